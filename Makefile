@@ -1,0 +1,212 @@
+# klab: top-level GNU Makefile.
+#
+# make              build everything into build/rel and copy the programs to
+#                   orchestrator/klab, orchestrator/klabd, agents/klab-agent,
+#                   workloads/klab-udp-rr, workloads/klab-udp-tx
+# make check        sanitizer build (ASan + UBSan) into build/asan, then run
+#                   the C unit tests and the shell tests against it
+# make deps         install the Debian packages the build and the tests need
+# make install      PREFIX, DESTDIR as usual
+# make fuzz         libFuzzer targets (clang) into build/fuzz
+# make demo         README command 1: the main job on the local lab
+#
+# Sources are found by wildcard so a new file needs no Makefile edit:
+#   lib/*.c                       the helper library, linked by everything
+#   orchestrator/*.c              klab and klabd (klab.c and klabd.c hold main)
+#   agents/*.c                    klab-agent (main.c holds main)
+#   workloads/*.c                 generators; workloads/bin-NAME.c holds the main
+#                                 of the standalone program klab-NAME, the rest is
+#                                 linked into klab-agent as well
+#   tests/unit/GROUP-NAME.c       a unit test; GROUP is lib, orch, agent or wl and
+#                                 says which objects it links with
+#   tests/fuzz/GROUP-NAME.c       a libFuzzer target, same groups
+
+SHELL := /bin/bash
+CC ?= cc
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build/rel
+SAN ?=
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
+ALL_CPPFLAGS := -Ilib -Iorchestrator -Iagents -Iworkloads -I$(BUILD)/gen -D_GNU_SOURCE \
+	-DKLAB_SRCDIR='"$(CURDIR)"' $(CPPFLAGS)
+ALL_LDFLAGS := $(LDFLAGS)
+
+ifeq ($(SAN),1)
+ALL_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ALL_LDFLAGS += -fsanitize=address,undefined
+endif
+
+# klab-agent and the generators are copied to test machines that may lack
+# json-c or liburing, so those two are linked statically (Debian ships the .a
+# files in libjson-c-dev and liburing-dev); glibc stays dynamic.
+STATIC_LIBS := -Wl,-Bstatic -ljson-c -luring -Wl,-Bdynamic -lpthread -lm
+ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -ljson-c -lpthread -lm
+
+LIB_SRC := $(wildcard lib/*.c)
+ORCH_MAINS := orchestrator/klab.c orchestrator/klabd.c
+ORCH_SRC := $(filter-out $(ORCH_MAINS),$(wildcard orchestrator/*.c)) $(BUILD)/gen/migrations.c
+AGENT_MAINS := agents/main.c
+AGENT_SRC := $(filter-out $(AGENT_MAINS),$(wildcard agents/*.c))
+WL_MAINS := $(wildcard workloads/bin-*.c)
+WL_SRC := $(filter-out $(WL_MAINS),$(wildcard workloads/*.c))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(BUILD)/%,%,$(1)))
+
+LIB_OBJ := $(call obj,$(LIB_SRC))
+ORCH_OBJ := $(call obj,$(ORCH_SRC))
+AGENT_OBJ := $(call obj,$(AGENT_SRC))
+WL_OBJ := $(call obj,$(WL_SRC))
+
+WL_BINS := $(patsubst workloads/bin-%.c,$(BUILD)/bin/klab-%,$(WL_MAINS))
+BINS := $(BUILD)/bin/klab $(BUILD)/bin/klabd $(BUILD)/bin/klab-agent $(WL_BINS)
+
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+
+INTREE := orchestrator/klab orchestrator/klabd agents/klab-agent \
+	$(patsubst workloads/bin-%.c,workloads/klab-%,$(WL_MAINS))
+
+.PHONY: all bins unit-tests check test deps install clean fuzz demo demo-netns
+.DEFAULT_GOAL := all
+
+ifeq ($(BUILD),build/rel)
+all: bins $(INTREE)
+else
+all: bins
+endif
+
+bins: $(BINS)
+unit-tests: $(UNIT_BINS)
+
+# --- objects ---------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+# The database migrations are compiled into the orchestrator so that klab
+# works from any folder; db/embed.sh turns db/migrations/*.sql into C.
+$(BUILD)/gen/migrations.c: db/embed.sh $(wildcard db/migrations/*.sql)
+	@mkdir -p $(dir $@)
+	bash db/embed.sh db/migrations > $@.tmp && mv $@.tmp $@
+
+# --- programs --------------------------------------------------------------
+$(BUILD)/bin/klab: $(call obj,orchestrator/klab.c) $(ORCH_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(ORCH_LIBS)
+
+$(BUILD)/bin/klabd: $(call obj,orchestrator/klabd.c) $(ORCH_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(ORCH_LIBS)
+
+$(BUILD)/bin/klab-agent: $(call obj,$(AGENT_MAINS)) $(AGENT_OBJ) $(WL_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(STATIC_LIBS)
+
+$(BUILD)/bin/klab-%: $(BUILD)/obj/workloads/bin-%.o $(WL_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(STATIC_LIBS)
+
+orchestrator/klab: $(BUILD)/bin/klab ; cp $< $@
+orchestrator/klabd: $(BUILD)/bin/klabd ; cp $< $@
+agents/klab-agent: $(BUILD)/bin/klab-agent ; cp $< $@
+workloads/klab-%: $(BUILD)/bin/klab-% ; cp $< $@
+
+# --- unit tests ------------------------------------------------------------
+$(BUILD)/tests/lib-%: $(BUILD)/obj/tests/unit/lib-%.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) -ljson-c -lm
+$(BUILD)/tests/orch-%: $(BUILD)/obj/tests/unit/orch-%.o $(ORCH_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(ORCH_LIBS)
+$(BUILD)/tests/agent-%: $(BUILD)/obj/tests/unit/agent-%.o $(AGENT_OBJ) $(WL_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(STATIC_LIBS)
+$(BUILD)/tests/wl-%: $(BUILD)/obj/tests/unit/wl-%.o $(WL_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(STATIC_LIBS)
+
+# --- check -------------------------------------------------------------------
+# The sanitizer build lives beside the release build; tests/run.sh runs every
+# unit test binary and every tests/tNNNN-*.sh against it and prints the
+# closing "N passed, N failed, N skipped" line.
+check:
+	$(MAKE) BUILD=build/asan SAN=1 bins unit-tests
+	KLAB_BUILD=$(CURDIR)/build/asan bash tests/run.sh $(T)
+
+# test: the same suites against the release build (faster, for benchmarks)
+test: all unit-tests
+	KLAB_BUILD=$(CURDIR)/build/rel bash tests/run.sh $(T)
+
+# --- fuzz --------------------------------------------------------------------
+FUZZ_SRC := $(wildcard tests/fuzz/*.c)
+fuzz:
+	@for f in $(FUZZ_SRC); do \
+		n=$$(basename $$f .c); g=$${n%%-*}; \
+		$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
+			CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" bins >/dev/null || exit 1; \
+		objs="build/fuzz/obj/lib/*.o"; \
+		case $$g in orch) objs="$$objs $$(ls build/fuzz/obj/orchestrator/*.o | grep -v -e /klab.o -e /klabd.o) build/fuzz/obj/gen/migrations.o"; libs="-lsqlite3 -lcurl -lssh2 -ljson-c -lm";; \
+			agent) objs="$$objs $$(ls build/fuzz/obj/agents/*.o | grep -v /main.o) $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
+			wl) objs="$$objs $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
+			*) libs="-ljson-c -lm";; esac; \
+		echo "FUZZ $$n"; \
+		clang -std=gnu11 -D_GNU_SOURCE -Ilib -Iorchestrator -Iagents -Iworkloads -g -O1 \
+			-fsanitize=fuzzer,address,undefined -o build/fuzz/$$n $$f $$objs $$libs || exit 1; \
+	done
+
+# --- deps --------------------------------------------------------------------
+# Idempotent and quick when everything is there: dpkg-query first, apt only
+# for what is missing.
+DEB_PKGS := build-essential pkg-config libjson-c-dev libcurl4-openssl-dev \
+	libsqlite3-dev sqlite3 libssh2-1-dev liburing-dev gnuplot-nox \
+	openssh-server openssh-client iproute2 ethtool sysstat linux-perf \
+	bpftrace kexec-tools qemu-system-x86 linux-source-6.1 ccache bc bison \
+	flex libelf-dev libssl-dev cpio python3-scipy sockperf iperf3 \
+	chromium busybox-static clang libclang-rt-14-dev xz-utils git curl \
+	python3 procps psmisc kmod util-linux
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEB_PKGS)) packages present"; \
+	else echo "deps: installing:" $$missing; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; fi
+
+# --- install -----------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/klab \
+		$(DESTDIR)$(PREFIX)/share/klab/db/migrations $(DESTDIR)$(PREFIX)/share/klab/web-static \
+		$(DESTDIR)$(PREFIX)/share/klab/kernels/configs $(DESTDIR)$(PREFIX)/share/klab/workloads \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -m 0755 orchestrator/klab orchestrator/klabd $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 agents/klab-agent $(patsubst workloads/bin-%.c,workloads/klab-%,$(WL_MAINS)) \
+		$(DESTDIR)$(PREFIX)/libexec/klab/
+	install -m 0644 db/schema.sql $(DESTDIR)$(PREFIX)/share/klab/db/
+	install -m 0644 db/migrations/*.sql $(DESTDIR)$(PREFIX)/share/klab/db/migrations/
+	cp -R web-static/. $(DESTDIR)$(PREFIX)/share/klab/web-static/
+	-cp kernels/configs/* $(DESTDIR)$(PREFIX)/share/klab/kernels/configs/ 2>/dev/null
+	-cp workloads/*.conf $(DESTDIR)$(PREFIX)/share/klab/workloads/ 2>/dev/null
+	install -m 0644 config.example $(DESTDIR)$(PREFIX)/share/klab/
+	sed 's|@PREFIX@|$(PREFIX)|g' docs/klabd.service.in > $(DESTDIR)$(PREFIX)/lib/systemd/system/klabd.service
+	@if ls docs/man/*.1 >/dev/null 2>&1; then install -d $(DESTDIR)$(PREFIX)/share/man/man1; \
+		install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+
+# --- demo (README command 1) --------------------------------------------------
+demo: deps all
+	bash tests/demo.sh qemu
+demo-netns: deps all
+	bash tests/demo.sh netns
+
+clean:
+	rm -rf build $(INTREE)
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,75 @@
+/* util.h: allocation that aborts on failure, small string and file helpers. */
+#ifndef KLAB_UTIL_H
+#define KLAB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KLAB_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define KLAB_NORETURN __attribute__((noreturn))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define KLAB_VERSION "0.1.0"
+
+/* Allocation failure aborts with a message: no caller handles NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) KLAB_PRINTF(1, 2);
+
+int starts_with(const char *s, const char *prefix);
+int ends_with(const char *s, const char *suffix);
+/* Pointer past `prefix` when s starts with it, else NULL. */
+const char *skip_prefix(const char *s, const char *prefix);
+
+/*
+ * Strict number parsers: the whole string must be a number within
+ * [min, max]. Return 0, or -1 (nothing logged: the caller names the field).
+ */
+int parse_long(const char *s, long min, long max, long *out);
+int parse_u64(const char *s, uint64_t *out);
+int parse_double(const char *s, double *out);
+/* "1", "true", "yes", "on" / "0", "false", "no", "off". */
+int parse_bool(const char *s, int *out);
+/* A duration: "30", "30s", "500ms", "5m", "2h" -> milliseconds. */
+int parse_duration_ms(const char *s, long *out_ms);
+/* A size: "512", "16k", "4M", "1G" (powers of 1024) -> bytes. */
+int parse_size(const char *s, uint64_t *out);
+
+/* Milliseconds of CLOCK_MONOTONIC; wall clock seconds (CLOCK_REALTIME). */
+int64_t now_ms(void);
+double now_wall(void);
+
+/* mkdir -p with mode 0755: 0 or -1 (logged). */
+int mkdir_p(const char *path);
+/* rm -rf of a path (no symlinks followed): 0 or -1 (logged). */
+int remove_tree(const char *path);
+/*
+ * Write a file atomically: write PATH.tmp.PID, fsync, rename over PATH,
+ * fsync the folder. 0 or -1 (logged; a full disk is reported as such and
+ * the old file is left untouched).
+ */
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* write() all of it, retrying on EINTR and short writes: 0 or -1. */
+int write_all(int fd, const void *data, size_t len);
+int file_exists(const char *path);
+
+/* SHA-256 (FIPS 180-4): hex digest (65 bytes with NUL). */
+void sha256_hex(const void *data, size_t len, char hex[65]);
+/* SHA-256 of a file: 0 or -1 (logged). */
+int sha256_file_hex(const char *path, char hex[65]);
+
+struct sha256_ctx {
+	uint32_t h[8];
+	uint64_t total;
+	unsigned char block[64];
+	size_t used;
+};
+void sha256_init(struct sha256_ctx *c);
+void sha256_update(struct sha256_ctx *c, const void *data, size_t len);
+void sha256_final(struct sha256_ctx *c, unsigned char out[32]);
+
+#endif

@@ -1,0 +1,56 @@
+/* cmds.h: the klab subcommands and the context they share. */
+#ifndef KLAB_CMDS_H
+#define KLAB_CMDS_H
+
+#include <sqlite3.h>
+
+#include "conf.h"
+
+/*
+ * Global options are parsed by klab.c before the subcommand runs. The
+ * config and the database are opened on first use, so that `klab help`
+ * needs neither.
+ */
+struct klab_ctx {
+	int json;		/* --json: machine-readable output */
+	int verbose;
+	const char *config_path;	/* --config FILE, or NULL for the default */
+	const char *db_path;	/* --db FILE overrides [lab] db */
+	struct klab_config *cfg;
+	sqlite3 *db;
+};
+
+/* The loaded config, or NULL after printing the errors. */
+struct klab_config *ctx_config(struct klab_ctx *ctx);
+/* The database (opened and migrated), or NULL after an error. */
+sqlite3 *ctx_db(struct klab_ctx *ctx);
+
+/*
+ * Every subcommand: argv[0] is the subcommand's name. Return 0 success,
+ * 1 failure, 2 usage. Each lives in the file of its concern; stubs.c holds
+ * weak "not implemented yet" versions for those not written yet.
+ */
+typedef int (*klab_cmd_fn)(int argc, char **argv, struct klab_ctx *ctx);
+
+int cmd_config(int argc, char **argv, struct klab_ctx *ctx);	/* conf_cmd.c */
+int cmd_db(int argc, char **argv, struct klab_ctx *ctx);	/* db.c */
+int cmd_machines(int argc, char **argv, struct klab_ctx *ctx);	/* machine_cmd.c */
+int cmd_machine(int argc, char **argv, struct klab_ctx *ctx);	/* machine_cmd.c */
+int cmd_lab(int argc, char **argv, struct klab_ctx *ctx);	/* lab.c */
+int cmd_series(int argc, char **argv, struct klab_ctx *ctx);	/* series_cmd.c */
+int cmd_kernels(int argc, char **argv, struct klab_ctx *ctx);	/* build_cmd.c */
+int cmd_submit(int argc, char **argv, struct klab_ctx *ctx);	/* job_cmd.c */
+int cmd_jobs(int argc, char **argv, struct klab_ctx *ctx);	/* job_cmd.c */
+int cmd_job(int argc, char **argv, struct klab_ctx *ctx);	/* job_cmd.c */
+int cmd_cancel(int argc, char **argv, struct klab_ctx *ctx);	/* job_cmd.c */
+int cmd_run(int argc, char **argv, struct klab_ctx *ctx);	/* job_cmd.c: run a job in the foreground */
+int cmd_schedule(int argc, char **argv, struct klab_ctx *ctx);	/* sched_cmd.c */
+int cmd_query(int argc, char **argv, struct klab_ctx *ctx);	/* query.c */
+int cmd_compare(int argc, char **argv, struct klab_ctx *ctx);	/* query.c */
+int cmd_history(int argc, char **argv, struct klab_ctx *ctx);	/* query.c */
+int cmd_report(int argc, char **argv, struct klab_ctx *ctx);	/* report.c */
+
+/* Print "usage: klab CMD ..." help text of one command (from the table). */
+int cmd_usage(const char *name, int status);
+
+#endif

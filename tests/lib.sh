@@ -1,0 +1,183 @@
+# tests/lib.sh: the shell test library (in the manner of git's t/test-lib.sh).
+#
+#	#!/bin/bash
+#	test_description='what this script covers'
+#	. "$(dirname "$0")/lib.sh"
+#	test_expect_success 'klab prints its version' '
+#		"$KLAB" --version >out &&
+#		grep -q klab out
+#	'
+#	test_expect_success ROOT,NETNS 'needs root' '...'
+#	test_done
+#
+# Each script runs in its own scratch folder ($SCRATCH, the current folder),
+# removed when every test passed. Output is TAP. Prerequisites that are not
+# met skip the test with the reason printed. test_cleanup 'cmd' registers a
+# command run at exit (namespaces, daemons), whatever happened.
+#
+# Variables: $SRCDIR (the project), $SHARED (../shared), $KLAB_BUILD, $BIN
+# (its bin/ folder), $KLAB, $KLABD, $KLAB_AGENT, $KLAB_UDP_RR, $KLAB_UDP_TX,
+# $TEST_NAME (script name without .sh), $TEST_NUM (NNNN).
+
+set -u
+SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SHARED=${KLAB_SHARED:-$(cd "$SRCDIR/.." && pwd)/shared}
+KLAB_BUILD=${KLAB_BUILD:-$SRCDIR/build/rel}
+BIN=$KLAB_BUILD/bin
+KLAB=$BIN/klab
+KLABD=$BIN/klabd
+KLAB_AGENT=$BIN/klab-agent
+KLAB_UDP_RR=$BIN/klab-udp-rr
+KLAB_UDP_TX=$BIN/klab-udp-tx
+TEST_NAME=$(basename "$0" .sh)
+TEST_NUM=${TEST_NAME#t}; TEST_NUM=${TEST_NUM%%-*}
+export SRCDIR SHARED KLAB_BUILD BIN KLAB KLABD KLAB_AGENT KLAB_UDP_RR KLAB_UDP_TX
+# ASan: leaks are reported by the unit tests; programs killed on purpose in
+# shell tests would otherwise print noise.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+test_count=0
+test_failed=0
+test_skipped=0
+_cleanups=()
+_prereqs_ok=" "
+_prereqs_no=" "
+
+SCRATCH=${KLAB_TEST_ROOT:-$SRCDIR/build/tests}/trash-$TEST_NAME
+rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" || { echo "Bail out! cannot make $SCRATCH"; exit 1; }
+cd "$SCRATCH" || exit 1
+export HOME=$SCRATCH
+export KLAB_CONFIG=$SCRATCH/klab.conf
+
+_run_cleanups() {
+	local i
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${_cleanups[$i]}" >/dev/null 2>&1
+	done
+	_cleanups=()
+}
+trap '_run_cleanups' EXIT
+trap '_run_cleanups; exit 130' INT TERM
+
+# test_cleanup 'shell code': run at exit, last registered first.
+test_cleanup() { _cleanups+=("$1"); }
+
+say() { echo "# $*"; }
+
+# A prerequisite is checked once; known ones: ROOT NETNS SSHD QEMU KBUILD
+# GNUPLOT CHROMIUM PERF BPFTRACE SCIPY SOCKPERF IPERF3 NETEM.
+_check_prereq() {
+	case "$1" in
+	ROOT) [ "$(id -u)" = 0 ] ;;
+	NETNS) [ "$(id -u)" = 0 ] && command -v ip >/dev/null &&
+		ip netns add "klabprobe$$" 2>/dev/null && ip netns del "klabprobe$$" ;;
+	SSHD) [ -x /usr/sbin/sshd ] ;;
+	QEMU) command -v qemu-system-x86_64 >/dev/null && [ "${KLAB_SKIP_QEMU:-0}" != 1 ] ;;
+	KBUILD) [ -f /usr/src/linux-source-6.1.tar.xz ] && command -v ccache >/dev/null &&
+		[ "${KLAB_SKIP_KBUILD:-0}" != 1 ] ;;
+	GNUPLOT) command -v gnuplot >/dev/null ;;
+	CHROMIUM) command -v chromium >/dev/null ;;
+	PERF) command -v perf >/dev/null ;;
+	BPFTRACE) command -v bpftrace >/dev/null ;;
+	SCIPY) python3 -c 'import scipy.stats' 2>/dev/null ;;
+	SOCKPERF) command -v sockperf >/dev/null ;;
+	IPERF3) command -v iperf3 >/dev/null ;;
+	NETEM) [ "$(id -u)" = 0 ] && command -v tc >/dev/null && modprobe -q sch_netem 2>/dev/null; \
+		[ "$(id -u)" = 0 ] && command -v tc >/dev/null ;;
+	*) echo "# unknown prerequisite $1" >&2; return 1 ;;
+	esac
+}
+
+test_have_prereq() {
+	local p
+	local IFS=,
+	for p in $1; do
+		case "$_prereqs_ok" in *" $p "*) continue ;; esac
+		case "$_prereqs_no" in *" $p "*) return 1 ;; esac
+		if (unset IFS; _check_prereq "$p") >/dev/null 2>&1; then
+			_prereqs_ok="$_prereqs_ok$p "
+		else
+			_prereqs_no="$_prereqs_no$p "
+			return 1
+		fi
+	done
+	return 0
+}
+
+test_set_prereq() { _prereqs_ok="$_prereqs_ok$1 "; }
+
+# test_expect_success [PREREQS] 'title' 'script'
+test_expect_success() {
+	local prereq="" title script
+	if [ $# = 3 ]; then prereq=$1; shift; fi
+	title=$1 script=$2
+	test_count=$((test_count + 1))
+	if [ -n "$prereq" ] && ! test_have_prereq "$prereq"; then
+		test_skipped=$((test_skipped + 1))
+		echo "ok $test_count # skip $title (missing prerequisite: $prereq)"
+		return 0
+	fi
+	local out="$SCRATCH/.test-$test_count.log"
+	if (eval "$script") >"$out" 2>&1; then
+		echo "ok $test_count - $title"
+	else
+		test_failed=$((test_failed + 1))
+		echo "not ok $test_count - $title"
+		sed -e 's/^/#   /' "$out" | tail -n 60
+		echo "#   script:"
+		printf '%s\n' "$script" | sed -e 's/^/#     /'
+	fi
+}
+
+# test_skip_all 'reason': skip the whole script.
+test_skip_all() {
+	echo "1..0 # SKIP $1"
+	exit 0
+}
+
+test_must_fail() {
+	"$@"
+	local rc=$?
+	if [ $rc = 0 ]; then echo "test_must_fail: '$*' succeeded" >&2; return 1; fi
+	if [ $rc -gt 128 ] && [ $rc != 255 ]; then echo "test_must_fail: '$*' died by signal $((rc - 128))" >&2; return 1; fi
+	return 0
+}
+
+# test_expect_code CODE cmd...: the command exits with CODE exactly.
+test_expect_code() {
+	local want=$1; shift
+	"$@"
+	local rc=$?
+	[ $rc = "$want" ] && return 0
+	echo "test_expect_code: '$*' exited $rc, wanted $want" >&2
+	return 1
+}
+
+test_cmp() { diff -u "$1" "$2"; }
+
+# test_grep [-v] PATTERN FILE: like grep -q but shows the file on failure.
+test_grep() {
+	if [ "$1" = -v ]; then
+		shift
+		grep -q -e "$1" "$2" || return 0
+		echo "test_grep: '$1' found in $2:" >&2; cat "$2" >&2; return 1
+	fi
+	grep -q -e "$1" "$2" && return 0
+	echo "test_grep: '$1' not found in $2:" >&2; cat "$2" >&2; return 1
+}
+
+# A free TCP/UDP port on loopback.
+test_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+test_done() {
+	echo "1..$test_count"
+	if [ "$test_failed" = 0 ]; then
+		cd / && rm -rf "$SCRATCH"
+		exit 0
+	fi
+	echo "# failed $test_failed among $test_count test(s); scratch kept in $SCRATCH"
+	exit 1
+}
