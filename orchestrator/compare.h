@@ -1,0 +1,161 @@
+/* compare.h: A/B comparisons and nightly history from the database (the C API jobs and reports call). */
+#ifndef KLAB_COMPARE_H
+#define KLAB_COMPARE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "changepoint.h"
+#include "stats.h"
+
+/*
+ * Data model (see docs/statistics.md):
+ *
+ * - The unit of replication is a boot. A boot's value for a metric is the
+ *   mean of its measured runs: runs with status 'ok' and seq >= warmup_runs
+ *   (runs.seq is the 0-based index of the run within its boot, so with
+ *   warmup_runs = 1 the first run of every boot is discarded). A run without
+ *   a boot (boot_id NULL, e.g. imported) counts as a boot of its own.
+ * - One comparison per (workload, metric) present on both sides. Values are
+ *   compared on logs (Welch, t distribution), checked with Mann-Whitney and
+ *   Hodges-Lehmann, and given a verdict against the workload's threshold T.
+ * - Metrics whose unit is "%" (cpu_busy_pct, ...) and the per-CPU
+ *   usr/sys/irq/soft/idle shares of cpu_stats are percentages: they are
+ *   compared as point differences, descriptively (verdict DESCRIPTIVE, and
+ *   change_pct holds the difference in percentage points, unit "pp").
+ *   Per-CPU rows are stored as metric "cpuN.FIELD" ("cpuall.FIELD" for -1).
+ * - Holm's correction runs across the headline metrics of one comparison
+ *   (the workload's `headline` plus the defaults tps, tx_pps, rx_pps,
+ *   latency_p99_us, cpu_us_per_op when present); a headline metric is
+ *   CHANGED only when its Holm-adjusted p is also < 0.05. Other metrics keep
+ *   p_holm NULL.
+ * - Claim check: when the job's series has rows in `expectations` for a
+ *   metric, the claimed % change is checked against the 95% CI.
+ */
+
+struct compare_opts {
+	double threshold_pct;	/* default practical threshold T in % (<= 0: 1.0) */
+	int warmup_runs;	/* runs per boot to discard; < 0: the job spec's "warmup_runs", else 1 */
+	const char *workload;	/* only this workload (NULL: all) */
+	const char *metric;	/* only this metric (NULL: all) */
+	/*
+	 * Per-workload thresholds and headline metrics: called with a workload
+	 * name, returns T in % (<= 0: use threshold_pct) and sets *headline to
+	 * the workload's headline metric or NULL. May be NULL. The CLI passes a
+	 * function reading [workload "NAME"] threshold / headline from the config.
+	 */
+	double (*workload_info)(void *arg, const char *workload, const char **headline);
+	void *workload_arg;
+};
+
+#define COMPARE_OPTS_INIT { 1.0, -1, NULL, NULL, NULL, NULL }
+
+/* One comparison row, as stored in `comparisons`. */
+struct compare_row {
+	char *workload;
+	char *metric;
+	char *unit;		/* may be NULL */
+	char *better;		/* higher | lower | none | NULL */
+	int headline;
+	struct stats_cmp st;	/* the statistics (st.verdict etc.) */
+	double p_holm;		/* NaN when not a headline metric */
+	const char *claim;	/* consistent | outside | opposite | NULL (static string) */
+	double claim_pct;	/* the claimed % change (NaN without a claim) */
+};
+
+/* A profile symbol whose share of samples differs between the sides. */
+struct compare_prof {
+	char *workload;
+	char *symbol;
+	char *dso;
+	double pct_a, pct_b;	/* mean share over the measured runs of each side, in % */
+};
+
+/* The result of one comparison (a job, or two kernels). */
+struct compare_result {
+	int64_t job_id;		/* 0 for a kernel-vs-kernel comparison */
+	char *label_a, *label_b;
+	struct compare_row *rows;
+	size_t n_rows;
+	struct compare_prof *prof;	/* sorted by |pct_b - pct_a|, largest first */
+	size_t n_prof;
+};
+
+/*
+ * Compute the comparisons of a job (side A = baseline, side B = test) from
+ * its runs and metrics, and store them in `comparisons`, replacing the
+ * job's old rows (one transaction). When `res` is not NULL it receives the
+ * result (free with compare_result_free()). 0, or -1 (logged, e.g. "job 12
+ * has no runs on side B").
+ */
+int compare_job(sqlite3 *db, int64_t job_id, const struct compare_opts *opts,
+		struct compare_result *res);
+
+/*
+ * Compute (not store) a comparison of the runs of kernel A against those
+ * of kernel B, across all jobs. A kernel is named by its id ("7"), its
+ * release (uname -r), its label in job_sides, its kernels.variant, or a
+ * runs.kernel_label. 0, or -1 (logged, e.g. "no runs of kernel 'x'").
+ */
+int compare_kernels(sqlite3 *db, const char *kernel_a, const char *kernel_b,
+		    const struct compare_opts *opts, struct compare_result *res);
+
+/* Load the stored comparison rows of a job (no recomputation): 1 found, 0 none, -1 error. */
+int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res);
+
+void compare_result_free(struct compare_result *res);
+
+/*
+ * Print a result as the LKP/mmtests-like text table: per workload, one line
+ * per metric (base mean ±CoV, % change [95% CI], test mean ±CoV, p, MWU p,
+ * verdict, MDE, metric), then the per-CPU point differences and the top
+ * profile differences. Used by `klab compare` and by a job's final output.
+ */
+void compare_print(FILE *out, const struct compare_result *res);
+/* The same as one JSON document (pretty), for --json. */
+void compare_print_json(FILE *out, const struct compare_result *res);
+
+/*
+ * Nightly history: the series per (tree, machine pair "dut+peer",
+ * workload, metric) from jobs fired by a schedule (jobs.schedule NOT NULL,
+ * state 'done'), one point per job = the mean of its side-B boot values
+ * (side A when the job has no side B), in job order.
+ */
+struct history_point {
+	int64_t job_id;
+	double time;		/* jobs.created */
+	double value;
+	int n_boots;
+	int changepoint;	/* 1 when a change point starts at this point */
+};
+
+struct history_series {
+	char *tree;		/* NULL when the jobs have no tree */
+	char *machines;		/* "dut+peer" */
+	char *workload;
+	char *metric;
+	struct history_point *pts;
+	size_t n;
+	struct cp_result cps;	/* change points found (changepoint.h) */
+};
+
+/*
+ * Load every series of WORKLOAD/METRIC (optionally only tree TREE and/or
+ * machines "dut+peer"), run the change-point detection on each with
+ * threshold T (%) and store the change points in `changepoints` (replacing
+ * the old ones of that series). *out is an array of *n series (free with
+ * history_free()). 0 or -1.
+ */
+int history_analyse(sqlite3 *db, const char *workload, const char *metric,
+		    const char *tree, const char *machines, double threshold_pct,
+		    struct history_series **out, size_t *n);
+void history_free(struct history_series *s, size_t n);
+
+/*
+ * After a scheduled job finished: analyse every (workload, metric) series
+ * the job contributes to and store its change points. 0 or -1.
+ */
+int history_update_job(sqlite3 *db, int64_t job_id, double threshold_pct);
+
+#endif

@@ -1,0 +1,132 @@
+/* stats.h: the statistics of klab: t and normal distributions, Welch on logs, Mann-Whitney, verdicts. */
+#ifndef KLAB_STATS_H
+#define KLAB_STATS_H
+
+#include <stddef.h>
+
+/*
+ * Pure math: no database, no allocation visible to the caller. Formulas and
+ * references are in docs/statistics.md. Functions that cannot compute a
+ * value return NaN.
+ */
+
+/* Arithmetic mean; sample variance (n-1); NaN when n is too small. */
+double stats_mean(const double *x, size_t n);
+double stats_var(const double *x, size_t n);
+/* Median (x is not changed). */
+double stats_median(const double *x, size_t n);
+
+/* ln Gamma(x), x > 0. */
+double stats_lgamma(double x);
+/* Regularised incomplete beta I_x(a, b), by Lentz's continued fraction. */
+double stats_betainc(double a, double b, double x);
+/* Student t: CDF and quantile (bisection on the CDF) with df > 0 (may be fractional). */
+double stats_t_cdf(double t, double df);
+double stats_t_ppf(double p, double df);
+/* Standard normal CDF and quantile (Acklam + one Newton step). */
+double stats_norm_cdf(double z);
+double stats_norm_ppf(double p);
+
+/* Welch's two-sample t-test of raw values (b - a). */
+struct stats_welch {
+	double d;		/* mean(b) - mean(a) */
+	double se;		/* sqrt(va/na + vb/nb) */
+	double df;		/* Welch-Satterthwaite */
+	double t;		/* d / se */
+	double p;		/* two-sided */
+};
+/* 0, or -1 when na < 2 or nb < 2. se == 0 gives t = 0, p = 1 when d == 0, else t = +-inf, p = 0. */
+int stats_welch(const double *a, size_t na, const double *b, size_t nb, struct stats_welch *w);
+
+/* Mann-Whitney U of sample a against b with mid-ranks. */
+struct stats_mwu {
+	double u;		/* U of a: R_a - na(na+1)/2 (scipy's U1) */
+	double p;		/* two-sided */
+	int exact;		/* 1: exact permutation distribution of the mid-rank sum */
+	int ties;		/* 1: there were ties */
+};
+/*
+ * Exact when na + nb <= STATS_MWU_EXACT_MAX (a dynamic program over the
+ * actual mid-ranks, so it is exact with ties too: the conditional
+ * permutation test), otherwise the normal approximation with tie correction
+ * and continuity correction (scipy's method='asymptotic'). 0 or -1 (n = 0).
+ */
+#define STATS_MWU_EXACT_MAX 40
+int stats_mwu(const double *a, size_t na, const double *b, size_t nb, struct stats_mwu *m);
+/* The two methods explicitly (for tests): exact DP and normal approximation. */
+int stats_mwu_exact(const double *a, size_t na, const double *b, size_t nb, struct stats_mwu *m);
+int stats_mwu_normal(const double *a, size_t na, const double *b, size_t nb, struct stats_mwu *m);
+
+/* Hodges-Lehmann shift: median of all b_j - a_i. */
+double stats_hodges_lehmann(const double *a, size_t na, const double *b, size_t nb);
+
+/* Holm step-down adjusted p-values: adj[i] for p[i] (monotone, capped at 1). */
+void stats_holm(const double *p, size_t n, double *adj);
+
+enum stats_verdict {
+	VERDICT_INCONCLUSIVE = 0,
+	VERDICT_CHANGED,
+	VERDICT_EQUIVALENT,
+	VERDICT_DESCRIPTIVE,
+};
+const char *stats_verdict_name(enum stats_verdict v);
+
+/*
+ * One A/B comparison of per-boot values a (baseline) and b (test), higher or
+ * lower being better does not matter here: the sign of change_pct is that
+ * of b relative to a.
+ *
+ * Values > 0: on logs, d = mean(ln b) - mean(ln a), Welch se and df,
+ * change_pct = 100(e^d - 1), 95% CI 100(e^(d +- t_.975 se) - 1), 90% CI
+ * likewise. Verdict with threshold T (%): CHANGED when the 95% CI excludes
+ * 0 and |change_pct| >= T; EQUIVALENT when the 90% CI lies inside +-T;
+ * else INCONCLUSIVE with extra_boots = the boots per side to add so that
+ * the test would likely (80% power at the observed spread) settle it
+ * (-1: more than STATS_MAX_BOOTS per side would be needed).
+ * mde_pct: the smallest change detectable with 80% power at alpha 0.05
+ * given the observed se: 100(e^((t_.975 + t_.80) se) - 1).
+ *
+ * Any value <= 0, or a side with < 2 values: no test; change_pct is taken
+ * from the arithmetic means, the rest NaN, verdict INCONCLUSIVE
+ * (extra_boots: enough for 3 per side when a side has < 2).
+ */
+#define STATS_MAX_BOOTS 100
+struct stats_cmp {
+	size_t n_a, n_b;
+	double mean_a, mean_b;	/* arithmetic means */
+	double cov_a, cov_b;	/* coefficient of variation, % (sd/mean) */
+	struct stats_welch w;	/* on logs */
+	double change_pct;
+	double ci_lo, ci_hi;	/* 95% */
+	double ci90_lo, ci90_hi;
+	double p_mwu;
+	double u;
+	double hl_ratio;	/* exp(Hodges-Lehmann shift of the logs) */
+	double mde_pct;
+	double threshold_pct;
+	enum stats_verdict verdict;
+	int extra_boots;
+};
+void stats_compare(const double *a, size_t na, const double *b, size_t nb,
+		   double threshold_pct, struct stats_cmp *c);
+
+/*
+ * Percentages (per-CPU %soft, cpu_busy_pct): descriptive point difference.
+ * change_pct = mean(b) - mean(a) in points; CIs, p NaN; verdict DESCRIPTIVE.
+ */
+void stats_compare_points(const double *a, size_t na, const double *b, size_t nb,
+			  struct stats_cmp *c);
+
+/*
+ * Claim check of an expected % change against the comparison's 95% CI:
+ * "consistent" when claim_pct lies inside [ci_lo, ci_hi] (a claimed range
+ * [lo, hi] is consistent when it overlaps the CI), "opposite" when the CI
+ * lies entirely on the other side of 0 from the claim, else "outside".
+ * NULL when the CI is unknown.
+ */
+const char *stats_claim_check(double lo_pct, double hi_pct, double ci_lo, double ci_hi);
+
+/* The extra boots per side estimate on its own (see stats_compare). */
+int stats_extra_boots(double d, double s_pooled, size_t n_now, double threshold_pct);
+
+#endif
