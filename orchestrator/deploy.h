@@ -1,0 +1,97 @@
+/* deploy.h: put a kernel on a test machine, boot it (none|kexec|reboot|qemu), verify it, fence a machine that does not return. */
+#ifndef KLAB_DEPLOY_H
+#define KLAB_DEPLOY_H
+
+#include <sqlite3.h>
+
+#include "buf.h"
+#include "conf.h"
+#include "ssh.h"
+
+/* The kernel to boot (one build of build.c). */
+struct deploy_artifact {
+	const char *image;	/* local kernel image (bzImage); NULL with boot = none */
+	const char *modules;	/* local modules tarball (lib/modules/RELEASE/... inside), or NULL */
+	const char *release;	/* expected `uname -r` (required) */
+	const char *build_id;	/* expected GNU build id, hex; NULL: not checked */
+	const char *cmdline;	/* explicit kernel command line; NULL: machine's kernel_cmdline, else --reuse-cmdline */
+};
+
+/* Per-phase timeouts (0: the default in brackets). */
+struct deploy_opts {
+	long upload_ms;		/* image and modules upload [300 s] */
+	long down_ms;		/* issuing the boot until the connection goes away [30 s] */
+	long boot_ms;		/* waiting for SSH to come back after the boot [boot_timeout_ms of [lab], else 300 s] */
+	long attempt_ms;	/* one connect attempt while waiting (a booting guest can hang one) [10 s] */
+	long verify_ms;		/* each verify command [30 s] */
+	long power_cycle_ms;	/* the local power_cycle command [60 s] */
+	const char *remote_dir;	/* where images go on the machine [/var/lib/klab/boot] */
+	const char *modules_root;	/* where the modules tarball is unpacked [/] */
+};
+
+/* What happened (filled by deploy_boot / deploy_verify; free with deploy_result_release). */
+struct deploy_result {
+	char *release;		/* `uname -r` after the boot */
+	char *build_id;		/* build id from /sys/kernel/notes, or NULL if none */
+	int wrong_kernel;	/* came back on a kernel other than the artifact's */
+	int power_cycled;	/* the power_cycle command was run */
+	int fenced;		/* the machine was marked broken */
+	long boot_wait_ms;	/* from issuing the boot to SSH answering */
+};
+
+void deploy_result_release(struct deploy_result *r);
+
+/*
+ * Boot machine M into the artifact with M's boot method, over connection
+ * C (connected to M; reconnected in place, so C stays valid for the
+ * caller):
+ *   none:   nothing is booted; only the verify below.
+ *   kexec:  upload the image (and modules tarball, unpacked under
+ *           modules_root), `kexec -l IMAGE --reuse-cmdline` (or
+ *           --command-line=...), then a detached `setsid -f kexec -e`; wait
+ *           for the connection to go away and for SSH to answer again with
+ *           a new boot id (or after a dropped connection).
+ *   reboot: upload, `installkernel`-style install is not done here yet:
+ *           returns "not implemented yet".
+ *   qemu:   the qemu lab restarts the guest itself (lab_qemu.c); here
+ *           treated as kexec (the guests run kexec-tools).
+ * Then deploy_verify(). A machine that does not answer within boot_ms
+ * has its power_cycle argv run locally (when configured) and is waited for
+ * again; if it still does not answer it is fenced: state 'broken' with
+ * state_since and state_reason in the machines table (DB may be NULL: not
+ * recorded), and -1 is returned with a message naming the machine.
+ * 0 when the machine runs the artifact's kernel; -1 otherwise (r says why).
+ */
+int deploy_boot(struct ssh_conn *c, sqlite3 *db, const struct conf_machine *m,
+		const struct deploy_artifact *a, const struct deploy_opts *o,
+		struct deploy_result *r);
+
+/*
+ * Check `uname -r` and the build id of the running kernel against the
+ * artifact: 0 when equal; -1 with r->wrong_kernel set and a message naming
+ * the machine, the expected and the running release/build id.
+ */
+int deploy_verify(struct ssh_conn *c, const struct deploy_artifact *a, long timeout_ms,
+		  struct deploy_result *r);
+
+/*
+ * Wait until SSH answers on C's target: attempts bounded by attempt_ms,
+ * the whole by total_ms. 0 when connected, -1 when it did not come back.
+ */
+int deploy_wait_ssh(struct ssh_conn *c, long total_ms, long attempt_ms);
+
+/*
+ * The GNU build id (hex) from the bytes of /sys/kernel/notes (ELF notes).
+ * 0 with hex filled in (up to 64 digits), 1 when there is no build id note,
+ * -1 when the notes are malformed.
+ */
+int deploy_parse_build_id(const unsigned char *notes, size_t len, struct buf *hex);
+
+/*
+ * Machine states in the machines table (db schema 0001): set STATE
+ * ('free', 'broken', 'drained') with the reason and the time now; the row
+ * is created if missing. 0 or -1.
+ */
+int machine_set_state(sqlite3 *db, const char *name, const char *state, const char *reason);
+
+#endif
