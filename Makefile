@@ -32,7 +32,7 @@ WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wmissing-prototypes -Wvla -Wno-unused-parameter
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
-ALL_CPPFLAGS := -Ilib -Iorchestrator -Iagents -Iworkloads -I$(BUILD)/gen -D_GNU_SOURCE \
+ALL_CPPFLAGS := -iquote lib -iquote orchestrator -iquote agents -iquote workloads -iquote $(BUILD)/gen -D_GNU_SOURCE \
 	-DKLAB_SRCDIR='"$(CURDIR)"' $(CPPFLAGS)
 ALL_LDFLAGS := $(LDFLAGS)
 
@@ -159,7 +159,7 @@ fuzz:
 			wl) objs="$$objs $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			*) libs="-ljson-c -lm";; esac; \
 		echo "FUZZ $$n"; \
-		clang -std=gnu11 -D_GNU_SOURCE -Ilib -Iorchestrator -Iagents -Iworkloads -g -O1 \
+		clang -std=gnu11 -D_GNU_SOURCE -iquote lib -iquote orchestrator -iquote agents -iquote workloads -g -O1 \
 			-fsanitize=fuzzer,address,undefined -o build/fuzz/$$n $$f $$objs $$libs || exit 1; \
 	done
 
