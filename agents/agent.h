@@ -1,0 +1,48 @@
+/* agent.h: the klab-agent subcommands and what their files share. */
+#ifndef KLAB_AGENT_H
+#define KLAB_AGENT_H
+
+#include <json-c/json.h>
+
+#include "buf.h"
+
+/* Version of the result document (docs/result-schema.md). */
+#define RESULT_SCHEMA_VERSION 1
+/* Version of the run spec this agent reads (docs/protocol.md section 2). */
+#define RUN_SPEC_VERSION 1
+
+/*
+ * The agent's state folder: --state DIR, else $KLAB_AGENT_STATE, else
+ * /var/lib/klab-agent. Holds prepare.json (saved tuning) and results/.
+ */
+const char *agent_state_dir(void);
+void agent_set_state_dir(const char *dir);
+
+/*
+ * Subcommands (agents/main.c dispatches). argv[0] is the subcommand name.
+ * Return the exit status: 0 ok, 1 failure, 2 usage.
+ */
+int cmd_sysinfo(int argc, char **argv);		/* sysinfo.c */
+int cmd_prepare(int argc, char **argv);		/* prepare.c */
+int cmd_restore(int argc, char **argv);		/* prepare.c */
+int cmd_run(int argc, char **argv);		/* run.c */
+int cmd_fetch(int argc, char **argv);		/* run.c */
+int cmd_ack(int argc, char **argv);		/* run.c */
+int cmd_list(int argc, char **argv);		/* run.c */
+
+/*
+ * The sysinfo document (kernel, CPUs, memory, NICs, sysctls, tools). With
+ * `with_tools` 0 the tools' versions are left out (they cost a fork each).
+ */
+struct json_object *sysinfo_collect(int with_tools);
+
+/*
+ * Read a small text file (sysfs, procfs) into `b`, trailing white space
+ * removed: 0, or -1 (nothing logged; errno set).
+ */
+int read_small_file(const char *path, struct buf *b);
+
+/* A run id is safe as a file name: [A-Za-z0-9._-], 1..128 bytes, not starting with '.'. */
+int run_id_valid(const char *id);
+
+#endif

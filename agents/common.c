@@ -1,0 +1,57 @@
+/* common.c: the agent's state folder and small file helpers shared by its subcommands. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "buf.h"
+#include "util.h"
+
+static const char *state_dir;
+
+const char *agent_state_dir(void)
+{
+	const char *e;
+
+	if (state_dir)
+		return state_dir;
+	e = getenv("KLAB_AGENT_STATE");
+	return e && *e ? e : "/var/lib/klab-agent";
+}
+
+void agent_set_state_dir(const char *dir)
+{
+	state_dir = dir;
+}
+
+int read_small_file(const char *path, struct buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret, saved;
+
+	buf_reset(b);
+	if (fd < 0)
+		return -1;
+	buf_set_cap(b, 1 << 20);
+	ret = buf_read_fd(b, fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	buf_rtrim(b);
+	return ret;
+}
+
+int run_id_valid(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (!n || n > 128 || id[0] == '.')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)id[i]) && !strchr("._-", id[i]))
+			return 0;
+	return 1;
+}

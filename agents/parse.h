@@ -1,0 +1,210 @@
+/* parse.h: parsers of the monitors' raw output (/proc/stat, mpstat, perf, bpftrace, snmp, softnet, ethtool). */
+#ifndef KLAB_AGENT_PARSE_H
+#define KLAB_AGENT_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Every parser takes the whole text (not necessarily NUL-terminated: `len`
+ * bytes are read, never more) and fills a caller-owned output, which the
+ * matching _free function releases (also after an error). A parser returns
+ * 0, or -1 after logging one line that names `what` (the source, e.g.
+ * "perf report output") and the line number, and never reads past `len`.
+ */
+
+/* --- counters: a flat list of named 64-bit counters ----------------------- */
+
+struct counter {
+	char *name;
+	int64_t value;
+};
+
+struct counters {
+	struct counter *v;
+	size_t n, alloc;
+};
+
+#define COUNTERS_INIT { NULL, 0, 0 }
+
+void counters_add(struct counters *c, const char *name, int64_t value);
+/* Pointer to the counter called `name`, or NULL. */
+const struct counter *counters_find(const struct counters *c, const char *name);
+void counters_free(struct counters *c);
+/*
+ * out = after - before, for every counter of `after` also present in
+ * `before` (a counter that only one side has is left out).
+ */
+void counters_delta(const struct counters *before, const struct counters *after,
+		    struct counters *out);
+
+/* --- /proc/stat and mpstat ------------------------------------------------- */
+
+/* The ten jiffy columns of a "cpu" line of /proc/stat, in the kernel's order. */
+enum { CT_USER, CT_NICE, CT_SYSTEM, CT_IDLE, CT_IOWAIT, CT_IRQ, CT_SOFTIRQ,
+       CT_STEAL, CT_GUEST, CT_GUEST_NICE, CT_N };
+
+struct cpu_times {
+	int cpu;		/* -1: the "cpu" line (all CPUs) */
+	uint64_t t[CT_N];
+};
+
+struct proc_stat {
+	struct cpu_times *cpus;	/* cpus[0] is the "cpu" line when present */
+	size_t n;
+};
+
+/*
+ * Parse the cpu lines of /proc/stat (other lines are ignored). Kernels
+ * older than 2.6.33 print fewer columns; missing ones are 0. At least one
+ * cpu line is required.
+ */
+int parse_proc_stat(const char *text, size_t len, const char *what, struct proc_stat *out);
+void proc_stat_free(struct proc_stat *ps);
+/* The cpu_times of CPU `cpu` (-1: all), or NULL. */
+const struct cpu_times *proc_stat_cpu(const struct proc_stat *ps, int cpu);
+
+/*
+ * Percentages as `mpstat -P ALL` prints them, except that guest time is
+ * counted inside usr (and guest_nice inside nice) so that the eight
+ * columns add up to 100.
+ */
+struct cpu_pct {
+	int cpu;		/* -1: all CPUs */
+	double usr, nice, sys, iowait, irq, soft, steal, idle;
+};
+
+/*
+ * Percentages between two samples of one CPU. A counter that went
+ * backwards (CPU hotplug) counts as 0. With no elapsed jiffies at all,
+ * everything is 0 and idle is 100.
+ */
+void cpu_pct_between(const struct cpu_times *a, const struct cpu_times *b, struct cpu_pct *out);
+/* Busy jiffies between two samples: everything but idle and iowait. */
+uint64_t cpu_busy_jiffies(const struct cpu_times *a, const struct cpu_times *b);
+/* All jiffies between two samples. */
+uint64_t cpu_total_jiffies(const struct cpu_times *a, const struct cpu_times *b);
+
+/*
+ * Parse the text `mpstat` prints (sysstat 10 to 12): a header line with
+ * "CPU" and "%usr" ... "%idle" names the columns, data lines follow. When
+ * "Average:" lines exist only they are returned, otherwise every data
+ * line. "all" is cpu -1; %guest and %gnice are added to usr and nice.
+ */
+int parse_mpstat(const char *text, size_t len, const char *what,
+		 struct cpu_pct **rows, size_t *n);
+
+/* --- perf --------------------------------------------------------------- */
+
+struct prof_row {
+	double percent;
+	char *comm;
+	char *dso;
+	char *symbol;		/* without the "[k] " / "[.] " marker */
+	char kind;		/* the marker's letter: 'k', '.', 'g', 'u', 'H' */
+};
+
+/*
+ * Parse `perf report --stdio --no-children --sort comm,dso,sym` output,
+ * with or without call graphs (-g lines are skipped). When the
+ * "# ........  ......" ruler is present it gives the column widths, so a
+ * comm or dso with spaces is read right; without it (text pasted in a
+ * mail) the first word is the comm and the words up to the [x] marker the
+ * dso. Zero rows is an error unless the text has a "# Samples:" header.
+ */
+int parse_perf_report(const char *text, size_t len, const char *what,
+		      struct prof_row **rows, size_t *n);
+void prof_rows_free(struct prof_row *rows, size_t n);
+
+struct perf_stat_row {
+	char *event;
+	double value;		/* 0 when not supported / not counted */
+	char *unit;		/* "msec", "" ... */
+	int supported;		/* 0: "<not supported>" */
+	int counted;		/* 0: "<not counted>" or not supported */
+	double running_pct;	/* share of the time the counter ran */
+};
+
+/* Parse `perf stat -x,` output (CSV on stderr); '#' lines and blank lines are skipped. */
+int parse_perf_stat(const char *text, size_t len, const char *what,
+		    struct perf_stat_row **rows, size_t *n);
+void perf_stat_rows_free(struct perf_stat_row *rows, size_t n);
+
+/* --- bpftrace ------------------------------------------------------------- */
+
+/* Open bucket ends ("(..., 0)" and "[8K, ...)") are written as -/+ BPF_OPEN. */
+#define BPF_OPEN 1e308
+
+struct bpf_bucket {
+	double lo, hi;		/* [lo, hi); "[5]" is [5, 6) */
+	uint64_t count;
+};
+
+struct bpf_hist {
+	char *name;		/* as printed, e.g. "@__dev_queue_xmit_ns" or "@lat[sshd]" */
+	struct bpf_bucket *b;
+	size_t n;
+};
+
+struct bpf_value {
+	char *name;		/* "@s[bash]", "@a", "@x.count" (from stats()) */
+	double value;
+};
+
+struct bpf_output {
+	struct bpf_hist *hists;
+	size_t n_hists;
+	struct bpf_value *values;
+	size_t n_values;
+	char *error;		/* the first "ERROR:" line bpftrace printed (not RLIMIT noise), or NULL */
+};
+
+/*
+ * Parse what bpftrace prints at exit: maps as "@name: value" (count, sum,
+ * avg, min, max), "@name: count N, average A, total T" (stats) and
+ * histograms ("@name:" then bucket lines "[lo, hi)  count |@@@|", log2 or
+ * linear, with K/M/G/T suffixes, "[N]" single values and open ends)
+ * until a blank line. Other lines (printf output, "Attaching N probes")
+ * are ignored. A malformed or cut bucket line is an error.
+ */
+int parse_bpftrace(const char *text, size_t len, const char *what, struct bpf_output *out);
+void bpf_output_free(struct bpf_output *o);
+
+/*
+ * A number as bpftrace prints it in a bucket bound: "512", "1K", "16M",
+ * "-4" (K/M/G/T/P are powers of 1024). 0 or -1.
+ */
+int parse_bpf_number(const char *s, size_t len, double *out);
+
+/* --- network counters ------------------------------------------------------ */
+
+/*
+ * /proc/net/snmp (or netstat): pairs of "Proto: Name Name..." and
+ * "Proto: value value..." lines into counters named "Proto.Name"
+ * (e.g. "Udp.InDatagrams"). A value line whose count differs from its
+ * header is an error.
+ */
+int parse_snmp(const char *text, size_t len, const char *what, struct counters *out);
+
+/*
+ * /proc/net/softnet_stat: one line per CPU of hex columns. Adds the sums
+ * over CPUs as softnet.processed, softnet.dropped, softnet.time_squeeze,
+ * softnet.received_rps, softnet.flow_limit_count (the last two when the
+ * kernel prints them).
+ */
+int parse_softnet(const char *text, size_t len, const char *what, struct counters *out);
+
+/* `ethtool -S IF`: "     name: value" lines into counters named "ethtool.name". */
+int parse_ethtool_stats(const char *text, size_t len, const char *what, struct counters *out);
+
+/*
+ * `ethtool -l IF`: the "Current hardware settings" block. -1 for a value
+ * printed as "n/a". Returns -1 when the block is missing.
+ */
+struct channels {
+	long max_rx, max_tx, max_combined;
+	long rx, tx, combined;
+};
+int parse_ethtool_channels(const char *text, size_t len, const char *what, struct channels *out);
+
+#endif
