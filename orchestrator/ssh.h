@@ -50,6 +50,9 @@ struct ssh_conn;		/* opaque: one TCP connection and libssh2 session */
 int ssh_connect(struct ssh_conn **out, const struct ssh_target *t);
 /* Drop the current session (if any) and connect again with the same target: 0 or -1. */
 int ssh_reconnect(struct ssh_conn *c);
+/* Per-attempt bound of ssh_reconnect() (deploy waits with short attempts); 0: 10 s. */
+void ssh_set_connect_timeout(struct ssh_conn *c, long timeout_ms);
+long ssh_get_connect_timeout(const struct ssh_conn *c);
 /* Disconnect and free; NULL is fine. */
 void ssh_close(struct ssh_conn *c);
 /* 1 when the last failure was the connection going away (EOF, reset, keepalive timeout). */
