@@ -3,6 +3,7 @@
 #define KLAB_CMDS_H
 
 #include <sqlite3.h>
+#include <stdio.h>
 
 #include "conf.h"
 
@@ -50,7 +51,26 @@ int cmd_compare(int argc, char **argv, struct klab_ctx *ctx);	/* query.c */
 int cmd_history(int argc, char **argv, struct klab_ctx *ctx);	/* query.c */
 int cmd_report(int argc, char **argv, struct klab_ctx *ctx);	/* report.c */
 
+/*
+ * The qemu lab (lab_qemu.c), called by cmd_lab in lab.c for `klab lab
+ * up|down|status --qemu`. argv[0] is "up", "down" or "status".
+ */
+int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx);
+int lab_qemu_down(int argc, char **argv, struct klab_ctx *ctx);
+int lab_qemu_status(int argc, char **argv, struct klab_ctx *ctx);
+
 /* Print "usage: klab CMD ..." help text of one command (from the table). */
 int cmd_usage(const char *name, int status);
+
+/* The subcommand table (cli.c) and the overall usage text. */
+struct klab_cmd {
+	const char *name;
+	klab_cmd_fn fn;
+	const char *usage;
+	const char *help;
+};
+extern const struct klab_cmd klab_cmds[];
+extern const size_t klab_ncmds;
+void klab_usage_all(FILE *f);
 
 #endif
