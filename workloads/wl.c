@@ -1,0 +1,446 @@
+/* wl.c: option parsing, addresses, CPU pinning, run control and JSON output for the generators. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "util.h"
+#include "wl.h"
+
+volatile sig_atomic_t wl_stop;
+
+static const struct wl_opt *find_opt(const struct wl_opt *opts, const char *name, size_t len)
+{
+	for (; opts->name; opts++)
+		if (strlen(opts->name) == len && !strncmp(opts->name, name, len))
+			return opts;
+	return NULL;
+}
+
+int wl_parse_opts(int argc, char **argv, int first, const struct wl_opt *opts)
+{
+	int i;
+
+	for (i = first; i < argc; i++) {
+		const char *a = argv[i], *name, *eq;
+		const struct wl_opt *o;
+		size_t len;
+
+		if (a[0] == '-' && a[1] == '-' && a[2]) {
+			name = a + 2;
+			eq = strchr(name, '=');
+			len = eq ? (size_t)(eq - name) : strlen(name);
+		} else if (a[0] == '-' && a[1] && !a[2]) {
+			name = a + 1;
+			eq = NULL;
+			len = 1;
+		} else {
+			return error("unexpected argument '%s'", a);
+		}
+		o = find_opt(opts, name, len);
+		if (!o || (len == 1) != (a[1] != '-'))
+			return error("unknown option '%s'", a);
+		if (!o->has_arg) {
+			if (eq)
+				return error("option '%.*s' takes no value", (int)(eq - a), a);
+			*o->value = "1";
+		} else if (eq) {
+			*o->value = eq + 1;
+		} else {
+			if (i + 1 >= argc)
+				return error("option '%s' needs a value", a);
+			*o->value = argv[++i];
+		}
+	}
+	return 0;
+}
+
+int wl_arg_long(const char *name, const char *val, long min, long max, long *out)
+{
+	if (parse_long(val, min, max, out))
+		return error("invalid --%s '%s': expected an integer from %ld to %ld",
+			     name, val, min, max);
+	return 0;
+}
+
+int wl_arg_duration(const char *name, const char *val, long min_ms, long max_ms, long *out_ms)
+{
+	long ms;
+
+	if (parse_duration_ms(val, &ms) || ms < min_ms || ms > max_ms)
+		return error("invalid --%s '%s': expected a duration from %ld ms to %ld s (e.g. 10s, 500ms)",
+			     name, val, min_ms, max_ms / 1000);
+	*out_ms = ms;
+	return 0;
+}
+
+int wl_arg_cpus(const char *name, const char *val, struct wl_cpus *out)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	const char *p = val;
+
+	out->cpu = NULL;
+	out->n = 0;
+	if (ncpu < 1)
+		ncpu = 1;
+	while (*p) {
+		char *end;
+		long a, b;
+
+		errno = 0;
+		a = strtol(p, &end, 10);
+		if (end == p || errno || a < 0)
+			goto bad;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || errno || b < a)
+				goto bad;
+		}
+		if (b >= ncpu || b >= CPU_SETSIZE) {
+			wl_cpus_release(out);
+			return error("invalid --%s '%s': CPU %ld does not exist (this machine has %ld)",
+				     name, val, b, ncpu);
+		}
+		for (; a <= b; a++) {
+			if (out->n >= 4096)
+				goto bad;
+			out->cpu = xrealloc(out->cpu, (size_t)(out->n + 1) * sizeof(int));
+			out->cpu[out->n++] = (int)a;
+		}
+		if (*end == ',' && end[1])
+			end++;
+		else if (*end)
+			goto bad;
+		p = end;
+	}
+	if (!out->n)
+		goto bad;
+	return 0;
+bad:
+	wl_cpus_release(out);
+	return error("invalid --%s '%s': expected a CPU list such as 0-3,6", name, val);
+}
+
+void wl_cpus_release(struct wl_cpus *c)
+{
+	free(c->cpu);
+	c->cpu = NULL;
+	c->n = 0;
+}
+
+int wl_pin_self(const struct wl_cpus *c, int i)
+{
+	cpu_set_t set;
+	int cpu, err;
+
+	if (!c->n)
+		return 0;
+	cpu = c->cpu[i % c->n];
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (err)
+		return error("cannot pin thread %d to CPU %d: %s", i, cpu, strerror(err));
+	return 0;
+}
+
+int wl_arg_addr(const char *name, const char *val, int v6, int port,
+		struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (v6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		if (val && inet_pton(AF_INET6, val, &s6->sin6_addr) != 1)
+			return error("invalid --%s '%s': expected a numeric IPv6 address (with -6)", name, val);
+		*len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		s4->sin_addr.s_addr = htonl(INADDR_ANY);
+		if (val && inet_pton(AF_INET, val, &s4->sin_addr) != 1)
+			return error("invalid --%s '%s': expected a numeric IPv4 address%s", name, val,
+				     strchr(val, ':') ? " (add -6 for IPv6)" : "");
+		*len = sizeof(*s4);
+	}
+	return 0;
+}
+
+const char *wl_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(buf, size, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(buf, size, "%s:%u", a, ntohs(s4->sin_port));
+	}
+	return buf;
+}
+
+void wl_sleep_until(uint64_t t_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t_ns / 1000000000u), .tv_nsec = (long)(t_ns % 1000000000u) };
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static void on_stop(int sig)
+{
+	wl_stop = 1;
+}
+
+static long hard_ms;
+
+static void on_alarm(int sig)
+{
+	char msg[128];
+	int n = snprintf(msg, sizeof(msg), "fatal: hard deadline of %.1f s passed; exiting\n",
+			 (double)hard_ms / 1000.0);
+
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+void wl_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+void wl_hard_deadline(long ms)
+{
+	struct itimerval it;
+
+	memset(&it, 0, sizeof(it));
+	hard_ms = ms;
+	it.it_value.tv_sec = ms / 1000;
+	it.it_value.tv_usec = (ms % 1000) * 1000;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void wl_raise_nofile(long need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)need > rl.rlim_cur) {
+		rl.rlim_cur = (rl.rlim_max == RLIM_INFINITY || (rlim_t)need < rl.rlim_max) ?
+			(rlim_t)need : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+void wl_errs_merge(struct wl_errs *dst, const struct wl_errs *src)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(dst->n); i++)
+		dst->n[i] += src->n[i];
+}
+
+uint64_t wl_errs_total(const struct wl_errs *e)
+{
+	uint64_t t = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(e->n); i++)
+		t += e->n[i];
+	return t;
+}
+
+#define E(x) { x, #x }
+static const struct {
+	int err;
+	const char *name;
+} errno_names[] = {
+	E(EPERM), E(ENOENT), E(EINTR), E(EIO), E(EBADF), E(EAGAIN), E(ENOMEM),
+	E(EACCES), E(EFAULT), E(EBUSY), E(EINVAL), E(ENFILE), E(EMFILE), E(ENOSPC),
+	E(EPIPE), E(ENOSYS), E(EMSGSIZE), E(EPROTOTYPE), E(ENOPROTOOPT),
+	E(EPROTONOSUPPORT), E(EOPNOTSUPP), E(EAFNOSUPPORT), E(EADDRINUSE),
+	E(EADDRNOTAVAIL), E(ENETDOWN), E(ENETUNREACH), E(ENETRESET),
+	E(ECONNABORTED), E(ECONNRESET), E(ENOBUFS), E(EISCONN), E(ENOTCONN),
+	E(ETIMEDOUT), E(ECONNREFUSED), E(EHOSTDOWN), E(EHOSTUNREACH),
+	E(EALREADY), E(EINPROGRESS), E(ECANCELED), E(ENOTSOCK), E(EDESTADDRREQ),
+};
+#undef E
+
+const char *wl_errno_name(int err, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(errno_names); i++)
+		if (errno_names[i].err == err)
+			return errno_names[i].name;
+	snprintf(buf, size, "errno %d", err);
+	return buf;
+}
+
+struct json_object *wl_errs_json(const struct wl_errs *e)
+{
+	struct json_object *o = json_object_new_object();
+	char tmp[32];
+	int i;
+
+	for (i = 1; i < WL_MAX_ERRNO; i++)
+		if (e->n[i])
+			json_object_object_add(o, wl_errno_name(i, tmp, sizeof(tmp)), wl_jint(e->n[i]));
+	if (e->n[WL_MAX_ERRNO])
+		json_object_object_add(o, "other", wl_jint(e->n[WL_MAX_ERRNO]));
+	return o;
+}
+
+struct json_object *wl_jdouble(double v)
+{
+	char s[64];
+	size_t n;
+
+	if (!isfinite(v))
+		v = 0;
+	snprintf(s, sizeof(s), "%.3f", v);
+	n = strlen(s);
+	while (n > 1 && s[n - 1] == '0')
+		s[--n] = 0;
+	if (n > 1 && s[n - 1] == '.')
+		s[--n] = 0;
+	if (!strcmp(s, "-0"))
+		strcpy(s, "0");
+	return json_object_new_double_s(v, s);
+}
+
+struct json_object *wl_jint(uint64_t v)
+{
+	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+int wl_print_doc(struct json_object *doc)
+{
+	const char *s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE);
+	int rc = 0;
+
+	if (fputs(s, stdout) < 0 || fputc('\n', stdout) < 0 || fflush(stdout) || ferror(stdout))
+		rc = error_errno("cannot write the result to stdout");
+	json_object_put(doc);
+	return rc;
+}
+
+int wl_bind_group(const struct sockaddr_storage *a, socklen_t len, int n, int *fds)
+{
+	char as[80];
+	int i, one = 1, probe;
+
+	wl_addr_str(a, as, sizeof(as));
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	if (n > 1) {
+		probe = socket(a->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (probe < 0)
+			return error_errno("cannot open a UDP socket");
+		if (bind(probe, (const struct sockaddr *)a, len)) {
+			int e = errno;
+
+			close(probe);
+			errno = e;
+			goto bind_failed;
+		}
+		close(probe);
+	}
+	for (i = 0; i < n; i++) {
+		fds[i] = socket(a->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fds[i] < 0) {
+			error_errno("cannot open a UDP socket");
+			goto fail;
+		}
+		if (a->ss_family == AF_INET6)
+			setsockopt(fds[i], IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (n > 1 && setsockopt(fds[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) {
+			error_errno("cannot set SO_REUSEPORT");
+			goto fail;
+		}
+		if (bind(fds[i], (const struct sockaddr *)a, len))
+			goto bind_failed;
+	}
+	return 0;
+bind_failed:
+	if (errno == EADDRINUSE)
+		error("cannot bind to %s: port in use", as);
+	else if (errno == EADDRNOTAVAIL)
+		error("cannot bind to %s: no such local address", as);
+	else
+		error_errno("cannot bind to %s", as);
+fail:
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	return -1;
+}
+
+int wl_set_busy_poll(int fd, long usec)
+{
+	int v = (int)usec;
+
+	if (usec > 0 && setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof(v)))
+		return error_errno("cannot set SO_BUSY_POLL to %ld us", usec);
+	return 0;
+}
+
+int wl_set_timeouts(int fd, long rcv_ms, long snd_ms)
+{
+	struct timeval tv;
+
+	if (rcv_ms > 0) {
+		tv.tv_sec = rcv_ms / 1000;
+		tv.tv_usec = (rcv_ms % 1000) * 1000;
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+			return error_errno("cannot set SO_RCVTIMEO");
+	}
+	if (snd_ms > 0) {
+		tv.tv_sec = snd_ms / 1000;
+		tv.tv_usec = (snd_ms % 1000) * 1000;
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+			return error_errno("cannot set SO_SNDTIMEO");
+	}
+	return 0;
+}
+
+void wl_set_rcvbuf(int fd, int bytes)
+{
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}

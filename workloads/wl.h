@@ -1,0 +1,135 @@
+/* wl.h: helpers shared by the traffic generators (options, addresses, CPUs, clocks, JSON). */
+#ifndef KLAB_WL_H
+#define KLAB_WL_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+/*
+ * Options. A table of wl_opt ends with a zero entry. Long options are
+ * written "--name VALUE" or "--name=VALUE"; a one-letter name ("6") is
+ * the flag "-6". A flag's value is set to "1"; a repeated option keeps the
+ * last value.
+ */
+struct wl_opt {
+	const char *name;
+	int has_arg;
+	const char **value;
+};
+
+/*
+ * Parse argv[first..argc-1] against `opts`. Returns 0, or -1 after
+ * printing "unknown option '--x'", "option '--x' needs a value" or
+ * "unexpected argument 'x'" (the caller then prints its usage and exits 2).
+ */
+int wl_parse_opts(int argc, char **argv, int first, const struct wl_opt *opts);
+
+/*
+ * Converters for option values. `name` is the option without dashes and is
+ * quoted in the message, e.g. "invalid --flows '0': expected an integer
+ * from 1 to 100000". Return 0 or -1 (message printed).
+ */
+int wl_arg_long(const char *name, const char *val, long min, long max, long *out);
+/* A duration ("10", "10s", "500ms", "2m") between min_ms and max_ms. */
+int wl_arg_duration(const char *name, const char *val, long min_ms, long max_ms, long *out_ms);
+
+/* A parsed CPU list ("0-3,6"): cpus[n]. */
+struct wl_cpus {
+	int *cpu;
+	int n;
+};
+/* Parse a CPU list; each CPU must exist on this machine. 0 or -1 (message names --NAME). */
+int wl_arg_cpus(const char *name, const char *val, struct wl_cpus *out);
+void wl_cpus_release(struct wl_cpus *c);
+/* Pin the calling thread to cpus[i % n] (no-op when the list is empty). 0 or -1 (logged). */
+int wl_pin_self(const struct wl_cpus *c, int i);
+
+/*
+ * A numeric IPv4 or IPv6 address (no name lookup: the generators send only
+ * where they are told). `val` NULL means the wildcard address. The family
+ * is AF_INET6 when `v6` is set, else AF_INET; an address of the other
+ * family is an error naming --NAME.
+ */
+int wl_arg_addr(const char *name, const char *val, int v6, int port,
+		struct sockaddr_storage *ss, socklen_t *len);
+/* "198.18.0.1:9000" or "[::1]:9000" into buf (at least 64 bytes). */
+const char *wl_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size);
+
+/* Monotonic clock in nanoseconds. */
+static inline uint64_t wl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+/* Sleep until the monotonic time `t_ns` (returns early on a signal). */
+void wl_sleep_until(uint64_t t_ns);
+
+/*
+ * Run control. wl_stop becomes 1 on SIGINT/SIGTERM (the run then ends
+ * early and still prints its document). wl_hard_deadline() arms a timer
+ * that, if the run has not finished `ms` from now, prints "hard deadline
+ * of N s passed" and _exit(1)s: the backstop when a peer vanished or a
+ * call blocks. wl_hard_deadline(0) disarms it.
+ */
+extern volatile sig_atomic_t wl_stop;
+void wl_signals(void);
+void wl_hard_deadline(long ms);
+
+/* Raise RLIMIT_NOFILE so that `need` descriptors fit (up to the hard limit). */
+void wl_raise_nofile(long need);
+
+/*
+ * Counters with one writer (a worker thread) that the main thread reads
+ * while the run goes on: relaxed atomics, no read-modify-write needed.
+ */
+#define WL_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define WL_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define WL_ADD(p, v) __atomic_store_n((p), __atomic_load_n((p), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
+
+/*
+ * Errors counted by errno value, one table per thread (no locking); merged
+ * and printed as {"ENOBUFS": 12, ...} with only non-zero entries.
+ */
+#define WL_MAX_ERRNO 160
+struct wl_errs {
+	uint64_t n[WL_MAX_ERRNO + 1];	/* the last slot counts errno values beyond the table */
+};
+static inline void wl_errs_add(struct wl_errs *e, int err)
+{
+	uint64_t *p = &e->n[err > 0 && err < WL_MAX_ERRNO ? err : WL_MAX_ERRNO];
+
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+void wl_errs_merge(struct wl_errs *dst, const struct wl_errs *src);
+uint64_t wl_errs_total(const struct wl_errs *e);
+struct json_object *wl_errs_json(const struct wl_errs *e);
+/* "ENOBUFS" for ENOBUFS; "errno 200" for values without a name here. */
+const char *wl_errno_name(int err, char *buf, size_t size);
+
+/* JSON numbers: a double printed with at most 3 decimals, an exact integer. */
+struct json_object *wl_jdouble(double v);
+struct json_object *wl_jint(uint64_t v);
+/* Print the document on stdout (pretty) and free it: 0, or -1 when stdout failed. */
+int wl_print_doc(struct json_object *doc);
+
+#endif
+
+/*
+ * Bind `n` UDP sockets of the address's family to `a`, into fds[]: one
+ * plain socket when n is 1, else an SO_REUSEPORT group (after a probe bind
+ * without SO_REUSEPORT, so a port that another program holds is reported
+ * as "port in use" rather than silently shared). 0, or -1 (logged, with
+ * every socket closed).
+ */
+int wl_bind_group(const struct sockaddr_storage *a, socklen_t len, int n, int *fds);
+/* Set SO_BUSY_POLL (usec > 0), a receive/send timeout (ms > 0): 0 or -1 (logged). */
+int wl_set_busy_poll(int fd, long usec);
+int wl_set_timeouts(int fd, long rcv_ms, long snd_ms);
+/* Ask for a receive buffer of `bytes` (SO_RCVBUFFORCE when allowed, else SO_RCVBUF); best effort. */
+void wl_set_rcvbuf(int fd, int bytes);
