@@ -1,0 +1,1172 @@
+/* lab_qemu.c: `klab lab up|down|status --qemu`: two qemu guests from a klab-built kernel. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include "buf.h"
+#include "cmds.h"
+#include "db.h"
+#include "jsonh.h"
+#include "lab_qemu.h"
+#include "log.h"
+#include "quote.h"
+#include "run.h"
+#include "strvec.h"
+#include "util.h"
+
+/*
+ * Layout of a lab folder (DIR):
+ *   lab.state            key = value: kernel, ports, pids (read by down/status)
+ *   klab.conf            the config fragment: [lab] ssh_key, known_hosts and
+ *                        [machine "dut"], [machine "peer"]
+ *   known_hosts          written before boot from the host keys below
+ *   keys/id_ed25519      the client key klab uses (and .pub, authorized in guests)
+ *   keys/host_dut, keys/host_peer   the guests' sshd host keys (and .pub)
+ *   guest/init.sh, guest/sshd_config   copied from kernels/lab/
+ *   kernel/bzImage       the kernel qemu boots (a copy: rebuilds cannot change it)
+ *   dut.console, peer.console   serial consoles; dut.pid, peer.pid
+ *
+ * qemu daemonizes itself (-daemonize -pidfile), so the guests outlive this
+ * command; `down` kills them by the recorded pid after checking that the
+ * pid is still a qemu of this folder.
+ */
+
+#define GUEST_DUT 0
+#define GUEST_PEER 1
+static const char *const guest_names[2] = { "dut", "peer" };
+
+#define SSH_ATTEMPT_MS 8000	/* one ssh probe; slirp may accept and then hang */
+#define QEMU_START_MS 60000	/* qemu's own start-up until it daemonizes */
+
+struct up_opts {
+	const char *kernel;
+	long kernel_id;
+	long smp, mem_mb, index, queues, timeout_s;
+	const char *dir;
+	const char *accel;	/* auto | kvm | tcg */
+	const char *srcdir;	/* where kernels/lab/ is */
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static char *abs_path(const char *p)
+{
+	char cwd[PATH_MAX];
+
+	if (p[0] == '/')
+		return xstrdup(p);
+	if (!getcwd(cwd, sizeof(cwd)))
+		die_errno("cannot get the current folder");
+	return xasprintf("%s/%s", cwd, p);
+}
+
+static char *default_dir(long index)
+{
+	return index ? xasprintf("lab/qemu-%ld", index) : xstrdup("lab/qemu");
+}
+
+/* The folder holding kernels/lab/: $KLAB_SRCDIR, else the tree klab was built from. */
+static const char *src_dir(void)
+{
+	const char *s = getenv("KLAB_SRCDIR");
+
+	if (s && *s)
+		return s;
+#ifdef KLAB_SRCDIR
+	return KLAB_SRCDIR;
+#else
+	return ".";
+#endif
+}
+
+/* Run argv, capture output; 0 when it exited 0, else -1 (logged with stderr's last line). */
+static int run_argv(const char *const *argv, long timeout_ms, struct buf *out)
+{
+	struct run_cmd c = RUN_CMD_INIT;
+	int ret = -1;
+
+	c.argv = argv;
+	c.timeout_ms = timeout_ms;
+	c.out_cap = 1 << 20;
+	if (run_command(&c) < 0)
+		goto out;
+	if (c.status != 0 || c.timed_out) {
+		buf_rtrim(&c.err);
+		const char *last = strrchr(c.err.buf, '\n');
+		ret = error("'%s' failed (%s): %s", argv[0], run_describe(&c),
+			    last ? last + 1 : c.err.buf);
+		goto out;
+	}
+	if (out)
+		buf_add(out, c.out.buf, c.out.len);
+	ret = 0;
+out:
+	run_release(&c);
+	return ret;
+}
+
+/* A TCP port on 127.0.0.1 that is free right now: > 0, or -1 (logged). */
+static int free_port(void)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	int fd, port = -1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_errno("cannot make a socket");
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	else
+		error_errno("cannot find a free port on 127.0.0.1");
+	close(fd);
+	return port;
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode)
+{
+	struct buf b = BUF_INIT;
+	int ret;
+
+	if (buf_read_file(&b, from) < 0)
+		return -1;
+	ret = write_file_atomic(to, b.buf, b.len, mode);
+	buf_release(&b);
+	return ret;
+}
+
+/* A path that can go into the kernel command line and a qemu option unquoted. */
+static int plain_path(const char *p, const char *what)
+{
+	const char *s;
+
+	for (s = p; *s; s++)
+		if (*s <= ' ' || *s == ',' || *s == '"' || *s == '\'' || *s == '\\' || *s == 0x7f)
+			return error("%s '%s' has a space, comma or quote: qemu and the kernel "
+				     "command line cannot take it; choose another folder", what, p);
+	return 0;
+}
+
+static void mac_of(char out[18], int nic, long index, int guest)
+{
+	snprintf(out, 18, "52:54:00:%02x:%02lx:%02x", 0xa0 + nic, index, guest + 1);
+}
+
+/* ---- state file --------------------------------------------------------- */
+
+void qlab_state_free(struct qlab_state *st)
+{
+	free(st->dir);
+	free(st->kernel);
+	memset(st, 0, sizeof(*st));
+}
+
+int qlab_state_load(const char *dir, struct qlab_state *st)
+{
+	struct buf b = BUF_INIT;
+	char *path = xasprintf("%s/lab.state", dir);
+	char *line, *save = NULL;
+	int lineno = 0, ret = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (!file_exists(path)) {
+		ret = 1;
+		goto out;
+	}
+	if (buf_read_file(&b, path) < 0)
+		goto out;
+	st->dir = xstrdup(dir);
+	for (line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+		const char *k, *v;
+		long n = 0;
+		int g = -1;
+
+		lineno++;
+		if (!*line || *line == '#')
+			continue;
+		if (!eq) {
+			error("%s:%d: expected key=value", path, lineno);
+			goto out;
+		}
+		*eq = 0;
+		k = line;
+		v = eq + 1;
+		if (!strncmp(k, "dut.", 4))
+			g = GUEST_DUT, k += 4;
+		else if (!strncmp(k, "peer.", 5))
+			g = GUEST_PEER, k += 5;
+		if (g < 0 && !strcmp(k, "kernel")) {
+			free(st->kernel);
+			st->kernel = xstrdup(v);
+		} else if (g < 0 && !strcmp(k, "nic")) {
+			snprintf(st->nic, sizeof(st->nic), "%s", v);
+		} else if (g >= 0 && !strcmp(k, "addr")) {
+			snprintf(st->g[g].addr, sizeof(st->g[g].addr), "%s", v);
+		} else {
+			if (parse_long(v, 0, INT_MAX, &n) < 0) {
+				error("%s:%d: '%s' is not a number", path, lineno, v);
+				goto out;
+			}
+			if (g < 0 && !strcmp(k, "index"))
+				st->index = n;
+			else if (g < 0 && !strcmp(k, "smp"))
+				st->smp = n;
+			else if (g < 0 && !strcmp(k, "mem_mb"))
+				st->mem_mb = n;
+			else if (g < 0 && !strcmp(k, "queues"))
+				st->queues = n;
+			else if (g < 0 && !strcmp(k, "kvm"))
+				st->kvm = n;
+			else if (g >= 0 && !strcmp(k, "pid"))
+				st->g[g].pid = n;
+			else if (g >= 0 && !strcmp(k, "ssh_port"))
+				st->g[g].ssh_port = n;
+			/* unknown keys: written by a newer klab; ignored */
+		}
+	}
+	snprintf(st->g[0].name, sizeof(st->g[0].name), "%s", guest_names[0]);
+	snprintf(st->g[1].name, sizeof(st->g[1].name), "%s", guest_names[1]);
+	ret = 0;
+out:
+	if (ret < 0)
+		qlab_state_free(st);
+	buf_release(&b);
+	free(path);
+	return ret;
+}
+
+static int qlab_state_save(const struct qlab_state *st)
+{
+	struct buf b = BUF_INIT;
+	char *path = xasprintf("%s/lab.state", st->dir);
+	int i, ret;
+
+	buf_addf(&b, "# klab qemu lab: written by `klab lab up --qemu`, read by down and status\n");
+	buf_addf(&b, "kernel=%s\nindex=%d\nsmp=%d\nmem_mb=%d\nqueues=%d\nkvm=%d\nnic=%s\n",
+		 st->kernel, st->index, st->smp, st->mem_mb, st->queues, st->kvm, st->nic);
+	for (i = 0; i < 2; i++)
+		buf_addf(&b, "%s.pid=%ld\n%s.ssh_port=%d\n%s.addr=%s\n",
+			 st->g[i].name, (long)st->g[i].pid, st->g[i].name, st->g[i].ssh_port,
+			 st->g[i].name, st->g[i].addr);
+	ret = write_file_atomic(path, b.buf, b.len, 0644);
+	buf_release(&b);
+	free(path);
+	return ret;
+}
+
+int qlab_pid_alive(pid_t pid, const char *dir, const char *guest)
+{
+	struct buf b = BUF_INIT;
+	char *path, *want;
+	size_t i;
+	int alive = 0;
+
+	if (pid <= 0)
+		return 0;
+	path = xasprintf("/proc/%ld/cmdline", (long)pid);
+	want = xasprintf("%s/%s.pid", dir, guest);
+	{
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			if (buf_read_fd(&b, fd) < 0)
+				buf_reset(&b);
+			close(fd);
+		}
+	}
+	/* cmdline is NUL-separated: look for the pidfile argument of this guest */
+	for (i = 0; i < b.len; i += strlen(b.buf + i) + 1)
+		if (strstr(b.buf + i, want))
+			alive = 1;
+	buf_release(&b);
+	free(path);
+	free(want);
+	return alive;
+}
+
+/* ---- keys, known_hosts, fragment ---------------------------------------- */
+
+static int keygen(const char *path, const char *comment)
+{
+	const char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
+			       "-f", path, NULL };
+
+	return run_argv(argv, 30000, NULL);
+}
+
+static int make_keys(const struct qlab_state *st)
+{
+	struct buf kh = BUF_INIT;
+	char *p = NULL;
+	int i, ret = -1;
+
+	p = xasprintf("%s/keys", st->dir);
+	if (mkdir_p(p) < 0)
+		goto out;
+	free(p);
+	p = xasprintf("%s/keys/id_ed25519", st->dir);
+	if (keygen(p, "klab-qemu-lab") < 0)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		struct buf pub = BUF_INIT;
+		char *comment = xasprintf("klab-%s", st->g[i].name);
+
+		free(p);
+		p = xasprintf("%s/keys/host_%s", st->dir, st->g[i].name);
+		if (keygen(p, comment) < 0) {
+			free(comment);
+			goto out;
+		}
+		free(comment);
+		free(p);
+		p = xasprintf("%s/keys/host_%s.pub", st->dir, st->g[i].name);
+		if (buf_read_file(&pub, p) < 0)
+			goto out;
+		buf_rtrim(&pub);
+		buf_addf(&kh, "[127.0.0.1]:%d %s\n", st->g[i].ssh_port, pub.buf);
+		buf_release(&pub);
+	}
+	free(p);
+	p = xasprintf("%s/known_hosts", st->dir);
+	ret = write_file_atomic(p, kh.buf, kh.len, 0644);
+out:
+	free(p);
+	buf_release(&kh);
+	return ret;
+}
+
+/*
+ * The config fragment naming the guests as machines dut and peer. boot =
+ * kexec: the deploy code switches kernels inside the guests with
+ * kexec-tools, exactly as on hardware.
+ */
+static int write_fragment(const struct qlab_state *st)
+{
+	struct buf b = BUF_INIT;
+	char *path = xasprintf("%s/klab.conf", st->dir);
+	int i, ret;
+
+	buf_addf(&b, "# klab qemu lab %d: written by `klab lab up --qemu`; include it from your config.\n"
+		 "# Removed by `klab lab down --qemu --dir %s`.\n", st->index, st->dir);
+	buf_addf(&b, "[lab]\n\tssh_key = %s/keys/id_ed25519\n\tknown_hosts = %s/known_hosts\n",
+		 st->dir, st->dir);
+	for (i = 0; i < 2; i++) {
+		buf_addf(&b, "\n[machine \"%s\"]\n", st->g[i].name);
+		buf_addf(&b, "\thost = 127.0.0.1\n\tport = %d\n\tuser = root\n", st->g[i].ssh_port);
+		buf_addf(&b, "\trole = %s\n", st->g[i].name);
+		if (i == GUEST_DUT)
+			buf_addf(&b, "\tpeer = %s\n", st->g[GUEST_PEER].name);
+		buf_addf(&b, "\tnic = eth1\n\taddr = %s\n\tboot = kexec\n", st->g[i].addr);
+	}
+	ret = write_file_atomic(path, b.buf, b.len, 0644);
+	buf_release(&b);
+	free(path);
+	return ret;
+}
+
+/* ---- qemu --------------------------------------------------------------- */
+
+static int use_kvm(const char *accel)
+{
+	int fd;
+
+	if (!strcmp(accel, "tcg"))
+		return 0;
+	if (!strcmp(accel, "kvm"))
+		return 1;
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int sock_port)
+{
+	const struct qlab_guest *g = &st->g[i];
+	char mac0[18], mac1[18];
+	struct buf app = BUF_INIT;
+
+	mac_of(mac0, 0, st->index, i);
+	mac_of(mac1, 1, st->index, i);
+	strvec_push(av, "qemu-system-x86_64");
+	strvec_pushf(av, "-name");
+	strvec_pushf(av, "klab-%d-%s", st->index, g->name);
+	strvec_push(av, "-machine");
+	strvec_push(av, st->kvm ? "pc,accel=kvm" : "pc,accel=tcg");
+	strvec_push(av, "-cpu");
+	strvec_push(av, "max");
+	strvec_push(av, "-smp");
+	strvec_pushf(av, "%d", st->smp);
+	strvec_push(av, "-m");
+	strvec_pushf(av, "%d", st->mem_mb);
+	strvec_pushv(av, (const char *const[]){ "-display", "none", "-monitor", "none",
+						"-no-reboot", "-daemonize", NULL });
+	strvec_push(av, "-pidfile");
+	strvec_pushf(av, "%s/%s.pid", st->dir, g->name);
+	strvec_push(av, "-serial");
+	strvec_pushf(av, "file:%s/%s.console", st->dir, g->name);
+	strvec_push(av, "-kernel");
+	strvec_push(av, st->kernel);
+
+	buf_addf(&app, "console=ttyS0 root=/dev/root rootfstype=9p "
+		 "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro "
+		 "init=%s/guest/init.sh panic=-1 quiet "
+		 "klab.name=%s klab.dir=%s klab.mgmt=%s klab.mgmt_mac=%s "
+		 "klab.lab=%s/24 klab.lab_mac=%s klab.dummy=%s",
+		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, mac1, QLAB_DUMMY_ADDR);
+	strvec_push(av, "-append");
+	strvec_push(av, app.buf);
+	buf_release(&app);
+
+	/* the host's root, read-only; mount_tag must be "root" (6.1 strips /dev/) */
+	strvec_push(av, "-fsdev");
+	strvec_push(av, "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap");
+	strvec_push(av, "-device");
+	strvec_push(av, "virtio-9p-pci,fsdev=root,mount_tag=root");
+	/* management: user net moved into 198.18/15, isolated (restrict=on), ssh forwarded */
+	strvec_push(av, "-netdev");
+	strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22",
+		     QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port);
+	strvec_push(av, "-device");
+	strvec_pushf(av, "virtio-net-pci,netdev=n0,mac=%s,romfile=", mac0);
+	strvec_push(av, "-device");
+	strvec_push(av, "virtio-rng-pci");
+	/* workload link between the two guests */
+	strvec_push(av, "-netdev");
+	if (!strcmp(st->nic, "tap"))
+		strvec_pushf(av, "tap,id=n1,ifname=klq%d%s,script=no,downscript=no,vhost=off,queues=%d",
+			     st->index, g->name, st->queues);
+	else if (i == GUEST_DUT)
+		strvec_pushf(av, "socket,id=n1,listen=127.0.0.1:%d", sock_port);
+	else
+		strvec_pushf(av, "socket,id=n1,connect=127.0.0.1:%d", sock_port);
+	strvec_push(av, "-device");
+	if (st->queues > 1)
+		strvec_pushf(av, "virtio-net-pci,netdev=n1,mac=%s,romfile=,mq=on,vectors=%d",
+			     mac1, 2 * st->queues + 2);
+	else
+		strvec_pushf(av, "virtio-net-pci,netdev=n1,mac=%s,romfile=", mac1);
+}
+
+/* Start one guest; qemu daemonizes after its set-up, so errors come back here. */
+static int start_guest(struct qlab_state *st, int i, int sock_port)
+{
+	struct strvec av = STRVEC_INIT;
+	struct run_cmd c = RUN_CMD_INIT;
+	struct buf pid = BUF_INIT;
+	char *pidfile = xasprintf("%s/%s.pid", st->dir, st->g[i].name);
+	long n;
+	int ret = -1;
+
+	qemu_argv(&av, st, i, sock_port);
+	if (log_get_level() >= LOG_DEBUG) {
+		struct buf q = BUF_INIT;
+
+		sq_quote_argv(&q, (const char *const *)av.v);
+		debug("%s", q.buf);
+		buf_release(&q);
+	}
+	c.argv = (const char *const *)av.v;
+	c.timeout_ms = QEMU_START_MS;
+	c.out_cap = 1 << 20;
+	if (run_command(&c) < 0)
+		goto out;
+	if (c.status != 0 || c.timed_out) {
+		buf_rtrim(&c.err);
+		error("cannot start qemu for guest '%s' (%s): %s", st->g[i].name,
+		      run_describe(&c), c.err.len ? c.err.buf : "no message");
+		goto out;
+	}
+	if (buf_read_file(&pid, pidfile) < 0)
+		goto out;
+	buf_trim(&pid);
+	if (parse_long(pid.buf, 1, INT_MAX, &n) < 0) {
+		error("qemu pid file '%s' holds '%s', not a pid", pidfile, pid.buf);
+		goto out;
+	}
+	st->g[i].pid = n;
+	ret = 0;
+out:
+	buf_release(&pid);
+	run_release(&c);
+	strvec_clear(&av);
+	free(pidfile);
+	return ret;
+}
+
+static void ssh_argv(struct strvec *av, const struct qlab_state *st, int i)
+{
+	strvec_pushv(av, (const char *const[]){ "ssh", "-F", "/dev/null", "-o", "BatchMode=yes",
+						"-o", "StrictHostKeyChecking=yes", "-o",
+						"ConnectTimeout=5", "-o", "ServerAliveInterval=2",
+						"-o", "ServerAliveCountMax=2", "-o", "LogLevel=ERROR",
+						NULL });
+	strvec_push(av, "-o");
+	strvec_pushf(av, "UserKnownHostsFile=%s/known_hosts", st->dir);
+	strvec_push(av, "-i");
+	strvec_pushf(av, "%s/keys/id_ed25519", st->dir);
+	strvec_push(av, "-p");
+	strvec_pushf(av, "%d", st->g[i].ssh_port);
+	strvec_push(av, "root@127.0.0.1");
+}
+
+/* One bounded ssh attempt running `uname -r`: 0 with the release in *rel, or -1 (quiet). */
+static int ssh_probe(const struct qlab_state *st, int i, struct buf *rel)
+{
+	struct strvec av = STRVEC_INIT;
+	struct run_cmd c = RUN_CMD_INIT;
+	int ret = -1;
+
+	ssh_argv(&av, st, i);
+	strvec_push(&av, "uname -r");
+	c.argv = (const char *const *)av.v;
+	c.timeout_ms = SSH_ATTEMPT_MS;
+	c.kill_grace_ms = 500;
+	c.out_cap = 4096;
+	if (run_command(&c) == 0 && c.status == 0 && !c.timed_out) {
+		buf_trim(&c.out);
+		if (c.out.len) {
+			buf_reset(rel);
+			buf_addstr(rel, c.out.buf);
+			ret = 0;
+		}
+	}
+	run_release(&c);
+	strvec_clear(&av);
+	return ret;
+}
+
+static void console_tail(const struct qlab_state *st, int i)
+{
+	struct buf b = BUF_INIT;
+	char *path = xasprintf("%s/%s.console", st->dir, st->g[i].name);
+	const char *p;
+	int lines = 0;
+
+	if (buf_read_file(&b, path) == 0) {
+		buf_rtrim(&b);
+		for (p = b.buf + b.len; p > b.buf && lines < 15; p--)
+			if (p[-1] == '\n')
+				lines++;
+		fprintf(stderr, "--- last lines of %s ---\n%s\n---\n", path, p);
+	}
+	buf_release(&b);
+	free(path);
+}
+
+/* Wait until both guests answer over ssh; bounded by timeout_s. */
+static int wait_ssh(const struct qlab_state *st, long timeout_s, int64_t t0)
+{
+	int64_t deadline = now_ms() + timeout_s * 1000;
+	int up[2] = { 0, 0 }, i;
+	struct buf rel = BUF_INIT;
+	int ret = -1;
+
+	while (!(up[0] && up[1])) {
+		for (i = 0; i < 2; i++) {
+			if (up[i])
+				continue;
+			if (!qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+				console_tail(st, i);
+				error("guest '%s' stopped while booting (qemu pid %ld gone); "
+				      "its console is in %s/%s.console", st->g[i].name,
+				      (long)st->g[i].pid, st->dir, st->g[i].name);
+				goto out;
+			}
+			if (ssh_probe(st, i, &rel) == 0) {
+				up[i] = 1;
+				printf("lab: %s answers over ssh (127.0.0.1:%d) after %.1f s: %s\n",
+				       st->g[i].name, st->g[i].ssh_port,
+				       (now_ms() - t0) / 1000.0, rel.buf);
+				fflush(stdout);
+			}
+		}
+		if (up[0] && up[1])
+			break;
+		if (now_ms() > deadline) {
+			for (i = 0; i < 2; i++)
+				if (!up[i])
+					console_tail(st, i);
+			error("the qemu guests did not answer over ssh within %ld s "
+			      "(consoles: %s/*.console); try a longer --timeout on a busy host",
+			      timeout_s, st->dir);
+			goto out;
+		}
+		sleep(1);
+	}
+	ret = 0;
+out:
+	buf_release(&rel);
+	return ret;
+}
+
+/* ---- tap + bridge for the multi-queue workload link --------------------- */
+
+/*
+ * qemu's socket netdev has no queues= option, so a multi-queue workload
+ * link needs tap devices: two multi_queue taps joined by a bridge in the
+ * root namespace, without any address (the host neither routes nor
+ * answers on them; IPv6 is disabled so it does not even send ND).
+ */
+static int ip(const char *const *args)
+{
+	struct strvec av = STRVEC_INIT;
+	int ret;
+
+	strvec_push(&av, "ip");
+	strvec_pushv(&av, args);
+	ret = run_argv((const char *const *)av.v, 10000, NULL);
+	strvec_clear(&av);
+	return ret;
+}
+
+static void v6_off(const char *ifname)
+{
+	char *p = xasprintf("/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
+	int fd = open(p, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (write_all(fd, "1\n", 2) < 0)
+			warn("cannot disable IPv6 on '%s'", ifname);
+		close(fd);
+	}
+	free(p);
+}
+
+static void tap_down(int index)
+{
+	char br[32];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		char *t = xasprintf("klq%d%s", index, guest_names[i]);
+		struct run_cmd c = RUN_CMD_INIT;
+		const char *argv[] = { "ip", "link", "del", t, NULL };
+
+		c.argv = argv;
+		c.timeout_ms = 10000;
+		run_command(&c);
+		run_release(&c);
+		free(t);
+	}
+	snprintf(br, sizeof(br), "klqbr%d", index);
+	{
+		struct run_cmd c = RUN_CMD_INIT;
+		const char *argv[] = { "ip", "link", "del", br, NULL };
+
+		c.argv = argv;
+		c.timeout_ms = 10000;
+		run_command(&c);
+		run_release(&c);
+	}
+}
+
+static int tap_up(int index)
+{
+	char br[32], t[32];
+	int i;
+
+	snprintf(br, sizeof(br), "klqbr%d", index);
+	tap_down(index);
+	if (ip((const char *const[]){ "link", "add", br, "type", "bridge", "stp_state", "0",
+				      "forward_delay", "0", NULL }) < 0)
+		return error("cannot make bridge '%s' for the multi-queue lab link", br);
+	v6_off(br);
+	for (i = 0; i < 2; i++) {
+		snprintf(t, sizeof(t), "klq%d%s", index, guest_names[i]);
+		if (ip((const char *const[]){ "tuntap", "add", t, "mode", "tap", "multi_queue",
+					      NULL }) < 0 ||
+		    ip((const char *const[]){ "link", "set", t, "master", br, "up", NULL }) < 0) {
+			tap_down(index);
+			return error("cannot make tap '%s' for the multi-queue lab link", t);
+		}
+		v6_off(t);
+	}
+	if (ip((const char *const[]){ "link", "set", br, "up", NULL }) < 0) {
+		tap_down(index);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- stop --------------------------------------------------------------- */
+
+/* TERM, then KILL after 5 s, for each recorded guest still alive. */
+static void stop_guests(const struct qlab_state *st)
+{
+	int i, left;
+	int64_t until;
+
+	for (i = 0; i < 2; i++)
+		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
+			kill(st->g[i].pid, SIGTERM);
+	until = now_ms() + 5000;
+	do {
+		left = 0;
+		for (i = 0; i < 2; i++)
+			left += qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
+		if (left)
+			usleep(100 * 1000);
+	} while (left && now_ms() < until);
+	for (i = 0; i < 2; i++)
+		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+			warn("qemu of guest '%s' (pid %ld) ignored SIGTERM; killing it",
+			     st->g[i].name, (long)st->g[i].pid);
+			kill(st->g[i].pid, SIGKILL);
+		}
+}
+
+/* ---- commands ----------------------------------------------------------- */
+
+enum { O_QEMU = 256, O_KERNEL, O_KERNEL_ID, O_SMP, O_MEM, O_DIR, O_INDEX, O_QUEUES, O_ACCEL,
+       O_TIMEOUT, O_HELP };
+
+static const struct option lab_options[] = {
+	{ "qemu", no_argument, NULL, O_QEMU },
+	{ "kernel", required_argument, NULL, O_KERNEL },
+	{ "kernel-id", required_argument, NULL, O_KERNEL_ID },
+	{ "smp", required_argument, NULL, O_SMP },
+	{ "mem", required_argument, NULL, O_MEM },
+	{ "dir", required_argument, NULL, O_DIR },
+	{ "index", required_argument, NULL, O_INDEX },
+	{ "queues", required_argument, NULL, O_QUEUES },
+	{ "accel", required_argument, NULL, O_ACCEL },
+	{ "timeout", required_argument, NULL, O_TIMEOUT },
+	{ "help", no_argument, NULL, O_HELP },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int lab_usage(int status)
+{
+	FILE *f = status ? stderr : stdout;
+
+	fprintf(f,
+		"usage: klab lab up --qemu (--kernel BZIMAGE | --kernel-id ID) [--smp N] [--mem MB]\n"
+		"                   [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg]\n"
+		"                   [--timeout SECONDS]\n"
+		"       klab lab down --qemu [--dir DIR] [--index K]\n"
+		"       klab lab status --qemu [--dir DIR] [--index K]\n"
+		"Two guests, dut and peer, booted by qemu from a klab-built kernel (host root\n"
+		"read-only over 9p, sshd inside, ssh on 127.0.0.1 ports, a second NIC between\n"
+		"them). DIR (default lab/qemu, lab/qemu-K) gets the config fragment klab.conf.\n"
+		"--queues N > 1 joins the guests by multi-queue taps on a bridge instead of a\n"
+		"qemu socket (which has one queue only).\n");
+	return status;
+}
+
+static int parse_num(const char *opt, const char *v, long min, long max, long *out)
+{
+	if (parse_long(v, min, max, out) < 0)
+		return error("option '--%s': '%s' is not a number from %ld to %ld", opt, v, min, max);
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->kernel_id = -1;
+	o->smp = 1;
+	o->mem_mb = 1024;
+	o->queues = 1;
+	o->timeout_s = 300;
+	o->accel = "auto";
+	optind = 0;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, "", lab_options, NULL)) != -1) {
+		int bad = 0;
+
+		switch (c) {
+		case O_QEMU: break;
+		case O_DIR: o->dir = optarg; break;
+		case O_INDEX:
+			bad = parse_num("index", optarg, 0, QLAB_MAX_INDEX, &o->index);
+			break;
+		case O_HELP: return lab_usage(0) + 3;	/* 3: help printed */
+		default:
+			if (!up || c == '?')
+				return c == '?' ? 2 : (error("option not valid for 'klab lab %s --qemu'", argv[0]), 2);
+			switch (c) {
+			case O_KERNEL: o->kernel = optarg; break;
+			case O_KERNEL_ID:
+				bad = parse_num("kernel-id", optarg, 1, LONG_MAX, &o->kernel_id);
+				break;
+			case O_SMP: bad = parse_num("smp", optarg, 1, 8, &o->smp); break;
+			case O_MEM: bad = parse_num("mem", optarg, 256, 65536, &o->mem_mb); break;
+			case O_QUEUES: bad = parse_num("queues", optarg, 1, 8, &o->queues); break;
+			case O_TIMEOUT: bad = parse_num("timeout", optarg, 10, 3600, &o->timeout_s); break;
+			case O_ACCEL:
+				if (strcmp(optarg, "auto") && strcmp(optarg, "kvm") && strcmp(optarg, "tcg"))
+					return error("option '--accel': '%s' is not auto, kvm or tcg", optarg), 2;
+				o->accel = optarg;
+				break;
+			}
+		}
+		if (bad)
+			return 2;
+	}
+	if (optind < argc)
+		return error("unexpected argument '%s' to 'klab lab %s --qemu'", argv[optind], argv[0]), 2;
+	return 0;
+}
+
+/* The bzImage of a kernel built by klab (`klab kernels build`), by its id. */
+static char *kernel_by_id(struct klab_ctx *ctx, long id)
+{
+	sqlite3 *db = ctx_db(ctx);
+	char *dir = NULL, *state = NULL, *img = NULL;
+	static const char *const names[] = { "bzImage", "arch/x86/boot/bzImage", "vmlinuz" };
+	size_t i;
+
+	if (!db)
+		return NULL;
+	if (db_get_str(db, &state, "SELECT state FROM kernels WHERE id = ?", "i", (int64_t)id) != 1) {
+		error("no kernel with id %ld in the database (see `klab kernels list`)", id);
+		goto out;
+	}
+	if (strcmp(state, "ok")) {
+		error("kernel %ld is '%s', not built: it cannot boot", id, state);
+		goto out;
+	}
+	if (db_get_str(db, &dir, "SELECT artifact_dir FROM kernels WHERE id = ?", "i",
+		       (int64_t)id) != 1 || !dir) {
+		error("kernel %ld has no artifact folder recorded", id);
+		goto out;
+	}
+	for (i = 0; i < ARRAY_SIZE(names) && !img; i++) {
+		char *p = xasprintf("%s/%s", dir, names[i]);
+
+		if (file_exists(p))
+			img = p;
+		else
+			free(p);
+	}
+	if (!img)
+		error("kernel %ld: no bzImage in its artifact folder '%s'", id, dir);
+out:
+	free(dir);
+	free(state);
+	return img;
+}
+
+/* A folder about to hold a new lab: missing, empty, or a stopped lab of ours. */
+static int prepare_dir(const char *dir)
+{
+	struct qlab_state old;
+	int r = qlab_state_load(dir, &old), i;
+	struct stat sb;
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		for (i = 0; i < 2; i++)
+			if (qlab_pid_alive(old.g[i].pid, dir, old.g[i].name)) {
+				error("a qemu lab is already up in '%s' (guest '%s', pid %ld); "
+				      "run `klab lab down --qemu --dir %s` first",
+				      dir, old.g[i].name, (long)old.g[i].pid, dir);
+				qlab_state_free(&old);
+				return -1;
+			}
+		qlab_state_free(&old);
+		return remove_tree(dir);
+	}
+	if (stat(dir, &sb) == 0) {
+		if (rmdir(dir) < 0)	/* an empty folder goes; anything else stays */
+			return error("lab folder '%s' exists and is not a klab qemu lab; "
+				     "give an empty or new folder with --dir", dir);
+	}
+	return 0;
+}
+
+static void print_guests_json(const struct qlab_state *st, const char *const *release)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	struct buf b = BUF_INIT;
+	char *frag = xasprintf("%s/klab.conf", st->dir);
+	int i;
+
+	json_object_object_add(o, "dir", json_object_new_string(st->dir));
+	json_object_object_add(o, "fragment", json_object_new_string(frag));
+	json_object_object_add(o, "kernel", json_object_new_string(st->kernel ? st->kernel : ""));
+	json_object_object_add(o, "index", json_object_new_int(st->index));
+	json_object_object_add(o, "smp", json_object_new_int(st->smp));
+	json_object_object_add(o, "mem_mb", json_object_new_int(st->mem_mb));
+	json_object_object_add(o, "queues", json_object_new_int(st->queues));
+	json_object_object_add(o, "nic", json_object_new_string(st->nic));
+	json_object_object_add(o, "accel", json_object_new_string(st->kvm ? "kvm" : "tcg"));
+	for (i = 0; i < 2; i++) {
+		struct json_object *g = json_object_new_object();
+		int alive = qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
+
+		json_object_object_add(g, "name", json_object_new_string(st->g[i].name));
+		json_object_object_add(g, "pid", json_object_new_int64(st->g[i].pid));
+		json_object_object_add(g, "running", json_object_new_boolean(alive));
+		json_object_object_add(g, "ssh", json_object_new_string("127.0.0.1"));
+		json_object_object_add(g, "ssh_port", json_object_new_int(st->g[i].ssh_port));
+		json_object_object_add(g, "addr", json_object_new_string(st->g[i].addr));
+		json_object_object_add(g, "release", release && release[i] ?
+				       json_object_new_string(release[i]) : NULL);
+		json_object_array_add(arr, g);
+	}
+	json_object_object_add(o, "guests", arr);
+	json_to_buf(&b, o, 1);
+	printf("%s\n", b.buf);
+	buf_release(&b);
+	json_object_put(o);
+	free(frag);
+}
+
+int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct up_opts o;
+	struct qlab_state st;
+	char *p = NULL, *dflt = NULL;
+	int r, i, sock_port = 0, started = 0, ret = 1;
+	int64_t t0 = now_ms();
+
+	memset(&st, 0, sizeof(st));
+	r = parse_opts(argc, argv, &o, 1);
+	if (r)
+		return r == 3 ? 0 : lab_usage(r);
+	if (!o.kernel == (o.kernel_id < 0)) {
+		error("give the kernel to boot: --kernel BZIMAGE or --kernel-id ID (one of them)");
+		return lab_usage(2);
+	}
+	if (!run_which("qemu-system-x86_64"))
+		return error("qemu-system-x86_64 not found: install the Debian package "
+			     "qemu-system-x86 (make deps)"), 1;
+
+	st.index = o.index;
+	st.smp = o.smp;
+	st.mem_mb = o.mem_mb;
+	st.queues = o.queues;
+	st.kvm = use_kvm(o.accel);
+	snprintf(st.nic, sizeof(st.nic), "%s", o.queues > 1 ? "tap" : "socket");
+	if (!o.dir)
+		o.dir = dflt = default_dir(o.index);
+	st.dir = abs_path(o.dir);
+	if (plain_path(st.dir, "lab folder") < 0)
+		goto out;
+	if (o.kernel) {
+		if (!file_exists(o.kernel)) {
+			error("kernel image '%s' not found", o.kernel);
+			goto out;
+		}
+		p = abs_path(o.kernel);
+	} else if (!(p = kernel_by_id(ctx, o.kernel_id))) {
+		goto out;
+	}
+	if (prepare_dir(st.dir) < 0)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		snprintf(st.g[i].name, sizeof(st.g[i].name), "%s", guest_names[i]);
+		snprintf(st.g[i].addr, sizeof(st.g[i].addr), QLAB_LAB_FMT, 100 + st.index, i + 1);
+	}
+
+	/* the folder: kernel copy, guest files, ports, keys, known_hosts */
+	{
+		char *k = xasprintf("%s/kernel", st.dir), *g = xasprintf("%s/guest", st.dir);
+		int bad = mkdir_p(k) < 0 || mkdir_p(g) < 0;
+
+		free(k);
+		free(g);
+		if (bad)
+			goto out;
+	}
+	st.kernel = xasprintf("%s/kernel/bzImage", st.dir);
+	if (copy_file(p, st.kernel, 0644) < 0)
+		goto out;
+	{
+		char *from = xasprintf("%s/kernels/lab/guest-init.sh", src_dir());
+		char *to = xasprintf("%s/guest/init.sh", st.dir);
+		char *from2 = xasprintf("%s/kernels/lab/sshd_config", src_dir());
+		char *to2 = xasprintf("%s/guest/sshd_config", st.dir);
+		int bad = copy_file(from, to, 0755) < 0 || copy_file(from2, to2, 0644) < 0;
+
+		free(from);
+		free(to);
+		free(from2);
+		free(to2);
+		if (bad) {
+			error("cannot copy the guest files from '%s/kernels/lab' "
+			      "(set KLAB_SRCDIR to the klab source tree)", src_dir());
+			goto out;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		int port;
+
+		do {
+			port = free_port();
+		} while (port > 0 && ((i > 0 && port == st.g[0].ssh_port) ||
+				      (i > 1 && port == st.g[1].ssh_port)));
+		if (port < 0)
+			goto out;
+		if (i < 2)
+			st.g[i].ssh_port = port;
+		else
+			sock_port = port;
+	}
+	if (make_keys(&st) < 0)
+		goto out;
+	if (!strcmp(st.nic, "tap") && tap_up(st.index) < 0)
+		goto out;
+	if (qlab_state_save(&st) < 0)
+		goto out;
+
+	printf("lab: booting dut and peer (%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
+	       st.kvm ? "kvm" : "tcg", st.smp, st.mem_mb, st.nic, st.queues,
+	       st.queues > 1 ? "s" : "", p);
+	fflush(stdout);
+	for (i = 0; i < 2; i++) {
+		if (start_guest(&st, i, sock_port) < 0)
+			goto fail;
+		started++;
+		if (qlab_state_save(&st) < 0)
+			goto fail;
+	}
+	if (wait_ssh(&st, o.timeout_s, t0) < 0)
+		goto fail;
+	if (write_fragment(&st) < 0)
+		goto fail;
+	if (ctx->json) {
+		print_guests_json(&st, NULL);
+	} else {
+		printf("lab: qemu lab %d up in %.1f s; config fragment: %s/klab.conf\n",
+		       st.index, (now_ms() - t0) / 1000.0, st.dir);
+		for (i = 0; i < 2; i++)
+			printf("lab:   %-4s  qemu pid %-7ld ssh root@127.0.0.1 -p %-5d  %s on eth1\n",
+			       st.g[i].name, (long)st.g[i].pid, st.g[i].ssh_port, st.g[i].addr);
+	}
+	ret = 0;
+	goto out;
+fail:
+	if (started)
+		stop_guests(&st);
+	if (!strcmp(st.nic, "tap"))
+		tap_down(st.index);
+	fprintf(stderr, "klab: the lab folder '%s' is kept for inspection; "
+		"`klab lab down --qemu --dir %s` removes it\n", st.dir, st.dir);
+out:
+	if (fflush(stdout) || ferror(stdout))
+		ret = 1;
+	free(p);
+	free(dflt);
+	qlab_state_free(&st);
+	return ret;
+}
+
+static int load_for(int argc, char **argv, struct qlab_state *st, int *missing)
+{
+	struct up_opts o;
+	char *dflt = NULL, *dir;
+	int r;
+
+	r = parse_opts(argc, argv, &o, 0);
+	if (r)
+		return r == 3 ? 3 : lab_usage(r);
+	if (!o.dir)
+		o.dir = dflt = default_dir(o.index);
+	dir = abs_path(o.dir);
+	r = qlab_state_load(dir, st);
+	*missing = r == 1;
+	if (r == 1)
+		st->dir = xstrdup(dir);
+	free(dir);
+	free(dflt);
+	return r < 0 ? 1 : 0;
+}
+
+int lab_qemu_down(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct qlab_state st;
+	int missing = 0, r;
+
+	memset(&st, 0, sizeof(st));
+	r = load_for(argc, argv, &st, &missing);
+	if (r)
+		return r == 3 ? 0 : r;
+	if (missing) {
+		printf("lab: no qemu lab in '%s': nothing to stop\n", st.dir);
+		qlab_state_free(&st);
+		return 0;
+	}
+	stop_guests(&st);
+	if (!strcmp(st.nic, "tap"))
+		tap_down(st.index);
+	r = remove_tree(st.dir);
+	if (r == 0)
+		printf("lab: qemu lab %d stopped (pids %ld %ld) and '%s' removed\n", st.index,
+		       (long)st.g[0].pid, (long)st.g[1].pid, st.dir);
+	qlab_state_free(&st);
+	return r < 0 ? 1 : 0;
+}
+
+int lab_qemu_status(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct qlab_state st;
+	struct buf rel[2] = { BUF_INIT, BUF_INIT };
+	const char *relv[2] = { NULL, NULL };
+	int missing = 0, r, i, running = 0;
+
+	memset(&st, 0, sizeof(st));
+	r = load_for(argc, argv, &st, &missing);
+	if (r)
+		return r == 3 ? 0 : r;
+	if (missing) {
+		if (ctx->json)
+			printf("{ \"dir\": null, \"guests\": [ ] }\n");
+		else
+			printf("lab: no qemu lab in '%s'\n", st.dir);
+		qlab_state_free(&st);
+		return 1;
+	}
+	for (i = 0; i < 2; i++)
+		if (qlab_pid_alive(st.g[i].pid, st.dir, st.g[i].name)) {
+			running++;
+			if (ssh_probe(&st, i, &rel[i]) == 0)
+				relv[i] = rel[i].buf;
+		}
+	if (ctx->json) {
+		print_guests_json(&st, relv);
+	} else {
+		printf("qemu lab %d in %s (%s, %d vCPU, %d MB, %s link, %d queue%s)\n", st.index,
+		       st.dir, st.kvm ? "kvm" : "tcg", st.smp, st.mem_mb, st.nic, st.queues,
+		       st.queues > 1 ? "s" : "");
+		printf("%-5s %-8s %-8s %-16s %-16s %s\n", "NAME", "PID", "STATE", "SSH", "ADDR",
+		       "KERNEL");
+		for (i = 0; i < 2; i++) {
+			char ssh[32];
+
+			snprintf(ssh, sizeof(ssh), "127.0.0.1:%d", st.g[i].ssh_port);
+			printf("%-5s %-8ld %-8s %-16s %-16s %s\n", st.g[i].name, (long)st.g[i].pid,
+			       qlab_pid_alive(st.g[i].pid, st.dir, st.g[i].name) ? "running" : "stopped",
+			       ssh, st.g[i].addr, relv[i] ? relv[i] : "-");
+		}
+	}
+	buf_release(&rel[0]);
+	buf_release(&rel[1]);
+	qlab_state_free(&st);
+	if (fflush(stdout) || ferror(stdout))
+		return 1;
+	return running == 2 ? 0 : 1;
+}

@@ -1,0 +1,52 @@
+/* lab_qemu.h: the qemu local lab: two guests (dut, peer) booted from a klab-built kernel. */
+#ifndef KLAB_LAB_QEMU_H
+#define KLAB_LAB_QEMU_H
+
+#include <sys/types.h>
+
+/*
+ * The address plan of the qemu lab, all inside the benchmarking range
+ * 198.18.0.0/15 (RFC 2544). Lab K (--index K, 0..49) uses:
+ *   management NIC (qemu user net, private to each qemu): 198.18.2.15/24,
+ *     qemu's side 198.18.2.2; SSH is forwarded from 127.0.0.1:PORT
+ *   workload NIC between the two guests: 198.18.(100+K).1/24 (dut) and .2 (peer)
+ *   dummy0 inside each guest (the udp_tx target device): 198.18.200.1/24;
+ *     packets sent to 198.18.200.2 leave through dummy0 and are dropped there
+ */
+#define QLAB_MGMT_NET "198.18.2.0/24"
+#define QLAB_MGMT_HOST "198.18.2.2"
+#define QLAB_MGMT_GUEST "198.18.2.15/24"
+#define QLAB_LAB_FMT "198.18.%d.%d"		/* 100 + K, 1 (dut) or 2 (peer) */
+#define QLAB_DUMMY_ADDR "198.18.200.1/24"
+#define QLAB_DUMMY_TARGET "198.18.200.2"
+#define QLAB_MAX_INDEX 49
+
+/*
+ * One guest of a running lab, as recorded in LABDIR/lab.state.
+ */
+struct qlab_guest {
+	char name[16];		/* "dut" or "peer" */
+	pid_t pid;		/* qemu's pid, 0 if unknown */
+	int ssh_port;		/* on 127.0.0.1 */
+	char addr[32];		/* workload address */
+};
+
+struct qlab_state {
+	char *dir;		/* absolute lab folder */
+	char *kernel;		/* the bzImage qemu booted */
+	int index, smp, mem_mb, queues, kvm;
+	char nic[16];		/* "socket" or "tap" */
+	struct qlab_guest g[2];	/* dut, peer */
+};
+
+/*
+ * Read LABDIR/lab.state: 0, 1 when the folder holds no lab, -1 on a
+ * malformed file (logged "FILE:LINE: ..."). Free with qlab_state_free().
+ */
+int qlab_state_load(const char *dir, struct qlab_state *st);
+void qlab_state_free(struct qlab_state *st);
+
+/* 1 when pid is a qemu of this lab folder (guards against pid reuse). */
+int qlab_pid_alive(pid_t pid, const char *dir, const char *guest);
+
+#endif
