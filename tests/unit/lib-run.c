@@ -1,0 +1,140 @@
+/* lib-run.c: running local programs: output, exit status, timeouts, caps, exec errors. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run.h"
+#include "tap.h"
+
+static int run_sh(struct run_cmd *c, const char *script)
+{
+	static const char *argv[4];
+
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = script;
+	argv[3] = NULL;
+	c->argv = argv;
+	return run_command(c);
+}
+
+int main(void)
+{
+	struct run_cmd c = RUN_CMD_INIT;
+	long long t0;
+
+	ok(run_sh(&c, "echo out; echo err >&2; exit 3") == 0, "run a shell");
+	is_str(c.out.buf, "out\n", "stdout captured");
+	is_str(c.err.buf, "err\n", "stderr captured");
+	is_int(c.status, 3, "exit status");
+	ok(!c.signaled && !c.timed_out, "not signaled, not timed out");
+	run_release(&c);
+
+	c = (struct run_cmd)RUN_CMD_INIT;
+	c.in = "line one\nline two\n";
+	c.in_len = strlen(c.in);
+	ok(run_sh(&c, "cat") == 0 && !strcmp(c.out.buf, "line one\nline two\n"), "stdin is fed");
+	run_release(&c);
+
+	/* big stdin and big stdout together: no deadlock */
+	{
+		size_t n = 4 << 20;
+		char *big = xmalloc(n);
+
+		memset(big, 'x', n);
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.in = big;
+		c.in_len = n;
+		c.timeout_ms = 30000;
+		ok(run_sh(&c, "cat; cat /dev/null >&2") == 0 && c.out.len == n && c.status == 0,
+		   "4 MiB through stdin and stdout without deadlock");
+		run_release(&c);
+		free(big);
+	}
+
+	c = (struct run_cmd)RUN_CMD_INIT;
+	c.out_cap = 1000;
+	ok(run_sh(&c, "head -c 100000 /dev/zero | tr '\\0' y") == 0, "capped run");
+	is_int(c.out.len, 1000, "output is capped");
+	ok(c.truncated && c.status == 0, "truncation flagged, child still exits normally");
+	run_release(&c);
+
+	c = (struct run_cmd)RUN_CMD_INIT;
+	c.timeout_ms = 300;
+	c.kill_grace_ms = 300;
+	t0 = now_ms();
+	ok(run_sh(&c, "sleep 30 & sleep 30; echo never") == 0, "a timed-out run returns");
+	ok(c.timed_out && c.signaled, "timeout kills: %s", run_describe(&c));
+	ok(now_ms() - t0 < 10000, "the timeout is honoured (also with a grandchild holding the pipes)");
+	ok(strstr(run_describe(&c), "timed out") != NULL, "described as timed out");
+	run_release(&c);
+
+	c = (struct run_cmd)RUN_CMD_INIT;
+	c.timeout_ms = 300;
+	c.kill_grace_ms = 200;
+	t0 = now_ms();
+	ok(run_sh(&c, "trap '' TERM; sleep 30") == 0 && c.timed_out, "a child ignoring TERM");
+	ok(c.signaled && c.status == 128 + SIGKILL, "is killed with KILL after the grace period");
+	run_release(&c);
+
+	{
+		const char *argv[] = { "/nonexistent/prog", NULL };
+
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.argv = argv;
+		is_int(run_command(&c), -1, "a missing program is an error before fork");
+		run_release(&c);
+	}
+	{
+		const char *argv[] = { "klab-no-such-program-xyz", NULL };
+
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.argv = argv;
+		is_int(run_command(&c), -1, "a program not in PATH is an error");
+		run_release(&c);
+	}
+	{
+		const char *argv[] = { "pwd", NULL };
+
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.argv = argv;
+		c.dir = "/tmp";
+		ok(run_command(&c) == 0 && !strcmp(c.out.buf, "/tmp\n"), "working directory");
+		run_release(&c);
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.argv = argv;
+		c.dir = "/nonexistent-dir";
+		is_int(run_command(&c), -1, "a missing working directory is reported through the exec pipe");
+		run_release(&c);
+	}
+	{
+		const char *env[] = { "KLAB_T1=hello", "HOME", NULL };
+
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.env = env;
+		ok(run_sh(&c, "echo \"$KLAB_T1:${HOME-unset}\"") == 0 && !strcmp(c.out.buf, "hello:unset\n"),
+		   "environment entries set and removed");
+		run_release(&c);
+	}
+	{
+		char *p = run_which("sh");
+
+		ok(p && p[0] == '/', "which finds sh in PATH: %s", p ? p : "(null)");
+		free(p);
+	}
+	/* start, signal the group, finish: how monitors are stopped */
+	c = (struct run_cmd)RUN_CMD_INIT;
+	{
+		const char *argv[] = { "sh", "-c", "trap 'echo stopped; exit 0' INT; while :; do sleep 0.05; done", NULL };
+
+		c.argv = argv;
+		c.timeout_ms = 10000;
+		ok(run_start(&c) == 0, "start a background child");
+		usleep(200000);
+		ok(run_signal(&c, SIGINT) == 0, "signal its process group");
+		ok(run_finish(&c) == 0 && c.status == 0 && strstr(c.out.buf, "stopped"), "it stopped cleanly");
+		run_release(&c);
+	}
+	return done_testing();
+}
