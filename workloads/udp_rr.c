@@ -449,6 +449,17 @@ static void add_count(struct rr_count *d, const struct rr_count *s)
 	d->bad += s->bad;
 }
 
+static uint64_t rr_sum_done(void *ctx)
+{
+	struct rr_client *c = ctx;
+	uint64_t sum = 0;
+	long i;
+
+	for (i = 0; i < c->p->threads; i++)
+		sum += WL_LOAD(&c->th[i].win.done);
+	return sum;
+}
+
 static int rr_client(struct rr_params *p)
 {
 	struct rr_client c;
@@ -456,7 +467,7 @@ static int rr_client(struct rr_params *p)
 	struct rr_count all = { 0 }, win = { 0 };
 	struct wl_errs *errs_all = xcalloc(1, sizeof(*errs_all)), *errs_win = xcalloc(1, sizeof(*errs_win));
 	struct hist *h = xmalloc(sizeof(*h));
-	uint64_t *per_flow = NULL, prev = 0, t_prev, measured_ns, losses;
+	uint64_t *per_flow = NULL, measured_ns, losses;
 	long i, started = 0;
 	int rc = 1, stopped_early = 0;
 	double secs;
@@ -490,31 +501,8 @@ static int rr_client(struct rr_params *p)
 
 	/* per-second series of the measured window, sampled by this thread */
 	if (started == p->threads) {
-		wl_sleep_until(c.warm_ns);
-		t_prev = c.warm_ns;
-		while (!wl_stop && t_prev < c.end_ns) {
-			uint64_t target = t_prev + 1000000000u, now, sum = 0;
-
-			if (target > c.end_ns)
-				target = c.end_ns;
-			wl_sleep_until(target);
-			now = wl_now_ns();
-			if (now < target && !wl_stop)
-				continue;	/* woken early by a signal for another thread */
-			for (i = 0; i < p->threads; i++)
-				sum += WL_LOAD(&c.th[i].win.done);
-			if (now > target)
-				now = target;
-			if (now > t_prev) {
-				o = json_object_new_object();
-				json_object_object_add(o, "t", wl_jdouble((double)(now - c.warm_ns) / 1e9));
-				json_object_object_add(o, "tps", wl_jdouble((double)(sum - prev) * 1e9 /
-									 (double)(now - t_prev)));
-				json_object_array_add(series, o);
-			}
-			prev = sum;
-			t_prev = now;
-		}
+		json_object_put(series);
+		series = wl_series(c.warm_ns, c.end_ns, "tps", rr_sum_done, &c, &c.stop);
 	}
 	if (wl_stop)
 		stopped_early = 1;

@@ -1,10 +1,547 @@
-/* udp_tx.c: UDP transmit generator (sender and sink). */
+/* udp_tx.c: UDP transmit generator (sendmmsg, sendto or io_uring senders) and a counting sink. */
+#include <errno.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "log.h"
+#include "util.h"
+#include "wl.h"
 #include "workloads.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+#define TX_MAX_SIZE 65507L
+#define TX_MAX_SEGS 64L		/* UDP_MAX_SEGMENTS of older kernels */
+#define TX_MAX_BATCH 1024L
+#define TX_SINK_BATCH 64
+#define TX_SINK_BUF 2048
+#define TX_HARD_MARGIN_MS 5000L
+
+static const char tx_usage[] =
+	"usage: klab-udp-tx send --addr A --port P [--threads T] [--size N]\n"
+	"                        [--engine sendmmsg|sendto|io_uring] [--batch B] [--gso N]\n"
+	"                        [--rate PPS] --duration S [--warmup S] [--cpus LIST] [-6]\n"
+	"       klab-udp-tx sink --port P [--addr A] [--threads T] --duration S [--warmup S]\n"
+	"                        [--cpus LIST] [-6]\n";
+
+enum tx_engine { ENGINE_SENDMMSG, ENGINE_SENDTO, ENGINE_IO_URING };
+static const char *const engine_names[] = { "sendmmsg", "sendto", "io_uring" };
+
+struct tx_params {
+	int sink;
+	int v6;
+	const char *addr_s, *cpus_s;
+	long port, threads, size, batch, gso, rate;
+	long duration_ms, warmup_ms;
+	enum tx_engine engine;
+	long segs;		/* packets per send: ceil(size / gso) with GSO, else 1 */
+	struct wl_cpus cpus;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+};
+
+static int tx_parse(int argc, char **argv, struct tx_params *p)
+{
+	const char *port = NULL, *threads = NULL, *size = NULL, *engine = NULL, *batch = NULL,
+		*gso = NULL, *rate = NULL, *dur = NULL, *warm = NULL, *v6 = NULL;
+	struct wl_opt opts[] = {
+		{ "addr", 1, &p->addr_s }, { "port", 1, &port }, { "threads", 1, &threads },
+		{ "size", 1, &size }, { "engine", 1, &engine }, { "batch", 1, &batch },
+		{ "gso", 1, &gso }, { "rate", 1, &rate }, { "duration", 1, &dur },
+		{ "warmup", 1, &warm }, { "cpus", 1, &p->cpus_s }, { "6", 0, &v6 },
+		{ NULL, 0, NULL },
+	};
+	const char *role = argc > 1 ? argv[1] : NULL;
+	size_t i;
+
+	if (!role)
+		return error("missing role: 'send' or 'sink'");
+	if (!strcmp(role, "sink"))
+		p->sink = 1;
+	else if (strcmp(role, "send"))
+		return error("unknown role '%s': expected 'send' or 'sink'", role);
+	if (wl_parse_opts(argc, argv, 2, opts))
+		return -1;
+	if (p->sink && (size || engine || batch || gso || rate))
+		return error("option '--%s' is for the sender only",
+			     size ? "size" : engine ? "engine" : batch ? "batch" : gso ? "gso" : "rate");
+	p->v6 = v6 != NULL;
+	p->threads = 1;
+	p->size = 64;
+	p->batch = 64;
+	p->segs = 1;
+	if (!port)
+		return error("missing --port");
+	if (wl_arg_long("port", port, p->sink ? 0 : 1, 65535, &p->port))
+		return -1;
+	if (!dur)
+		return error("missing --duration");
+	if (wl_arg_duration("duration", dur, 100, 86400000L, &p->duration_ms))
+		return -1;
+	if (warm && wl_arg_duration("warmup", warm, 0, 3600000L, &p->warmup_ms))
+		return -1;
+	if (threads && wl_arg_long("threads", threads, 1, 1024, &p->threads))
+		return -1;
+	if (!p->sink && !p->addr_s)
+		return error("missing --addr");
+	if (size && wl_arg_long("size", size, 1, TX_MAX_SIZE, &p->size))
+		return -1;
+	if (batch && wl_arg_long("batch", batch, 1, TX_MAX_BATCH, &p->batch))
+		return -1;
+	if (rate && wl_arg_long("rate", rate, 0, 1000000000L, &p->rate))
+		return -1;
+	if (engine) {
+		for (i = 0; i < ARRAY_SIZE(engine_names); i++)
+			if (!strcmp(engine, engine_names[i]))
+				break;
+		if (i == ARRAY_SIZE(engine_names))
+			return error("invalid --engine '%s': expected sendmmsg, sendto or io_uring", engine);
+		p->engine = (enum tx_engine)i;
+	}
+	if (gso) {
+		if (wl_arg_long("gso", gso, 1, TX_MAX_SIZE, &p->gso))
+			return -1;
+		p->segs = (p->size + p->gso - 1) / p->gso;
+		if (p->segs > TX_MAX_SEGS)
+			return error("invalid --gso '%s': --size %ld would make %ld segments (at most %ld)",
+				     gso, p->size, p->segs, TX_MAX_SEGS);
+	}
+	if (p->cpus_s && wl_arg_cpus("cpus", p->cpus_s, &p->cpus))
+		return -1;
+	if (wl_arg_addr("addr", p->addr_s, p->v6, (int)p->port, &p->addr, &p->addrlen))
+		return -1;
+	return 0;
+}
+
+static struct json_object *tx_params_json(const struct tx_params *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (p->addr_s)
+		json_object_object_add(o, "addr", json_object_new_string(p->addr_s));
+	json_object_object_add(o, "port", wl_jint((uint64_t)p->port));
+	json_object_object_add(o, "ipv6", json_object_new_boolean(p->v6));
+	json_object_object_add(o, "threads", wl_jint((uint64_t)p->threads));
+	if (!p->sink) {
+		json_object_object_add(o, "size", wl_jint((uint64_t)p->size));
+		json_object_object_add(o, "engine", json_object_new_string(engine_names[p->engine]));
+		json_object_object_add(o, "batch", wl_jint((uint64_t)p->batch));
+		json_object_object_add(o, "gso", wl_jint((uint64_t)p->gso));
+		json_object_object_add(o, "rate_pps", wl_jint((uint64_t)p->rate));
+	}
+	json_object_object_add(o, "duration_s", wl_jdouble((double)p->duration_ms / 1000.0));
+	json_object_object_add(o, "warmup_s", wl_jdouble((double)p->warmup_ms / 1000.0));
+	json_object_object_add(o, "cpus", p->cpus_s ? json_object_new_string(p->cpus_s) : NULL);
+	return o;
+}
+
+/* One worker (sender or sink) and its counters; *_win are the measured window's. */
+struct tx_thread {
+	pthread_t tid;
+	int idx;
+	int fd;
+	const struct tx_params *p;
+	uint64_t warm_ns, end_ns;
+	const int *stop;
+	uint64_t pkts_all, bytes_all, calls_all;
+	uint64_t pkts_win, bytes_win;	/* read by the main thread for the series */
+	struct wl_errs errs_all, errs_win;
+	struct io_uring ring;
+	int ring_ok;
+	char *buf;
+	int failed;
+};
+
+static void tx_count(struct tx_thread *t, uint64_t now, uint64_t pkts, uint64_t bytes)
+{
+	t->pkts_all += pkts;
+	t->bytes_all += bytes;
+	if (now >= t->warm_ns && now < t->end_ns) {
+		WL_ADD(&t->pkts_win, pkts);
+		WL_ADD(&t->bytes_win, bytes);
+	}
+}
+
+static void tx_error(struct tx_thread *t, uint64_t now, int err)
+{
+	wl_errs_add(&t->errs_all, err);
+	if (now >= t->warm_ns && now < t->end_ns)
+		wl_errs_add(&t->errs_win, err);
+}
+
+/*
+ * Rate cap: each thread sends rate/threads packets per second, paced per
+ * batch against the time the packets sent so far were due.
+ */
+static void tx_pace(struct tx_thread *t, uint64_t start, uint64_t sent, double pps)
+{
+	uint64_t due, now;
+
+	if (pps <= 0)
+		return;
+	due = start + (uint64_t)((double)sent * 1e9 / pps);
+	now = wl_now_ns();
+	if (due <= now)
+		return;
+	if (due > t->end_ns)
+		due = t->end_ns;
+	wl_sleep_until(due);
+}
+
+static int tx_send_loop(struct tx_thread *t)
+{
+	const struct tx_params *p = t->p;
+	struct mmsghdr *msgs = NULL;
+	struct iovec iov = { t->buf, (size_t)p->size };
+	double pps = p->rate > 0 ? (double)p->rate / (double)p->threads : 0;
+	unsigned batch = (unsigned)p->batch;
+	uint64_t start = wl_now_ns(), sent = 0, now = start;
+	long i;
+
+	if (pps > 0 && batch > 1 && pps / 1000.0 < batch)	/* at most ~1 ms of packets per batch */
+		batch = pps / 1000.0 < 1 ? 1 : (unsigned)(pps / 1000.0);
+	if (p->engine == ENGINE_SENDMMSG) {
+		msgs = xcalloc(batch, sizeof(*msgs));
+		for (i = 0; i < (long)batch; i++) {
+			msgs[i].msg_hdr.msg_iov = &iov;
+			msgs[i].msg_hdr.msg_iovlen = 1;
+		}
+	}
+	while (!wl_stop && !WL_LOAD(t->stop) && now < t->end_ns) {
+		int r;
+
+		tx_pace(t, start, sent, pps);
+		if (p->engine == ENGINE_SENDMMSG) {
+			r = sendmmsg(t->fd, msgs, batch, 0);
+			now = wl_now_ns();
+			t->calls_all++;
+			if (r < 0) {
+				tx_error(t, now, errno);
+				continue;
+			}
+			sent += (uint64_t)r * (uint64_t)p->segs;
+			tx_count(t, now, (uint64_t)r * (uint64_t)p->segs, (uint64_t)r * (uint64_t)p->size);
+		} else if (p->engine == ENGINE_SENDTO) {
+			unsigned k;
+
+			for (k = 0; k < batch; k++) {
+				ssize_t n = sendto(t->fd, t->buf, (size_t)p->size, 0, NULL, 0);
+
+				now = wl_now_ns();
+				t->calls_all++;
+				if (n < 0) {
+					tx_error(t, now, errno);
+					continue;
+				}
+				sent += (uint64_t)p->segs;
+				tx_count(t, now, (uint64_t)p->segs, (uint64_t)n);
+			}
+		} else {
+			struct io_uring_cqe *cqe;
+			struct io_uring_sqe *sqe;
+			unsigned head, seen = 0;
+
+			/* keep the ring full: one send SQE per free slot, then reap */
+			while ((sqe = io_uring_get_sqe(&t->ring))) {
+				io_uring_prep_send(sqe, 0, t->buf, (size_t)p->size, 0);
+				sqe->flags |= IOSQE_FIXED_FILE;
+			}
+			r = io_uring_submit_and_wait(&t->ring, 1);
+			now = wl_now_ns();
+			t->calls_all++;
+			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+				error("io_uring submit failed in thread %d: %s", t->idx, strerror(-r));
+				t->failed = 1;
+				break;
+			}
+			io_uring_for_each_cqe(&t->ring, head, cqe) {
+				seen++;
+				if (cqe->res < 0) {
+					tx_error(t, now, -cqe->res);
+					continue;
+				}
+				sent += (uint64_t)p->segs;
+				tx_count(t, now, (uint64_t)p->segs, (uint64_t)cqe->res);
+			}
+			io_uring_cq_advance(&t->ring, seen);
+		}
+	}
+	if (p->engine == ENGINE_IO_URING) {
+		/* drain what is still in flight so every counted send completed */
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec ts = { 0, 200000000 };
+
+		while (io_uring_wait_cqe_timeout(&t->ring, &cqe, &ts) == 0) {
+			if (cqe->res >= 0)
+				tx_count(t, wl_now_ns(), (uint64_t)p->segs, (uint64_t)cqe->res);
+			io_uring_cqe_seen(&t->ring, cqe);
+		}
+	}
+	free(msgs);
+	return t->failed ? -1 : 0;
+}
+
+static void *tx_send_thread(void *arg)
+{
+	struct tx_thread *t = arg;
+
+	if (wl_pin_self(&t->p->cpus, t->idx) || tx_send_loop(t))
+		t->failed = 1;
+	return NULL;
+}
+
+static void *tx_sink_thread(void *arg)
+{
+	struct tx_thread *t = arg;
+	struct mmsghdr msgs[TX_SINK_BATCH];
+	struct iovec iov[TX_SINK_BATCH];
+	int i;
+
+	if (wl_pin_self(&t->p->cpus, t->idx)) {
+		t->failed = 1;
+		return NULL;
+	}
+	memset(msgs, 0, sizeof(msgs));
+	for (i = 0; i < TX_SINK_BATCH; i++) {
+		iov[i].iov_base = t->buf + (size_t)i * TX_SINK_BUF;
+		iov[i].iov_len = TX_SINK_BUF;
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (!wl_stop && wl_now_ns() < t->end_ns) {
+		uint64_t bytes = 0, now;
+		int n = recvmmsg(t->fd, msgs, TX_SINK_BATCH, MSG_WAITFORONE | MSG_TRUNC, NULL);
+
+		now = wl_now_ns();
+		t->calls_all++;
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				tx_error(t, now, errno);
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			bytes += msgs[i].msg_len;
+		tx_count(t, now, (uint64_t)n, bytes);
+	}
+	return NULL;
+}
+
+/* Open and connect a sender's socket (and its ring): 0 or -1 (logged). */
+static int tx_open_sender(struct tx_thread *t)
+{
+	const struct tx_params *p = t->p;
+	char as[80];
+	int ret;
+
+	t->fd = socket(p->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (t->fd < 0)
+		return error_errno("cannot open a UDP socket");
+	if (connect(t->fd, (const struct sockaddr *)&p->addr, p->addrlen))
+		return error_errno("cannot connect to %s%s", wl_addr_str(&p->addr, as, sizeof(as)),
+				   errno == EINVAL ? " (a blackhole or prohibit route?)" : "");
+	if (p->gso) {
+		int g = (int)p->gso;
+
+		if (setsockopt(t->fd, SOL_UDP, UDP_SEGMENT, &g, sizeof(g)))
+			return error_errno("cannot set UDP_SEGMENT (--gso %ld)", p->gso);
+	}
+	if (p->engine == ENGINE_IO_URING) {
+		struct io_uring_probe *probe;
+		unsigned entries = (unsigned)p->batch < 8 ? 8 : (unsigned)p->batch;
+
+		ret = io_uring_queue_init(entries, &t->ring, 0);
+		if (ret < 0)
+			return error("io_uring is not available here: %s%s", strerror(-ret),
+				     ret == -EPERM || ret == -ENOSYS ?
+				     " (disabled by sysctl kernel.io_uring_disabled or not built in)" : "");
+		t->ring_ok = 1;
+		probe = io_uring_get_probe_ring(&t->ring);
+		if (!probe || !io_uring_opcode_supported(probe, IORING_OP_SEND)) {
+			if (probe)
+				io_uring_free_probe(probe);
+			return error("io_uring on this kernel has no IORING_OP_SEND (needs Linux 5.6)");
+		}
+		io_uring_free_probe(probe);
+		ret = io_uring_register_files(&t->ring, &t->fd, 1);
+		if (ret < 0)
+			return error("cannot register the socket with io_uring: %s", strerror(-ret));
+	}
+	return 0;
+}
+
+struct tx_run {
+	struct tx_thread *th;
+	long n;
+	int stop;
+};
+
+static uint64_t tx_sum_pkts(void *ctx)
+{
+	struct tx_run *r = ctx;
+	uint64_t s = 0;
+	long i;
+
+	for (i = 0; i < r->n; i++)
+		s += WL_LOAD(&r->th[i].pkts_win);
+	return s;
+}
+
+static int tx_run(struct tx_params *p)
+{
+	struct tx_run run = { 0 };
+	struct tx_thread *th = xcalloc((size_t)p->threads, sizeof(*th));
+	struct wl_errs *errs_all = xcalloc(1, sizeof(*errs_all)), *errs_win = xcalloc(1, sizeof(*errs_win));
+	struct json_object *doc = NULL, *series = NULL, *o;
+	uint64_t start, warm, end, pkts = 0, bytes = 0, pkts_all = 0, bytes_all = 0, calls = 0, now;
+	int *fds = xcalloc((size_t)p->threads, sizeof(int));
+	long i, started = 0;
+	int rc = 1;
+	double secs;
+
+	run.th = th;
+	run.n = p->threads;
+	for (i = 0; i < p->threads; i++)
+		th[i].fd = fds[i] = -1;
+	if (p->sink) {
+		if (wl_bind_group(&p->addr, p->addrlen, (int)p->threads, fds))
+			goto out;
+		for (i = 0; i < p->threads; i++)
+			th[i].fd = fds[i];
+	}
+	for (i = 0; i < p->threads; i++) {
+		struct tx_thread *t = &th[i];
+
+		t->idx = (int)i;
+		t->p = p;
+		t->stop = &run.stop;
+		if (p->sink) {
+			t->buf = xcalloc(TX_SINK_BATCH, TX_SINK_BUF);
+			wl_set_rcvbuf(t->fd, 8 << 20);
+			if (wl_set_timeouts(t->fd, 100, 0))
+				goto out;
+		} else {
+			t->buf = xcalloc(1, (size_t)p->size);
+			if (tx_open_sender(t))
+				goto out;
+		}
+	}
+	start = wl_now_ns();
+	warm = start + (uint64_t)p->warmup_ms * 1000000u;
+	end = warm + (uint64_t)p->duration_ms * 1000000u;
+	for (i = 0; i < p->threads; i++) {
+		th[i].warm_ns = warm;
+		th[i].end_ns = end;
+	}
+	for (i = 0; i < p->threads; i++, started++) {
+		int err = pthread_create(&th[i].tid, NULL, p->sink ? tx_sink_thread : tx_send_thread, &th[i]);
+
+		if (err) {
+			error("cannot start thread %ld: %s", i, strerror(err));
+			WL_STORE(&run.stop, 1);
+			break;
+		}
+	}
+	if (started == p->threads)
+		series = wl_series(warm, end, "pps", tx_sum_pkts, &run, &run.stop);
+	WL_STORE(&run.stop, 1);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i].tid, NULL);
+	if (started < p->threads)
+		goto out;
+	for (i = 0; i < p->threads; i++) {
+		if (th[i].failed)
+			goto out;
+		pkts += th[i].pkts_win;
+		bytes += th[i].bytes_win;
+		pkts_all += th[i].pkts_all;
+		bytes_all += th[i].bytes_all;
+		calls += th[i].calls_all;
+		wl_errs_merge(errs_all, &th[i].errs_all);
+		wl_errs_merge(errs_win, &th[i].errs_win);
+	}
+	now = wl_now_ns();
+	now = now > end ? end : now;
+	secs = now > warm ? (double)(now - warm) / 1e9 : 0;
+
+	doc = json_object_new_object();
+	json_object_object_add(doc, "schema", json_object_new_string("klab-udp-tx/1"));
+	json_object_object_add(doc, "role", json_object_new_string(p->sink ? "sink" : "send"));
+	json_object_object_add(doc, "params", tx_params_json(p));
+	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->warmup_ms / 1000.0));
+	json_object_object_add(doc, "duration_s", wl_jdouble(secs));
+	json_object_object_add(doc, "packets", wl_jint(pkts));
+	json_object_object_add(doc, "bytes", wl_jint(bytes));
+	json_object_object_add(doc, "pps", wl_jdouble(secs > 0 ? (double)pkts / secs : 0));
+	json_object_object_add(doc, "bps", wl_jdouble(secs > 0 ? (double)bytes * 8 / secs : 0));
+	json_object_object_add(doc, "errors", wl_errs_json(errs_win));
+	json_object_object_add(doc, "errors_total", wl_jint(wl_errs_total(errs_win)));
+	json_object_object_add(doc, "series", series ? series : json_object_new_array());
+	series = NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "packets", wl_jint(pkts_all));
+	json_object_object_add(o, "bytes", wl_jint(bytes_all));
+	json_object_object_add(o, "calls", wl_jint(calls));
+	json_object_object_add(o, "errors", wl_errs_json(errs_all));
+	json_object_object_add(o, "errors_total", wl_jint(wl_errs_total(errs_all)));
+	json_object_object_add(doc, "total", o);
+	json_object_object_add(doc, "stopped_early", json_object_new_boolean(wl_stop != 0));
+	rc = wl_print_doc(doc) ? 1 : 0;
+	doc = NULL;
+	if (!rc && !p->sink && !pkts_all) {
+		char as[80];
+
+		error("no packet could be sent to %s: %llu errors",
+		      wl_addr_str(&p->addr, as, sizeof(as)),
+		      (unsigned long long)wl_errs_total(errs_all));
+		rc = 1;
+	}
+out:
+	json_object_put(series);
+	json_object_put(doc);
+	for (i = 0; i < p->threads; i++) {
+		if (th[i].ring_ok)
+			io_uring_queue_exit(&th[i].ring);
+		if (th[i].fd >= 0)
+			close(th[i].fd);
+		free(th[i].buf);
+	}
+	free(th);
+	free(fds);
+	free(errs_all);
+	free(errs_win);
+	return rc;
+}
 
 int udp_tx_main(int argc, char **argv)
 {
-	fprintf(stderr, "udp-tx: not implemented yet\n");
-	return 1;
+	struct tx_params p;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+			 !strcmp(argv[1], "help"))) {
+		fputs(tx_usage, stdout);
+		return 0;
+	}
+	if (tx_parse(argc, argv, &p)) {
+		fputs(tx_usage, stderr);
+		wl_cpus_release(&p.cpus);
+		return 2;
+	}
+	wl_stop = 0;
+	wl_signals();
+	wl_hard_deadline(p.warmup_ms + p.duration_ms + TX_HARD_MARGIN_MS);
+	rc = tx_run(&p);
+	wl_hard_deadline(0);
+	wl_cpus_release(&p.cpus);
+	return rc;
 }

@@ -444,3 +444,36 @@ void wl_set_rcvbuf(int fd, int bytes)
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 }
+
+struct json_object *wl_series(uint64_t warm_ns, uint64_t end_ns, const char *key,
+			      uint64_t (*sum)(void *ctx), void *ctx, const int *stop)
+{
+	struct json_object *series = json_object_new_array();
+	uint64_t t_prev = warm_ns, prev = 0;
+
+	wl_sleep_until(warm_ns);
+	while (!wl_stop && !__atomic_load_n(stop, __ATOMIC_RELAXED) && t_prev < end_ns) {
+		uint64_t target = t_prev + 1000000000u, now, s;
+
+		if (target > end_ns)
+			target = end_ns;
+		wl_sleep_until(target);
+		now = wl_now_ns();
+		if (now < target)
+			continue;	/* a signal woke us early */
+		s = sum(ctx);
+		if (now > target)
+			now = target;
+		if (now > t_prev) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "t", wl_jdouble((double)(now - warm_ns) / 1e9));
+			json_object_object_add(o, key, wl_jdouble((double)(s - prev) * 1e9 /
+								   (double)(now - t_prev)));
+			json_object_array_add(series, o);
+		}
+		prev = s;
+		t_prev = now;
+	}
+	return series;
+}

@@ -133,3 +133,13 @@ int wl_set_busy_poll(int fd, long usec);
 int wl_set_timeouts(int fd, long rcv_ms, long snd_ms);
 /* Ask for a receive buffer of `bytes` (SO_RCVBUFFORCE when allowed, else SO_RCVBUF); best effort. */
 void wl_set_rcvbuf(int fd, int bytes);
+
+/*
+ * The per-second series of a measured window [warm_ns, end_ns): sleeps to
+ * each second boundary (the last interval may be shorter), calls sum(ctx)
+ * for the running total of a counter and appends {"t": seconds since
+ * warm_ns, KEY: rate per second over the interval}. Returns early when
+ * wl_stop is set or *stop becomes non-zero.
+ */
+struct json_object *wl_series(uint64_t warm_ns, uint64_t end_ns, const char *key,
+			      uint64_t (*sum)(void *ctx), void *ctx, const int *stop);
