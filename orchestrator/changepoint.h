@@ -9,7 +9,7 @@
  *  1. Split: over sliding windows (window w = 30 while the series is short,
  *     growing with it up to 50; step w/2), E-divisive means finds the split
  *     tau that maximises Q-hat; a candidate is kept when a two-sample
- *     t-test (pooled, n-1 variance) between the neighbouring segments
+ *     t-test (Welch's, where Otava pools) between the neighbouring segments
  *     gives p < p_weak (0.01), and each side has >= min_seg points. Each
  *     window is split recursively until no candidate passes.
  *  2. Merge: repeatedly drop the weakest change point (largest p, or below
@@ -58,7 +58,7 @@ void cp_result_free(struct cp_result *res);
  */
 double cp_qhat(const double *x, size_t n, size_t tau);
 
-/* Pooled two-sample t-test p (two-sided) of x[a..b) against x[b..c). */
+/* Welch two-sample t-test p (two-sided) of x[a..b) against x[b..c); 1 when a side has < 2 points. */
 double cp_ttest(const double *x, size_t a, size_t b, size_t c);
 
 #endif
