@@ -1,0 +1,366 @@
+/* agent-parse.c: unit tests of the monitor output parsers, fed recorded fixtures (host captures and seed mails). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "log.h"
+#include "parse.h"
+#include "tap.h"
+#include "util.h"
+
+static char *fixture(const char *name, size_t *len)
+{
+	struct buf b = BUF_INIT;
+	char *p = xasprintf("%s/agent/%s", tap_data_dir(), name);
+
+	if (buf_read_file(&b, p))
+		die("missing fixture '%s'", p);
+	free(p);
+	return buf_detach(&b, len);
+}
+
+/* Every prefix of a fixture: an error or a success, never a crash (ASan watches). */
+typedef int (*parse_fn)(const char *text, size_t len);
+
+static int truncations(const char *name, parse_fn fn)
+{
+	size_t len, i;
+	char *t = fixture(name, &len);
+	int errors = 0;
+
+	for (i = 0; i < len; i += (len > 4000 ? 37 : 1))
+		errors += fn(t, i) != 0;
+	free(t);
+	return errors;
+}
+
+static int p_report(const char *t, size_t n)
+{
+	struct prof_row *r; size_t k;
+	int ret = parse_perf_report(t, n, "x", &r, &k);
+	prof_rows_free(r, k);
+	return ret;
+}
+
+static int p_bpf(const char *t, size_t n)
+{
+	struct bpf_output o;
+	int ret = parse_bpftrace(t, n, "x", &o);
+	bpf_output_free(&o);
+	return ret;
+}
+
+static int p_mpstat(const char *t, size_t n)
+{
+	struct cpu_pct *r; size_t k;
+	int ret = parse_mpstat(t, n, "x", &r, &k);
+	free(r);
+	return ret;
+}
+
+static int p_stat(const char *t, size_t n)
+{
+	struct perf_stat_row *r; size_t k;
+	int ret = parse_perf_stat(t, n, "x", &r, &k);
+	perf_stat_rows_free(r, k);
+	return ret;
+}
+
+static int p_snmp(const char *t, size_t n)
+{
+	struct counters c = COUNTERS_INIT;
+	int ret = parse_snmp(t, n, "x", &c);
+	counters_free(&c);
+	return ret;
+}
+
+static int p_procstat(const char *t, size_t n)
+{
+	struct proc_stat ps;
+	int ret = parse_proc_stat(t, n, "x", &ps);
+	if (!ret)
+		proc_stat_free(&ps);
+	return ret;
+}
+
+static void test_perf_report(void)
+{
+	struct prof_row *r;
+	size_t n, len, i;
+	char *t = fixture("perf-report-seed004-before.txt", &len);
+	double sum = 0;
+
+	ok(!parse_perf_report(t, len, "seed 004", &r, &n), "seed 004 'before' profile parses");
+	is_int(n, 32, "32 rows");
+	is_double(r[0].percent, 31.01, 1e-9, "first row percent");
+	is_str(r[0].comm, "ksoftirqd/511", "first row comm");
+	is_str(r[0].dso, "[kernel.kallsyms]", "first row dso");
+	is_str(r[0].symbol, "queued_spin_lock_slowpath", "first row symbol without marker");
+	is_int(r[0].kind, 'k', "kernel marker");
+	is_str(r[1].comm, "swapper", "second row comm");
+	is_str(r[31].symbol, "sock_wfree", "last row symbol");
+	prof_rows_free(r, n);
+	free(t);
+
+	t = fixture("perf-report-seed004-after.txt", &len);
+	ok(!parse_perf_report(t, len, "seed 004", &r, &n), "seed 004 'after' profile parses");
+	is_str(r[0].symbol, "idpf_tx_splitq_clean_hdr", "after: top symbol");
+	is_double(r[0].percent, 19.10, 1e-9, "after: top percent");
+	prof_rows_free(r, n);
+	free(t);
+
+	/* real perf record -a -g -e cpu-clock on this host, with call graphs */
+	t = fixture("perf-report-idle.txt", &len);
+	ok(!parse_perf_report(t, len, "host", &r, &n), "host profile with call graphs parses");
+	ok(n == 39, "call graph lines are skipped (%zu rows)", n);
+	is_str(r[0].symbol, "pv_native_safe_halt", "host top symbol");
+	/* the ruler gives widths: a dso with a space in it stays whole */
+	for (i = 0; i < n; i++)
+		if (strstr(r[i].dso, "(deleted)"))
+			break;
+	ok(i < n && !strcmp(r[i].dso, "memfd:sealed-91173221a7ea (deleted)"), "dso with a space read by column");
+	ok(i < n && r[i].kind == '.' && !strcmp(r[i].symbol, "0x0000000000012efd"), "user-space row");
+	prof_rows_free(r, n);
+	free(t);
+
+	t = fixture("perf-report-host.txt", &len);
+	ok(!parse_perf_report(t, len, "host", &r, &n), "loaded host profile parses");
+	for (i = 0; i < n; i++)
+		sum += r[i].percent;
+	ok(n > 100 && sum > 95 && sum < 101, "rows add up to ~100%% (%zu rows, %.2f%%)", n, sum);
+	prof_rows_free(r, n);
+	free(t);
+
+	ok(parse_perf_report("", 0, "empty", &r, &n) < 0, "empty input is an error");
+	ok(parse_perf_report("    12.5%  a  b\n", 16, "cut", &r, &n) < 0, "row without marker is an error");
+	ok(parse_perf_report("# Samples: 0 of event 'cpu-clock'\n", 34, "none", &r, &n) == 0 && n == 0,
+	   "a report with no samples is empty, not an error");
+	ok(parse_perf_report("   120.0%  a  b  [k] x\n", 23, "bad", &r, &n) < 0, "percent over 100 is an error");
+	truncations("perf-report-host.txt", p_report);
+	truncations("perf-report-seed004-before.txt", p_report);
+	ok(1, "every truncation of the profiles returns without crashing");
+}
+
+static void test_mpstat(void)
+{
+	struct cpu_pct *r;
+	size_t n, len;
+	char *t = fixture("mpstat-seed004-before.txt", &len);
+
+	ok(!parse_mpstat(t, len, "seed 004", &r, &n), "seed 004 mpstat parses");
+	is_int(n, 1, "one Average row");
+	is_int(r[0].cpu, 511, "cpu 511");
+	is_double(r[0].soft, 98.0, 1e-9, "%%soft 98");
+	is_double(r[0].idle, 2.0, 1e-9, "%%idle 2");
+	free(r);
+	free(t);
+	t = fixture("mpstat-seed004-after.txt", &len);
+	ok(!parse_mpstat(t, len, "seed 004", &r, &n) && n == 1 && fabs(r[0].soft - 51.49) < 1e-9,
+	   "seed 004 after: %%soft 51.49");
+	free(r);
+	free(t);
+
+	t = fixture("mpstat-host.txt", &len);
+	ok(!parse_mpstat(t, len, "host", &r, &n), "host mpstat -P ALL parses");
+	is_int(n, 3, "Average rows only: all, 0, 1");
+	is_int(r[0].cpu, -1, "'all' is cpu -1");
+	is_double(r[0].usr + r[0].nice + r[0].sys + r[0].iowait + r[0].irq + r[0].soft + r[0].steal + r[0].idle,
+		  100.0, 0.05, "columns add up to 100");
+	free(r);
+	free(t);
+	ok(parse_mpstat("Average: CPU %usr %sys %idle\nAverage: all 1.0 x 3\n", 50, "bad", &r, &n) < 0,
+	   "non-number is an error");
+	ok(parse_mpstat("Average: CPU %usr %nice %sys %idle\nAverage: 0 1.0 2.0\n", 55, "cut", &r, &n) < 0,
+	   "truncated line is an error");
+	truncations("mpstat-host.txt", p_mpstat);
+	ok(1, "every truncation of mpstat returns");
+}
+
+static void test_proc_stat(void)
+{
+	struct proc_stat a, b;
+	struct cpu_pct p;
+	size_t la, lb, i;
+	char *ta = fixture("proc-stat-1.txt", &la), *tb = fixture("proc-stat-2.txt", &lb);
+	const struct cpu_times *x, *y;
+	uint64_t busy_sum = 0;
+
+	ok(!parse_proc_stat(ta, la, "1", &a) && !parse_proc_stat(tb, lb, "2", &b), "both /proc/stat samples parse");
+	is_int(a.n, 3, "cpu, cpu0, cpu1");
+	is_int(a.cpus[0].cpu, -1, "first is all");
+	is_int(a.cpus[2].cpu, 1, "cpu1");
+	for (i = 0; i < b.n; i++) {
+		x = proc_stat_cpu(&a, b.cpus[i].cpu);
+		y = &b.cpus[i];
+		cpu_pct_between(x, y, &p);
+		is_double(p.usr + p.nice + p.sys + p.iowait + p.irq + p.soft + p.steal + p.idle, 100.0, 1e-6,
+			  "cpu %d percentages add up to 100", y->cpu);
+		if (y->cpu >= 0)
+			busy_sum += cpu_busy_jiffies(x, y);
+	}
+	x = proc_stat_cpu(&a, -1);
+	y = proc_stat_cpu(&b, -1);
+	ok(llabs((long long)cpu_busy_jiffies(x, y) - (long long)busy_sum) <= 2,
+	   "busy jiffies of 'cpu' = sum of the CPUs");
+	proc_stat_free(&a);
+	proc_stat_free(&b);
+	free(ta);
+	free(tb);
+	ok(parse_proc_stat("intr 1 2\n", 9, "x", &a) < 0, "no cpu line is an error");
+	ok(parse_proc_stat("cpu0 1 2 x 4\n", 13, "x", &a) < 0, "letters are an error");
+	ok(!parse_proc_stat("cpu  1 2 3 4\n", 13, "x", &a) && a.cpus[0].t[CT_IDLE] == 4 && a.cpus[0].t[CT_STEAL] == 0,
+	   "old kernels' 4 columns accepted");
+	proc_stat_free(&a);
+	truncations("proc-stat-1.txt", p_procstat);
+	ok(1, "every truncation of /proc/stat returns");
+}
+
+static void test_perf_stat(void)
+{
+	struct perf_stat_row *r;
+	size_t n, len;
+	char *t = fixture("perf-stat-host.txt", &len);
+
+	ok(!parse_perf_stat(t, len, "host", &r, &n), "host perf stat -x, parses");
+	is_int(n, 6, "six events");
+	is_str(r[0].event, "cpu-clock", "cpu-clock");
+	is_double(r[0].value, 2004.46, 1e-9, "cpu-clock value");
+	is_str(r[0].unit, "msec", "unit msec");
+	is_int(r[3].supported, 0, "cycles not supported");
+	is_str(r[3].event, "cycles", "cycles named");
+	is_int(r[2].supported, 1, "context-switches supported");
+	is_double(r[2].value, 91, 0, "context-switches value");
+	perf_stat_rows_free(r, n);
+	free(t);
+	ok(parse_perf_stat("12,msec\n", 8, "cut", &r, &n) < 0, "two fields is an error");
+	ok(parse_perf_stat("abc,,ev\n", 8, "bad", &r, &n) < 0, "bad value is an error");
+	truncations("perf-stat-host.txt", p_stat);
+	ok(1, "every truncation of perf stat returns");
+}
+
+static void test_bpftrace(void)
+{
+	struct bpf_output o;
+	size_t len, i;
+	char *t = fixture("bpftrace-seed000-before.txt", &len);
+	uint64_t total = 0;
+	double v;
+	const char *stats = "@x: count 3, average 5, total 15\n@h:\n[8, ...)   4 |@@|\n";
+
+	ok(!parse_bpftrace(t, len, "seed 000", &o), "seed 000 'before' histogram parses");
+	is_int(o.n_hists, 1, "one histogram");
+	is_str(o.hists[0].name, "@__dev_queue_xmit_ns", "named");
+	is_int(o.hists[0].n, 11, "11 buckets");
+	is_double(o.hists[0].b[2].lo, 512, 0, "[512, 1K) lo");
+	is_double(o.hists[0].b[2].hi, 1024, 0, "[512, 1K) hi: K is 1024");
+	is_int(o.hists[0].b[4].count, 8699293, "[2K, 4K) count");
+	is_double(o.hists[0].b[10].hi, 256 * 1024, 0, "[128K, 256K) hi");
+	for (i = 0; i < o.hists[0].n; i++)
+		total += o.hists[0].b[i].count;
+	is_int(total, 22266072, "total of the 'before' samples");
+	bpf_output_free(&o);
+	free(t);
+
+	t = fixture("bpftrace-seed000-after.txt", &len);
+	ok(!parse_bpftrace(t, len, "seed 000", &o) && o.n_hists == 1 && o.hists[0].n == 9, "after: 9 buckets");
+	bpf_output_free(&o);
+	free(t);
+
+	t = fixture("bpftrace-tracepoint.txt", &len);
+	ok(!parse_bpftrace(t, len, "host", &o), "real tracepoint output parses");
+	is_int(o.n_hists, 2, "a linear and a log2 histogram");
+	is_str(o.hists[0].name, "@l", "lhist first");
+	is_double(o.hists[0].b[0].lo, -BPF_OPEN, 0, "(..., 0) open below");
+	is_double(o.hists[0].b[1].lo, 0, 0, "[0, 50) lo");
+	is_double(o.hists[0].b[1].hi, 50, 0, "[0, 50) hi");
+	is_double(o.hists[1].b[1].lo, 0, 0, "[0] lo");
+	is_double(o.hists[1].b[1].hi, 1, 0, "[0] hi");
+	is_double(o.hists[1].b[o.hists[1].n - 1].lo, 2.0 * 1024 * 1024 * 1024, 0, "[2G, 4G): G suffix");
+	for (i = 0; i < o.n_values; i++)
+		if (!strcmp(o.values[i].name, "@s[bash]"))
+			break;
+	ok(i < o.n_values && o.values[i].value == 8016, "keyed sum map @s[bash] = 8016");
+	for (i = 0; i < o.n_values; i++)
+		if (!strcmp(o.values[i].name, "@a"))
+			break;
+	ok(i < o.n_values && o.values[i].value == 75, "avg @a = 75");
+	ok(o.error == NULL, "RLIMIT_MEMLOCK noise is not an error");
+	bpf_output_free(&o);
+	free(t);
+
+	ok(!parse_bpftrace(stats, strlen(stats), "x", &o) &&
+	   o.n_values == 3 && o.n_hists == 1 && o.hists[0].b[0].hi == BPF_OPEN, "stats() and open-ended bucket");
+	bpf_output_free(&o);
+	ok(!parse_bpftrace("ERROR: Error attaching probe: 'kprobe:x'\n", 40, "x", &o) && o.error &&
+	   !strcmp(o.error, "Error attaching probe: 'kprobe:x'"), "bpftrace ERROR line kept");
+	bpf_output_free(&o);
+	ok(parse_bpftrace("@h:\n[1K, 2K)  5 |@@@\n", 21, "cut", &o) < 0, "cut bar is an error");
+	ok(parse_bpftrace("@h:\n[1K, 2", 10, "cut", &o) < 0, "cut bucket is an error");
+	ok(parse_bpftrace("@h:\n[1X, 2K)  5 |@|\n", 20, "bad", &o) < 0, "bad suffix is an error");
+	ok(!parse_bpf_number("16M", 3, &v) && v == 16.0 * 1024 * 1024, "16M");
+	ok(parse_bpf_number("M", 1, &v) < 0, "bare suffix rejected");
+	truncations("bpftrace-tracepoint.txt", p_bpf);
+	truncations("bpftrace-seed000-before.txt", p_bpf);
+	ok(1, "every truncation of bpftrace output returns");
+}
+
+static void test_net(void)
+{
+	struct counters c = COUNTERS_INIT, a = COUNTERS_INIT, dlt = COUNTERS_INIT;
+	struct channels ch;
+	size_t len;
+	char *t = fixture("snmp-host.txt", &len);
+	const struct counter *k;
+	const char *eth = "NIC statistics:\n     peer_ifindex: 2\n     rx_queue_0_drops: 7\n";
+	const char *chl = "Channel parameters for wl0:\nPre-set maximums:\nRX:\t\t8\nTX:\t\t8\nOther:\t\tn/a\n"
+		"Combined:\tn/a\nCurrent hardware settings:\nRX:\t\t4\nTX:\t\t2\nOther:\t\tn/a\nCombined:\tn/a\n";
+
+	ok(!parse_snmp(t, len, "snmp", &c), "/proc/net/snmp parses");
+	k = counters_find(&c, "Udp.InDatagrams");
+	ok(k && k->value == 26, "Udp.InDatagrams");
+	k = counters_find(&c, "Tcp.MaxConn");
+	ok(k && k->value == -1, "negative Tcp.MaxConn");
+	ok(counters_find(&c, "UdpLite.MemErrors") != NULL, "last counter present");
+	free(t);
+	counters_add(&a, "Udp.InDatagrams", 20);
+	counters_delta(&a, &c, &dlt);
+	ok(dlt.n == 1 && dlt.v[0].value == 6, "delta of counters present on both sides");
+	counters_free(&c);
+	counters_free(&a);
+	counters_free(&dlt);
+	ok(parse_snmp("Udp: A B\nUdp: 1\n", 17, "cut", &c) < 0, "fewer values than names is an error");
+	counters_free(&c);
+	ok(parse_snmp("Udp: A B\n", 9, "cut", &c) < 0, "header without values is an error");
+	counters_free(&c);
+	truncations("snmp-host.txt", p_snmp);
+
+	t = fixture("softnet-host.txt", &len);
+	ok(!parse_softnet(t, len, "softnet", &c), "softnet_stat parses");
+	k = counters_find(&c, "softnet.processed");
+	ok(k && k->value == 0x12 + 0x2d06, "processed summed over CPUs");
+	counters_free(&c);
+	free(t);
+	ok(parse_softnet("0000zz 1 2\n", 11, "bad", &c) < 0, "non-hex is an error");
+	counters_free(&c);
+
+	ok(!parse_ethtool_stats(eth, strlen(eth), "ethtool", &c) && c.n == 2 &&
+	   !strcmp(c.v[1].name, "ethtool.rx_queue_0_drops") && c.v[1].value == 7, "ethtool -S");
+	counters_free(&c);
+	ok(!parse_ethtool_channels(chl, strlen(chl), "ethtool -l", &ch) && ch.rx == 4 && ch.tx == 2 &&
+	   ch.combined == -1 && ch.max_rx == 8, "ethtool -l of a veth");
+	ok(parse_ethtool_channels("RX: 4\n", 6, "x", &ch) < 0, "no current block is an error");
+}
+
+int main(void)
+{
+	log_init("agent-parse", 0, LOG_CRIT);	/* expected errors stay quiet */
+	test_perf_report();
+	test_mpstat();
+	test_proc_stat();
+	test_perf_stat();
+	test_bpftrace();
+	test_net();
+	return done_testing();
+}
