@@ -147,14 +147,24 @@ static void add_kv(struct parser *p, struct raw_section *s, const char *key, cha
 	s->n++;
 }
 
-/* A path relative to the folder of `file`. */
+/* A path relative to the folder of `file`, made absolute so later chdir()s do not matter. */
 static char *relative_to(const char *file, const char *path)
 {
-	const char *slash = strrchr(file, '/');
+	char *real, *slash, *out;
 
-	if (path[0] == '/' || !slash)
+	if (path[0] == '/')
 		return xstrdup(path);
-	return xasprintf("%.*s/%s", (int)(slash - file), file, path);
+	real = realpath(file, NULL);
+	if (!real) {
+		const char *s = strrchr(file, '/');
+
+		return s ? xasprintf("%.*s/%s", (int)(s - file), file, path) : xstrdup(path);
+	}
+	slash = strrchr(real, '/');
+	*slash = '\0';
+	out = xasprintf("%s/%s", *real ? real : "", path);
+	free(real);
+	return out;
 }
 
 static void parse_header(struct parser *p, char *line, const char *file, int lineno,

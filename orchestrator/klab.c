@@ -55,30 +55,39 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	name = argv[i];
-	if (!strcmp(name, "help"))
-		return i + 1 < argc ? cmd_usage(argv[i + 1], 0) : (klab_usage_all(stdout), 0);
-	if (!strcmp(name, "version")) {
+	ret = -1;
+	if (!strcmp(name, "help")) {
+		if (i + 1 < argc) {
+			ret = cmd_usage(argv[i + 1], 0);
+		} else {
+			klab_usage_all(stdout);
+			ret = 0;
+		}
+	} else if (!strcmp(name, "version")) {
 		printf("klab %s\n", KLAB_VERSION);
-		return 0;
+		ret = 0;
 	}
-	for (size_t k = 0; k < klab_ncmds; k++) {
+	for (size_t k = 0; ret < 0 && k < klab_ncmds; k++) {
 		if (strcmp(klab_cmds[k].name, name))
 			continue;
 		if (i + 1 < argc && (!strcmp(argv[i + 1], "--help") || !strcmp(argv[i + 1], "-h")) &&
 		    strcmp(name, "lab"))
-			return cmd_usage(name, 0);
-		ret = klab_cmds[k].fn(argc - i, argv + i, &ctx);
-		if (fflush(stdout) || ferror(stdout)) {
-			error("cannot write the output: %s", strerror(errno));
-			ret = 1;
-		}
-		db_close(ctx.db);
-		if (ctx.cfg) {
-			conf_free(ctx.cfg);
-			free(ctx.cfg);
-		}
-		return ret;
+			ret = cmd_usage(name, 0);
+		else
+			ret = klab_cmds[k].fn(argc - i, argv + i, &ctx);
 	}
-	error("unknown command '%s' (see 'klab help')", name);
-	return 2;
+	if (ret < 0) {
+		error("unknown command '%s' (see 'klab help')", name);
+		return 2;
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		error("cannot write the output: %s", strerror(errno));
+		ret = 1;
+	}
+	db_close(ctx.db);
+	if (ctx.cfg) {
+		conf_free(ctx.cfg);
+		free(ctx.cfg);
+	}
+	return ret;
 }
