@@ -43,6 +43,8 @@ int wl_parse_opts(int argc, char **argv, int first, const struct wl_opt *opts)
 			name = a + 1;
 			eq = NULL;
 			len = 1;
+		} else if (a[0] == '-' && a[1]) {
+			return error("unknown option '%s'", a);
 		} else {
 			return error("unexpected argument '%s'", a);
 		}
