@@ -199,6 +199,8 @@ install: all
 	sed 's|@PREFIX@|$(PREFIX)|g' docs/klabd.service.in > $(DESTDIR)$(PREFIX)/lib/systemd/system/klabd.service
 	@if ls docs/man/*.1 >/dev/null 2>&1; then install -d $(DESTDIR)$(PREFIX)/share/man/man1; \
 		install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+	@if ls docs/man/*.8 >/dev/null 2>&1; then install -d $(DESTDIR)$(PREFIX)/share/man/man8; \
+		install -m 0644 docs/man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/; fi
 
 # --- demo (README command 1) --------------------------------------------------
 demo: deps all
