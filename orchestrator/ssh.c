@@ -44,6 +44,7 @@ struct ssh_conn {
 	LIBSSH2_SESSION *s;
 	LIBSSH2_SFTP *sftp;
 	int dropped;
+	int ready;		/* handshake done: keepalives may be sent */
 };
 
 static int libssh2_ready;
@@ -237,7 +238,8 @@ static int wait_socket(struct ssh_conn *c, int64_t deadline)
 		p.events |= POLLOUT;
 	if (!p.events)
 		p.events = POLLIN;
-	libssh2_keepalive_send(c->s, &next);
+	if (c->ready)
+		libssh2_keepalive_send(c->s, &next);
 	timeout = (next > 0 ? next : c->keepalive_s) * 1000;
 	if (deadline) {
 		left = deadline - now_ms();
@@ -320,6 +322,7 @@ static void session_free(struct ssh_conn *c)
 		libssh2_sftp_shutdown(c->sftp);
 		c->sftp = NULL;
 	}
+	c->ready = 0;
 	if (c->s) {
 		if (!c->dropped)
 			libssh2_session_disconnect(c->s, "klab done");
@@ -525,6 +528,7 @@ static int session_open(struct ssh_conn *c, long timeout_ms, int full)
 		session_free(c);
 		return -1;
 	}
+	c->ready = 1;
 	if (!full)
 		return 0;
 	if (check_hostkey(c) < 0 || authenticate(c, deadline) < 0) {

@@ -1,0 +1,748 @@
+/* lab.c: `klab lab up|down|status`: the netns local lab (two namespaces with their own sshd), and dispatch to the qemu lab. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "cmds.h"
+#include "jsonh.h"
+#include "lab.h"
+#include "log.h"
+#include "run.h"
+#include "ssh.h"
+#include "strvec.h"
+#include "util.h"
+
+#define SSHD "/usr/sbin/sshd"
+#define STATE_FILE "netns.state"
+
+/*
+ * The address plan of the netns lab, all of it here. Everything lies in
+ * the benchmarking range 198.18.0.0/15 (RFC 2544), never routed.
+ * Lab K (0..NLAB_MAX_INDEX), machine i (0 dut, 1 peer):
+ *   namespace             klabK-dut, klabK-peer
+ *   management veth       root side "klabKd"/"klabKp" 198.18.255.(8K+4i+1)/30,
+ *                         namespace side "mgmt0" 198.18.255.(8K+4i+2)/30;
+ *                         sshd listens there on port 22
+ *   workload veth         wl0 (dut) <-> wl1 (peer), N tx/rx queues,
+ *                         198.18.0.(4K+i+1)/24
+ * so two labs with different K never share a name or an address.
+ */
+static void plan(struct nlab_machine *m, int index, int i)
+{
+	static const char *const names[] = { "dut", "peer" };
+
+	snprintf(m->name, sizeof(m->name), "%s", names[i]);
+	snprintf(m->netns, sizeof(m->netns), "klab%d-%s", index, names[i]);
+	snprintf(m->root_veth, sizeof(m->root_veth), "klab%d%c", index, names[i][0]);
+	snprintf(m->root_addr, sizeof(m->root_addr), "198.18.255.%d", 8 * index + 4 * i + 1);
+	snprintf(m->mgmt_addr, sizeof(m->mgmt_addr), "198.18.255.%d", 8 * index + 4 * i + 2);
+	snprintf(m->nic, sizeof(m->nic), "wl%d", i);
+	snprintf(m->addr, sizeof(m->addr), "198.18.0.%d", 4 * index + i + 1);
+	m->port = 22;
+}
+
+void nlab_plan(struct nlab *l, int index, int queues)
+{
+	int i;
+
+	l->index = index;
+	l->queues = queues;
+	for (i = 0; i < 2; i++)
+		plan(&l->m[i], index, i);
+}
+
+static char *abs_path(const char *p)
+{
+	char cwd[PATH_MAX];
+
+	if (p[0] == '/')
+		return xstrdup(p);
+	if (!getcwd(cwd, sizeof(cwd)))
+		die_errno("cannot get the current folder");
+	return xasprintf("%s/%s", cwd, p);
+}
+
+char *nlab_default_dir(int index)
+{
+	return index ? xasprintf("lab/netns-%d", index) : xstrdup("lab/netns");
+}
+
+/* ---- running commands -------------------------------------------------------- */
+
+/* Run argv; 0 on exit 0, else -1 (logged unless quiet) with the last stderr line. */
+static int sh(const char *const *argv, int quiet)
+{
+	struct run_cmd c = RUN_CMD_INIT;
+	int ret = 0;
+
+	c.argv = argv;
+	c.timeout_ms = 30000;
+	c.out_cap = 1 << 20;
+	if (run_command(&c) < 0) {
+		ret = -1;
+	} else if (c.status != 0) {
+		ret = -1;
+		if (!quiet) {
+			struct strvec v = STRVEC_INIT;
+			char *cmd;
+
+			strvec_pushv(&v, argv);
+			cmd = strvec_join(&v, " ");
+			buf_rtrim(&c.err);
+			error("'%s' failed (%s): %s", cmd, run_describe(&c), c.err.buf);
+			free(cmd);
+			strvec_clear(&v);
+		}
+	}
+	run_release(&c);
+	return ret;
+}
+
+#define SH(...) sh((const char *const[]){ __VA_ARGS__, NULL }, 0)
+#define SHQ(...) sh((const char *const[]){ __VA_ARGS__, NULL }, 1)
+
+/* ---- state ---------------------------------------------------------------------- */
+
+int nlab_load(const char *dir, struct nlab *l)
+{
+	struct buf b = BUF_INIT;
+	char *path = xasprintf("%s/%s", dir, STATE_FILE);
+	long index = -1, queues = 8;
+	char *line, *save = NULL;
+	int ret = -1, lineno = 0;
+
+	if (!file_exists(path)) {
+		ret = 1;
+		goto out;
+	}
+	if (buf_read_file(&b, path) < 0)
+		goto out;
+	for (line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *v;
+
+		lineno++;
+		if (line[0] == '#')
+			continue;
+		if ((v = skip_prefix(line, "index=")) && !parse_long(v, 0, NLAB_MAX_INDEX, &index))
+			continue;
+		if ((v = skip_prefix(line, "queues=")) && !parse_long(v, 1, 256, &queues))
+			continue;
+		error("%s:%d: unexpected line '%s'", path, lineno, line);
+		goto out;
+	}
+	if (index < 0) {
+		error("%s: no index= line", path);
+		goto out;
+	}
+	nlab_plan(l, (int)index, (int)queues);
+	snprintf(l->dir, sizeof(l->dir), "%s", dir);
+	ret = 0;
+out:
+	buf_release(&b);
+	free(path);
+	return ret;
+}
+
+/* pid from DIR/M/sshd.pid if that process is alive and is an sshd; else 0. */
+static pid_t sshd_pid(const struct nlab *l, const struct nlab_machine *m)
+{
+	struct buf b = BUF_INIT, comm = BUF_INIT;
+	char *path = xasprintf("%s/%s/sshd.pid", l->dir, m->name), *cpath = NULL;
+	long pid = 0;
+
+	if (!file_exists(path))
+		goto out;
+	if (buf_read_file(&b, path) < 0)
+		goto out;
+	buf_trim(&b);
+	if (parse_long(b.buf, 1, INT_MAX, &pid) < 0) {
+		pid = 0;
+		goto out;
+	}
+	cpath = xasprintf("/proc/%ld/comm", pid);
+	if (!file_exists(cpath) || buf_read_file(&comm, cpath) < 0) {
+		pid = 0;
+		goto out;
+	}
+	buf_trim(&comm);
+	if (strcmp(comm.buf, "sshd"))
+		pid = 0;
+out:
+	buf_release(&b);
+	buf_release(&comm);
+	free(path);
+	free(cpath);
+	return (pid_t)pid;
+}
+
+static int netns_exists(const char *ns)
+{
+	char *p = xasprintf("/run/netns/%s", ns);
+	int r = file_exists(p);
+
+	free(p);
+	return r;
+}
+
+/* ---- up ----------------------------------------------------------------------------- */
+
+static int keygen(const char *file, const char *comment)
+{
+	if (file_exists(file))
+		return 0;
+	return SH("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file);
+}
+
+static int write_sshd_config(const struct nlab *l, const struct nlab_machine *m)
+{
+	struct buf b = BUF_INIT;
+	char *path = xasprintf("%s/%s/sshd_config", l->dir, m->name);
+	int ret;
+
+	buf_addf(&b,
+		 "# sshd of netns lab machine '%s' (namespace %s); written by `klab lab up --netns`\n"
+		 "Port %d\n"
+		 "ListenAddress %s\n"
+		 "HostKey %s/%s/ssh_host_ed25519_key\n"
+		 "PidFile %s/%s/sshd.pid\n"
+		 "AuthorizedKeysFile %s/keys/authorized_keys\n"
+		 "PermitRootLogin prohibit-password\n"
+		 "PubkeyAuthentication yes\n"
+		 "PasswordAuthentication no\n"
+		 "KbdInteractiveAuthentication no\n"
+		 "UsePAM no\n"
+		 "StrictModes no\n"
+		 "UseDNS no\n"
+		 "PrintMotd no\n"
+		 "MaxStartups 100:30:200\n"
+		 "MaxSessions 100\n"
+		 "LogLevel VERBOSE\n"
+		 "SetEnv KLAB_LAB_DIR=%s KLAB_LAB_MACHINE=%s\n"
+		 "Subsystem sftp internal-sftp\n",
+		 m->name, m->netns, m->port, m->mgmt_addr, l->dir, m->name, l->dir, m->name, l->dir,
+		 l->dir, m->name);
+	ret = write_file_atomic(path, b.buf, b.len, 0644);
+	buf_release(&b);
+	free(path);
+	return ret;
+}
+
+int nlab_sshd_start(const struct nlab *l, const struct nlab_machine *m)
+{
+	char *conf = xasprintf("%s/%s/sshd_config", l->dir, m->name);
+	char *log = xasprintf("%s/%s/sshd.log", l->dir, m->name);
+	int ret = -1;
+
+	if (mkdir_p("/run/sshd") < 0)
+		goto out;
+	ret = SH("ip", "netns", "exec", m->netns, SSHD, "-f", conf, "-E", log);
+out:
+	free(conf);
+	free(log);
+	return ret;
+}
+
+/* Read DIR/M/ssh_host_ed25519_key.pub as "TYPE BASE64". */
+static int host_pub(const struct nlab *l, const struct nlab_machine *m, struct buf *out)
+{
+	struct buf b = BUF_INIT;
+	struct strvec w = STRVEC_INIT;
+	char *path = xasprintf("%s/%s/ssh_host_ed25519_key.pub", l->dir, m->name);
+	int ret = -1;
+
+	if (buf_read_file(&b, path) < 0)
+		goto out;
+	strvec_split(&w, b.buf, " \t\n");
+	if (w.n < 2) {
+		error("%s: malformed public key", path);
+		goto out;
+	}
+	buf_addf(out, "%s %s", w.v[0], w.v[1]);
+	ret = 0;
+out:
+	buf_release(&b);
+	strvec_clear(&w);
+	free(path);
+	return ret;
+}
+
+/* Wait until the machine's sshd answers with its own host key (15 s). */
+static int wait_sshd(const struct nlab *l, const struct nlab_machine *m)
+{
+	struct buf want = BUF_INIT, got = BUF_INIT;
+	int64_t deadline = now_ms() + 15000;
+	int ret = -1, lvl = log_get_level();
+
+	if (host_pub(l, m, &want) < 0)
+		goto out;
+	while (now_ms() < deadline) {
+		buf_reset(&got);
+		log_set_level(LOG_CRIT);	/* attempts before sshd listens fail: not news */
+		if (ssh_hostkey_fetch(m->mgmt_addr, m->port, 2000, &got, NULL) == 0) {
+			log_set_level(lvl);
+			if (!ends_with(got.buf, want.buf)) {
+				error("sshd of lab machine '%s' at %s answers with another host key", m->name,
+				      m->mgmt_addr);
+				goto out;
+			}
+			ret = 0;
+			goto out;
+		}
+		log_set_level(lvl);
+		usleep(100000);
+	}
+	ssh_hostkey_fetch(m->mgmt_addr, m->port, 2000, &got, NULL);	/* once more, to log why */
+	error("sshd of lab machine '%s' did not answer on %s:%d within 15 s (see %s/%s/sshd.log)",
+	      m->name, m->mgmt_addr, m->port, l->dir, m->name);
+out:
+	log_set_level(lvl);
+	buf_release(&want);
+	buf_release(&got);
+	return ret;
+}
+
+static int write_fragment(const struct nlab *l)
+{
+	struct buf b = BUF_INIT;
+	char *path = xasprintf("%s/klab.conf", l->dir);
+	int i, ret;
+
+	buf_addf(&b, "# klab netns lab %d: written by `klab lab up --netns`; include it from your config.\n"
+		 "# Removed by `klab lab down --dir %s`.\n", l->index, l->dir);
+	buf_addf(&b, "[lab]\n\tssh_key = %s/keys/id_ed25519\n\tknown_hosts = %s/known_hosts\n", l->dir, l->dir);
+	for (i = 0; i < 2; i++) {
+		const struct nlab_machine *m = &l->m[i];
+
+		buf_addf(&b, "\n[machine \"%s\"]\n", m->name);
+		buf_addf(&b, "\thost = %s\n\tport = %d\n\tuser = root\n\trole = %s\n", m->mgmt_addr, m->port,
+			 m->name);
+		if (i == 0)
+			buf_addf(&b, "\tpeer = %s\n", l->m[1].name);
+		buf_addf(&b, "\tnic = %s\n\taddr = %s\n\tboot = none\n", m->nic, m->addr);
+	}
+	ret = write_file_atomic(path, b.buf, b.len, 0644);
+	buf_release(&b);
+	free(path);
+	return ret;
+}
+
+static int lab_build(struct nlab *l)
+{
+	struct buf kh = BUF_INIT, key = BUF_INIT, st = BUF_INIT;
+	char *p = NULL;
+	char q[16];
+	int i, ret = -1;
+
+	p = xasprintf("%s/keys", l->dir);
+	if (mkdir_p(p) < 0)
+		goto out;
+	free(p);
+	p = xasprintf("%s/keys/id_ed25519", l->dir);
+	if (keygen(p, "klab-netns-lab") < 0)
+		goto out;
+	free(p);
+	p = xasprintf("%s/keys/id_ed25519.pub", l->dir);
+	if (buf_read_file(&key, p) < 0)
+		goto out;
+	free(p);
+	p = xasprintf("%s/keys/authorized_keys", l->dir);
+	if (write_file_atomic(p, key.buf, key.len, 0600) < 0)
+		goto out;
+
+	/* the state file first, so that `lab down` finds whatever gets created */
+	buf_addf(&st, "# klab netns lab: written by `klab lab up --netns`, read by down and status\n"
+		 "index=%d\nqueues=%d\n", l->index, l->queues);
+	free(p);
+	p = xasprintf("%s/%s", l->dir, STATE_FILE);
+	if (write_file_atomic(p, st.buf, st.len, 0644) < 0)
+		goto out;
+
+	for (i = 0; i < 2; i++) {
+		const struct nlab_machine *m = &l->m[i];
+		char cidr[40], comment[64];
+
+		free(p);
+		p = xasprintf("%s/%s", l->dir, m->name);
+		if (mkdir_p(p) < 0)
+			goto out;
+		free(p);
+		p = xasprintf("%s/%s/ssh_host_ed25519_key", l->dir, m->name);
+		snprintf(comment, sizeof(comment), "klab-lab-%s", m->name);
+		if (keygen(p, comment) < 0)
+			goto out;
+		if (SH("ip", "netns", "add", m->netns) < 0 ||
+		    SH("ip", "link", "add", m->root_veth, "type", "veth", "peer", "name", "mgmt0",
+		       "netns", m->netns) < 0)
+			goto out;
+		snprintf(cidr, sizeof(cidr), "%s/30", m->root_addr);
+		if (SH("ip", "addr", "add", cidr, "dev", m->root_veth) < 0 ||
+		    SH("ip", "link", "set", m->root_veth, "up") < 0)
+			goto out;
+		snprintf(cidr, sizeof(cidr), "%s/30", m->mgmt_addr);
+		if (SH("ip", "-n", m->netns, "addr", "add", cidr, "dev", "mgmt0") < 0 ||
+		    SH("ip", "-n", m->netns, "link", "set", "mgmt0", "up") < 0 ||
+		    SH("ip", "-n", m->netns, "link", "set", "lo", "up") < 0)
+			goto out;
+	}
+	snprintf(q, sizeof(q), "%d", l->queues);
+	if (SH("ip", "link", "add", l->m[0].nic, "numtxqueues", q, "numrxqueues", q, "netns", l->m[0].netns,
+	       "type", "veth", "peer", "name", l->m[1].nic, "numtxqueues", q, "numrxqueues", q,
+	       "netns", l->m[1].netns) < 0)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		const struct nlab_machine *m = &l->m[i];
+		char cidr[40];
+
+		snprintf(cidr, sizeof(cidr), "%s/24", m->addr);
+		if (SH("ip", "-n", m->netns, "addr", "add", cidr, "dev", m->nic) < 0 ||
+		    SH("ip", "-n", m->netns, "link", "set", m->nic, "up") < 0)
+			goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		const struct nlab_machine *m = &l->m[i];
+
+		if (write_sshd_config(l, m) < 0 || nlab_sshd_start(l, m) < 0)
+			goto out;
+		buf_reset(&key);
+		if (host_pub(l, m, &key) < 0)
+			goto out;
+		buf_addf(&kh, "%s %s\n", m->mgmt_addr, key.buf);
+	}
+	free(p);
+	p = xasprintf("%s/known_hosts", l->dir);
+	if (write_file_atomic(p, kh.buf, kh.len, 0644) < 0)
+		goto out;
+	for (i = 0; i < 2; i++)
+		if (wait_sshd(l, &l->m[i]) < 0)
+			goto out;
+	if (write_fragment(l) < 0)
+		goto out;
+	ret = 0;
+out:
+	free(p);
+	buf_release(&kh);
+	buf_release(&key);
+	buf_release(&st);
+	return ret;
+}
+
+/* ---- down ----------------------------------------------------------------------------- */
+
+/* Signal every process inside the namespace (our sshd and its sessions). Returns how many. */
+static int kill_netns_pids(const char *ns, int sig)
+{
+	struct run_cmd c = RUN_CMD_INIT;
+	const char *argv[] = { "ip", "netns", "pids", ns, NULL };
+	struct strvec pids = STRVEC_INIT;
+	size_t i;
+	int n = 0;
+
+	c.argv = argv;
+	c.timeout_ms = 10000;
+	if (run_command(&c) == 0 && c.status == 0) {
+		strvec_split(&pids, c.out.buf, " \n");
+		for (i = 0; i < pids.n; i++) {
+			long pid;
+
+			if (!parse_long(pids.v[i], 2, INT_MAX, &pid) && pid != getpid() && kill((pid_t)pid, sig) == 0)
+				n++;
+		}
+	}
+	strvec_clear(&pids);
+	run_release(&c);
+	return n;
+}
+
+int nlab_sshd_stop(const struct nlab *l, const struct nlab_machine *m)
+{
+	int64_t deadline = now_ms() + 3000;
+	pid_t pid = sshd_pid(l, m);
+
+	if (pid > 0)
+		kill(pid, SIGTERM);
+	if (!netns_exists(m->netns))
+		return 0;
+	kill_netns_pids(m->netns, SIGTERM);
+	while (now_ms() < deadline && kill_netns_pids(m->netns, 0) > 0)
+		usleep(50000);
+	kill_netns_pids(m->netns, SIGKILL);
+	return 0;
+}
+
+static void lab_teardown(const struct nlab *l, int remove_dir)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const struct nlab_machine *m = &l->m[i];
+		char *path;
+
+		nlab_sshd_stop(l, m);
+		if (netns_exists(m->netns))
+			SH("ip", "netns", "del", m->netns);
+		path = xasprintf("/sys/class/net/%s", m->root_veth);
+		if (file_exists(path))
+			SHQ("ip", "link", "del", m->root_veth);
+		free(path);
+	}
+	if (remove_dir && l->dir[0]) {
+		char *state = xasprintf("%s/%s", l->dir, STATE_FILE);
+
+		/* only a folder that is a netns lab: never rm -rf what --dir happens to name */
+		if (file_exists(state))
+			remove_tree(l->dir);
+		free(state);
+	}
+}
+
+/* ---- status ---------------------------------------------------------------------------- */
+
+static int lab_status(const struct nlab *l, int json)
+{
+	struct json_object *o = json_object_new_object(), *ms = json_object_new_array();
+	int i, up = 1;
+
+	for (i = 0; i < 2; i++) {
+		const struct nlab_machine *m = &l->m[i];
+		struct json_object *jm = json_object_new_object();
+		pid_t pid = sshd_pid(l, m);
+		int ns = netns_exists(m->netns);
+
+		up &= ns && pid > 0;
+		json_object_object_add(jm, "name", json_object_new_string(m->name));
+		json_object_object_add(jm, "netns", json_object_new_string(m->netns));
+		json_object_object_add(jm, "netns_exists", json_object_new_boolean(ns));
+		json_object_object_add(jm, "host", json_object_new_string(m->mgmt_addr));
+		json_object_object_add(jm, "port", json_object_new_int(m->port));
+		json_object_object_add(jm, "root_veth", json_object_new_string(m->root_veth));
+		json_object_object_add(jm, "sshd_pid", json_object_new_int(pid));
+		json_object_object_add(jm, "sshd_running", json_object_new_boolean(pid > 0));
+		json_object_object_add(jm, "nic", json_object_new_string(m->nic));
+		json_object_object_add(jm, "addr", json_object_new_string(m->addr));
+		json_object_array_add(ms, jm);
+	}
+	json_object_object_add(o, "type", json_object_new_string("netns"));
+	json_object_object_add(o, "index", json_object_new_int(l->index));
+	json_object_object_add(o, "dir", json_object_new_string(l->dir));
+	json_object_object_add(o, "queues", json_object_new_int(l->queues));
+	json_object_object_add(o, "state", json_object_new_string(up ? "up" : "degraded"));
+	{
+		char *conf = xasprintf("%s/klab.conf", l->dir);
+
+		json_object_object_add(o, "config", json_object_new_string(conf));
+		free(conf);
+	}
+	json_object_object_add(o, "machines", ms);
+	if (json) {
+		struct buf b = BUF_INIT;
+
+		json_to_buf(&b, o, 1);
+		printf("%s\n", b.buf);
+		buf_release(&b);
+	} else {
+		printf("netns lab %d in %s: %s\n", l->index, l->dir, up ? "up" : "degraded");
+		for (i = 0; i < 2; i++) {
+			const struct nlab_machine *m = &l->m[i];
+			pid_t pid = sshd_pid(l, m);
+
+			printf("  %-5s namespace %-12s ssh %s:%d  sshd %s", m->name, m->netns,
+			       m->mgmt_addr, m->port, pid > 0 ? "running" : "NOT running");
+			if (pid > 0)
+				printf(" (pid %d)", (int)pid);
+			printf("  %s %s/24, %d queues%s\n", m->nic, m->addr, l->queues,
+			       netns_exists(m->netns) ? "" : "  NAMESPACE MISSING");
+		}
+		printf("config fragment: %s/klab.conf\n", l->dir);
+	}
+	json_object_put(o);
+	return up ? 0 : 1;
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+static int lab_usage(int status)
+{
+	FILE *f = status ? stderr : stdout;
+
+	fprintf(f, "usage: klab lab up --netns [--queues N] [--dir DIR] [--index K]\n"
+		   "       klab lab down [--netns] [--dir DIR] [--index K]\n"
+		   "       klab lab status [--netns] [--dir DIR] [--index K] [--json]\n"
+		   "       klab lab up|down|status --qemu ...   (see klab lab up --qemu --help)\n"
+		   "\n"
+		   "The netns lab: namespaces klabK-dut and klabK-peer, each with its own sshd on\n"
+		   "198.18.255.x, joined by the veth wl0 <-> wl1 with N queues (default 8). K (0..%d,\n"
+		   "default 0) keeps labs apart; DIR defaults to lab/netns (lab/netns-K).\n",
+		NLAB_MAX_INDEX);
+	return status;
+}
+
+int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "netns", no_argument, NULL, 'n' },
+		{ "queues", required_argument, NULL, 'q' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "index", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sub, *dir_arg = NULL;
+	long queues = 8, index = 0;
+	int json = ctx->json, c, i, rc;
+	char *dir = NULL;
+	struct nlab l;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return lab_usage(argc < 2 ? 2 : 0);
+	sub = argv[1];
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--qemu")) {
+			if (!strcmp(sub, "up"))
+				return lab_qemu_up(argc - 1, argv + 1, ctx);
+			if (!strcmp(sub, "down"))
+				return lab_qemu_down(argc - 1, argv + 1, ctx);
+			if (!strcmp(sub, "status"))
+				return lab_qemu_status(argc - 1, argv + 1, ctx);
+			error("unknown subcommand 'klab lab %s'", sub);
+			return lab_usage(2);
+		}
+	}
+	if (strcmp(sub, "up") && strcmp(sub, "down") && strcmp(sub, "status")) {
+		error("unknown subcommand 'klab lab %s' (up, down, status)", sub);
+		return lab_usage(2);
+	}
+	optind = 1;
+	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			break;
+		case 'q':
+			if (parse_long(optarg, 1, 256, &queues) < 0) {
+				error("--queues: '%s' is not a number of queues (1..256)", optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			dir_arg = optarg;
+			break;
+		case 'i':
+			if (parse_long(optarg, 0, NLAB_MAX_INDEX, &index) < 0) {
+				error("--index: '%s' is not a lab index (0..%d)", optarg, NLAB_MAX_INDEX);
+				return 2;
+			}
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			return lab_usage(0);
+		default:
+			return lab_usage(2);
+		}
+	}
+	if (optind < argc - 1) {
+		error("unexpected argument '%s' to 'klab lab %s'", argv[optind + 1], sub);
+		return 2;
+	}
+	{
+		char *d = dir_arg ? xstrdup(dir_arg) : nlab_default_dir((int)index);
+
+		dir = abs_path(d);
+		free(d);
+	}
+	if (strlen(dir) >= sizeof(l.dir)) {
+		error("lab folder name '%s' is too long", dir);
+		free(dir);
+		return 1;
+	}
+
+	if (!strcmp(sub, "up")) {
+		if (getuid() != 0) {
+			free(dir);
+			return error("the netns lab needs root (network namespaces, veth, sshd)"), 1;
+		}
+		if (nlab_load(dir, &l) == 0) {
+			error("a netns lab is already up in '%s'; run `klab lab down --dir %s` first", dir, dir);
+			free(dir);
+			return 1;
+		}
+		memset(&l, 0, sizeof(l));
+		nlab_plan(&l, (int)index, (int)queues);
+		snprintf(l.dir, sizeof(l.dir), "%s", dir);
+		for (i = 0; i < 2; i++) {
+			if (netns_exists(l.m[i].netns)) {
+				error("namespace '%s' exists already: another lab uses index %ld "
+				      "(give --index, or `klab lab down --index %ld`)", l.m[i].netns, index, index);
+				free(dir);
+				return 1;
+			}
+		}
+		if (mkdir_p(dir) < 0) {
+			free(dir);
+			return 1;
+		}
+		if (lab_build(&l) < 0) {
+			if (getenv("KLAB_LAB_KEEP")) {
+				error("cannot bring the netns lab up; KLAB_LAB_KEEP is set: left as it is");
+			} else {
+				error("cannot bring the netns lab up; removing what was made");
+				lab_teardown(&l, 1);
+			}
+			free(dir);
+			return 1;
+		}
+		printf("netns lab %d up in %s: machines dut (%s) and peer (%s), %s <-> %s with %d queues\n"
+		       "config fragment: %s/klab.conf\n", l.index, l.dir, l.m[0].mgmt_addr, l.m[1].mgmt_addr,
+		       l.m[0].nic, l.m[1].nic, l.queues, l.dir);
+		free(dir);
+		return 0;
+	}
+
+	rc = nlab_load(dir, &l);
+	if (rc < 0) {
+		free(dir);
+		return 1;
+	}
+	if (!strcmp(sub, "down")) {
+		if (rc == 1) {
+			/* no state: remove whatever the index names, in case a crashed up left it */
+			memset(&l, 0, sizeof(l));
+			nlab_plan(&l, (int)index, (int)queues);
+			lab_teardown(&l, 0);
+			printf("no netns lab in %s; removed any namespaces of index %ld\n", dir, index);
+			free(dir);
+			return 0;
+		}
+		lab_teardown(&l, 1);
+		printf("netns lab %d in %s is down\n", l.index, dir);
+		free(dir);
+		return 0;
+	}
+	/* status */
+	if (rc == 1) {
+		if (json) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "type", json_object_new_string("netns"));
+			json_object_object_add(o, "dir", json_object_new_string(dir));
+			json_object_object_add(o, "state", json_object_new_string("down"));
+			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+			json_object_put(o);
+		} else
+			printf("no netns lab in %s\n", dir);
+		free(dir);
+		return 1;
+	}
+	free(dir);
+	return lab_status(&l, json);
+}

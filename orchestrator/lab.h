@@ -1,0 +1,39 @@
+/* lab.h: the netns local lab: names and addresses of its machines, and its sshd (used by lab.c and tests). */
+#ifndef KLAB_LAB_H
+#define KLAB_LAB_H
+
+#include <limits.h>
+
+#define NLAB_MAX_INDEX 31	/* 198.18.255.0/24 holds 32 labs of two /30 links */
+
+/* One machine of a netns lab; every name and address comes from nlab_plan(). */
+struct nlab_machine {
+	char name[8];		/* "dut" or "peer" */
+	char netns[24];		/* klabK-dut */
+	char root_veth[16];	/* root side of the management veth: klabKd */
+	char root_addr[32];	/* 198.18.255.x, root side */
+	char mgmt_addr[32];	/* 198.18.255.x, namespace side: sshd listens here */
+	int port;		/* 22 */
+	char nic[16];		/* workload NIC: wl0 (dut), wl1 (peer) */
+	char addr[32];		/* workload address (/24) */
+};
+
+struct nlab {
+	char dir[PATH_MAX];	/* absolute lab folder */
+	int index;
+	int queues;
+	struct nlab_machine m[2];	/* dut, peer */
+};
+
+/* Fill names and addresses of lab INDEX (the whole address plan is in lab.c). */
+void nlab_plan(struct nlab *l, int index, int queues);
+/* The default folder of lab INDEX, relative: lab/netns or lab/netns-K (caller frees). */
+char *nlab_default_dir(int index);
+/* Read DIR/netns.state: 0, 1 when DIR holds no netns lab, -1 malformed (logged). */
+int nlab_load(const char *dir, struct nlab *l);
+/* Start machine M's sshd inside its namespace (daemonises; pid in DIR/M/sshd.pid): 0 or -1. */
+int nlab_sshd_start(const struct nlab *l, const struct nlab_machine *m);
+/* Stop machine M's sshd and every process in its namespace (TERM, then KILL after 3 s): 0. */
+int nlab_sshd_stop(const struct nlab *l, const struct nlab_machine *m);
+
+#endif
