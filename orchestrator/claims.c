@@ -159,8 +159,20 @@ static void add_claim(struct claim **v, size_t *n, int seq, const char *metric, 
 	for (size_t i = 0; i < *n; i++) {
 		c = &(*v)[i];
 		if (c->patch_seq == seq && !strcmp(c->metric, metric) && !strcmp(c->direction, dir) &&
-		    fabs(c->lo_pct - lo) < 0.5 && fabs(c->hi_pct - hi) < 0.5)
+		    fabs(c->lo_pct - lo) < 0.5 && fabs(c->hi_pct - hi) < 0.5) {
+			if (isnan(c->before) && !isnan(before)) {
+				/* the one with figures is the better record */
+				c->lo_pct = lo;
+				c->hi_pct = hi;
+				c->before = before;
+				c->after = after;
+				free(c->unit);
+				c->unit = unit ? xstrdup(unit) : NULL;
+				free(c->text);
+				c->text = xstrdup(text);
+			}
 			return;
+		}
 	}
 	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
 	c = &(*v)[(*n)++];
