@@ -585,6 +585,11 @@ long ssh_get_connect_timeout(const struct ssh_conn *c)
 	return c->connect_timeout_ms;
 }
 
+void ssh_disconnect(struct ssh_conn *c)
+{
+	session_free(c);
+}
+
 void ssh_close(struct ssh_conn *c)
 {
 	if (!c)

@@ -53,6 +53,8 @@ int ssh_reconnect(struct ssh_conn *c);
 /* Per-attempt bound of ssh_reconnect() (deploy waits with short attempts); 0: 10 s. */
 void ssh_set_connect_timeout(struct ssh_conn *c, long timeout_ms);
 long ssh_get_connect_timeout(const struct ssh_conn *c);
+/* Drop the session but keep the target, so ssh_reconnect() can follow (after issuing a reboot). */
+void ssh_disconnect(struct ssh_conn *c);
 /* Disconnect and free; NULL is fine. */
 void ssh_close(struct ssh_conn *c);
 /* 1 when the last failure was the connection going away (EOF, reset, keepalive timeout). */
