@@ -1,0 +1,96 @@
+/* job.h: jobs as crash-safe state machines in sqlite: submit, plan, run/resume, cancel. */
+#ifndef KLAB_JOB_H
+#define KLAB_JOB_H
+
+#include <json-c/json.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "strvec.h"
+
+/*
+ * A job is a row of `jobs` with its whole spec as JSON (docs/jobs.md), so
+ * a job runs the same after the config changed. Its steps are rows of
+ * `steps`, written before (state 'running', attempts + 1) and after
+ * ('done', 'failed' or 'skipped', with the error) each step. A job run
+ * again (after a crash, SIGKILL, a reboot) skips every step already done
+ * and repeats the one that was running; a run step first looks for its
+ * result in the database and on the agent, so no run is lost or stored
+ * twice.
+ */
+
+/* What to submit: a [job "NAME"] section, with optional overrides. */
+struct job_submit_opts {
+	const char *job;	/* [job "NAME"] (required) */
+	const char *series;	/* overrides the job's series (mbox:FILE | lore:MSGID | patchwork:ID | FILE) */
+	const char *base;	/* overrides the base ref */
+	const char *test;	/* a second ref to compare instead of a series */
+	const char *schedule;	/* name of the schedule that fired it (NULL: by hand) */
+	long seed;		/* order seed; -1: the job's, else random */
+	int boots, runs;	/* overrides when > 0 */
+};
+
+#define JOB_SUBMIT_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, -1, 0, 0 }
+
+/*
+ * Build the spec of a job from the config and the options, check it
+ * (machines, workloads and profiles exist; two sides to compare) and
+ * insert it as 'queued' with its job_sides rows. Returns the new job id, or
+ * -1 after logging why ("job 'x': workload 'y' is not in the config").
+ */
+int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_submit_opts *o);
+
+/* For sched_tick(): submit the schedule's job (arg: the sqlite3 handle). */
+int64_t job_submit_schedule(void *arg, const struct conf_schedule *s);
+
+/*
+ * The list of step keys of a spec, in order (the plan), e.g. "intake",
+ * "build:A", "lease", "boot:1:deploy", ..., "run:1:udp_rr_500:0", ...,
+ * "release", "compare", "report", "notify". Used for progress (n/m). 0 or -1.
+ */
+int job_plan(struct json_object *spec, int64_t seed, struct strvec *keys);
+
+/*
+ * The ABBA boot order of a job: 2 * boots letters 'A'/'B' written to
+ * out[0..2*boots-1] (NUL-terminated), from the seed (xoshiro256**). With
+ * order "fixed": ABAB... Randomised ABBA: the boots form quads, each quad
+ * is XYYX with X drawn from the seed; an odd pair at the end is drawn too.
+ */
+void job_order(int boots, int64_t seed, int fixed, char *out);
+
+/* Options of job_run(). */
+struct job_run_opts {
+	int progress;		/* print "[  12.3s] 5/40 boot:1:prepare ..." lines on stdout */
+	int wait_lease;		/* wait for a busy machine pair (else return 2 at once) */
+	const char *agent_local;	/* local klab-agent to upload (NULL: next to this program, then PATH) */
+	volatile sig_atomic_t *stop;	/* set by a signal: finish the current step, leave the job resumable */
+};
+
+#define JOB_RUN_OPTS_INIT { 1, 1, NULL, NULL }
+
+/*
+ * Run (or resume) job ID in this process until it ends. The job is locked
+ * for the run (flock on DBPATH.job-ID.lock), so a second runner is refused
+ * ("job 3 is being run by another process"). Returns 0 when the job ended
+ * done, 1 when it failed or was cancelled (jobs.error says why), 2 when it
+ * stopped early (stop flag, or the machines were busy without wait_lease)
+ * and can be resumed, -1 on an error before the job started (logged).
+ */
+int job_run(struct klab_config *cfg, sqlite3 *db, const char *db_path, int64_t id,
+	    const struct job_run_opts *o);
+
+/*
+ * 1 when a process holds job ID's run lock (the job is being run now),
+ * 0 when not, -1 on an error.
+ */
+int job_is_live(const char *db_path, int64_t id);
+
+/* Find a job by id ("12") or by name (the newest job of that name): 0 with *id set, or -1 (logged). */
+int job_find(sqlite3 *db, const char *name_or_id, int64_t *id);
+
+/* Ask job ID to stop at its next safe point (a queued job is cancelled at once): 0 or -1. */
+int job_cancel(sqlite3 *db, int64_t id);
+
+#endif
