@@ -1,0 +1,1286 @@
+/* compare.c: A/B comparisons of jobs and kernels from the database, stored and printed; nightly history. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "compare.h"
+#include "db.h"
+#include "jsonh.h"
+#include "log.h"
+#include "strvec.h"
+#include "util.h"
+
+/* Boot values of one (workload, metric) on one side, in query order. */
+struct group {
+	char *workload;
+	char *metric;
+	char *unit;
+	char *better;
+	double *v;
+	size_t n, alloc;
+};
+
+struct groups {
+	struct group *g;
+	size_t n, alloc;
+};
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+	const char *s = col_text(st, i);
+
+	return s ? xstrdup(s) : NULL;
+}
+
+static void groups_free(struct groups *gs)
+{
+	for (size_t i = 0; i < gs->n; i++) {
+		free(gs->g[i].workload);
+		free(gs->g[i].metric);
+		free(gs->g[i].unit);
+		free(gs->g[i].better);
+		free(gs->g[i].v);
+	}
+	free(gs->g);
+	memset(gs, 0, sizeof(*gs));
+}
+
+static void group_push(struct group *g, double v)
+{
+	if (g->n == g->alloc) {
+		g->alloc = g->alloc ? 2 * g->alloc : 8;
+		g->v = xrealloc(g->v, g->alloc * sizeof(*g->v));
+	}
+	g->v[g->n++] = v;
+}
+
+/*
+ * Read rows (workload, metric, unit, better, value) ordered by workload and
+ * metric into groups; consecutive rows of one key form one group.
+ */
+static int load_groups(sqlite3 *db, sqlite3_stmt *st, struct groups *gs)
+{
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *w = col_text(st, 0), *m = col_text(st, 1);
+		struct group *g = gs->n ? &gs->g[gs->n - 1] : NULL;
+
+		if (!w || !m || sqlite3_column_type(st, 4) == SQLITE_NULL)
+			continue;
+		if (!g || strcmp(g->workload, w) || strcmp(g->metric, m)) {
+			if (gs->n == gs->alloc) {
+				gs->alloc = gs->alloc ? 2 * gs->alloc : 16;
+				gs->g = xrealloc(gs->g, gs->alloc * sizeof(*gs->g));
+			}
+			g = &gs->g[gs->n++];
+			memset(g, 0, sizeof(*g));
+			g->workload = xstrdup(w);
+			g->metric = xstrdup(m);
+			g->unit = col_dup(st, 2);
+			g->better = col_dup(st, 3);
+		}
+		group_push(g, sqlite3_column_double(st, 4));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return error("database: cannot read results: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+static int key_cmp(const struct group *a, const struct group *b)
+{
+	int c = strcmp(a->workload, b->workload);
+
+	return c ? c : strcmp(a->metric, b->metric);
+}
+
+/*
+ * Which runs form a side. `where` is one of the fixed fragments below (never
+ * user text); ?1 and ?2 are bound to the side's parameters, ?3 to the
+ * number of warm-up runs per boot.
+ */
+#define JOB_SIDE "r.job_id = ?1 AND r.side = ?2"
+#define KERNEL_SIDE \
+	"(r.kernel_id IN (SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?1 OR release = ?1" \
+	" OR variant = ?1 UNION SELECT kernel_id FROM job_sides WHERE label = ?1 AND kernel_id IS NOT NULL)" \
+	" OR r.kernel_label = ?1 OR (r.job_id, r.side) IN (SELECT job_id, side FROM job_sides WHERE label = ?1))" \
+	" AND ?2 IS NULL"
+
+struct side_sel {
+	const char *where;
+	int64_t job_id;		/* JOB_SIDE */
+	const char *side;	/* JOB_SIDE */
+	const char *kernel;	/* KERNEL_SIDE */
+	int warmup;
+};
+
+/* Prepare PRE + the side's WHERE fragment + POST with the side's parameters bound. */
+static sqlite3_stmt *side_prepare(sqlite3 *db, const char *pre, const char *post, const struct side_sel *s)
+{
+	char *sql = xasprintf("%s%s%s", pre, s->where, post);
+	sqlite3_stmt *st;
+
+	if (s->kernel)
+		st = db_prepare(db, sql, "sni", s->kernel, (int64_t)s->warmup);
+	else
+		st = db_prepare(db, sql, "isi", s->job_id, s->side, (int64_t)s->warmup);
+	free(sql);
+	return st;
+}
+
+static int load_side_metrics(sqlite3 *db, const struct side_sel *s, const struct compare_opts *o,
+			     struct groups *gs)
+{
+	sqlite3_stmt *st = side_prepare(db,
+		"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value)"
+		" FROM runs r JOIN metrics m ON m.run_id = r.id"
+		" WHERE ",
+		" AND r.status = 'ok' AND r.seq >= ?3"
+		" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)"
+		" ORDER BY r.workload, m.name", s);
+
+	(void)o;
+	return load_groups(db, st, gs);
+}
+
+/* Per-CPU shares as groups with metric "cpuN.FIELD" (unit "%"). */
+static int load_side_cpus(sqlite3 *db, const struct side_sel *s, struct groups *gs)
+{
+	static const char *fields[] = { "usr", "sys", "irq", "soft", "idle" };
+	sqlite3_stmt *st = side_prepare(db,
+		"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id) AS bk,"
+		" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
+		" FROM runs r JOIN cpu_stats c ON c.run_id = r.id"
+		" WHERE ",
+		" AND r.status = 'ok' AND r.seq >= ?3"
+		" GROUP BY r.workload, c.cpu, bk ORDER BY r.workload, c.cpu, bk", s);
+	int rc;
+
+	if (!st)
+		return -1;
+	/*
+	 * Rows come per (workload, cpu, boot); fan each out to five groups,
+	 * found by a linear search within the current workload (few CPUs).
+	 */
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *w = col_text(st, 0);
+		int cpu = sqlite3_column_int(st, 1);
+
+		if (!w)
+			continue;
+		for (size_t f = 0; f < ARRAY_SIZE(fields); f++) {
+			char name[64];
+			struct group *g = NULL;
+
+			if (sqlite3_column_type(st, 3 + (int)f) == SQLITE_NULL)
+				continue;
+			if (cpu < 0)
+				snprintf(name, sizeof(name), "cpuall.%s", fields[f]);
+			else
+				snprintf(name, sizeof(name), "cpu%d.%s", cpu, fields[f]);
+			for (size_t k = gs->n; k-- > 0;) {
+				if (strcmp(gs->g[k].workload, w))
+					break;
+				if (!strcmp(gs->g[k].metric, name)) {
+					g = &gs->g[k];
+					break;
+				}
+			}
+			if (!g) {
+				if (gs->n == gs->alloc) {
+					gs->alloc = gs->alloc ? 2 * gs->alloc : 16;
+					gs->g = xrealloc(gs->g, gs->alloc * sizeof(*gs->g));
+				}
+				g = &gs->g[gs->n++];
+				memset(g, 0, sizeof(*g));
+				g->workload = xstrdup(w);
+				g->metric = xstrdup(name);
+				g->unit = xstrdup("%");
+				g->better = xstrdup("none");
+			}
+			group_push(g, sqlite3_column_double(st, 3 + (int)f));
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return error("database: cannot read per-CPU results: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+/* Mean profile share per (workload, symbol) over the measured runs that have a profile. */
+struct profrow {
+	char *workload, *symbol, *dso;
+	double pct;
+};
+
+static int load_side_profile(sqlite3 *db, const struct side_sel *s, struct profrow **out, size_t *n)
+{
+	sqlite3_stmt *st = side_prepare(db,
+		"WITH pr AS (SELECT r.id, r.workload FROM runs r"
+		"  WHERE ",
+		" AND r.status = 'ok' AND r.seq >= ?3"
+		"  AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
+		" nr AS (SELECT workload, COUNT(*) AS n FROM pr GROUP BY workload)"
+		" SELECT pr.workload, p.symbol, MAX(p.dso), SUM(p.percent) / nr.n"
+		" FROM pr JOIN profile_rows p ON p.run_id = pr.id JOIN nr ON nr.workload = pr.workload"
+		" GROUP BY pr.workload, p.symbol ORDER BY pr.workload, p.symbol", s);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!col_text(st, 0) || !col_text(st, 1))
+			continue;
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		(*out)[*n].workload = col_dup(st, 0);
+		(*out)[*n].symbol = col_dup(st, 1);
+		(*out)[*n].dso = col_dup(st, 2);
+		(*out)[*n].pct = sqlite3_column_double(st, 3);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return error("database: cannot read profiles: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+static void profrows_free(struct profrow *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].workload);
+		free(p[i].symbol);
+		free(p[i].dso);
+	}
+	free(p);
+}
+
+static int prof_cmp(const void *pa, const void *pb)
+{
+	const struct compare_prof *a = pa, *b = pb;
+	int c = strcmp(a->workload, b->workload);
+	double da = fabs(a->pct_b - a->pct_a), dbb = fabs(b->pct_b - b->pct_a);
+
+	if (c)
+		return c;
+	if (da != dbb)
+		return da > dbb ? -1 : 1;
+	return strcmp(a->symbol, b->symbol);
+}
+
+#define PROF_TOP 10
+
+/* Join the two sides' profiles; keep the PROF_TOP largest differences per workload. */
+static void merge_profiles(struct profrow *a, size_t na, struct profrow *b, size_t nb,
+			   struct compare_result *res)
+{
+	size_t i = 0, j = 0, n = 0, alloc = 0, k;
+	struct compare_prof *all = NULL;
+
+	while (i < na || j < nb) {
+		int c;
+		struct compare_prof p;
+
+		if (i < na && j < nb) {
+			c = strcmp(a[i].workload, b[j].workload);
+			if (!c)
+				c = strcmp(a[i].symbol, b[j].symbol);
+		} else {
+			c = i < na ? -1 : 1;
+		}
+		memset(&p, 0, sizeof(p));
+		if (c <= 0) {
+			p.workload = a[i].workload;
+			p.symbol = a[i].symbol;
+			p.dso = a[i].dso;
+			p.pct_a = a[i].pct;
+		}
+		if (c >= 0) {
+			if (c > 0) {
+				p.workload = b[j].workload;
+				p.symbol = b[j].symbol;
+				p.dso = b[j].dso;
+			}
+			p.pct_b = b[j].pct;
+		}
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			j++;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			all = xrealloc(all, alloc * sizeof(*all));
+		}
+		all[n++] = p;
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), prof_cmp);
+	res->prof = n ? xmalloc(n * sizeof(*res->prof)) : NULL;
+	res->n_prof = 0;
+	for (k = 0; k < n; k++) {
+		size_t rank = 0;
+
+		/* position within its workload */
+		for (size_t q = k; q > 0 && !strcmp(all[q - 1].workload, all[k].workload); q--)
+			rank++;
+		if (rank >= PROF_TOP)
+			continue;
+		res->prof[res->n_prof] = all[k];
+		res->prof[res->n_prof].workload = xstrdup(all[k].workload);
+		res->prof[res->n_prof].symbol = xstrdup(all[k].symbol);
+		res->prof[res->n_prof].dso = all[k].dso ? xstrdup(all[k].dso) : NULL;
+		res->n_prof++;
+	}
+	free(all);
+}
+
+/* Percentages (unit "%", names ending in _pct, the per-CPU rows) are compared as point differences. */
+static int is_percent(const struct group *g)
+{
+	return (g->unit && !strcmp(g->unit, "%")) || ends_with(g->metric, "_pct");
+}
+
+static const char *const default_headlines[] = {
+	"tps", "tx_pps", "rx_pps", "latency_p99_us", "cpu_us_per_op",
+};
+
+static int is_headline(const char *metric, const char *wl_headline)
+{
+	if (wl_headline && !strcmp(metric, wl_headline))
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(default_headlines); i++)
+		if (!strcmp(metric, default_headlines[i]))
+			return 1;
+	return 0;
+}
+
+static double workload_threshold(const struct compare_opts *o, const char *w, const char **headline)
+{
+	double t = 0;
+
+	*headline = NULL;
+	if (o->workload_info)
+		t = o->workload_info(o->workload_arg, w, headline);
+	if (!(t > 0))
+		t = o->threshold_pct > 0 ? o->threshold_pct : 1.0;
+	return t;
+}
+
+static int group_wanted(const struct compare_opts *o, const struct group *g)
+{
+	if (o->workload && strcmp(o->workload, g->workload))
+		return 0;
+	if (o->metric && strcmp(o->metric, g->metric))
+		return 0;
+	return 1;
+}
+
+static void add_row(struct compare_result *res, size_t *alloc, const struct group *ga,
+		    const struct group *gb, const struct compare_opts *o)
+{
+	struct compare_row *r;
+	const char *headline;
+	double t = workload_threshold(o, ga->workload, &headline);
+
+	if (res->n_rows == *alloc) {
+		*alloc = *alloc ? 2 * *alloc : 32;
+		res->rows = xrealloc(res->rows, *alloc * sizeof(*res->rows));
+	}
+	r = &res->rows[res->n_rows++];
+	memset(r, 0, sizeof(*r));
+	r->workload = xstrdup(ga->workload);
+	r->metric = xstrdup(ga->metric);
+	r->unit = ga->unit ? xstrdup(ga->unit) : gb->unit ? xstrdup(gb->unit) : NULL;
+	r->better = ga->better ? xstrdup(ga->better) : gb->better ? xstrdup(gb->better) : NULL;
+	r->p_holm = NAN;
+	r->claim_pct = NAN;
+	if (is_percent(ga)) {
+		stats_compare_points(ga->v, ga->n, gb->v, gb->n, &r->st);
+		r->st.threshold_pct = t;
+	} else {
+		stats_compare(ga->v, ga->n, gb->v, gb->n, t, &r->st);
+		r->headline = is_headline(r->metric, headline);
+	}
+}
+
+/* Holm across the headline metrics that have a p value; CHANGED needs p_holm < 0.05 too. */
+static void apply_holm(struct compare_result *res)
+{
+	size_t n = 0, k = 0;
+	double *p, *adj;
+
+	for (size_t i = 0; i < res->n_rows; i++)
+		n += res->rows[i].headline && !isnan(res->rows[i].st.w.p);
+	if (!n)
+		return;
+	p = xmalloc(n * sizeof(*p));
+	adj = xmalloc(n * sizeof(*adj));
+	for (size_t i = 0; i < res->n_rows; i++)
+		if (res->rows[i].headline && !isnan(res->rows[i].st.w.p))
+			p[k++] = res->rows[i].st.w.p;
+	stats_holm(p, n, adj);
+	k = 0;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		struct compare_row *r = &res->rows[i];
+
+		if (!r->headline || isnan(r->st.w.p))
+			continue;
+		r->p_holm = adj[k++];
+		if (r->st.verdict == VERDICT_CHANGED && !(r->p_holm < 0.05)) {
+			size_t nn = r->st.n_a > r->st.n_b ? r->st.n_a : r->st.n_b;
+
+			r->st.verdict = VERDICT_INCONCLUSIVE;
+			r->st.extra_boots = stats_extra_boots(r->st.w.d, r->st.w.se * sqrt((double)nn / 2),
+							      nn, r->st.threshold_pct);
+		}
+	}
+	free(p);
+	free(adj);
+}
+
+static void compute(const struct groups *a, const struct groups *b, const struct compare_opts *o,
+		    struct compare_result *res)
+{
+	size_t i = 0, j = 0, alloc = 0;
+
+	while (i < a->n && j < b->n) {
+		int c = key_cmp(&a->g[i], &b->g[j]);
+
+		if (c < 0) {
+			i++;
+		} else if (c > 0) {
+			j++;
+		} else {
+			if (group_wanted(o, &a->g[i]))
+				add_row(res, &alloc, &a->g[i], &b->g[j], o);
+			i++;
+			j++;
+		}
+	}
+}
+
+static int group_sort_cmp(const void *pa, const void *pb)
+{
+	return key_cmp(pa, pb);
+}
+
+/* Compute a whole comparison between two side selections. */
+static int compare_sides(sqlite3 *db, const struct side_sel *sa, const struct side_sel *sb,
+			 const struct compare_opts *o, struct compare_result *res)
+{
+	struct groups ma = { 0 }, mb = { 0 }, ca = { 0 }, cb = { 0 };
+	struct profrow *pa = NULL, *pb = NULL;
+	size_t npa = 0, npb = 0;
+	int ret = -1;
+
+	if (load_side_metrics(db, sa, o, &ma) || load_side_metrics(db, sb, o, &mb) ||
+	    load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
+	    load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
+		goto out;
+	compute(&ma, &mb, o, res);
+	apply_holm(res);
+	if (ca.n)
+		qsort(ca.g, ca.n, sizeof(*ca.g), group_sort_cmp);
+	if (cb.n)
+		qsort(cb.g, cb.n, sizeof(*cb.g), group_sort_cmp);
+	{
+		struct compare_opts oc = *o;
+
+		oc.metric = NULL;	/* per-CPU rows go with any metric filter's workload */
+		if (!o->metric)
+			compute(&ca, &cb, &oc, res);
+	}
+	merge_profiles(pa, npa, pb, npb, res);
+	ret = 0;
+out:
+	groups_free(&ma);
+	groups_free(&mb);
+	groups_free(&ca);
+	groups_free(&cb);
+	profrows_free(pa, npa);
+	profrows_free(pb, npb);
+	return ret;
+}
+
+/* The job's warm-up runs per boot from its spec: "warmup_runs", else "warmup" (a count), else 1. */
+static int spec_warmup(const char *spec)
+{
+	struct json_object *o, *v;
+	int w = 1;
+
+	if (!spec)
+		return 1;
+	o = json_tokener_parse(spec);
+	if (!o)
+		return 1;
+	if (json_object_object_get_ex(o, "warmup_runs", &v) && json_object_is_type(v, json_type_int))
+		w = json_object_get_int(v);
+	else if (json_object_object_get_ex(o, "warmup", &v) && json_object_is_type(v, json_type_int) &&
+		 json_object_get_int(v) <= 100)
+		w = json_object_get_int(v);
+	json_object_put(o);
+	return w < 0 ? 0 : w;
+}
+
+struct claimrow {
+	char *metric;
+	double lo, hi;		/* signed % range */
+};
+
+static int load_claims(sqlite3 *db, int64_t job_id, struct claimrow **out, size_t *n)
+{
+	sqlite3_stmt *st = db_prepare(db,
+		"SELECT e.metric, e.direction, e.lo_pct, e.hi_pct, e.before, e.after"
+		" FROM expectations e JOIN jobs j ON j.series_id = e.series_id"
+		" WHERE j.id = ?1 ORDER BY e.id", "i", job_id);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *dir = col_text(st, 1);
+		double sign = dir && !strcmp(dir, "lower") ? -1 : 1, lo, hi;
+
+		if (!col_text(st, 0))
+			continue;
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+			lo = sign * fabs(sqlite3_column_double(st, 2));
+			hi = sqlite3_column_type(st, 3) != SQLITE_NULL ?
+			     sign * fabs(sqlite3_column_double(st, 3)) : lo;
+		} else if (sqlite3_column_type(st, 4) != SQLITE_NULL &&
+			   sqlite3_column_type(st, 5) != SQLITE_NULL &&
+			   sqlite3_column_double(st, 4) != 0) {
+			lo = hi = 100 * (sqlite3_column_double(st, 5) / sqlite3_column_double(st, 4) - 1);
+		} else {
+			continue;
+		}
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 4;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		(*out)[*n].metric = col_dup(st, 0);
+		(*out)[*n].lo = lo < hi ? lo : hi;
+		(*out)[*n].hi = lo < hi ? hi : lo;
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return error("database: cannot read expectations: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+/* "throughput" in a claim is the workload's headline rate. */
+static int claim_matches(const char *claim_metric, const char *metric)
+{
+	if (!strcmp(claim_metric, metric))
+		return 1;
+	return !strcmp(claim_metric, "throughput") && (!strcmp(metric, "tps") || !strcmp(metric, "tx_pps"));
+}
+
+static void apply_claims(struct compare_result *res, struct claimrow *c, size_t n)
+{
+	for (size_t i = 0; i < res->n_rows; i++) {
+		struct compare_row *r = &res->rows[i];
+
+		if (r->st.verdict == VERDICT_DESCRIPTIVE)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (!claim_matches(c[k].metric, r->metric))
+				continue;
+			r->claim = stats_claim_check(c[k].lo, c[k].hi, r->st.ci_lo, r->st.ci_hi);
+			r->claim_pct = (c[k].lo + c[k].hi) / 2;
+			break;
+		}
+	}
+}
+
+static void bind_double_or_null(sqlite3_stmt *st, int i, double v)
+{
+	if (isnan(v) || isinf(v))
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_double(st, i, v);
+}
+
+static int store(sqlite3 *db, const struct compare_result *res)
+{
+	sqlite3_stmt *st = NULL;
+	double now = now_wall();
+
+	if (db_begin(db))
+		return -1;
+	if (db_run(db, "DELETE FROM comparisons WHERE job_id = ?1", "i", res->job_id))
+		goto fail;
+	st = db_prepare(db,
+		"INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better,"
+		" n_a, n_b, mean_a, mean_b, cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm,"
+		" p_mwu, hl_ratio, mde_pct, threshold_pct, verdict, extra_boots, claim, created)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+		" ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)", "");
+	if (!st)
+		goto fail;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		const struct stats_cmp *s = &r->st;
+
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		sqlite3_bind_int64(st, 1, res->job_id);
+		sqlite3_bind_text(st, 2, res->label_a, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, res->label_b, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, r->workload, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, r->metric, -1, SQLITE_STATIC);
+		if (s->verdict == VERDICT_DESCRIPTIVE && r->unit && !strcmp(r->unit, "%"))
+			sqlite3_bind_text(st, 6, "pp", -1, SQLITE_STATIC);
+		else if (r->unit)
+			sqlite3_bind_text(st, 6, r->unit, -1, SQLITE_STATIC);
+		if (r->better)
+			sqlite3_bind_text(st, 7, r->better, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 8, (int64_t)s->n_a);
+		sqlite3_bind_int64(st, 9, (int64_t)s->n_b);
+		bind_double_or_null(st, 10, s->mean_a);
+		bind_double_or_null(st, 11, s->mean_b);
+		bind_double_or_null(st, 12, s->cov_a);
+		bind_double_or_null(st, 13, s->cov_b);
+		bind_double_or_null(st, 14, s->change_pct);
+		bind_double_or_null(st, 15, s->ci_lo);
+		bind_double_or_null(st, 16, s->ci_hi);
+		bind_double_or_null(st, 17, s->w.p);
+		bind_double_or_null(st, 18, r->p_holm);
+		bind_double_or_null(st, 19, s->p_mwu);
+		bind_double_or_null(st, 20, s->hl_ratio);
+		bind_double_or_null(st, 21, s->mde_pct);
+		bind_double_or_null(st, 22, s->threshold_pct);
+		sqlite3_bind_text(st, 23, stats_verdict_name(s->verdict), -1, SQLITE_STATIC);
+		if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0)
+			sqlite3_bind_int64(st, 24, s->extra_boots);
+		if (r->claim)
+			sqlite3_bind_text(st, 25, r->claim, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 26, now);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			error("database: cannot store comparison of job %lld: %s",
+			      (long long)res->job_id, sqlite3_errmsg(db));
+			goto fail;
+		}
+	}
+	sqlite3_finalize(st);
+	return db_commit(db);
+fail:
+	sqlite3_finalize(st);
+	db_rollback(db);
+	return -1;
+}
+
+static char *side_label(sqlite3 *db, int64_t job_id, const char *side)
+{
+	char *s = NULL;
+
+	if (db_get_str(db, &s,
+		       "SELECT COALESCE(js.label, k.release, k.variant) FROM job_sides js"
+		       " LEFT JOIN kernels k ON k.id = js.kernel_id WHERE js.job_id = ?1 AND js.side = ?2",
+		       "is", job_id, side) <= 0 || !s) {
+		free(s);
+		return xstrdup(side);
+	}
+	return s;
+}
+
+int compare_job(sqlite3 *db, int64_t job_id, const struct compare_opts *opts,
+		struct compare_result *res_out)
+{
+	struct compare_opts o = opts ? *opts : (struct compare_opts)COMPARE_OPTS_INIT;
+	struct compare_result res = { 0 };
+	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 0 }, sb = { JOB_SIDE, job_id, "B", NULL, 0 };
+	struct claimrow *claims = NULL;
+	size_t n_claims = 0;
+	char *spec = NULL;
+	int64_t na = 0, nb = 0;
+	int ret = -1, found;
+
+	found = db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id);
+	if (found < 0)
+		goto out;
+	if (!found) {
+		error("no job %lld", (long long)job_id);
+		goto out;
+	}
+	sa.warmup = sb.warmup = o.warmup_runs >= 0 ? o.warmup_runs : spec_warmup(spec);
+	if (db_get_int(db, &na, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'A' AND status = 'ok'",
+		       "i", job_id) < 0 ||
+	    db_get_int(db, &nb, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'B' AND status = 'ok'",
+		       "i", job_id) < 0)
+		goto out;
+	if (!na || !nb) {
+		error("cannot compare job %lld: it has no runs on side %s", (long long)job_id, na ? "B" : "A");
+		goto out;
+	}
+	res.job_id = job_id;
+	res.label_a = side_label(db, job_id, "A");
+	res.label_b = side_label(db, job_id, "B");
+	if (compare_sides(db, &sa, &sb, &o, &res))
+		goto out;
+	if (load_claims(db, job_id, &claims, &n_claims))
+		goto out;
+	apply_claims(&res, claims, n_claims);
+	if (store(db, &res))
+		goto out;
+	ret = 0;
+out:
+	for (size_t i = 0; i < n_claims; i++)
+		free(claims[i].metric);
+	free(claims);
+	free(spec);
+	if (!ret && res_out)
+		*res_out = res;
+	else
+		compare_result_free(&res);
+	return ret;
+}
+
+int compare_kernels(sqlite3 *db, const char *kernel_a, const char *kernel_b,
+		    const struct compare_opts *opts, struct compare_result *res)
+{
+	struct compare_opts o = opts ? *opts : (struct compare_opts)COMPARE_OPTS_INIT;
+	int w = o.warmup_runs >= 0 ? o.warmup_runs : 1;
+	struct side_sel sa = { KERNEL_SIDE, 0, NULL, kernel_a, w }, sb = { KERNEL_SIDE, 0, NULL, kernel_b, w };
+
+	memset(res, 0, sizeof(*res));
+	res->label_a = xstrdup(kernel_a);
+	res->label_b = xstrdup(kernel_b);
+	if (compare_sides(db, &sa, &sb, &o, res)) {
+		compare_result_free(res);
+		return -1;
+	}
+	if (!res->n_rows) {
+		int64_t n = 0;
+		const char *which = kernel_a;
+		char *sql = xasprintf("SELECT COUNT(*) FROM runs r WHERE %s", KERNEL_SIDE);
+
+		if (db_get_int(db, &n, sql, "sn", kernel_a) == 1 && n > 0) {
+			which = kernel_b;
+			n = 0;
+			db_get_int(db, &n, sql, "sn", kernel_b);
+		}
+		free(sql);
+		if (!n)
+			error("no runs of kernel '%s' (give a kernel id, release, label or variant)", which);
+		else
+			error("kernels '%s' and '%s' have no workload metric in common", kernel_a, kernel_b);
+		compare_result_free(res);
+		return -1;
+	}
+	return 0;
+}
+
+int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res)
+{
+	sqlite3_stmt *st = db_prepare(db,
+		"SELECT label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b,"
+		" cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct,"
+		" threshold_pct, verdict, extra_boots, claim FROM comparisons WHERE job_id = ?1 ORDER BY id",
+		"i", job_id);
+	size_t alloc = 0;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->job_id = job_id;
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct compare_row *r;
+		const char *v, *claim;
+#define D(i) (sqlite3_column_type(st, (i)) == SQLITE_NULL ? NAN : sqlite3_column_double(st, (i)))
+
+		if (!res->label_a) {
+			res->label_a = col_dup(st, 0);
+			res->label_b = col_dup(st, 1);
+		}
+		if (res->n_rows == alloc) {
+			alloc = alloc ? 2 * alloc : 32;
+			res->rows = xrealloc(res->rows, alloc * sizeof(*res->rows));
+		}
+		r = &res->rows[res->n_rows++];
+		memset(r, 0, sizeof(*r));
+		r->workload = col_dup(st, 2);
+		r->metric = col_dup(st, 3);
+		r->unit = col_dup(st, 4);
+		r->better = col_dup(st, 5);
+		r->st.n_a = (size_t)sqlite3_column_int64(st, 6);
+		r->st.n_b = (size_t)sqlite3_column_int64(st, 7);
+		r->st.mean_a = D(8);
+		r->st.mean_b = D(9);
+		r->st.cov_a = D(10);
+		r->st.cov_b = D(11);
+		r->st.change_pct = D(12);
+		r->st.ci_lo = D(13);
+		r->st.ci_hi = D(14);
+		r->st.ci90_lo = r->st.ci90_hi = NAN;
+		r->st.w.p = D(15);
+		r->st.w.d = r->st.w.se = r->st.w.df = r->st.w.t = NAN;
+		r->p_holm = D(16);
+		r->headline = !isnan(r->p_holm);
+		r->st.p_mwu = D(17);
+		r->st.hl_ratio = D(18);
+		r->st.mde_pct = D(19);
+		r->st.threshold_pct = D(20);
+		v = col_text(st, 21);
+		r->st.verdict = !v ? VERDICT_INCONCLUSIVE : !strcmp(v, "CHANGED") ? VERDICT_CHANGED :
+				!strcmp(v, "EQUIVALENT") ? VERDICT_EQUIVALENT :
+				!strcmp(v, "DESCRIPTIVE") ? VERDICT_DESCRIPTIVE : VERDICT_INCONCLUSIVE;
+		r->st.extra_boots = sqlite3_column_type(st, 22) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 22);
+		claim = col_text(st, 23);
+		r->claim = !claim ? NULL : !strcmp(claim, "consistent") ? "consistent" :
+			   !strcmp(claim, "opposite") ? "opposite" : "outside";
+		r->claim_pct = NAN;
+		if (r->unit && !strcmp(r->unit, "pp")) {
+			free(r->unit);
+			r->unit = xstrdup("%");
+		}
+#undef D
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return error("database: cannot read comparisons of job %lld: %s", (long long)job_id,
+			     sqlite3_errmsg(db));
+	return res->n_rows ? 1 : 0;
+}
+
+void compare_result_free(struct compare_result *res)
+{
+	for (size_t i = 0; i < res->n_rows; i++) {
+		free(res->rows[i].workload);
+		free(res->rows[i].metric);
+		free(res->rows[i].unit);
+		free(res->rows[i].better);
+	}
+	free(res->rows);
+	for (size_t i = 0; i < res->n_prof; i++) {
+		free(res->prof[i].workload);
+		free(res->prof[i].symbol);
+		free(res->prof[i].dso);
+	}
+	free(res->prof);
+	free(res->label_a);
+	free(res->label_b);
+	memset(res, 0, sizeof(*res));
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+static int is_cpu_row(const struct compare_row *r)
+{
+	return starts_with(r->metric, "cpu") && strchr(r->metric, '.') &&
+	       r->st.verdict == VERDICT_DESCRIPTIVE;
+}
+
+static void fmt_num(char *out, size_t n, double v)
+{
+	if (isnan(v))
+		snprintf(out, n, "-");
+	else if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0))
+		snprintf(out, n, "%.4g", v);
+	else if (fabs(v) >= 1000)
+		snprintf(out, n, "%.0f", v);
+	else
+		snprintf(out, n, "%.4g", v);
+}
+
+static void fmt_p(char *out, size_t n, double p)
+{
+	if (isnan(p))
+		snprintf(out, n, "-");
+	else if (p < 0.001)
+		snprintf(out, n, "%.1e", p);
+	else
+		snprintf(out, n, "%.3f", p);
+}
+
+static void fmt_verdict(char *out, size_t n, const struct stats_cmp *s)
+{
+	if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots > 0)
+		snprintf(out, n, "INCONCLUSIVE(+%d)", s->extra_boots);
+	else if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots < 0 && !isnan(s->w.p))
+		snprintf(out, n, "INCONCLUSIVE(>%d)", STATS_MAX_BOOTS);
+	else
+		snprintf(out, n, "%s", stats_verdict_name(s->verdict));
+}
+
+void compare_print(FILE *out, const struct compare_result *res)
+{
+	const char *cur = NULL;
+
+	if (res->job_id)
+		fprintf(out, "comparison of job %lld: A = %s, B = %s\n", (long long)res->job_id,
+			res->label_a ? res->label_a : "A", res->label_b ? res->label_b : "B");
+	else
+		fprintf(out, "comparison of kernels: A = %s, B = %s\n", res->label_a, res->label_b);
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		const struct stats_cmp *s = &r->st;
+		char ma[32], mb[32], ci[48], pw[16], pm[16], v[32], mde[16];
+
+		if (is_cpu_row(r))
+			continue;
+		if (!cur || strcmp(cur, r->workload)) {
+			cur = r->workload;
+			fprintf(out, "\nworkload %s (T = %.3g%%; boots = unit, values are per-boot means)\n",
+				cur, s->threshold_pct);
+			fprintf(out, "%14s %7s  %-26s %14s %7s  %8s %8s  %-18s %6s  %s\n", "base", "±CoV",
+				"%change [95% CI]", "test", "±CoV", "p", "MWU p", "verdict", "MDE", "metric");
+		}
+		fmt_num(ma, sizeof(ma), s->mean_a);
+		fmt_num(mb, sizeof(mb), s->mean_b);
+		if (s->verdict == VERDICT_DESCRIPTIVE && r->unit && !strcmp(r->unit, "%"))
+			snprintf(ci, sizeof(ci), "%+.2f pp", s->change_pct);
+		else if (isnan(s->ci_lo))
+			snprintf(ci, sizeof(ci), "%+.2f%%", s->change_pct);
+		else
+			snprintf(ci, sizeof(ci), "%+.2f%% [%+.2f, %+.2f]", s->change_pct, s->ci_lo, s->ci_hi);
+		fmt_p(pw, sizeof(pw), !isnan(r->p_holm) ? r->p_holm : s->w.p);
+		fmt_p(pm, sizeof(pm), s->p_mwu);
+		fmt_verdict(v, sizeof(v), s);
+		if (isnan(s->mde_pct))
+			snprintf(mde, sizeof(mde), "-");
+		else
+			snprintf(mde, sizeof(mde), "%.2f%%", s->mde_pct);
+		fprintf(out, "%14s %6.2f%%  %-26s %14s %6.2f%%  %8s %8s  %-18s %6s  %s%s", ma,
+			isnan(s->cov_a) ? 0 : s->cov_a, ci, mb, isnan(s->cov_b) ? 0 : s->cov_b, pw, pm, v,
+			mde, r->metric, r->headline ? " *" : "");
+		if (r->claim)
+			fprintf(out, "  (claim %+.1f%%: %s)", r->claim_pct, r->claim);
+		fputc('\n', out);
+	}
+	/* per-CPU point differences, one line per workload and CPU */
+	cur = NULL;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		const char *dot;
+
+		if (!is_cpu_row(r))
+			continue;
+		if (!cur || strcmp(cur, r->workload)) {
+			cur = r->workload;
+			fprintf(out, "\nper-CPU time of %s, %% of the CPU: base -> test (difference in points, descriptive)\n",
+				cur);
+		}
+		dot = strchr(r->metric, '.');
+		fprintf(out, "  %-8.*s %-5s %7.2f -> %7.2f  %+7.2f pp\n", (int)(dot - r->metric), r->metric,
+			dot + 1, r->st.mean_a, r->st.mean_b, r->st.change_pct);
+	}
+	cur = NULL;
+	for (size_t i = 0; i < res->n_prof; i++) {
+		const struct compare_prof *p = &res->prof[i];
+
+		if (!cur || strcmp(cur, p->workload)) {
+			cur = p->workload;
+			fprintf(out, "\nperf profile of %s, top differences (%% of samples; difference in points)\n",
+				cur);
+			fprintf(out, "  %7s %7s %8s  %s\n", "base", "test", "diff", "symbol");
+		}
+		fprintf(out, "  %7.2f %7.2f %+8.2f  %s%s%s%s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
+			p->symbol, p->dso ? " [" : "", p->dso ? p->dso : "", p->dso ? "]" : "");
+	}
+	fprintf(out, "\n* headline metric: p is Holm-adjusted across the headline metrics\n");
+}
+
+static struct json_object *jnum(double v)
+{
+	return isnan(v) || isinf(v) ? NULL : json_object_new_double(v);
+}
+
+void compare_print_json(FILE *out, const struct compare_result *res)
+{
+	struct json_object *o = json_object_new_object(), *rows = json_object_new_array();
+	struct json_object *prof = json_object_new_array();
+	struct buf b = BUF_INIT;
+
+	if (res->job_id)
+		json_object_object_add(o, "job_id", json_object_new_int64(res->job_id));
+	json_object_object_add(o, "label_a", res->label_a ? json_object_new_string(res->label_a) : NULL);
+	json_object_object_add(o, "label_b", res->label_b ? json_object_new_string(res->label_b) : NULL);
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		const struct stats_cmp *s = &r->st;
+		struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "workload", json_object_new_string(r->workload));
+		json_object_object_add(j, "metric", json_object_new_string(r->metric));
+		json_object_object_add(j, "unit", r->unit ? json_object_new_string(
+			s->verdict == VERDICT_DESCRIPTIVE && !strcmp(r->unit, "%") ? "pp" : r->unit) : NULL);
+		json_object_object_add(j, "better", r->better ? json_object_new_string(r->better) : NULL);
+		json_object_object_add(j, "headline", json_object_new_boolean(r->headline));
+		json_object_object_add(j, "n_a", json_object_new_int64((int64_t)s->n_a));
+		json_object_object_add(j, "n_b", json_object_new_int64((int64_t)s->n_b));
+		json_object_object_add(j, "mean_a", jnum(s->mean_a));
+		json_object_object_add(j, "mean_b", jnum(s->mean_b));
+		json_object_object_add(j, "cov_a", jnum(s->cov_a));
+		json_object_object_add(j, "cov_b", jnum(s->cov_b));
+		json_object_object_add(j, "change_pct", jnum(s->change_pct));
+		json_object_object_add(j, "ci_lo", jnum(s->ci_lo));
+		json_object_object_add(j, "ci_hi", jnum(s->ci_hi));
+		json_object_object_add(j, "p_welch", jnum(s->w.p));
+		json_object_object_add(j, "p_holm", jnum(r->p_holm));
+		json_object_object_add(j, "p_mwu", jnum(s->p_mwu));
+		json_object_object_add(j, "hl_ratio", jnum(s->hl_ratio));
+		json_object_object_add(j, "mde_pct", jnum(s->mde_pct));
+		json_object_object_add(j, "threshold_pct", jnum(s->threshold_pct));
+		json_object_object_add(j, "verdict", json_object_new_string(stats_verdict_name(s->verdict)));
+		json_object_object_add(j, "extra_boots", s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0 ?
+				       json_object_new_int(s->extra_boots) : NULL);
+		json_object_object_add(j, "claim", r->claim ? json_object_new_string(r->claim) : NULL);
+		json_object_object_add(j, "claim_pct", jnum(r->claim_pct));
+		json_object_array_add(rows, j);
+	}
+	json_object_object_add(o, "comparisons", rows);
+	for (size_t i = 0; i < res->n_prof; i++) {
+		const struct compare_prof *p = &res->prof[i];
+		struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "workload", json_object_new_string(p->workload));
+		json_object_object_add(j, "symbol", json_object_new_string(p->symbol));
+		json_object_object_add(j, "dso", p->dso ? json_object_new_string(p->dso) : NULL);
+		json_object_object_add(j, "pct_a", jnum(p->pct_a));
+		json_object_object_add(j, "pct_b", jnum(p->pct_b));
+		json_object_object_add(j, "diff_pp", jnum(p->pct_b - p->pct_a));
+		json_object_array_add(prof, j);
+	}
+	json_object_object_add(o, "profile", prof);
+	json_to_buf(&b, o, 1);
+	fprintf(out, "%s\n", b.buf);
+	buf_release(&b);
+	json_object_put(o);
+}
+
+/* ---- nightly history ------------------------------------------------------ */
+
+struct hrow {
+	char *tree, *machines;
+	int64_t job;
+	double created;
+	char side;
+	double value;		/* a boot value */
+};
+
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static void series_add_point(struct history_series *s, size_t *alloc, int64_t job, double t,
+			     double sum, int n)
+{
+	if (s->n == *alloc) {
+		*alloc = *alloc ? 2 * *alloc : 32;
+		s->pts = xrealloc(s->pts, *alloc * sizeof(*s->pts));
+	}
+	s->pts[s->n++] = (struct history_point){ job, t, sum / n, n, 0 };
+}
+
+static int store_changepoints(sqlite3 *db, const struct history_series *s)
+{
+	double now = now_wall();
+
+	if (db_begin(db))
+		return -1;
+	if (db_run(db, "DELETE FROM changepoints WHERE workload = ?1 AND metric = ?2"
+		       " AND tree IS ?3 AND machines IS ?4", "ssss", s->workload, s->metric, s->tree,
+		   s->machines))
+		goto fail;
+	for (size_t i = 0; i < s->cps.n; i++) {
+		const struct cp_point *c = &s->cps.pts[i];
+
+		if (!c->alert)
+			continue;
+		if (db_run(db, "INSERT INTO changepoints (tree, machines, workload, metric, job_id, idx,"
+			       " mean_before, mean_after, change_pct, p, created)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", "ssssiidddd" "d",
+			   s->tree, s->machines, s->workload, s->metric, s->pts[c->idx].job_id,
+			   (int64_t)c->idx, c->mean_before, c->mean_after, c->change_pct, c->p, now))
+			goto fail;
+	}
+	return db_commit(db);
+fail:
+	db_rollback(db);
+	return -1;
+}
+
+int history_analyse(sqlite3 *db, const char *workload, const char *metric,
+		    const char *tree, const char *machines, double threshold_pct,
+		    struct history_series **out, size_t *n_out)
+{
+	/*
+	 * One row per (job, side, boot): the boot value. The warm-up count of
+	 * each job comes from its spec like spec_warmup() does.
+	 */
+	sqlite3_stmt *st = db_prepare(db,
+		"SELECT j.tree, j.dut || '+' || j.peer, j.id, j.created, r.side, AVG(m.value)"
+		" FROM jobs j JOIN runs r ON r.job_id = j.id"
+		" JOIN metrics m ON m.run_id = r.id AND m.name = ?2"
+		" WHERE j.schedule IS NOT NULL AND j.state = 'done' AND r.workload = ?1"
+		" AND r.status = 'ok' AND (?3 IS NULL OR j.tree = ?3)"
+		" AND (?4 IS NULL OR j.dut || '+' || j.peer = ?4)"
+		" AND r.seq >= COALESCE(json_extract(j.spec, '$.warmup_runs'),"
+		"   CASE WHEN json_extract(j.spec, '$.warmup') BETWEEN 0 AND 100"
+		"   THEN json_extract(j.spec, '$.warmup') END, 1)"
+		" GROUP BY j.id, r.side, COALESCE(r.boot_id, -r.id)"
+		" ORDER BY j.tree, 2, j.id, r.side", "ssss", workload, metric, tree, machines);
+	struct history_series *ser = NULL;
+	size_t n = 0, alloc = 0, palloc = 0;
+	int rc, ret = -1;
+	/* accumulation of the current job: per side sums */
+	int64_t cur_job = -1;
+	double cur_t = 0, sum[2] = { 0, 0 };
+	int cnt[2] = { 0, 0 };
+
+	*out = NULL;
+	*n_out = 0;
+	if (!st)
+		return -1;
+	for (;;) {
+		const char *t, *mc, *side;
+		int64_t job;
+		int row;
+
+		rc = sqlite3_step(st);
+		row = rc == SQLITE_ROW;
+		if (!row && rc != SQLITE_DONE)
+			break;
+		t = row ? col_text(st, 0) : NULL;
+		mc = row ? col_text(st, 1) : NULL;
+		job = row ? sqlite3_column_int64(st, 2) : -2;
+		/* flush the previous job when the job changes (or at the end) */
+		if (cur_job >= 0 && job != cur_job) {
+			int k = cnt[1] ? 1 : 0;
+
+			series_add_point(&ser[n - 1], &palloc, cur_job, cur_t, sum[k], cnt[k]);
+			cur_job = -1;
+		}
+		if (!row)
+			break;
+		if (!n || !same_str(ser[n - 1].tree, t) || !same_str(ser[n - 1].machines, mc)) {
+			if (n == alloc) {
+				alloc = alloc ? 2 * alloc : 4;
+				ser = xrealloc(ser, alloc * sizeof(*ser));
+			}
+			memset(&ser[n], 0, sizeof(ser[n]));
+			ser[n].tree = t ? xstrdup(t) : NULL;
+			ser[n].machines = mc ? xstrdup(mc) : NULL;
+			ser[n].workload = xstrdup(workload);
+			ser[n].metric = xstrdup(metric);
+			n++;
+			palloc = 0;
+		}
+		if (cur_job < 0) {
+			cur_job = job;
+			cur_t = sqlite3_column_double(st, 3);
+			sum[0] = sum[1] = 0;
+			cnt[0] = cnt[1] = 0;
+		}
+		side = col_text(st, 4);
+		{
+			int k = side && !strcmp(side, "B") ? 1 : 0;
+
+			sum[k] += sqlite3_column_double(st, 5);
+			cnt[k]++;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		error("database: cannot read the history of %s/%s: %s", workload, metric, sqlite3_errmsg(db));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cp_opts co = CP_OPTS_INIT;
+		double *x = xmalloc((ser[i].n ? ser[i].n : 1) * sizeof(*x));
+
+		co.threshold_pct = threshold_pct > 0 ? threshold_pct : 1.0;
+		for (size_t k = 0; k < ser[i].n; k++)
+			x[k] = ser[i].pts[k].value;
+		if (cp_detect(x, ser[i].n, &co, &ser[i].cps))
+			ser[i].cps.n = 0;
+		free(x);
+		for (size_t k = 0; k < ser[i].cps.n; k++)
+			ser[i].pts[ser[i].cps.pts[k].idx].changepoint = 1;
+		if (store_changepoints(db, &ser[i]))
+			goto out;
+	}
+	ret = 0;
+out:
+	if (ret) {
+		history_free(ser, n);
+		return -1;
+	}
+	*out = ser;
+	*n_out = n;
+	return 0;
+}
+
+void history_free(struct history_series *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(s[i].tree);
+		free(s[i].machines);
+		free(s[i].workload);
+		free(s[i].metric);
+		free(s[i].pts);
+		cp_result_free(&s[i].cps);
+	}
+	free(s);
+}
+
+int history_update_job(sqlite3 *db, int64_t job_id, double threshold_pct)
+{
+	sqlite3_stmt *st = db_prepare(db,
+		"SELECT DISTINCT r.workload, m.name, j.tree, j.dut || '+' || j.peer"
+		" FROM runs r JOIN metrics m ON m.run_id = r.id JOIN jobs j ON j.id = r.job_id"
+		" WHERE r.job_id = ?1 ORDER BY 1, 2", "i", job_id);
+	struct strvec keys = STRVEC_INIT;
+	char *tree = NULL, *machines = NULL;
+	int rc, ret = 0;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		strvec_push(&keys, col_text(st, 0));
+		strvec_push(&keys, col_text(st, 1));
+		if (!tree && col_text(st, 2))
+			tree = col_dup(st, 2);
+		if (!machines && col_text(st, 3))
+			machines = col_dup(st, 3);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		ret = error("database: %s", sqlite3_errmsg(db));
+	for (size_t i = 0; !ret && i + 1 < keys.n; i += 2) {
+		struct history_series *s;
+		size_t n;
+
+		if (history_analyse(db, keys.v[i], keys.v[i + 1], tree, machines, threshold_pct, &s, &n))
+			ret = -1;
+		else
+			history_free(s, n);
+	}
+	strvec_clear(&keys);
+	free(tree);
+	free(machines);
+	return ret;
+}
