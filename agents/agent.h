@@ -42,6 +42,13 @@ struct json_object *sysinfo_collect(int with_tools);
  */
 int read_small_file(const char *path, struct buf *b);
 
+/*
+ * The path of this program (from /proc/self/exe), so that children it
+ * starts (generators, _tracefs-exec) show as "klab-agent" in profiles
+ * rather than "exe".
+ */
+const char *agent_self_exe(void);
+
 /* A run id is safe as a file name: [A-Za-z0-9._-], 1..128 bytes, not starting with '.'. */
 int run_id_valid(const char *id);
 

@@ -55,3 +55,17 @@ int run_id_valid(const char *id)
 			return 0;
 	return 1;
 }
+
+const char *agent_self_exe(void)
+{
+	static char path[4096];
+	ssize_t n;
+
+	if (path[0])
+		return path;
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(path) - 1)
+		return strcpy(path, "/proc/self/exe");
+	path[n] = 0;
+	return path;
+}

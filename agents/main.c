@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "monitor.h"
 #include "log.h"
 #include "util.h"
 #include "workloads.h"
@@ -40,6 +41,7 @@ static const struct {
 	{ "version", cmd_version, "version" },
 	{ "udp-rr", cmd_udp_rr, "udp-rr server|client ...       the UDP request/response generator" },
 	{ "udp-tx", cmd_udp_tx, "udp-tx send|sink ...           the UDP transmit generator" },
+	{ "_tracefs-exec", cmd_tracefs_exec, NULL },	/* internal: bpftrace in a private mount namespace */
 };
 
 static int usage(int status)
@@ -49,7 +51,8 @@ static int usage(int status)
 
 	fprintf(f, "usage: klab-agent [-v] [--state DIR] COMMAND [ARGS]\n\ncommands:\n");
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
-		fprintf(f, "  %s\n", cmds[i].usage);
+		if (cmds[i].usage)
+			fprintf(f, "  %s\n", cmds[i].usage);
 	fprintf(f, "\nThe state folder (default $KLAB_AGENT_STATE or /var/lib/klab-agent) holds\n"
 		"the saved tuning and the results kept until ack.\n");
 	return status;

@@ -1,0 +1,661 @@
+/* monitor.c: the monitors beside a workload: /proc/stat sampling, perf stat/record, bpftrace, NIC counters. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "jsonh.h"
+#include "log.h"
+#include "monitor.h"
+#include "strvec.h"
+#include "util.h"
+
+#define TRACEFS_MAGIC_NR 0x74726163
+#define PROFILE_ROWS_MAX 200
+
+static const char *const mon_names[MON_N] = { "cpu", "perf-stat", "perf-profile", "bpftrace", "nic" };
+
+int monitor_index(const char *name)
+{
+	int i;
+
+	for (i = 0; i < MON_N; i++)
+		if (!strcmp(name, mon_names[i]))
+			return i;
+	return -1;
+}
+
+const char *monitor_name(int idx)
+{
+	return idx >= 0 && idx < MON_N ? mon_names[idx] : "?";
+}
+
+static void set_status(struct mon_ctx *m, int idx, const char *fmt, ...) KLAB_PRINTF(3, 4);
+static void set_status(struct mon_ctx *m, int idx, const char *fmt, ...)
+{
+	va_list ap;
+	struct buf b = BUF_INIT;
+
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	free(m->status[idx]);
+	m->status[idx] = buf_detach(&b, NULL);
+}
+
+/* Only the first reason a monitor became unavailable is kept. */
+#define unavailable(m, idx, ...) do { \
+	if (!(m)->status[idx] || !strncmp((m)->status[idx], "ok", 2)) \
+		set_status(m, idx, "unavailable: " __VA_ARGS__); \
+} while (0)
+
+/* The last non-empty line of a tool's stderr that is not bpftrace's RLIMIT noise. */
+static char *last_line(const struct buf *b)
+{
+	char *copy = xstrdup(b->buf), *line, *save = NULL, *best = NULL;
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (*line && !strstr(line, "RLIMIT_MEMLOCK"))
+			best = line;
+	best = xstrdup(best ? best : "no message");
+	free(copy);
+	return best;
+}
+
+void result_add_metric(struct json_object *result, const char *name, double value,
+		       const char *unit, const char *better)
+{
+	struct json_object *a = NULL, *o;
+
+	if (!json_object_object_get_ex(result, "metrics", &a)) {
+		a = json_object_new_array();
+		json_object_object_add(result, "metrics", a);
+	}
+	if (!isfinite(value))
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(name));
+	json_object_object_add(o, "value", json_object_new_double(value));
+	json_object_object_add(o, "unit", json_object_new_string(unit ? unit : ""));
+	json_object_object_add(o, "better", json_object_new_string(better ? better : "none"));
+	json_object_array_add(a, o);
+}
+
+static struct json_object *result_array(struct json_object *result, const char *key)
+{
+	struct json_object *a = NULL;
+
+	if (!json_object_object_get_ex(result, key, &a)) {
+		a = json_object_new_array();
+		json_object_object_add(result, key, a);
+	}
+	return a;
+}
+
+void mon_init(struct mon_ctx *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->perf_events = "cpu-clock,task-clock,context-switches,cpu-migrations,page-faults";
+	m->perf_stat = (struct run_cmd)RUN_CMD_INIT;
+	m->perf_rec = (struct run_cmd)RUN_CMD_INIT;
+	m->bpf = (struct run_cmd)RUN_CMD_INIT;
+	m->cpu_series = json_object_new_object();
+	m->udp_in_delta = -1;
+}
+
+/* --- cpu ------------------------------------------------------------------------ */
+
+static int read_proc_stat(struct proc_stat *ps)
+{
+	struct buf b = BUF_INIT;
+	int ret;
+
+	if (buf_read_file(&b, "/proc/stat"))
+		return -1;
+	ret = parse_proc_stat(b.buf, b.len, "/proc/stat", ps);
+	buf_release(&b);
+	return ret;
+}
+
+static void series_point(struct json_object *series, const char *name, double t, double v)
+{
+	struct json_object *a, *p;
+
+	if (!json_object_object_get_ex(series, name, &a)) {
+		a = json_object_new_array();
+		json_object_object_add(series, name, a);
+	}
+	p = json_object_new_array();
+	json_object_array_add(p, json_object_new_double(t));
+	json_object_array_add(p, json_object_new_double(round(v * 100) / 100));
+	json_object_array_add(a, p);
+}
+
+static void cpu_sample(struct mon_ctx *m)
+{
+	struct proc_stat now;
+	double t;
+	size_t i;
+
+	if (read_proc_stat(&now)) {
+		unavailable(m, MON_CPU, "cannot read /proc/stat");
+		return;
+	}
+	t = round((now_ms() - m->win_start_ms) / 100.0) / 10.0;
+	for (i = 0; i < now.n; i++) {
+		const struct cpu_times *prev = proc_stat_cpu(&m->cpu_prev, now.cpus[i].cpu);
+		struct cpu_pct p;
+		char name[64];
+		if (!prev)
+			continue;
+		cpu_pct_between(prev, &now.cpus[i], &p);
+		if (now.cpus[i].cpu < 0) {
+			series_point(m->cpu_series, "cpu_busy_pct", t, 100.0 - p.idle - p.iowait);
+		} else {
+			snprintf(name, sizeof(name), "cpu%d.busy_pct", now.cpus[i].cpu);
+			series_point(m->cpu_series, name, t, 100.0 - p.idle - p.iowait);
+			snprintf(name, sizeof(name), "cpu%d.soft_pct", now.cpus[i].cpu);
+			series_point(m->cpu_series, name, t, p.soft);
+		}
+	}
+	proc_stat_free(&m->cpu_prev);
+	m->cpu_prev = now;
+}
+
+/* --- nic -------------------------------------------------------------------------- */
+
+static void nic_snapshot(struct mon_ctx *m, struct counters *c)
+{
+	struct buf b = BUF_INIT;
+	struct counters snmp = COUNTERS_INIT;
+	size_t i;
+
+	if (m->nic) {
+		char *dir = xasprintf("/sys/class/net/%s/statistics", m->nic);
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		if (!d) {
+			unavailable(m, MON_NIC, "no interface '%s' (%s)", m->nic, strerror(errno));
+		} else {
+			while ((e = readdir(d))) {
+				char *p, *name;
+				long v;
+				if (e->d_name[0] == '.')
+					continue;
+				p = xasprintf("%s/%s", dir, e->d_name);
+				if (!read_small_file(p, &b) && !parse_long(b.buf, 0, LONG_MAX, &v)) {
+					name = xasprintf("nic.%s", e->d_name);
+					counters_add(c, name, v);
+					free(name);
+				}
+				free(p);
+			}
+			closedir(d);
+		}
+		free(dir);
+		{
+			char *eth = run_which("ethtool");
+			if (eth) {
+				const char *argv[] = { eth, "-S", m->nic, NULL };
+				struct run_cmd rc = RUN_CMD_INIT;
+				rc.argv = argv;
+				rc.timeout_ms = 5000;
+				rc.out_cap = 1 << 20;
+				if (!run_command(&rc) && rc.status == 0)
+					parse_ethtool_stats(rc.out.buf, rc.out.len, "ethtool -S output", c);
+				run_release(&rc);
+				free(eth);
+			}
+		}
+	}
+	buf_reset(&b);
+	if (!buf_read_file(&b, "/proc/net/snmp") &&
+	    !parse_snmp(b.buf, b.len, "/proc/net/snmp", &snmp)) {
+		for (i = 0; i < snmp.n; i++)
+			if (starts_with(snmp.v[i].name, "Udp.")) {
+				char *name = xasprintf("udp.%s", snmp.v[i].name + 4);
+				counters_add(c, name, snmp.v[i].value);
+				free(name);
+			}
+	}
+	counters_free(&snmp);
+	buf_reset(&b);
+	if (!buf_read_file(&b, "/proc/net/softnet_stat"))
+		parse_softnet(b.buf, b.len, "/proc/net/softnet_stat", c);
+	buf_release(&b);
+}
+
+/* --- perf and bpftrace ------------------------------------------------------------ */
+
+static int start_tool(struct mon_ctx *m, int idx, struct run_cmd *c, struct strvec *argv,
+		      long timeout_ms)
+{
+	c->argv = (const char *const *)argv->v;
+	c->timeout_ms = timeout_ms;
+	c->out_cap = 16 << 20;
+	if (run_start(c)) {
+		unavailable(m, idx, "cannot run '%s'", argv->v[0]);
+		return -1;
+	}
+	return 0;
+}
+
+static char *tool_path(struct mon_ctx *m, int idx, const char *prog)
+{
+	char *p = run_which(prog);
+
+	if (!p)
+		unavailable(m, idx, "%s not found", prog);
+	return p;
+}
+
+void mon_start_early(struct mon_ctx *m)
+{
+	struct strvec argv = STRVEC_INIT;
+	char *path;
+
+	if (!m->want[MON_BPFTRACE])
+		return;
+	if (!m->bpf_script || !*m->bpf_script) {
+		unavailable(m, MON_BPFTRACE, "no bpftrace_script in the run spec");
+		return;
+	}
+	if (!(path = tool_path(m, MON_BPFTRACE, "bpftrace")))
+		return;
+	strvec_push(&argv, agent_self_exe());
+	strvec_push(&argv, "_tracefs-exec");
+	strvec_push(&argv, path);
+	strvec_push(&argv, "-e");
+	strvec_push(&argv, m->bpf_script);
+	/* bpftrace prints its maps when SIGINT arrives at the window's end */
+	if (!start_tool(m, MON_BPFTRACE, &m->bpf, &argv, (long)(m->window_s * 1000) + 600000))
+		m->bpf_on = 1;
+	strvec_clear(&argv);
+	free(path);
+}
+
+void mon_window_start(struct mon_ctx *m)
+{
+	m->win_start_ms = now_ms();
+	if (m->want[MON_CPU]) {
+		if (read_proc_stat(&m->cpu_first)) {
+			unavailable(m, MON_CPU, "cannot read /proc/stat");
+		} else {
+			m->have_cpu_first = 1;
+			read_proc_stat(&m->cpu_prev);
+		}
+	}
+	if (m->want[MON_NIC])
+		nic_snapshot(m, &m->nic_before);
+	if (m->want[MON_PERF_STAT]) {
+		char *perf = tool_path(m, MON_PERF_STAT, "perf");
+		if (perf) {
+			struct strvec argv = STRVEC_INIT;
+			strvec_push(&argv, perf);
+			strvec_push(&argv, "stat");
+			strvec_push(&argv, "-a");
+			strvec_push(&argv, "-x,");
+			strvec_push(&argv, "-e");
+			strvec_push(&argv, m->perf_events);
+			strvec_push(&argv, "--");
+			strvec_push(&argv, "sleep");
+			strvec_pushf(&argv, "%.3f", m->window_s);
+			if (!start_tool(m, MON_PERF_STAT, &m->perf_stat, &argv,
+					(long)(m->window_s * 1000) + 30000))
+				m->perf_stat_on = 1;
+			strvec_clear(&argv);
+			free(perf);
+		}
+	}
+}
+
+void mon_tick(struct mon_ctx *m)
+{
+	if (m->want[MON_CPU] && m->have_cpu_first)
+		cpu_sample(m);
+}
+
+void mon_profile_start(struct mon_ctx *m)
+{
+	char *perf;
+	struct strvec argv = STRVEC_INIT;
+
+	if (!m->want[MON_PERF_PROFILE] || m->perf_rec_on)
+		return;
+	if (!(perf = tool_path(m, MON_PERF_PROFILE, "perf")))
+		return;
+	strvec_push(&argv, perf);
+	strvec_push(&argv, "record");
+	strvec_push(&argv, "-a");
+	strvec_push(&argv, "-g");
+	strvec_push(&argv, "-e");
+	strvec_push(&argv, "cpu-clock");	/* the one sampling event every machine has */
+	strvec_push(&argv, "-q");
+	strvec_push(&argv, "-o");
+	strvec_pushf(&argv, "%s/perf.data", m->workdir);
+	strvec_push(&argv, "--");
+	strvec_push(&argv, "sleep");
+	strvec_pushf(&argv, "%.3f", m->profile_s);
+	if (!start_tool(m, MON_PERF_PROFILE, &m->perf_rec, &argv, (long)(m->profile_s * 1000) + 60000))
+		m->perf_rec_on = 1;
+	strvec_clear(&argv);
+	free(perf);
+}
+
+void mon_window_end(struct mon_ctx *m)
+{
+	m->win_end_ms = now_ms();
+	if (m->want[MON_CPU] && m->have_cpu_first) {
+		cpu_sample(m);
+		if (read_proc_stat(&m->cpu_last))
+			unavailable(m, MON_CPU, "cannot read /proc/stat");
+	}
+	if (m->want[MON_NIC])
+		nic_snapshot(m, &m->nic_after);
+	if (m->bpf_on)
+		run_signal(&m->bpf, SIGINT);
+}
+
+/* --- finish: reap and parse ------------------------------------------------------- */
+
+static void finish_cpu(struct mon_ctx *m, struct json_object *result, double ops, double win_s)
+{
+	struct json_object *cpus = result_array(result, "cpus");
+	struct json_object *series = result_array(result, "series");
+	const struct cpu_times *a, *b;
+	struct json_object_iterator it, end;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t i;
+
+	if (!m->have_cpu_first || !m->cpu_last.n)
+		return;
+	for (i = 0; i < m->cpu_last.n; i++) {
+		struct cpu_pct p;
+		struct json_object *o;
+		b = &m->cpu_last.cpus[i];
+		a = proc_stat_cpu(&m->cpu_first, b->cpu);
+		if (!a)
+			continue;
+		cpu_pct_between(a, b, &p);
+		o = json_object_new_object();
+		json_object_object_add(o, "cpu", json_object_new_int(p.cpu));
+#define F(k) json_object_object_add(o, #k, json_object_new_double(round(p.k * 100) / 100))
+		F(usr); F(nice); F(sys); F(iowait); F(irq); F(soft); F(steal); F(idle);
+#undef F
+		json_object_array_add(cpus, o);
+		if (p.cpu == -1) {
+			uint64_t busy = cpu_busy_jiffies(a, b);
+			double busy_us = (double)busy * 1e6 / (hz > 0 ? hz : 100);
+			result_add_metric(result, "cpu_busy_pct", 100.0 - p.idle - p.iowait, "%", "none");
+			result_add_metric(result, "cpu_busy_s", busy_us / 1e6, "s", "lower");
+			if (ops > 0)
+				result_add_metric(result, "cpu_us_per_op", busy_us / ops, "us", "lower");
+		}
+	}
+	it = json_object_iter_begin(m->cpu_series);
+	end = json_object_iter_end(m->cpu_series);
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		struct json_object *s = json_object_new_object();
+		json_object_object_add(s, "metric", json_object_new_string(json_object_iter_peek_name(&it)));
+		json_object_object_add(s, "unit", json_object_new_string("%"));
+		json_object_object_add(s, "points", json_object_get(json_object_iter_peek_value(&it)));
+		json_object_array_add(series, s);
+	}
+	(void)win_s;
+}
+
+static void finish_nic(struct mon_ctx *m, struct json_object *result, double win_s)
+{
+	struct counters dlt = COUNTERS_INIT;
+	struct json_object *cnt = json_object_new_object();
+	size_t i;
+
+	counters_delta(&m->nic_before, &m->nic_after, &dlt);
+	if (counters_find(&dlt, "udp.InDatagrams"))
+		m->udp_in_delta = counters_find(&dlt, "udp.InDatagrams")->value;
+	for (i = 0; i < dlt.n; i++) {
+		const char *n = dlt.v[i].name;
+		char *name;
+		if (starts_with(n, "ethtool.") && !dlt.v[i].value)
+			continue;	/* dozens of per-queue zeros on most NICs */
+		json_object_object_add(cnt, n, json_object_new_int64(dlt.v[i].value));
+		name = xstrdup(n);
+		if (win_s > 0)
+			result_add_metric(result, name, dlt.v[i].value / win_s, "1/s", "none");
+		free(name);
+	}
+	json_object_object_add(result, "counters", cnt);
+	json_object_object_add(result, "counters_window_s", json_object_new_double(win_s));
+	if (!dlt.n)
+		unavailable(m, MON_NIC, "no counters could be read");
+	counters_free(&dlt);
+}
+
+static void finish_perf_stat(struct mon_ctx *m, struct json_object *result)
+{
+	struct perf_stat_row *rows = NULL;
+	struct json_object *arr;
+	size_t n = 0, i;
+
+	if (!m->perf_stat_on)
+		return;
+	if (run_finish(&m->perf_stat) || m->perf_stat.status) {
+		char *l = last_line(&m->perf_stat.err);
+		unavailable(m, MON_PERF_STAT, "perf stat: %s (%s)", l, run_describe(&m->perf_stat));
+		free(l);
+		return;
+	}
+	if (parse_perf_stat(m->perf_stat.err.buf, m->perf_stat.err.len, "perf stat output", &rows, &n)) {
+		unavailable(m, MON_PERF_STAT, "cannot parse perf stat output");
+		return;
+	}
+	arr = result_array(result, "perf_stat");
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "event", json_object_new_string(rows[i].event));
+		json_object_object_add(o, "supported", json_object_new_boolean(rows[i].supported));
+		json_object_object_add(o, "counted", json_object_new_boolean(rows[i].counted));
+		if (rows[i].counted) {
+			char *name = xasprintf("perf.%s", rows[i].event);
+			json_object_object_add(o, "value", json_object_new_double(rows[i].value));
+			json_object_object_add(o, "unit", json_object_new_string(rows[i].unit));
+			result_add_metric(result, name, rows[i].value, rows[i].unit, "none");
+			free(name);
+		}
+		json_object_array_add(arr, o);
+	}
+	perf_stat_rows_free(rows, n);
+}
+
+static void finish_perf_profile(struct mon_ctx *m, struct json_object *result)
+{
+	struct strvec argv = STRVEC_INIT;
+	struct run_cmd rep = RUN_CMD_INIT;
+	struct prof_row *rows = NULL;
+	struct json_object *arr;
+	size_t n = 0, i;
+	char *perf;
+
+	if (!m->perf_rec_on)
+		return;
+	if (run_finish(&m->perf_rec) || m->perf_rec.status) {
+		char *l = last_line(&m->perf_rec.err);
+		unavailable(m, MON_PERF_PROFILE, "perf record: %s (%s)", l, run_describe(&m->perf_rec));
+		free(l);
+		return;
+	}
+	perf = run_which("perf");
+	strvec_push(&argv, perf ? perf : "perf");
+	strvec_push(&argv, "report");
+	strvec_push(&argv, "-i");
+	strvec_pushf(&argv, "%s/perf.data", m->workdir);
+	strvec_push(&argv, "--stdio");
+	strvec_push(&argv, "--no-children");
+	strvec_push(&argv, "-g");
+	strvec_push(&argv, "none");
+	strvec_push(&argv, "--sort");
+	strvec_push(&argv, "comm,dso,sym");
+	free(perf);
+	rep.argv = (const char *const *)argv.v;
+	rep.timeout_ms = 120000;
+	rep.out_cap = 32 << 20;
+	if (run_command(&rep) || rep.status) {
+		char *l = last_line(&rep.err);
+		unavailable(m, MON_PERF_PROFILE, "perf report: %s (%s)", l, run_describe(&rep));
+		free(l);
+		goto out;
+	}
+	if (parse_perf_report(rep.out.buf, rep.out.len, "perf report output", &rows, &n)) {
+		unavailable(m, MON_PERF_PROFILE, "cannot parse perf report output");
+		goto out;
+	}
+	arr = result_array(result, "profile");
+	for (i = 0; i < n && i < PROFILE_ROWS_MAX; i++) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "percent", json_object_new_double(rows[i].percent));
+		json_object_object_add(o, "comm", json_object_new_string(rows[i].comm));
+		json_object_object_add(o, "dso", json_object_new_string(rows[i].dso));
+		json_object_object_add(o, "symbol", json_object_new_string(rows[i].symbol));
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(result, "profile_window_s", json_object_new_double(m->profile_s));
+out:
+	prof_rows_free(rows, n);
+	run_release(&rep);
+	strvec_clear(&argv);
+}
+
+static void finish_bpftrace(struct mon_ctx *m, struct json_object *result)
+{
+	struct bpf_output o;
+	struct json_object *hists;
+	size_t i, j;
+
+	if (!m->bpf_on)
+		return;
+	if (run_finish(&m->bpf)) {
+		unavailable(m, MON_BPFTRACE, "bpftrace could not be reaped");
+		return;
+	}
+	if (parse_bpftrace(m->bpf.out.buf, m->bpf.out.len, "bpftrace output", &o)) {
+		unavailable(m, MON_BPFTRACE, "cannot parse bpftrace output");
+		return;
+	}
+	if (!o.error) {
+		/* errors go to stderr */
+		struct bpf_output e;
+		if (!parse_bpftrace(m->bpf.err.buf, m->bpf.err.len, "bpftrace errors", &e)) {
+			o.error = e.error;
+			e.error = NULL;
+			bpf_output_free(&e);
+		}
+	}
+	if (o.error || (m->bpf.status && !o.n_hists && !o.n_values)) {
+		char *l = o.error ? xstrdup(o.error) : last_line(&m->bpf.err);
+		unavailable(m, MON_BPFTRACE, "bpftrace: %s", l);
+		free(l);
+		bpf_output_free(&o);
+		return;
+	}
+	hists = result_array(result, "histograms");
+	for (i = 0; i < o.n_hists; i++) {
+		struct json_object *h = json_object_new_object(), *bk = json_object_new_array();
+		json_object_object_add(h, "name", json_object_new_string(o.hists[i].name));
+		json_object_object_add(h, "unit", json_object_new_string(""));
+		json_object_object_add(h, "source", json_object_new_string("bpftrace"));
+		for (j = 0; j < o.hists[i].n; j++) {
+			struct json_object *b = json_object_new_object();
+			json_object_object_add(b, "lo", json_object_new_double(o.hists[i].b[j].lo));
+			json_object_object_add(b, "hi", json_object_new_double(o.hists[i].b[j].hi));
+			json_object_object_add(b, "count", json_object_new_int64((int64_t)o.hists[i].b[j].count));
+			json_object_array_add(bk, b);
+		}
+		json_object_object_add(h, "buckets", bk);
+		json_object_array_add(hists, h);
+	}
+	for (i = 0; i < o.n_values; i++) {
+		char *name = xasprintf("bpf.%s", o.values[i].name);
+		result_add_metric(result, name, o.values[i].value, "", "none");
+		free(name);
+	}
+	bpf_output_free(&o);
+}
+
+void mon_finish(struct mon_ctx *m, struct json_object *result, double ops)
+{
+	struct json_object *mons = json_object_new_object();
+	double win_s = (m->win_end_ms - m->win_start_ms) / 1000.0;
+	int i;
+
+	for (i = 0; i < MON_N; i++)
+		if (m->want[i] && !m->status[i])
+			set_status(m, i, "ok");
+	if (m->want[MON_NIC])
+		finish_nic(m, result, win_s);
+	if (ops < 0)
+		ops = m->udp_in_delta > 0 ? (double)m->udp_in_delta : 0;
+	if (m->want[MON_CPU])
+		finish_cpu(m, result, ops, win_s);
+	finish_perf_stat(m, result);
+	finish_perf_profile(m, result);
+	finish_bpftrace(m, result);
+	for (i = 0; i < MON_N; i++)
+		if (m->want[i])
+			json_object_object_add(mons, mon_names[i], json_object_new_string(m->status[i]));
+	json_object_object_add(result, "monitors", mons);
+}
+
+void mon_release(struct mon_ctx *m)
+{
+	int i;
+
+	/* tools still running after an error: stop them */
+	if (m->bpf_on && m->bpf.pid > 0)
+		run_signal(&m->bpf, SIGKILL);
+	for (i = 0; i < MON_N; i++)
+		free(m->status[i]);
+	proc_stat_free(&m->cpu_first);
+	proc_stat_free(&m->cpu_prev);
+	proc_stat_free(&m->cpu_last);
+	counters_free(&m->nic_before);
+	counters_free(&m->nic_after);
+	run_release(&m->perf_stat);
+	run_release(&m->perf_rec);
+	run_release(&m->bpf);
+	json_object_put(m->cpu_series);
+}
+
+/* --- _tracefs-exec ---------------------------------------------------------------- */
+
+int cmd_tracefs_exec(int argc, char **argv)
+{
+	struct statfs sf;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: klab-agent _tracefs-exec PROG [ARGS...]\n");
+		return 2;
+	}
+	if (statfs("/sys/kernel/tracing", &sf) || sf.f_type != TRACEFS_MAGIC_NR) {
+		if (unshare(CLONE_NEWNS))
+			return error_errno("cannot enter a private mount namespace"), 1;
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			return error_errno("cannot make mounts private"), 1;
+		if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
+			warn("cannot mount tracefs on /sys/kernel/tracing: %s (tracepoints may be missing)",
+			     strerror(errno));
+	}
+	execv(argv[1], argv + 1);
+	error_errno("cannot run '%s'", argv[1]);
+	return 127;
+}

@@ -1,0 +1,80 @@
+/* monitor.h: the monitors that run beside a workload (cpu, perf-stat, perf-profile, bpftrace, nic). */
+#ifndef KLAB_AGENT_MONITOR_H
+#define KLAB_AGENT_MONITOR_H
+
+#include <json-c/json.h>
+
+#include "parse.h"
+#include "run.h"
+
+enum { MON_CPU, MON_PERF_STAT, MON_PERF_PROFILE, MON_BPFTRACE, MON_NIC, MON_N };
+
+/* "cpu", "perf-stat", ... -> MON_*, or -1. */
+int monitor_index(const char *name);
+const char *monitor_name(int idx);
+
+/*
+ * The monitors of one run. The caller (run.c) drives the timeline:
+ *
+ *	mon_start_early()      at t0, with the generator (bpftrace needs
+ *	                       seconds to attach, so it starts first)
+ *	mon_window_start()     at warmup end: counter snapshots, perf stat
+ *	mon_tick()             every second of the measured window
+ *	mon_profile_start()    once, a quarter into the window
+ *	mon_window_end()       at the deadline: snapshots, stop bpftrace
+ *	mon_finish()           reap the tools, parse, add to the result
+ *
+ * A monitor whose tool or kernel feature is missing sets its status to
+ * "unavailable: reason"; nothing here fails the run.
+ */
+struct mon_ctx {
+	/* configuration */
+	int want[MON_N];
+	const char *nic;		/* may be NULL */
+	const char *perf_events;	/* comma list */
+	const char *bpf_script;		/* may be NULL */
+	const char *workdir;		/* scratch folder for perf.data */
+	double window_s;		/* planned measured window */
+	double profile_s;		/* perf record length */
+
+	/* state */
+	char *status[MON_N];
+	int64_t win_start_ms, win_end_ms;
+	struct proc_stat cpu_first, cpu_prev, cpu_last;
+	int have_cpu_first;
+	struct json_object *cpu_series;	/* { "cpu_busy_pct": [[t, v]...], "cpu0.busy_pct": ... } */
+	struct counters nic_before, nic_after;
+	struct run_cmd perf_stat, perf_rec, bpf;
+	int perf_stat_on, perf_rec_on, bpf_on;
+	int64_t udp_in_delta;		/* Udp.InDatagrams over the window, -1: unknown */
+};
+
+void mon_init(struct mon_ctx *m);
+void mon_start_early(struct mon_ctx *m);
+void mon_window_start(struct mon_ctx *m);
+void mon_tick(struct mon_ctx *m);
+void mon_profile_start(struct mon_ctx *m);
+void mon_window_end(struct mon_ctx *m);
+/*
+ * Reap and parse; add metrics, series, cpus, histograms, profile,
+ * counters, perf_stat and monitors to `result`. `ops` is the number of
+ * operations the workload did in the window (transactions or packets;
+ * 0: unknown; -1: take the UDP datagrams received in the window, for
+ * servers and sinks that run longer than the window), for cpu_us_per_op.
+ */
+void mon_finish(struct mon_ctx *m, struct json_object *result, double ops);
+void mon_release(struct mon_ctx *m);
+
+/* Append {"name","value","unit","better"} to the result's "metrics" array. */
+void result_add_metric(struct json_object *result, const char *name, double value,
+		       const char *unit, const char *better);
+
+/*
+ * `klab-agent _tracefs-exec PROG ARGS...`: enter a private mount
+ * namespace, mount tracefs on /sys/kernel/tracing if it is not there, and
+ * exec PROG. This is how bpftrace gets tracepoints without touching the
+ * host's mounts.
+ */
+int cmd_tracefs_exec(int argc, char **argv);
+
+#endif
