@@ -112,7 +112,37 @@ static void chart_begin(struct plot_batch *pb, const char *file, const char *tit
 	buf_addstr(s, "\nset title ");
 	gp_str(s, title);
 	buf_addstr(s, "\nset grid ytics lc rgb '" COL_GRID "'\nset border 3 lc rgb '#444444'\n"
-		   "set tics nomirror\nset key outside top center horizontal\n");
+		   "set tics nomirror\nset key outside bottom center horizontal\n");
+}
+
+/* SI prefixes (226.0k, 2.38M) for large values, with enough decimals for the range. */
+static void gp_yformat(struct buf *s, double lo, double hi)
+{
+	double m = fmax(fabs(lo), fabs(hi)), scale, step;
+	int d;
+
+	if (!isfinite(m) || m < 1e4)
+		return;
+	scale = m >= 1e9 ? 1e9 : m >= 1e6 ? 1e6 : 1e3;
+	step = (hi - lo) / 5 / scale;
+	d = step > 0 ? (int)ceil(-log10(step)) : 1;
+	if (d < 0)
+		d = 0;
+	if (d > 4)
+		d = 4;
+	buf_addf(s, "set format y '%%.%ds%%c'\n", d);
+}
+
+static void xy_range(const struct plot_xy *p, size_t n, double *lo, double *hi)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(p[i].y))
+			continue;
+		if (p[i].y < *lo)
+			*lo = p[i].y;
+		if (p[i].y > *hi)
+			*hi = p[i].y;
+	}
 }
 
 static void chart_end(struct plot_batch *pb)
@@ -162,7 +192,17 @@ int plot_run_order(struct plot_batch *pb, const char *file, const char *title, c
 	chart_begin(pb, file, title, 720, 320);
 	gp_label(s, "x", "run, in the order run (dotted lines: reboots)");
 	gp_label(s, "y", ylabel);
-	buf_addf(s, "set format y '%%.4s%%c'\nset xrange [0.5:%zu.5]\n", n);
+	{
+		double lo = INFINITY, hi = -INFINITY;
+
+		for (i = 0; i < n; i++)
+			if (isfinite(runs[i].value)) {
+				lo = fmin(lo, runs[i].value);
+				hi = fmax(hi, runs[i].value);
+			}
+		gp_yformat(s, lo, hi);
+	}
+	buf_addf(s, "set xrange [0.5:%zu.5]\n", n);
 	if (n <= 40)
 		buf_addstr(s, "set xtics 1\n");
 	for (i = 1; i < n; i++)
@@ -223,10 +263,14 @@ int plot_distribution(struct plot_batch *pb, const char *file, const char *title
 	pad = (hi - lo) * 0.08;
 	if (pad <= 0)
 		pad = fabs(hi) * 0.01 + 1e-9;
-	buf_addstr(s, "set multiplot\nset lmargin at screen 0.11\nset rmargin at screen 0.62\n"
-		   "set bmargin at screen 0.14\nset tmargin at screen 0.86\nunset key\n"
+	buf_addstr(s, "unset title\nset label 100 ");
+	gp_str(s, title);
+	buf_addstr(s, " at screen 0.5, screen 0.96 center\n"
+		   "set multiplot\nset lmargin at screen 0.12\nset rmargin at screen 0.62\n"
+		   "set bmargin at screen 0.14\nset tmargin at screen 0.88\nunset key\n"
 		   "set style boxplot nooutliers\nset style fill empty\nset boxwidth 0.35\n"
-		   "set format y '%.4s%c'\nset xrange [0.4:2.6]\n");
+		   "set xrange [0.4:2.6]\n");
+	gp_yformat(s, lo, hi);
 	buf_addstr(s, "set yrange [");
 	gp_num(s, lo - pad);
 	buf_addch(s, ':');
@@ -264,8 +308,8 @@ int plot_distribution(struct plot_batch *pb, const char *file, const char *title
 	/* right panel: the % change of B vs A and its CI */
 	buf_addstr(s, "unset arrow\nunset object\nunset label\nset lmargin at screen 0.74\n"
 		   "set rmargin at screen 0.97\nset xrange [0.5:1.5]\nset xtics ('B vs A' 1)\n"
-		   "set format y '%g'\n");
-	gp_label(s, "y", "% change, 95% CI (shaded: threshold)");
+		   "set format y '%g'\nset title 'change, 95% CI'\n");
+	gp_label(s, "y", "% change (shaded: threshold)");
 	if (ci && ci->have && isfinite(ci->change)) {
 		double l = ci->change, h = ci->change, t = fabs(ci->threshold), p;
 
@@ -437,7 +481,13 @@ int plot_timeseries(struct plot_batch *pb, const char *file, const char *title, 
 	chart_begin(pb, file, title, 720, 300);
 	gp_label(s, "x", "time in the measured window (s)");
 	gp_label(s, "y", ylabel);
-	buf_addstr(s, "set format y '%.4s%c'\n");
+	{
+		double lo = INFINITY, hi = -INFINITY;
+
+		xy_range(a, na, &lo, &hi);
+		xy_range(b, nb, &lo, &hi);
+		gp_yformat(s, lo, hi);
+	}
 	xy_block(s, 'A', a, na);
 	xy_block(s, 'B', b, nb);
 	buf_addstr(s, "plot ");
@@ -467,7 +517,13 @@ int plot_history(struct plot_batch *pb, const char *file, const char *title, con
 	chart_begin(pb, file, title, 720, 300);
 	gp_label(s, "x", "nightly job, oldest to newest (dashed: change points)");
 	gp_label(s, "y", ylabel);
-	buf_addf(s, "set format y '%%.4s%%c'\nset xrange [0.5:%zu.5]\nunset key\n", n);
+	{
+		double lo = INFINITY, hi = -INFINITY;
+
+		xy_range(pts, n, &lo, &hi);
+		gp_yformat(s, lo, hi);
+	}
+	buf_addf(s, "set xrange [0.5:%zu.5]\nunset key\n", n);
 	for (i = 0; i < ncp; i++) {
 		buf_addstr(s, "set arrow from ");
 		gp_num(s, cp_x[i] - 0.5);

@@ -728,7 +728,8 @@ static void boots_runs(sqlite3 *db, int64_t job, struct buf *h)
 		}
 		const unsigned char *sd = sqlite3_column_text(st, 1);
 
-		buf_addf(h, " %s %lld boots &times; ", sd && sd[0] == 'B' ? "B" : "A", (long long)boots);
+		buf_addf(h, "%s %s %lld boots &times; ", sd && sd[0] == 'B' ? "," : "", sd && sd[0] == 'B' ? "B" : "A",
+			 (long long)boots);
 		if (boots > 0 && runs % boots == 0)
 			buf_addf(h, "%lld runs", (long long)(runs / boots));
 		else
@@ -812,22 +813,38 @@ static void claims_section(sqlite3 *db, const struct job *j, struct buf *h)
 		buf_addstr(h, "</table></div>\n");
 }
 
+static void mean_cov(struct buf *h, double mean, double cov, int64_t n)
+{
+	buf_addf(h, "<td class=\"num\" title=\"mean of %lld boots\">", (long long)n);
+	rep_fmt_si(h, mean);
+	buf_addstr(h, " <span class=\"muted\">&plusmn;");
+	if (isfinite(cov))
+		buf_addf(h, "%.2f%%", cov);
+	else
+		buf_addstr(h, "-");
+	buf_addstr(h, "</span></td>");
+}
+
 static void kpi_table(struct rep *r, const struct rep_cmp *c, size_t n, struct buf *h)
 {
 	if (!n) {
 		buf_addstr(h, "<p class=\"note\">No comparison has been computed for this job yet.</p>\n");
 		return;
 	}
-	buf_addstr(h, "<div class=\"table-wrap\"><table class=\"kpi\">\n<tr><th>workload</th><th>metric</th>"
-		   "<th class=\"num\">A mean &plusmn;CoV</th><th class=\"num\">B mean &plusmn;CoV</th>"
-		   "<th class=\"num\">% change [95% CI]</th><th class=\"num\">p (Welch, Holm)</th>"
+	buf_addstr(h, "<div class=\"table-wrap\"><table class=\"kpi\">\n<tr><th>metric</th>"
+		   "<th class=\"num\">A &plusmn;CoV</th><th class=\"num\">B &plusmn;CoV</th>"
+		   "<th class=\"num\">% change [95% CI]</th><th class=\"num\">p</th>"
 		   "<th class=\"num\">MWU p</th><th class=\"num\">MDE</th><th>verdict</th><th>claim check</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct rep_cmp *x = &c[i];
 
-		buf_addf(h, "<tr id=\"kpi-%zu\"><td>", i);
-		html_escape(h, x->workload);
-		buf_addstr(h, "</td><td><code>");
+		if (!i || strcmp(x->workload, c[i - 1].workload)) {
+			buf_addstr(h, "<tr class=\"group\"><th colspan=\"9\">");
+			html_escape(h, x->workload);
+			buf_addf(h, " <span class=\"muted\">(%lld vs %lld boots)</span></th></tr>\n",
+				 (long long)x->n_a, (long long)x->n_b);
+		}
+		buf_addf(h, "<tr id=\"kpi-%zu\"><td class=\"metric\"><code>", i);
 		html_escape(h, x->metric);
 		buf_addstr(h, "</code>");
 		if (x->unit && *x->unit) {
@@ -835,31 +852,20 @@ static void kpi_table(struct rep *r, const struct rep_cmp *c, size_t n, struct b
 			html_escape(h, x->unit);
 			buf_addstr(h, "</span>");
 		}
-		buf_addstr(h, "</td><td class=\"num\">");
-		rep_fmt_si(h, x->mean_a);
-		buf_addstr(h, " &plusmn;");
-		if (isfinite(x->cov_a))
-			buf_addf(h, "%.2f%%", x->cov_a);
-		else
-			buf_addstr(h, "-");
-		buf_addf(h, " <span class=\"muted\">n=%lld</span></td><td class=\"num\">", (long long)x->n_a);
-		rep_fmt_si(h, x->mean_b);
-		buf_addstr(h, " &plusmn;");
-		if (isfinite(x->cov_b))
-			buf_addf(h, "%.2f%%", x->cov_b);
-		else
-			buf_addstr(h, "-");
-		buf_addf(h, " <span class=\"muted\">n=%lld</span></td><td class=\"num\"><strong>", (long long)x->n_b);
+		buf_addstr(h, "</td>");
+		mean_cov(h, x->mean_a, x->cov_a, x->n_a);
+		mean_cov(h, x->mean_b, x->cov_b, x->n_b);
+		buf_addstr(h, "<td class=\"num\"><strong>");
 		rep_fmt_pct(h, x->change_pct);
-		buf_addstr(h, "</strong> [");
+		buf_addstr(h, "</strong> <span class=\"muted\">[");
 		rep_fmt_pct(h, x->ci_lo);
 		buf_addstr(h, ", ");
 		rep_fmt_pct(h, x->ci_hi);
-		buf_addstr(h, "]</td><td class=\"num\">");
-		rep_fmt_p(h, x->p_welch);
-		buf_addstr(h, " <span class=\"muted\">(");
+		buf_addstr(h, "]</span></td><td class=\"num\" title=\"Welch; Holm-adjusted: ");
 		rep_fmt_p(h, x->p_holm);
-		buf_addstr(h, ")</span></td><td class=\"num\">");
+		buf_addstr(h, "\">");
+		rep_fmt_p(h, x->p_welch);
+		buf_addstr(h, "</td><td class=\"num\">");
 		rep_fmt_p(h, x->p_mwu);
 		buf_addstr(h, "</td><td class=\"num\">");
 		if (isfinite(x->mde_pct))
@@ -872,9 +878,10 @@ static void kpi_table(struct rep *r, const struct rep_cmp *c, size_t n, struct b
 		claim_cell(h, x->claim);
 		buf_addstr(h, "</td></tr>\n");
 	}
-	buf_addstr(h, "</table></div>\n<p class=\"note\">Means over boots; % change of B against A from "
-		   "Welch's t on log values with its 95% confidence interval; MWU: exact Mann-Whitney as a "
-		   "check; MDE: the smallest change this many boots could detect.</p>\n");
+	buf_addstr(h, "</table></div>\n<p class=\"note\">A, B: means over boots &plusmn; coefficient of variation. "
+		   "% change of B against A from Welch's t on log values, with its 95% confidence interval; "
+		   "p: Welch (hover for the Holm-adjusted value); MWU: exact Mann-Whitney as a check; "
+		   "MDE: the smallest change this many boots could detect.</p>\n");
 	(void)r;
 }
 
@@ -1996,8 +2003,10 @@ static int index_page(struct rep *r, const char *tiles, const char *hist_list)
 		rep_fmt_time(&jobs, rep_coldbl(st, 3));
 		buf_addstr(&jobs, "</td><td><span class=\"side-a\">A</span> ");
 		html_escape(&jobs, (const char *)sqlite3_column_text(st, 6));
-		buf_addstr(&jobs, "<br><span class=\"side-b\">B</span> ");
-		html_escape(&jobs, (const char *)sqlite3_column_text(st, 7));
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+			buf_addstr(&jobs, "<br><span class=\"side-b\">B</span> ");
+			html_escape(&jobs, (const char *)sqlite3_column_text(st, 7));
+		}
 		buf_addstr(&jobs, "</td><td>");
 		html_escape(&jobs, (const char *)sqlite3_column_text(st, 8));
 		buf_addstr(&jobs, "</td><td>");
