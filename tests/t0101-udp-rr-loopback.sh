@@ -3,6 +3,9 @@ test_description='klab-udp-rr on loopback: counts agree between client and serve
 . "$(dirname "$0")/lib.sh"
 
 JV="python3 $SRCDIR/tests/data/workloads/jv.py"
+# background generators started inside test bodies record their pid here, so that
+# a failing test does not leave them running (cleanups registered in a body are lost)
+test_cleanup 'for p in $(cat "$SCRATCH/pids" 2>/dev/null); do kill -9 $p; done'
 
 # rr_pair NAME SERVER_ARGS -- CLIENT_ARGS: run a server and a client on a free port;
 # documents in NAME.srv.json and NAME.cli.json
@@ -14,7 +17,7 @@ rr_pair() {
 	port=$(test_free_port)
 	"$KLAB_UDP_RR" server --port "$port" "${sargs[@]}" >"$name.srv.json" 2>"$name.srv.err" &
 	local spid=$!
-	test_cleanup "kill $spid 2>/dev/null"
+	echo $spid >>"$SCRATCH/pids"
 	sleep 0.3
 	"$KLAB_UDP_RR" client --port "$port" "${cargs[@]}" >"$name.cli.json" 2>"$name.cli.err"
 	local rc=$?
@@ -88,7 +91,7 @@ test_expect_success 'pinned to CPU 0 with busy polling' '
 test_expect_success 'port in use: a clear error, with one thread and with a SO_REUSEPORT group' '
 	port=$(test_free_port) &&
 	{ "$KLAB_UDP_RR" server --port $port --duration 3 >/dev/null 2>&1 & } &&
-	pid=$! && test_cleanup "kill $pid 2>/dev/null" && sleep 0.3 &&
+	pid=$! && echo $pid >>"$SCRATCH/pids" && sleep 0.3 &&
 	test_expect_code 1 "$KLAB_UDP_RR" server --port $port --duration 1 2>err &&
 	test_grep "cannot bind to 0.0.0.0:$port: port in use" err &&
 	test_expect_code 1 "$KLAB_UDP_RR" server --port $port --threads 2 --duration 1 2>err &&
@@ -115,9 +118,9 @@ test_expect_success 'the server ends at its deadline although the client was kil
 	port=$(test_free_port) &&
 	start=$(date +%s%N) &&
 	{ "$KLAB_UDP_RR" server --port $port --duration 2 >srv.json 2>srv.err & } &&
-	spid=$! && test_cleanup "kill $spid 2>/dev/null" && sleep 0.2 &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && sleep 0.2 &&
 	{ "$KLAB_UDP_RR" client --addr 127.0.0.1 --port $port --flows 8 --duration 30 >/dev/null 2>&1 & } &&
-	cpid=$! && test_cleanup "kill -9 $cpid 2>/dev/null" && sleep 0.5 &&
+	cpid=$! && echo $cpid >>"$SCRATCH/pids" && sleep 0.5 &&
 	kill -9 $cpid && wait $spid &&
 	ms=$(( ($(date +%s%N) - start) / 1000000 )) && say "server took $ms ms" &&
 	[ $ms -lt 3500 ] &&
@@ -127,9 +130,9 @@ test_expect_success 'the server ends at its deadline although the client was kil
 test_expect_success 'SIGTERM ends a client early with its document' '
 	port=$(test_free_port) &&
 	{ "$KLAB_UDP_RR" server --port $port --duration 4 >/dev/null 2>&1 & } &&
-	spid=$! && test_cleanup "kill $spid 2>/dev/null" && sleep 0.2 &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && sleep 0.2 &&
 	{ "$KLAB_UDP_RR" client --addr 127.0.0.1 --port $port --flows 2 --duration 30 >cli.json 2>err & } &&
-	cpid=$! && test_cleanup "kill -9 $cpid 2>/dev/null" && sleep 1.5 &&
+	cpid=$! && echo $cpid >>"$SCRATCH/pids" && sleep 1.5 &&
 	kill -TERM $cpid && wait $cpid &&
 	$JV cli.json --check "d[\"stopped_early\"]" "d[\"transactions\"] > 0" "d[\"duration_s\"] < 5" &&
 	kill $spid; wait $spid; true
