@@ -265,7 +265,7 @@ int plot_distribution(struct plot_batch *pb, const char *file, const char *title
 		pad = fabs(hi) * 0.01 + 1e-9;
 	buf_addstr(s, "unset title\nset label 100 ");
 	gp_str(s, title);
-	buf_addstr(s, " at screen 0.5, screen 0.96 center\n"
+	buf_addstr(s, " at screen 0.37, screen 0.95 center\n"
 		   "set multiplot\nset lmargin at screen 0.12\nset rmargin at screen 0.62\n"
 		   "set bmargin at screen 0.14\nset tmargin at screen 0.88\nunset key\n"
 		   "set style boxplot nooutliers\nset style fill empty\nset boxwidth 0.35\n"
