@@ -621,14 +621,16 @@ static void bind_double_or_null(sqlite3_stmt *st, int i, double v)
 		sqlite3_bind_double(st, i, v);
 }
 
-static int store(sqlite3 *db, const struct compare_result *res)
+/* Replace the job's rows (only those of the workload/metric filter when one is given). */
+static int store(sqlite3 *db, const struct compare_result *res, const struct compare_opts *o)
 {
 	sqlite3_stmt *st = NULL;
 	double now = now_wall();
 
 	if (db_begin(db))
 		return -1;
-	if (db_run(db, "DELETE FROM comparisons WHERE job_id = ?1", "i", res->job_id))
+	if (db_run(db, "DELETE FROM comparisons WHERE job_id = ?1 AND (?2 IS NULL OR workload = ?2)"
+		   " AND (?3 IS NULL OR metric = ?3)", "iss", res->job_id, o->workload, o->metric))
 		goto fail;
 	st = db_prepare(db,
 		"INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better,"
@@ -741,7 +743,7 @@ int compare_job(sqlite3 *db, int64_t job_id, const struct compare_opts *opts,
 	if (load_claims(db, job_id, &claims, &n_claims))
 		goto out;
 	apply_claims(&res, claims, n_claims);
-	if (store(db, &res))
+	if (store(db, &res, &o))
 		goto out;
 	ret = 0;
 out:
@@ -924,6 +926,79 @@ static void fmt_verdict(char *out, size_t n, const struct stats_cmp *s)
 		snprintf(out, n, "%s", stats_verdict_name(s->verdict));
 }
 
+/* "cpu3.soft" -> 3 and "soft"; "cpuall.soft" -> -1. 0, or -1 when not a per-CPU row. */
+static int cpu_row_parse(const struct compare_row *r, int *cpu, const char **field)
+{
+	const char *dot;
+
+	if (!is_cpu_row(r))
+		return -1;
+	dot = strchr(r->metric, '.');
+	*field = dot + 1;
+	if (starts_with(r->metric, "cpuall."))
+		*cpu = -1;
+	else
+		*cpu = atoi(r->metric + 3);
+	return 0;
+}
+
+static void print_cpu_tables(FILE *out, const struct compare_result *res)
+{
+	static const char *fields[] = { "usr", "sys", "irq", "soft", "idle" };
+	const char *cur = NULL;
+
+	for (size_t i = 0; i < res->n_rows; i++) {
+		int cpu_min = 1 << 30, cpu_max = -2, cpu;
+		const char *f;
+
+		if (cpu_row_parse(&res->rows[i], &cpu, &f) || (cur && !strcmp(cur, res->rows[i].workload)))
+			continue;
+		cur = res->rows[i].workload;
+		for (size_t k = i; k < res->n_rows && !strcmp(res->rows[k].workload, cur); k++)
+			if (!cpu_row_parse(&res->rows[k], &cpu, &f)) {
+				if (cpu < cpu_min)
+					cpu_min = cpu;
+				if (cpu > cpu_max)
+					cpu_max = cpu;
+			}
+		fprintf(out, "\nper-CPU time of %s: %% of the CPU, base -> test (difference in points, descriptive)\n  %-4s",
+			cur, "cpu");
+		for (size_t fi = 0; fi < ARRAY_SIZE(fields); fi++)
+			fprintf(out, fi + 1 < ARRAY_SIZE(fields) ? " %-19s" : " %s", fields[fi]);
+		fputc('\n', out);
+		for (int c = cpu_min; c <= cpu_max; c++) {
+			int any = 0;
+			char line[512];
+			size_t len = 0;
+
+			len += (size_t)snprintf(line + len, sizeof(line) - len, "  %-4s", "");
+			if (c < 0)
+				snprintf(line + 2, sizeof(line) - 2, "%-4s", "all");
+			else
+				snprintf(line + 2, sizeof(line) - 2, "%-4d", c);
+			len = strlen(line);
+			for (size_t fi = 0; fi < ARRAY_SIZE(fields); fi++) {
+				const struct compare_row *hit = NULL;
+
+				for (size_t k = i; k < res->n_rows && !strcmp(res->rows[k].workload, cur); k++)
+					if (!cpu_row_parse(&res->rows[k], &cpu, &f) && cpu == c && !strcmp(f, fields[fi]))
+						hit = &res->rows[k];
+				if (hit) {
+					any = 1;
+					len += (size_t)snprintf(line + len, sizeof(line) - len, " %5.1f->%5.1f %+6.1f",
+								hit->st.mean_a, hit->st.mean_b, hit->st.change_pct);
+				} else {
+					len += (size_t)snprintf(line + len, sizeof(line) - len, " %-19s", "-");
+				}
+				if (len >= sizeof(line))
+					len = sizeof(line) - 1;
+			}
+			if (any)
+				fprintf(out, "%s\n", line);
+		}
+	}
+}
+
 void compare_print(FILE *out, const struct compare_result *res)
 {
 	const char *cur = NULL;
@@ -969,23 +1044,8 @@ void compare_print(FILE *out, const struct compare_result *res)
 			fprintf(out, "  (claim %+.1f%%: %s)", r->claim_pct, r->claim);
 		fputc('\n', out);
 	}
-	/* per-CPU point differences, one line per workload and CPU */
-	cur = NULL;
-	for (size_t i = 0; i < res->n_rows; i++) {
-		const struct compare_row *r = &res->rows[i];
-		const char *dot;
-
-		if (!is_cpu_row(r))
-			continue;
-		if (!cur || strcmp(cur, r->workload)) {
-			cur = r->workload;
-			fprintf(out, "\nper-CPU time of %s, %% of the CPU: base -> test (difference in points, descriptive)\n",
-				cur);
-		}
-		dot = strchr(r->metric, '.');
-		fprintf(out, "  %-8.*s %-5s %7.2f -> %7.2f  %+7.2f pp\n", (int)(dot - r->metric), r->metric,
-			dot + 1, r->st.mean_a, r->st.mean_b, r->st.change_pct);
-	}
+	/* per-CPU point differences: one line per workload and CPU, the five shares across */
+	print_cpu_tables(out, res);
 	cur = NULL;
 	for (size_t i = 0; i < res->n_prof; i++) {
 		const struct compare_prof *p = &res->prof[i];
@@ -996,8 +1056,12 @@ void compare_print(FILE *out, const struct compare_result *res)
 				cur);
 			fprintf(out, "  %7s %7s %8s  %s\n", "base", "test", "diff", "symbol");
 		}
-		fprintf(out, "  %7.2f %7.2f %+8.2f  %s%s%s%s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
-			p->symbol, p->dso ? " [" : "", p->dso ? p->dso : "", p->dso ? "]" : "");
+		if (p->dso && p->dso[0] == '[')
+			fprintf(out, "  %7.2f %7.2f %+8.2f  %s %s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
+				p->symbol, p->dso);
+		else
+			fprintf(out, "  %7.2f %7.2f %+8.2f  %s%s%s%s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
+				p->symbol, p->dso ? " (" : "", p->dso ? p->dso : "", p->dso ? ")" : "");
 	}
 	fprintf(out, "\n* headline metric: p is Holm-adjusted across the headline metrics\n");
 }
