@@ -1,0 +1,445 @@
+/* result.c: check a klab-agent result document and store it in sqlite in one transaction. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "jsonh.h"
+#include "log.h"
+#include "result.h"
+#include "util.h"
+
+static int is_num(struct json_object *v)
+{
+	return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+}
+
+static int uid_ok(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (!n || n > 128 || id[0] == '.')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)id[i]) && !strchr("._-", id[i]))
+			return 0;
+	return 1;
+}
+
+/* An optional array of objects under `key`: 0 (missing is fine), -1 if not an array of objects. */
+static int check_array(struct json_object *o, const char *key, const char *what, struct json_object **out)
+{
+	size_t i;
+
+	*out = NULL;
+	if (json_get_array(o, key, out, what) < 0)
+		return -1;
+	if (!*out)
+		return 0;
+	for (i = 0; i < json_object_array_length(*out); i++)
+		if (!json_object_is_type(json_object_array_get_idx(*out, i), json_type_object))
+			return error("%s: '%s[%zu]' is not an object", what, key, i);
+	return 0;
+}
+
+static int check_num(struct json_object *o, const char *key, const char *what, const char *arr,
+		     size_t i, int required)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v)) {
+		if (required)
+			return error("%s: '%s[%zu]' has no '%s'", what, arr, i, key);
+		return 0;
+	}
+	if (!is_num(v) || !isfinite(json_object_get_double(v)))
+		return error("%s: '%s[%zu].%s' is not a number", what, arr, i, key);
+	return 0;
+}
+
+static int check_str(struct json_object *o, const char *key, const char *what, const char *arr,
+		     size_t i, int required)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v)) {
+		if (required)
+			return error("%s: '%s[%zu]' has no '%s'", what, arr, i, key);
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return error("%s: '%s[%zu].%s' is not a string", what, arr, i, key);
+	return 0;
+}
+
+int result_parse(const char *json, size_t len, const char *what, struct json_object **out)
+{
+	struct json_object *o, *a, *v;
+	const char *s;
+	int64_t ver;
+	size_t i, j;
+	int r;
+
+	*out = NULL;
+	if (!(o = json_parse(json, len, what)))
+		return -1;
+	if (!json_object_is_type(o, json_type_object)) {
+		error("%s: not a JSON object", what);
+		goto bad;
+	}
+	r = json_get_int(o, "schema_version", &ver, what);
+	if (r) {
+		if (r > 0)
+			error("%s: no 'schema_version' (not a klab-agent result?)", what);
+		goto bad;
+	}
+	if (ver != RESULT_SCHEMA_VERSION_KNOWN) {
+		error("%s: unknown result schema_version %lld (this klab reads version %d; update klab)",
+		      what, (long long)ver, RESULT_SCHEMA_VERSION_KNOWN);
+		goto bad;
+	}
+	r = json_get_str(o, "run_id", &s, what);
+	if (r || !uid_ok(s)) {
+		if (!r || r > 0)
+			error("%s: %s", what, r > 0 ? "no 'run_id'" : "bad 'run_id'");
+		goto bad;
+	}
+	if (json_get_str(o, "status", &s, what) < 0)
+		goto bad;
+
+	if (check_array(o, "metrics", what, &a))
+		goto bad;
+	for (i = 0; a && i < json_object_array_length(a); i++) {
+		struct json_object *m = json_object_array_get_idx(a, i);
+		if (check_str(m, "name", what, "metrics", i, 1) || check_num(m, "value", what, "metrics", i, 1) ||
+		    check_str(m, "unit", what, "metrics", i, 0) || check_str(m, "better", what, "metrics", i, 0))
+			goto bad;
+		if (json_object_object_get_ex(m, "better", &v) &&
+		    strcmp(json_object_get_string(v), "higher") && strcmp(json_object_get_string(v), "lower") &&
+		    strcmp(json_object_get_string(v), "none")) {
+			error("%s: 'metrics[%zu].better' is '%s' (higher, lower or none)", what, i,
+			      json_object_get_string(v));
+			goto bad;
+		}
+	}
+	if (check_array(o, "series", what, &a))
+		goto bad;
+	for (i = 0; a && i < json_object_array_length(a); i++) {
+		struct json_object *sr = json_object_array_get_idx(a, i), *pts;
+		if (check_str(sr, "metric", what, "series", i, 1))
+			goto bad;
+		if (json_get_array(sr, "points", &pts, what) < 0)
+			goto bad;
+		for (j = 0; pts && j < json_object_array_length(pts); j++) {
+			struct json_object *p = json_object_array_get_idx(pts, j);
+			if (!json_object_is_type(p, json_type_array) || json_object_array_length(p) != 2 ||
+			    !is_num(json_object_array_get_idx(p, 0)) || !is_num(json_object_array_get_idx(p, 1))) {
+				error("%s: 'series[%zu].points[%zu]' is not a [t, value] pair", what, i, j);
+				goto bad;
+			}
+		}
+	}
+	if (check_array(o, "cpus", what, &a))
+		goto bad;
+	for (i = 0; a && i < json_object_array_length(a); i++) {
+		static const char *const f[] = { "cpu", "usr", "nice", "sys", "iowait", "irq", "soft", "steal", "idle" };
+		for (j = 0; j < ARRAY_SIZE(f); j++)
+			if (check_num(json_object_array_get_idx(a, i), f[j], what, "cpus", i, j == 0))
+				goto bad;
+	}
+	if (check_array(o, "histograms", what, &a))
+		goto bad;
+	for (i = 0; a && i < json_object_array_length(a); i++) {
+		struct json_object *h = json_object_array_get_idx(a, i), *bk;
+		if (check_str(h, "name", what, "histograms", i, 1) || json_get_array(h, "buckets", &bk, what) < 0)
+			goto bad;
+		for (j = 0; bk && j < json_object_array_length(bk); j++) {
+			struct json_object *b = json_object_array_get_idx(bk, j);
+			if (!json_object_is_type(b, json_type_object) ||
+			    check_num(b, "lo", what, "buckets", j, 1) || check_num(b, "hi", what, "buckets", j, 1) ||
+			    check_num(b, "count", what, "buckets", j, 1))
+				goto bad;
+		}
+	}
+	if (check_array(o, "profile", what, &a))
+		goto bad;
+	for (i = 0; a && i < json_object_array_length(a); i++) {
+		struct json_object *p = json_object_array_get_idx(a, i);
+		if (check_num(p, "percent", what, "profile", i, 1) || check_str(p, "symbol", what, "profile", i, 1) ||
+		    check_str(p, "comm", what, "profile", i, 0) || check_str(p, "dso", what, "profile", i, 0))
+			goto bad;
+	}
+	*out = o;
+	return 0;
+bad:
+	json_object_put(o);
+	return -1;
+}
+
+/* --- store ---------------------------------------------------------------------------- */
+
+static const char *str_at(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int num_at(struct json_object *o, const char *key, double *out)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !is_num(v))
+		return 0;
+	*out = json_object_get_double(v);
+	return 1;
+}
+
+static void bind_int_or_null(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_num(sqlite3_stmt *st, int i, struct json_object *o, const char *key)
+{
+	double d;
+
+	if (num_at(o, key, &d))
+		sqlite3_bind_double(st, i, d);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		error("cannot prepare '%s': %s", sql, sqlite3_errmsg(db));
+		return NULL;
+	}
+	return st;
+}
+
+static int step_done(sqlite3 *db, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return error("cannot store %s: %s", what, sqlite3_errmsg(db));
+	return 0;
+}
+
+static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
+{
+	sqlite3_stmt *st = NULL;
+	struct json_object *a;
+	size_t i, j;
+	int ret = -1;
+
+	if (json_object_object_get_ex(o, "metrics", &a) && a) {
+		if (!(st = prep(db, "INSERT OR REPLACE INTO metrics (run_id, name, value, unit, better) VALUES (?, ?, ?, ?, ?)")))
+			goto out;
+		for (i = 0; i < json_object_array_length(a); i++) {
+			struct json_object *m = json_object_array_get_idx(a, i);
+			sqlite3_bind_int64(st, 1, id);
+			bind_text(st, 2, str_at(m, "name"));
+			bind_num(st, 3, m, "value");
+			bind_text(st, 4, str_at(m, "unit"));
+			bind_text(st, 5, str_at(m, "better") ? str_at(m, "better") : "none");
+			if (step_done(db, st, "a metric"))
+				goto out;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (json_object_object_get_ex(o, "series", &a) && a) {
+		if (!(st = prep(db, "INSERT OR REPLACE INTO samples (run_id, metric, t, value) VALUES (?, ?, ?, ?)")))
+			goto out;
+		for (i = 0; i < json_object_array_length(a); i++) {
+			struct json_object *s = json_object_array_get_idx(a, i), *pts;
+			if (!json_object_object_get_ex(s, "points", &pts) || !pts)
+				continue;
+			for (j = 0; j < json_object_array_length(pts); j++) {
+				struct json_object *p = json_object_array_get_idx(pts, j);
+				sqlite3_bind_int64(st, 1, id);
+				bind_text(st, 2, str_at(s, "metric"));
+				sqlite3_bind_double(st, 3, json_object_get_double(json_object_array_get_idx(p, 0)));
+				sqlite3_bind_double(st, 4, json_object_get_double(json_object_array_get_idx(p, 1)));
+				if (step_done(db, st, "a sample"))
+					goto out;
+			}
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (json_object_object_get_ex(o, "cpus", &a) && a) {
+		if (!(st = prep(db, "INSERT OR REPLACE INTO cpu_stats (run_id, cpu, usr, nice, sys, iowait, irq, soft, steal, idle)"
+				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+			goto out;
+		for (i = 0; i < json_object_array_length(a); i++) {
+			struct json_object *c = json_object_array_get_idx(a, i);
+			double cpu = -1;
+			num_at(c, "cpu", &cpu);
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, (int64_t)cpu);
+			bind_num(st, 3, c, "usr");
+			bind_num(st, 4, c, "nice");
+			bind_num(st, 5, c, "sys");
+			bind_num(st, 6, c, "iowait");
+			bind_num(st, 7, c, "irq");
+			bind_num(st, 8, c, "soft");
+			bind_num(st, 9, c, "steal");
+			bind_num(st, 10, c, "idle");
+			if (step_done(db, st, "per-CPU figures"))
+				goto out;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (json_object_object_get_ex(o, "histograms", &a) && a) {
+		if (!(st = prep(db, "INSERT OR REPLACE INTO histograms (run_id, name, lo, hi, count) VALUES (?, ?, ?, ?, ?)")))
+			goto out;
+		for (i = 0; i < json_object_array_length(a); i++) {
+			struct json_object *h = json_object_array_get_idx(a, i), *bk;
+			if (!json_object_object_get_ex(h, "buckets", &bk) || !bk)
+				continue;
+			for (j = 0; j < json_object_array_length(bk); j++) {
+				struct json_object *b = json_object_array_get_idx(bk, j);
+				double c = 0;
+				num_at(b, "count", &c);
+				sqlite3_bind_int64(st, 1, id);
+				bind_text(st, 2, str_at(h, "name"));
+				bind_num(st, 3, b, "lo");
+				bind_num(st, 4, b, "hi");
+				sqlite3_bind_int64(st, 5, (int64_t)c);
+				if (step_done(db, st, "a histogram bucket"))
+					goto out;
+			}
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (json_object_object_get_ex(o, "profile", &a) && a) {
+		if (!(st = prep(db, "INSERT INTO profile_rows (run_id, comm, dso, symbol, percent) VALUES (?, ?, ?, ?, ?)")))
+			goto out;
+		for (i = 0; i < json_object_array_length(a); i++) {
+			struct json_object *p = json_object_array_get_idx(a, i);
+			sqlite3_bind_int64(st, 1, id);
+			bind_text(st, 2, str_at(p, "comm"));
+			bind_text(st, 3, str_at(p, "dso"));
+			bind_text(st, 4, str_at(p, "symbol"));
+			bind_num(st, 5, p, "percent");
+			if (step_done(db, st, "a profile row"))
+				goto out;
+		}
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int result_store(sqlite3 *db, const char *json, size_t len, const struct result_meta *meta,
+		 int64_t *run_id)
+{
+	static const struct result_meta none;
+	struct json_object *o = NULL, *spec = NULL, *wl = NULL, *kernel = NULL, *timing = NULL;
+	sqlite3_stmt *st = NULL;
+	const char *uid, *workload, *label, *machine;
+	int64_t id = 0;
+	char *what;
+	int ret = -1, in_tx = 0, r;
+
+	if (!meta)
+		meta = &none;
+	what = xasprintf("result of run from %s", meta->machine ? meta->machine : "an agent");
+	if (result_parse(json, len, what, &o))
+		goto out;
+	uid = str_at(o, "run_id");
+	json_object_object_get_ex(o, "spec", &spec);
+	json_object_object_get_ex(spec, "workload", &wl);
+	json_object_object_get_ex(o, "kernel", &kernel);
+	json_object_object_get_ex(o, "timing", &timing);
+	workload = meta->workload ? meta->workload : str_at(wl, "name") ? str_at(wl, "name") : str_at(wl, "type");
+	if (!workload) {
+		error("cannot store run '%s': no workload name (neither given nor in spec.workload.name)", uid);
+		goto out;
+	}
+	label = meta->kernel_label ? meta->kernel_label : str_at(kernel, "release");
+	machine = meta->machine ? meta->machine : str_at(o, "host");
+
+	if (db_begin(db))
+		goto out;
+	in_tx = 1;
+	r = db_get_int(db, &id, "SELECT id FROM runs WHERE uid = ?", "s", uid);
+	if (r < 0)
+		goto out;
+	if (r > 0) {
+		debug("run '%s' is already stored as run %lld", uid, (long long)id);
+		ret = 0;
+		goto out;
+	}
+	if (!(st = prep(db, "INSERT INTO runs (uid, job_id, boot_id, side, kernel_id, kernel_label, workload, seq,"
+			" machine, peer, profile, started, duration_s, warmup_s, status, result, created)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+		goto out;
+	bind_text(st, 1, uid);
+	bind_int_or_null(st, 2, meta->job_id);
+	bind_int_or_null(st, 3, meta->boot_id);
+	bind_text(st, 4, meta->side);
+	bind_int_or_null(st, 5, meta->kernel_id);
+	bind_text(st, 6, label);
+	bind_text(st, 7, workload);
+	sqlite3_bind_int64(st, 8, meta->seq);
+	bind_text(st, 9, machine);
+	bind_text(st, 10, meta->peer);
+	bind_text(st, 11, meta->profile);
+	bind_num(st, 12, timing, "start");
+	if (num_at(timing, "window_s", &(double){ 0 }))
+		bind_num(st, 13, timing, "window_s");
+	else
+		bind_num(st, 13, timing, "duration_s");
+	bind_num(st, 14, timing, "warmup_s");
+	bind_text(st, 15, str_at(o, "status") ? str_at(o, "status") : "ok");
+	sqlite3_bind_text(st, 16, json, (int)len, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 17, now_wall());
+	if (step_done(db, st, "the run"))
+		goto out;
+	id = sqlite3_last_insert_rowid(db);
+	if (store_rows(db, id, o))
+		goto out;
+	if (db_commit(db))
+		goto out;
+	in_tx = 0;
+	ret = 0;
+out:
+	if (in_tx) {
+		if (ret)
+			db_rollback(db);
+		else if (db_commit(db))
+			ret = -1;
+	}
+	if (!ret && run_id)
+		*run_id = id;
+	sqlite3_finalize(st);
+	json_object_put(o);
+	free(what);
+	return ret;
+}

@@ -1,0 +1,54 @@
+/* result.h: reading a klab-agent result document (docs/result-schema.md) and storing it in sqlite. */
+#ifndef KLAB_RESULT_H
+#define KLAB_RESULT_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+/* The result schema version this klab reads. */
+#define RESULT_SCHEMA_VERSION_KNOWN 1
+
+/*
+ * Parse and check one result document: a JSON object with a known
+ * "schema_version" (an unknown one is an error naming it and the version
+ * this klab reads), a valid "run_id", and, where present, "metrics",
+ * "series", "cpus", "histograms" and "profile" of the documented shapes.
+ * `what` names the source in messages ("result of run X from dut1").
+ * Returns 0 with *out set (caller puts it), or -1 (logged, naming the
+ * field).
+ */
+int result_parse(const char *json, size_t len, const char *what, struct json_object **out);
+
+/*
+ * Where a run belongs. Every field is optional: 0 / NULL store NULL,
+ * except that `workload` defaults to spec.workload.name of the document,
+ * `kernel_label` to kernel.release and `machine` to host.
+ */
+struct result_meta {
+	int64_t job_id;
+	int64_t boot_id;
+	const char *side;		/* "A" | "B" */
+	int64_t kernel_id;
+	const char *kernel_label;
+	const char *workload;
+	int64_t seq;			/* run index within its boot */
+	const char *machine;
+	const char *peer;
+	const char *profile;
+};
+
+/*
+ * Store one result (the JSON text `json` of `len` bytes, kept verbatim in
+ * runs.result) in ONE transaction: the runs row (uid = the document's
+ * run_id), metrics, samples (from series), cpu_stats, histograms and
+ * profile_rows. Storing a uid that is already there changes nothing and
+ * returns the existing row's id, so a retried fetch never stores twice.
+ * `meta` may be NULL. Returns 0 with *run_id set (if run_id is not
+ * NULL), or -1 (logged; the database is left as it was).
+ */
+int result_store(sqlite3 *db, const char *json, size_t len, const struct result_meta *meta,
+		 int64_t *run_id);
+
+#endif

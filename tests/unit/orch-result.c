@@ -1,0 +1,141 @@
+/* orch-result.c: unit tests of result_parse() and result_store() on a real temporary sqlite database. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "db.h"
+#include "log.h"
+#include "result.h"
+#include "tap.h"
+#include "util.h"
+
+static int64_t count(sqlite3 *db, const char *sql, int64_t id)
+{
+	int64_t n = -1;
+
+	db_get_int(db, &n, sql, "i", id);
+	return n;
+}
+
+static char *replace(const char *s, const char *from, const char *to)
+{
+	const char *p = strstr(s, from);
+	struct buf b = BUF_INIT;
+
+	if (!p)
+		return xstrdup(s);
+	buf_add(&b, s, p - s);
+	buf_addstr(&b, to);
+	buf_addstr(&b, p + strlen(from));
+	return buf_detach(&b, NULL);
+}
+
+int main(void)
+{
+	struct buf doc = BUF_INIT;
+	char *path = xasprintf("%s/agent/result-rr-client.json", tap_data_dir());
+	char *dbp = xasprintf("%s/klab.db", tap_scratch_dir());
+	struct result_meta meta = { 0 };
+	struct json_object *o;
+	sqlite3 *db;
+	int64_t id = 0, id2 = 0, n = 0;
+	char *bad, *other;
+	double v = 0;
+
+	log_init("orch-result", 0, LOG_CRIT);
+	if (buf_read_file(&doc, path) || db_open(dbp, &db))
+		die("cannot set up");
+
+	ok(!result_parse(doc.buf, doc.len, "fixture", &o), "the agent's udp_rr client result parses");
+	json_object_put(o);
+
+	bad = replace(doc.buf, "\"schema_version\":1", "\"schema_version\":7");
+	ok(result_parse(bad, strlen(bad), "v7", &o) < 0 && !o, "unknown schema_version is refused");
+	ok(result_store(db, bad, strlen(bad), NULL, &id) < 0, "... and not stored");
+	free(bad);
+	bad = replace(doc.buf, "\"schema_version\":1,", "");
+	ok(result_parse(bad, strlen(bad), "none", &o) < 0, "missing schema_version is refused");
+	free(bad);
+	bad = replace(doc.buf, "\"better\":\"higher\"", "\"better\":\"sideways\"");
+	ok(result_parse(bad, strlen(bad), "better", &o) < 0, "bad 'better' is refused");
+	free(bad);
+	bad = replace(doc.buf, "\"points\":[[", "\"points\":[[\"x\",");
+	ok(result_parse(bad, strlen(bad), "points", &o) < 0, "bad series point is refused");
+	free(bad);
+	ok(result_parse(doc.buf, doc.len / 2, "cut", &o) < 0, "truncated document is refused");
+	ok(result_parse("[1]", 3, "array", &o) < 0, "an array is refused");
+	db_get_int(db, &n, "SELECT count(*) FROM runs", "");
+	is_int(n, 0, "nothing stored by the refusals");
+
+	meta.job_id = 0;
+	meta.side = "A";
+	meta.seq = 3;
+	meta.peer = "peer1";
+	meta.profile = "xps-on";
+	ok(!result_store(db, doc.buf, doc.len, &meta, &id) && id > 0, "stored as run %lld", (long long)id);
+	is_int(count(db, "SELECT count(*) FROM metrics WHERE run_id = ?", id), 47, "47 metrics");
+	is_int(count(db, "SELECT count(*) FROM cpu_stats WHERE run_id = ?", id), 3, "cpu_stats: all + 2 CPUs");
+	is_int(count(db, "SELECT count(*) FROM samples WHERE run_id = ?", id), 24, "24 samples from the series");
+	is_int(count(db, "SELECT count(*) FROM profile_rows WHERE run_id = ?", id), 20, "20 profile rows");
+	ok(count(db, "SELECT count(*) FROM histograms WHERE run_id = ?", id) > 100, "histogram buckets stored");
+	{
+		char *s = NULL;
+		db_get_str(db, &s, "SELECT uid || '|' || workload || '|' || side || '|' || seq || '|' || peer || '|' || profile"
+			   " || '|' || ifnull(job_id, 'null') || '|' || status FROM runs WHERE id = ?", "i", id);
+		is_str(s, "cl1|rr|A|3|peer1|xps-on|null|ok", "runs row: uid, workload from the spec, meta fields");
+		free(s);
+		db_get_str(db, &s, "SELECT result FROM runs WHERE id = ?", "i", id);
+		ok(s && strlen(s) == doc.len && !memcmp(s, doc.buf, doc.len), "document kept verbatim");
+		free(s);
+		db_get_str(db, &s, "SELECT machine || '|' || kernel_label FROM runs WHERE id = ?", "i", id);
+		ok(s && starts_with(s, "vm|6."), "machine and kernel label from the document (%s)", s ? s : "NULL");
+		free(s);
+	}
+	{
+		sqlite3_stmt *st = db_prepare(db, "SELECT value FROM metrics WHERE run_id = ? AND name = 'tps'", "i", id);
+		if (st && sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_double(st, 0);
+		sqlite3_finalize(st);
+		is_double(v, 51977.0, 1e-6, "tps value");
+		st = db_prepare(db, "SELECT soft FROM cpu_stats WHERE run_id = ? AND cpu = -1", "i", id);
+		v = -1;
+		if (st && sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_double(st, 0);
+		sqlite3_finalize(st);
+		is_double(v, 10.78, 1e-9, "%%soft of all CPUs");
+	}
+
+	ok(!result_store(db, doc.buf, doc.len, &meta, &id2) && id2 == id, "storing the same uid again returns the same id");
+	db_get_int(db, &n, "SELECT count(*) FROM runs", "");
+	is_int(n, 1, "still one run");
+	is_int(count(db, "SELECT count(*) FROM metrics WHERE run_id = ?", id), 47, "metrics not doubled");
+	is_int(count(db, "SELECT count(*) FROM profile_rows WHERE run_id = ?", id), 20, "profile rows not doubled");
+
+	other = replace(doc.buf, "\"run_id\":\"cl1\"", "\"run_id\":\"cl2\"");
+	meta.workload = "udp_rr_500";
+	ok(!result_store(db, other, strlen(other), &meta, &id2) && id2 != id, "a second uid is a second run");
+	{
+		char *s = NULL;
+		db_get_str(db, &s, "SELECT workload FROM runs WHERE id = ?", "i", id2);
+		is_str(s, "udp_rr_500", "meta workload wins over the spec's");
+		free(s);
+	}
+	free(other);
+
+	/* a failure inside the transaction leaves nothing behind: make profile_rows unwritable */
+	db_exec(db, "CREATE TRIGGER no_prof BEFORE INSERT ON profile_rows BEGIN SELECT RAISE(ABORT, 'test says no'); END;");
+	other = replace(doc.buf, "\"run_id\":\"cl1\"", "\"run_id\":\"cl3\"");
+	ok(result_store(db, other, strlen(other), NULL, &id2) < 0, "a failing insert fails the store");
+	db_get_int(db, &n, "SELECT count(*) FROM runs WHERE uid = 'cl3'", "");
+	is_int(n, 0, "... and the run row was rolled back");
+	db_get_int(db, &n, "SELECT count(*) FROM metrics WHERE run_id NOT IN (SELECT id FROM runs)", "");
+	is_int(n, 0, "... with its metrics");
+	free(other);
+
+	db_close(db);
+	buf_release(&doc);
+	free(path);
+	free(dbp);
+	return done_testing();
+}
