@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 
 #include "buf.h"
+#include "build.h"
 #include "cmds.h"
 #include "db.h"
 #include "jsonh.h"
@@ -430,8 +431,8 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 		 "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro "
 		 "init=%s/guest/init.sh panic=-1 quiet "
 		 "klab.name=%s klab.dir=%s klab.mgmt=%s klab.mgmt_mac=%s "
-		 "klab.lab=%s/24 klab.lab_mac=%s klab.dummy=%s",
-		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, mac1, QLAB_DUMMY_ADDR);
+		 "klab.lab=%s/24 klab.lab_mac=%s",
+		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, mac1);
 	strvec_push(av, "-append");
 	strvec_push(av, app.buf);
 	buf_release(&app);
@@ -791,8 +792,8 @@ static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
 	o->timeout_s = 300;
 	o->accel = "auto";
 	optind = 0;
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, "", lab_options, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", lab_options, NULL)) != -1) {
 		int bad = 0;
 
 		switch (c) {
@@ -802,9 +803,21 @@ static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
 			bad = parse_num("index", optarg, 0, QLAB_MAX_INDEX, &o->index);
 			break;
 		case O_HELP: return lab_usage(0) + 3;	/* 3: help printed */
+		case '?':
+			error("unknown option '%s' for 'klab lab %s --qemu'", argv[optind - 1], argv[0]);
+			return 2;
+		case ':':
+			error("option '%s' needs a value", argv[optind - 1]);
+			return 2;
 		default:
-			if (!up || c == '?')
-				return c == '?' ? 2 : (error("option not valid for 'klab lab %s --qemu'", argv[0]), 2);
+			if (!up) {
+				const struct option *lo = lab_options;
+
+				while (lo->name && lo->val != c)
+					lo++;
+				error("option '--%s' is only for 'klab lab up --qemu'", lo->name ? lo->name : "?");
+				return 2;
+			}
 			switch (c) {
 			case O_KERNEL: o->kernel = optarg; break;
 			case O_KERNEL_ID:
@@ -833,38 +846,20 @@ static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
 static char *kernel_by_id(struct klab_ctx *ctx, long id)
 {
 	sqlite3 *db = ctx_db(ctx);
-	char *dir = NULL, *state = NULL, *img = NULL;
-	static const char *const names[] = { "bzImage", "arch/x86/boot/bzImage", "vmlinuz" };
-	size_t i;
+	struct kernel_artifact a;
+	char *img = NULL;
 
 	if (!db)
 		return NULL;
-	if (db_get_str(db, &state, "SELECT state FROM kernels WHERE id = ?", "i", (int64_t)id) != 1) {
-		error("no kernel with id %ld in the database (see `klab kernels list`)", id);
-		goto out;
-	}
-	if (strcmp(state, "ok")) {
-		error("kernel %ld is '%s', not built: it cannot boot", id, state);
-		goto out;
-	}
-	if (db_get_str(db, &dir, "SELECT artifact_dir FROM kernels WHERE id = ?", "i",
-		       (int64_t)id) != 1 || !dir) {
-		error("kernel %ld has no artifact folder recorded", id);
-		goto out;
-	}
-	for (i = 0; i < ARRAY_SIZE(names) && !img; i++) {
-		char *p = xasprintf("%s/%s", dir, names[i]);
-
-		if (file_exists(p))
-			img = p;
-		else
-			free(p);
-	}
-	if (!img)
-		error("kernel %ld: no bzImage in its artifact folder '%s'", id, dir);
-out:
-	free(dir);
-	free(state);
+	memset(&a, 0, sizeof(a));
+	if (kernel_artifact_load(db, id, &a) < 0)
+		return NULL;
+	if (!a.image || !file_exists(a.image))
+		error("kernel %ld: its image '%s' is missing (see `klab kernels show %ld`)", id,
+		      a.image ? a.image : "(none)", id);
+	else
+		img = xstrdup(a.image);
+	kernel_artifact_release(&a);
 	return img;
 }
 
