@@ -618,7 +618,7 @@ static struct mail_msg *push_msg(struct mail_list *l)
 
 /* An RFC 5322 message in lines [start,end): headers then body. */
 static int parse_message(const struct line *l, size_t start, size_t end, const char *what,
-			 struct mail_list *out)
+			 int line_base, struct mail_list *out)
 {
 	struct hdrs h = { 0 };
 	struct buf body = BUF_INIT, err = BUF_INIT;
@@ -628,7 +628,8 @@ static int parse_message(const struct line *l, size_t start, size_t end, const c
 
 	parse_headers(l, end, &i, &h);
 	if (decode_body(l, i, end, h.content_type, h.cte, 0, &body, &err, &errline) < 0) {
-		error("%s:%d: %s (message at line %zu)", what, errline, err.buf, start + 1);
+		error("%s:%d: %s (message at line %zu)", what, line_base + errline, err.buf,
+		      line_base ? (size_t)line_base : start + 1);
 		hdrs_free(&h);
 		buf_release(&body);
 		buf_release(&err);
@@ -820,7 +821,7 @@ int mail_parse(const char *text, size_t len, const char *what, struct mail_list 
 					buf_addch(&msg, '\n');
 				}
 				ml = split_lines(msg.buf, msg.len, &mn);
-				r = parse_message(ml, 0, mn, what, out);
+				r = parse_message(ml, 0, mn, what, (int)start + 1, out);
 				if (r == 0)
 					out->v[out->n - 1].line = (int)start + 1;
 				free(ml);
@@ -836,7 +837,7 @@ int mail_parse(const char *text, size_t len, const char *what, struct mail_list 
 		}
 	} else if (looks_like_message(l, n, first)) {
 		out->format = MAIL_MESSAGE;
-		if (parse_message(l, first, n, what, out) < 0)
+		if (parse_message(l, first, n, what, 0, out) < 0)
 			goto out;
 	} else if (thread_start(l, n, first) ||
 		   (is_subject_line(&l[first]) && (i = first + 1) < n)) {
