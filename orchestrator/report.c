@@ -1331,7 +1331,7 @@ static void profile_section(struct rep *r, const struct job *j, const char *wl, 
 		buf_addf(h, "%.2f</td><td class=\"num\">", p[i].a);
 		bar(h, "b", p[i].b, 3);
 		buf_addf(h, "%.2f</td><td class=\"num\">", p[i].b);
-		bar(h, d < 0 ? "neg" : "pos", d, 4);
+		bar(h, d < 0 ? "a" : "b", d, 4);
 		buf_addf(h, "%+.2f</td><td class=\"num\">", d);
 		rep_fmt_p(h, p[i].p);
 		buf_addstr(h, "</td></tr>\n");
