@@ -111,11 +111,17 @@ static int key_cmp(const struct group *a, const struct group *b)
  * number of warm-up runs per boot.
  */
 #define JOB_SIDE "r.job_id = ?1 AND r.side = ?2"
+/*
+ * A kernel by id, release, variant or job_sides label, or a run's
+ * kernel_label: a union of three index searches (an OR over the columns
+ * would scan every run).
+ */
 #define KERNEL_SIDE \
-	"(r.kernel_id IN (SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?1 OR release = ?1" \
-	" OR variant = ?1 UNION SELECT kernel_id FROM job_sides WHERE label = ?1 AND kernel_id IS NOT NULL)" \
-	" OR r.kernel_label = ?1 OR (r.job_id, r.side) IN (SELECT job_id, side FROM job_sides WHERE label = ?1))" \
-	" AND ?2 IS NULL"
+	"r.id IN (SELECT id FROM runs WHERE kernel_id IN (SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?1" \
+	" OR release = ?1 OR variant = ?1 UNION SELECT kernel_id FROM job_sides WHERE label = ?1" \
+	" AND kernel_id IS NOT NULL) UNION SELECT id FROM runs WHERE kernel_label = ?1" \
+	" UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side" \
+	" WHERE js.label = ?1) AND ?2 IS NULL"
 
 struct side_sel {
 	const char *where;

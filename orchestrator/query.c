@@ -161,10 +161,13 @@ static void csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Six '?' for the kernel's name; the same match as compare.c's KERNEL_SIDE. */
 #define QUERY_KERNEL_MATCH \
-	" AND (r.kernel_id IN (SELECT id FROM kernels WHERE CAST(id AS TEXT) = ? OR release = ?" \
-	" OR variant = ? UNION SELECT kernel_id FROM job_sides WHERE label = ? AND kernel_id IS NOT NULL)" \
-	" OR r.kernel_label = ? OR (r.job_id, r.side) IN (SELECT job_id, side FROM job_sides WHERE label = ?))"
+	" AND r.id IN (SELECT id FROM runs WHERE kernel_id IN (SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?" \
+	" OR release = ? OR variant = ? UNION SELECT kernel_id FROM job_sides WHERE label = ?" \
+	" AND kernel_id IS NOT NULL) UNION SELECT id FROM runs WHERE kernel_label = ?" \
+	" UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side" \
+	" WHERE js.label = ?)"
 
 int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 {
