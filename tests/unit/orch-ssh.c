@@ -249,8 +249,9 @@ static int drive(int argc, char **argv)
 		printf("uploaded=%d\n", up);
 	} else if (!strcmp(cmd, "agent-call") && argc >= 1) {
 		struct buf out = BUF_INIT;
+		int skip = argc > 1 && !strcmp(argv[1], "--");
 
-		ret = ssh_agent_call(c, argv[0], (const char *const *)argv + 1, stdin_file ? in.buf : NULL,
+		ret = ssh_agent_call(c, argv[0], (const char *const *)argv + 1 + skip, stdin_file ? in.buf : NULL,
 				     &out, timeout) < 0;
 		fwrite(out.buf, 1, out.len, stdout);
 		buf_release(&out);
