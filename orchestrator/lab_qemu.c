@@ -57,6 +57,7 @@ struct up_opts {
 	long smp, mem_mb, index, queues, timeout_s;
 	const char *dir;
 	const char *accel;	/* auto | kvm | tcg */
+	const char *profile;	/* tuning profile named in the fragment's machines */
 	const char *srcdir;	/* where kernels/lab/ is */
 };
 
@@ -358,7 +359,7 @@ out:
  * kexec: the deploy code switches kernels inside the guests with
  * kexec-tools, exactly as on hardware.
  */
-static int write_fragment(const struct qlab_state *st)
+static int write_fragment(const struct qlab_state *st, const char *profile)
 {
 	struct buf b = BUF_INIT;
 	char *path = xasprintf("%s/klab.conf", st->dir);
@@ -375,6 +376,8 @@ static int write_fragment(const struct qlab_state *st)
 		if (i == GUEST_DUT)
 			buf_addf(&b, "\tpeer = %s\n", st->g[GUEST_PEER].name);
 		buf_addf(&b, "\tnic = eth1\n\taddr = %s\n\tboot = kexec\n", st->g[i].addr);
+		if (profile)
+			buf_addf(&b, "\tprofile = %s\n", profile);
 	}
 	ret = write_file_atomic(path, b.buf, b.len, 0644);
 	buf_release(&b);
@@ -738,7 +741,7 @@ static void stop_guests(const struct qlab_state *st)
 /* ---- commands ----------------------------------------------------------- */
 
 enum { O_QEMU = 256, O_KERNEL, O_KERNEL_ID, O_SMP, O_MEM, O_DIR, O_INDEX, O_QUEUES, O_ACCEL,
-       O_TIMEOUT, O_HELP };
+       O_TIMEOUT, O_PROFILE, O_HELP };
 
 static const struct option lab_options[] = {
 	{ "qemu", no_argument, NULL, O_QEMU },
@@ -751,6 +754,7 @@ static const struct option lab_options[] = {
 	{ "queues", required_argument, NULL, O_QUEUES },
 	{ "accel", required_argument, NULL, O_ACCEL },
 	{ "timeout", required_argument, NULL, O_TIMEOUT },
+	{ "profile", required_argument, NULL, O_PROFILE },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -762,14 +766,15 @@ static int lab_usage(int status)
 	fprintf(f,
 		"usage: klab lab up --qemu (--kernel BZIMAGE | --kernel-id ID) [--smp N] [--mem MB]\n"
 		"                   [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg]\n"
-		"                   [--timeout SECONDS]\n"
+		"                   [--timeout SECONDS] [--profile NAME]\n"
 		"       klab lab down --qemu [--dir DIR] [--index K]\n"
 		"       klab lab status --qemu [--dir DIR] [--index K]\n"
 		"Two guests, dut and peer, booted by qemu from a klab-built kernel (host root\n"
 		"read-only over 9p, sshd inside, ssh on 127.0.0.1 ports, a second NIC between\n"
 		"them). DIR (default lab/qemu, lab/qemu-K) gets the config fragment klab.conf.\n"
 		"--queues N > 1 joins the guests by multi-queue taps on a bridge instead of a\n"
-		"qemu socket (which has one queue only).\n");
+		"qemu socket (which has one queue only). --profile NAME puts `profile = NAME`\n"
+		"in both machines of the fragment (the [profile] must be in your config).\n");
 	return status;
 }
 
@@ -820,6 +825,7 @@ static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
 			}
 			switch (c) {
 			case O_KERNEL: o->kernel = optarg; break;
+			case O_PROFILE: o->profile = optarg; break;
 			case O_KERNEL_ID:
 				bad = parse_num("kernel-id", optarg, 1, LONG_MAX, &o->kernel_id);
 				break;
@@ -1041,7 +1047,7 @@ int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 	}
 	if (wait_ssh(&st, o.timeout_s, t0) < 0)
 		goto fail;
-	if (write_fragment(&st) < 0)
+	if (write_fragment(&st, o.profile) < 0)
 		goto fail;
 	if (ctx->json) {
 		print_guests_json(&st, NULL);

@@ -1,0 +1,200 @@
+#!/bin/bash
+# tests/demo.sh: README command 1 (`make demo`): a real baseline-vs-patched kernel job, end to end.
+#
+#   bash tests/demo.sh qemu     # make demo: seed 003 on 6.1, two qemu guests, kexec, ABBA
+#   bash tests/demo.sh netns    # make demo-netns: a tuning A/B on the netns lab (boot = none)
+#
+# qemu: imports linux-source-6.1 and seed 003 (udp_wfree, ../shared/seeds)
+# through the intake path (`klab series import`), builds the baseline and
+# the patched kernel (`klab kernels build`), boots the qemu lab from the
+# baseline, runs the job `demo-udp-wfree` of kernels/lab/demo-qemu.conf
+# (udp_tx to a dummy device with io_uring, udp_rr between the guests, the
+# cpu nic perf-stat perf-profile bpftrace monitors, 2 boots per kernel in
+# ABBA order with kexec inside the guests), prints the comparison, writes
+# the report pages and prints the path of their index.
+#
+# Environment:
+#   KLAB             the klab program (default: orchestrator/klab, made by `make`)
+#   KLAB_DEMO_DIR    scratch folder (default: lab/demo-MODE in the project)
+#   KLAB_DEMO_JOBS   jobs to run (default: demo-udp-wfree; add demo-ooo-okay
+#                    for seed 000 with its 6.1 fix-up; netns: demo-netns-xps)
+#   KLAB_SHARED      the shared folder with seeds/ (default: ../shared)
+# Each phase prints its progress; the wall time of every phase is printed at
+# the end. The lab is stopped at exit, also on failure or Ctrl-C.
+
+set -u -o pipefail
+MODE=${1:-qemu}
+case "$MODE" in qemu|netns) ;; *) echo "usage: bash tests/demo.sh qemu|netns" >&2; exit 2 ;; esac
+
+SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+# The demo configs name the seeds as ../shared/seeds, read from the project root.
+cd "$SRCDIR" || exit 1
+SHARED=${KLAB_SHARED:-$(cd "$SRCDIR/.." && pwd)/shared}
+KLAB=${KLAB:-$SRCDIR/orchestrator/klab}
+DEMO=${KLAB_DEMO_DIR:-$SRCDIR/lab/demo-$MODE}
+if [ "$MODE" = qemu ]; then
+	JOBS=${KLAB_DEMO_JOBS:-demo-udp-wfree}
+else
+	JOBS=${KLAB_DEMO_JOBS:-demo-netns-xps}
+fi
+LAB=$DEMO/$MODE
+CONF=$DEMO/klab.conf
+export KLAB_CONFIG=$CONF
+
+phase_names=()
+phase_secs=()
+phase_t0=0
+demo_t0=$(date +%s.%N)
+cur_phase=""
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+phase() {	# phase NAME: close the previous phase, open this one
+	phase_end
+	cur_phase=$1
+	phase_t0=$(now)
+	echo
+	echo "==> [$(date -u +%H:%M:%S)] $cur_phase"
+}
+
+phase_end() {
+	[ -n "$cur_phase" ] || return 0
+	phase_names+=("$cur_phase")
+	phase_secs+=("$(elapsed "$phase_t0")")
+	cur_phase=""
+}
+
+print_times() {
+	local i total
+	phase_end
+	total=$(elapsed "$demo_t0")
+	echo
+	echo "demo ($MODE): wall time per phase"
+	for i in "${!phase_names[@]}"; do
+		printf '  %-44s %8s s\n' "${phase_names[$i]}" "${phase_secs[$i]}"
+	done
+	printf '  %-44s %8s s\n' "total" "$total"
+}
+
+lab_down() {
+	if [ -f "$LAB/lab.state" ] || [ -f "$LAB/netns.state" ]; then
+		echo "demo: stopping the $MODE lab in $LAB"
+		"$KLAB" lab down --"$MODE" --dir "$LAB" >/dev/null 2>&1 ||
+			"$KLAB" lab down --"$MODE" --dir "$LAB"
+	fi
+}
+
+fail() {
+	echo "demo: FAILED in phase '$cur_phase': $*" >&2
+	lab_down
+	print_times
+	echo "demo: scratch folder kept: $DEMO" >&2
+	exit 1
+}
+
+trap 'echo; fail "interrupted"' INT TERM
+
+# json_field FILE KEY: a top-level number or string of a JSON document.
+json_field() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+write_config() {	# write_config [FRAGMENT JOBFILE]: the demo's own config
+	{
+		echo "# written by tests/demo.sh: the demo's database, artifacts and reports"
+		echo "[lab]"
+		echo "	db = $DEMO/klab.db"
+		echo "	work_dir = $DEMO/work"
+		echo "	artifact_dir = $DEMO/artifacts"
+		echo "	report_dir = $DEMO/report"
+		if [ $# = 0 ]; then
+			echo "[include]"
+			echo "	path = $SRCDIR/kernels/lab/demo-tree.conf"
+		else
+			echo "[include]"
+			echo "	path = $1"
+			echo "[include]"
+			echo "	path = $2"
+		fi
+	} >"$CONF"
+}
+
+[ -x "$KLAB" ] || { echo "demo: $KLAB not found: run make first" >&2; exit 1; }
+
+phase "setup: scratch folder $DEMO"
+if [ -d "$DEMO" ]; then
+	lab_down
+	rm -rf "$DEMO"
+fi
+mkdir -p "$DEMO/work" "$DEMO/artifacts" "$DEMO/report" || fail "cannot make $DEMO"
+echo "klab: $KLAB ($("$KLAB" version 2>/dev/null || echo '?'))"
+echo "config: $CONF; jobs: $JOBS"
+
+if [ "$MODE" = qemu ]; then
+	write_config
+	seed003=$(ls "$SHARED"/seeds/003_*.txt 2>/dev/null | head -n 1)
+	[ -n "$seed003" ] || fail "seed 003 not found in $SHARED/seeds"
+
+	phase "intake: klab series import seed 003"
+	"$KLAB" --json series import "$seed003" >"$DEMO/series.json" ||
+		fail "klab series import $seed003"
+	series_id=$(json_field "$DEMO/series.json" id) || fail "no series id in $DEMO/series.json"
+	"$KLAB" series show "$series_id" | sed -n '1,12p;/^expectations/,/^proposed/p'
+
+	phase "build: baseline linux-source-6.1 (tinyconfig + qemu.config)"
+	"$KLAB" --json kernels build --tree linux-source-6.1 --variant base >"$DEMO/base.json" ||
+		fail "klab kernels build (baseline)"
+	base_id=$(json_field "$DEMO/base.json" id) || fail "no kernel id in $DEMO/base.json"
+	"$KLAB" kernels show "$base_id" | sed -n '1,12p'
+
+	phase "build: patched (baseline + seed 003)"
+	"$KLAB" --json kernels build --tree linux-source-6.1 --series-id "$series_id" \
+		>"$DEMO/patched.json" || fail "klab kernels build --series-id $series_id"
+	patched_id=$(json_field "$DEMO/patched.json" id) || fail "no kernel id in $DEMO/patched.json"
+	"$KLAB" kernels show "$patched_id" | sed -n '1,16p'
+
+	case " $JOBS " in *" demo-ooo-okay "*)
+		phase "intake + build: seed 000 with its 6.1 fix-up (second job)"
+		seed000=$(ls "$SHARED"/seeds/000_*.txt | head -n 1)
+		"$KLAB" --json kernels build --tree linux-source-6.1 --series "$seed000" \
+			--local-patch "$SRCDIR/kernels/lab/000-ooo-okay-6.1-compat.patch" \
+			>"$DEMO/ooo.json" || fail "klab kernels build (seed 000)"
+		;;
+	esac
+
+	phase "lab: klab lab up --qemu (dut + peer, 2 vCPU, 2-queue link) from the baseline"
+	"$KLAB" lab up --qemu --kernel-id "$base_id" --smp 2 --queues 2 --profile xps \
+		--dir "$LAB" || fail "klab lab up --qemu"
+	write_config "$LAB/klab.conf" "$SRCDIR/kernels/lab/demo-qemu.conf"
+else
+	phase "lab: klab lab up --netns (dut + peer namespaces, multi-queue veth)"
+	"$KLAB" lab up --netns --dir "$LAB" || fail "klab lab up --netns"
+	write_config "$LAB/klab.conf" "$SRCDIR/kernels/lab/demo-netns.conf"
+fi
+"$KLAB" config check "$CONF" || fail "the demo config does not load"
+
+job_ids=()
+for job in $JOBS; do
+	phase "job $job: klab run (ABBA boots, workloads, monitors)"
+	"$KLAB" --json submit --job "$job" >"$DEMO/submit-$job.json" || fail "klab submit --job $job"
+	id=$(json_field "$DEMO/submit-$job.json" id) || fail "no job id"
+	job_ids+=("$id")
+	"$KLAB" run "$id" || fail "klab run $id (see: klab job show $id)"
+done
+
+phase "compare: klab compare"
+for id in "${job_ids[@]}"; do
+	"$KLAB" compare "$id" || fail "klab compare $id"
+done
+
+phase "report: klab report"
+"$KLAB" report --out "$DEMO/report" "${job_ids[@]}" || fail "klab report"
+
+phase "lab: klab lab down"
+lab_down
+print_times
+index=$DEMO/report/index.html
+[ -f "$index" ] || { echo "demo: no report index at $index" >&2; exit 1; }
+echo
+echo "demo: report: $index"
