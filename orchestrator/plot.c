@@ -507,7 +507,7 @@ int plot_timeseries(struct plot_batch *pb, const char *file, const char *title, 
 
 int plot_history(struct plot_batch *pb, const char *file, const char *title, const char *ylabel,
 		 const struct plot_xy *pts, size_t n, const struct plot_segment *seg, size_t nseg,
-		 const double *cp_x, size_t ncp)
+		 const double *cp_x, size_t ncp, const long long *xlabels)
 {
 	struct buf *s = &pb->script;
 	size_t i;
@@ -515,7 +515,8 @@ int plot_history(struct plot_batch *pb, const char *file, const char *title, con
 	if (!n)
 		return plot_empty(pb, file, title, "no nightly run measured this metric yet");
 	chart_begin(pb, file, title, 720, 300);
-	gp_label(s, "x", "nightly job, oldest to newest (dashed: change points)");
+	gp_label(s, "x", xlabels && n <= 40 ? "nightly job id, oldest to newest (dashed: change points)"
+					     : "nightly job, oldest to newest (dashed: change points)");
 	gp_label(s, "y", ylabel);
 	{
 		double lo = INFINITY, hi = -INFINITY;
@@ -524,6 +525,12 @@ int plot_history(struct plot_batch *pb, const char *file, const char *title, con
 		gp_yformat(s, lo, hi);
 	}
 	buf_addf(s, "set xrange [0.5:%zu.5]\nunset key\n", n);
+	if (xlabels && n <= 40) {
+		buf_addstr(s, "set xtics rotate by -45 (");
+		for (i = 0; i < n; i++)
+			buf_addf(s, "%s'%lld' %zu", i ? ", " : "", xlabels[i], i + 1);
+		buf_addstr(s, ")\n");
+	}
 	for (i = 0; i < ncp; i++) {
 		buf_addstr(s, "set arrow from ");
 		gp_num(s, cp_x[i] - 0.5);

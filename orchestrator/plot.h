@@ -108,10 +108,14 @@ int plot_histogram(struct plot_batch *pb, const char *file, const char *title, c
 int plot_timeseries(struct plot_batch *pb, const char *file, const char *title, const char *ylabel,
 		    const struct plot_xy *a, size_t na, const struct plot_xy *b, size_t nb,
 		    const char *label_a, const char *label_b);
-/* A history: points in order, segment means as bars, change points as dashed lines before x. */
+/*
+ * A history: points in order, segment means as bars, change points as
+ * dashed lines before x. `xlabels` (may be NULL) names each point on the
+ * x axis, e.g. the job id, when there are few enough to read.
+ */
 int plot_history(struct plot_batch *pb, const char *file, const char *title, const char *ylabel,
 		 const struct plot_xy *pts, size_t n, const struct plot_segment *seg, size_t nseg,
-		 const double *cp_x, size_t ncp);
+		 const double *cp_x, size_t ncp, const long long *xlabels);
 /* A chart that only says "no data" and why. */
 int plot_empty(struct plot_batch *pb, const char *file, const char *title, const char *why);
 

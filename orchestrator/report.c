@@ -1758,7 +1758,14 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 	hs.len -= 5;	/* drop ".html" */
 	hs.buf[hs.len] = 0;
 	file = chart_file(r, "%s", hs.buf);
-	plot_history(&r->pb, file, title.buf, ylab.buf, xy, n, seg, nseg, cpx, ncp);
+	{
+		long long *ids = xcalloc(n + 1, sizeof(*ids));
+
+		for (i = 0; i < n; i++)
+			ids[i] = (long long)p[i].job;
+		plot_history(&r->pb, file, title.buf, ylab.buf, xy, n, seg, nseg, cpx, ncp, ids);
+		free(ids);
+	}
 	chart_add(r, &chart, file, title.buf);
 	free(file);
 
