@@ -1,0 +1,114 @@
+#!/bin/bash
+test_description='klab query: filters, text, --json and --csv on a real sqlite database'
+. "$(dirname "$0")/lib.sh"
+
+GEN=$SRCDIR/tests/data/stats/gen.py
+k() { "$KLAB" --db "$SCRATCH/db.sqlite" "$@"; }
+
+test_expect_success 'set up job 1 and an imported run' '
+	k db init &&
+	python3 "$GEN" job | sqlite3 db.sqlite
+'
+
+test_expect_success 'text: one row per run and metric, with a header' '
+	k query --job 1 --workload udp_rr_500 --metric tps >out &&
+	test_grep "^ *run *job side kernel" out &&
+	test "$(wc -l <out)" = 37 &&
+	test_grep "6.1.0-klab-patched" out &&
+	test_grep "2025-12-02 00:01:00" out
+'
+
+test_expect_success '--json: an array of objects with every field' '
+	k query --job 1 --workload udp_rr_500 --metric tps --json >q.json &&
+	python3 - <<-\EOF
+	import json
+	d = json.load(open("q.json"))
+	assert len(d) == 36, len(d)
+	r = d[0]
+	assert set(r) == {"run", "job", "side", "kernel", "machine", "workload", "boot", "seq", "time", "metric", "value", "unit"}, r
+	assert r["run"] == 1 and r["job"] == 1 and r["side"] == "A" and r["seq"] == 0 and r["value"] == 1.0, r
+	assert r["kernel"] == "6.1.0-klab-base" and r["unit"] == "1/s" and r["time"] == 1764633660, r
+	assert sum(1 for r in d if r["side"] == "B") == 18
+	EOF
+'
+
+test_expect_success 'global --json works the same' '
+	"$KLAB" --json --db db.sqlite query --job 1 --workload udp_rr_500 --metric tps >g.json &&
+	test_cmp q.json g.json
+'
+
+test_expect_success '--csv: a header and quoted fields, parsed back by python csv' '
+	k query --job 1 --metric "latency_*" --csv >q.csv &&
+	test "$(head -n 1 q.csv)" = "run,job,side,kernel,machine,workload,boot,seq,time,metric,value,unit" &&
+	python3 - <<-\EOF
+	import csv
+	rows = list(csv.DictReader(open("q.csv")))
+	assert len(rows) == 36, len(rows)
+	assert all(r["metric"] == "latency_p99_us" for r in rows)
+	assert float(rows[1]["value"]) > 100
+	EOF
+'
+
+test_expect_success 'kernel, machine and tree filters' '
+	k query --kernel 6.1.0-klab-patched --metric tps --json >kp.json &&
+	python3 -c "import json; d = json.load(open(\"kp.json\")); assert len(d) == 18 and {r[\"side\"] for r in d} == {\"B\"}, len(d)" &&
+	k query --kernel patched --metric tps --csv >kl.csv &&
+	test "$(wc -l <kl.csv)" = 19 &&
+	k query --kernel imported-k --csv >ki.csv &&
+	test "$(wc -l <ki.csv)" = 2 &&
+	test_grep "^9000,,,imported-k,dut9,udp_rr_500,,1," ki.csv &&
+	k query --machine dut9 --csv >m.csv &&
+	test_cmp ki.csv m.csv &&
+	k query --tree net-next --metric tps --csv >t.csv &&
+	test "$(wc -l <t.csv)" = 37
+'
+
+test_expect_success '--since and --until (dates, seconds, ages)' '
+	k query --since 2025-12-03 --csv >s.csv &&
+	test "$(wc -l <s.csv)" = 2 &&
+	k query --since "2025-12-03 00:00:00" --csv >s2.csv &&
+	test_cmp s.csv s2.csv &&
+	k query --since 1764720000 --csv >s3.csv &&
+	test_cmp s.csv s3.csv &&
+	k query --until 2025-12-03 --metric tps --csv >u.csv &&
+	test "$(wc -l <u.csv)" = 37 &&
+	k query --since 30d --csv >recent.csv &&
+	test "$(wc -l <recent.csv)" = 1
+'
+
+test_expect_success '--limit and --side' '
+	k query --job 1 --limit 5 --csv >l.csv &&
+	test "$(wc -l <l.csv)" = 6 &&
+	k query --job 1 --side B --workload udp_tx_64 --metric tx_pps --csv >b.csv &&
+	test "$(wc -l <b.csv)" = 19
+'
+
+test_expect_success 'no match: a note in text, [] in JSON' '
+	k query --workload nosuch >none &&
+	test_grep "no results match" none &&
+	k query --workload nosuch --json >none.json &&
+	test "$(tr -d " \n" <none.json)" = "[]"
+'
+
+test_expect_success 'bad options are usage errors naming the option' '
+	test_expect_code 2 k query --since yesterday 2>err &&
+	test_grep "bad --since .yesterday." err &&
+	test_expect_code 2 k query --json --csv 2>err &&
+	test_expect_code 2 k query --job x 2>err &&
+	test_grep "bad --job .x." err &&
+	test_expect_code 2 k query --side C 2>err &&
+	test_expect_code 2 k query --metric 2>err &&
+	test_grep "needs a value" err &&
+	test_expect_code 2 k query extra 2>err
+'
+
+test_expect_success 'values with quotes and commas survive --csv and --json' '
+	sqlite3 db.sqlite "INSERT INTO runs (id, uid, workload, machine, created) VALUES (9001, \"q\", \"w,\"\"x\"\"\", \"m\", 1)" &&
+	sqlite3 db.sqlite "INSERT INTO metrics (run_id, name, value) VALUES (9001, \"n\", 2.5)" &&
+	k query --machine m --csv >qq.csv &&
+	python3 -c "import csv; r = list(csv.DictReader(open(\"qq.csv\"))); assert r[0][\"workload\"] == \"w,\\\"x\\\"\" and r[0][\"value\"] == \"2.5\", r" &&
+	k query --machine m --json >qq.json &&
+	python3 -c "import json; r = json.load(open(\"qq.json\")); assert r[0][\"workload\"] == \"w,\\\"x\\\"\" and r[0][\"unit\"] is None, r"
+'
+
+test_done
