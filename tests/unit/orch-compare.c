@@ -1,0 +1,163 @@
+/* orch-compare.c: the compare.h C API (compare_job, compare_load_job, compare_print, history_update_job) on a real sqlite file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "compare.h"
+#include "db.h"
+#include "tap.h"
+#include "util.h"
+
+/* One job, 4 boots per side, 2 measured runs per boot after one warm-up; B is +3%, cost -10%. */
+static int make_job(sqlite3 *db)
+{
+	static const double noise[] = { 0.001, -0.002, 0.0015, -0.0005, 0.002, -0.001, 0.0005, -0.0015 };
+	int run = 0;
+
+	if (db_exec(db, "INSERT INTO series (id, source, content_sha256, created) VALUES (1, 'x', 'h', 0);"
+			"INSERT INTO expectations (series_id, metric, direction, lo_pct, hi_pct, text)"
+			" VALUES (1, 'cpu_us_per_op', 'lower', 8, 12, 'saves 8-12% of cycles');"
+			"INSERT INTO jobs (id, name, state, spec, series_id, created)"
+			" VALUES (1, 'j', 'done', '{\"warmup_runs\": 1}', 1, 0);"
+			"INSERT INTO job_sides (job_id, side, label) VALUES (1, 'A', 'xps-off'), (1, 'B', 'xps-on');"))
+		return -1;
+	for (int b = 0; b < 8; b++) {
+		const char *side = b % 2 ? "B" : "A";
+
+		if (db_run(db, "INSERT INTO boots (id, job_id, seq, side) VALUES (?1, 1, ?1, ?2)", "is",
+			   (int64_t)b + 1, side))
+			return -1;
+		for (int seq = 0; seq < 3; seq++) {
+			double f = (b % 2 ? 1.03 : 1.0) * (1 + noise[b] + 0.0003 * seq);
+			double cost = (b % 2 ? 0.9 : 1.0) * (1 - noise[b]);
+
+			char uid[32];
+
+			run++;
+			snprintf(uid, sizeof(uid), "r%d", run);
+			if (db_run(db, "INSERT INTO runs (id, uid, job_id, boot_id, side, workload, seq, created)"
+				       " VALUES (?1, ?2, 1, ?3, ?4, 'udp_rr_500', ?5, 0)", "isisi", (int64_t)run,
+				   uid, (int64_t)b + 1, side, (int64_t)seq) ||
+			    db_run(db, "INSERT INTO metrics (run_id, name, value, unit, better) VALUES"
+				       " (?1, 'tps', ?2, '1/s', 'higher'), (?1, 'cpu_us_per_op', ?3, 'us', 'lower'),"
+				       " (?1, 'cpu_busy_pct', ?4, '%', 'none')", "iddd", (int64_t)run,
+				   seq ? 100000 * f : 1.0, seq ? 3.0 * cost : 99.0, b % 2 ? 55.0 : 50.0))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static const struct compare_row *row(const struct compare_result *r, const char *metric)
+{
+	for (size_t i = 0; i < r->n_rows; i++)
+		if (!strcmp(r->rows[i].metric, metric))
+			return &r->rows[i];
+	return NULL;
+}
+
+static void test_job(sqlite3 *db)
+{
+	struct compare_opts o = COMPARE_OPTS_INIT;
+	struct compare_result res, st;
+	const struct compare_row *tps, *cost, *busy;
+	int64_t n = 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ok(compare_job(db, 1, &o, &res) == 0, "compare_job runs");
+	tps = row(&res, "tps");
+	cost = row(&res, "cpu_us_per_op");
+	busy = row(&res, "cpu_busy_pct");
+	ok(tps && cost && busy, "rows for tps, cpu_us_per_op, cpu_busy_pct");
+	if (!tps || !cost || !busy)
+		return;
+	is_int(tps->st.n_a, 4, "4 boots on side A");
+	is_str(stats_verdict_name(tps->st.verdict), "CHANGED", "tps CHANGED");
+	ok(fabs(tps->st.change_pct - 3) < 0.3, "tps +%.2f%% near +3%%", tps->st.change_pct);
+	ok(tps->headline && !isnan(tps->p_holm) && tps->p_holm >= tps->st.w.p, "tps is a headline metric with Holm p");
+	is_str(cost->claim, "consistent", "claim -8..-12%% vs -10%%: CI [%.2f, %.2f] %s", cost->st.ci_lo,
+	       cost->st.ci_hi, cost->claim ? cost->claim : "none");
+	is_str(stats_verdict_name(busy->st.verdict), "DESCRIPTIVE", "a %% metric is DESCRIPTIVE");
+	is_double(busy->st.change_pct, 5, 1e-9, "as a point difference (55 - 50)");
+	ok(!isnan(tps->st.mde_pct) && tps->st.mde_pct > 0, "MDE %.2f%% computed", tps->st.mde_pct);
+	is_str(res.label_a, "xps-off", "label A from job_sides");
+
+	db_get_int(db, &n, "SELECT COUNT(*) FROM comparisons WHERE job_id = 1", "");
+	is_int(n, (long long)res.n_rows, "every row stored");
+	ok(compare_load_job(db, 1, &st) == 1, "compare_load_job finds them");
+	is_int(st.n_rows, res.n_rows, "same number loaded");
+	if (row(&st, "tps")) {
+		is_double(row(&st, "tps")->st.ci_lo, tps->st.ci_lo, 1e-9, "CI round-trips");
+		is_str(stats_verdict_name(row(&st, "tps")->st.verdict), "CHANGED", "verdict round-trips");
+	}
+	f = open_memstream(&text, &len);
+	compare_print(f, &res);
+	fclose(f);
+	ok(strstr(text, "comparison of job 1: A = xps-off, B = xps-on") != NULL, "compare_print header");
+	ok(strstr(text, "(claim -10.0%: consistent)") != NULL, "compare_print shows the claim");
+	free(text);
+	f = open_memstream(&text, &len);
+	compare_print_json(f, &res);
+	fclose(f);
+	ok(strstr(text, "\"verdict\":\"CHANGED\"") || strstr(text, "\"verdict\": \"CHANGED\""), "JSON has the verdict");
+	free(text);
+	compare_result_free(&st);
+	compare_result_free(&res);
+
+	o.warmup_runs = 0;
+	ok(compare_job(db, 1, &o, &res) == 0, "compare with the warm-up runs included");
+	if (row(&res, "tps"))
+		ok(row(&res, "tps")->st.mean_a < 80000, "the 1.0 warm-up values drag the mean (%.0f): the option works",
+		   row(&res, "tps")->st.mean_a);
+	compare_result_free(&res);
+	ok(compare_job(db, 42, NULL, NULL) == -1, "no job 42: -1");
+}
+
+static void test_history(sqlite3 *db)
+{
+	int64_t n = -1, idx = -1;
+
+	for (int j = 0; j < 12; j++) {
+		double v = j >= 6 ? 110 : 100;
+
+		db_run(db, "INSERT INTO jobs (id, name, state, spec, tree, schedule, dut, peer, created)"
+			   " VALUES (?1, 'nightly', 'done', '{}', 't', 'nightly', 'd', 'p', ?1)", "i", (int64_t)100 + j);
+		for (int b = 0; b < 2; b++) {
+			int64_t id = 1000 + j * 10 + b;
+			char uid[32];
+
+			snprintf(uid, sizeof(uid), "n%lld", (long long)id);
+			db_run(db, "INSERT INTO runs (id, uid, job_id, side, workload, seq, created)"
+				   " VALUES (?1, ?2, ?3, 'B', 'w', 1, 0)", "isi", id, uid,
+			       (int64_t)100 + j);
+			db_run(db, "INSERT INTO metrics (run_id, name, value) VALUES (?1, 'tps', ?2)", "id", id,
+			       v * (1 + 0.001 * (b ? 1 : -1) * (1 + j % 3)));
+		}
+	}
+	ok(history_update_job(db, 111, 1.0) == 0, "history_update_job after the last nightly");
+	db_get_int(db, &n, "SELECT COUNT(*) FROM changepoints", "");
+	db_get_int(db, &idx, "SELECT idx FROM changepoints WHERE workload = 'w' AND metric = 'tps'", "");
+	is_int(n, 1, "one change point stored");
+	is_int(idx, 6, "at night 6");
+}
+
+int main(void)
+{
+	char *path = xasprintf("%s/klab.db", tap_scratch_dir());
+	sqlite3 *db = NULL;
+
+	if (db_open(path, &db)) {
+		ok(0, "open %s", path);
+		return done_testing();
+	}
+	ok(make_job(db) == 0, "fixture job stored");
+	test_job(db);
+	test_history(db);
+	db_close(db);
+	free(path);
+	return done_testing();
+}
