@@ -733,6 +733,13 @@ static int assemble(struct mail_list *ml, const char *what, const char *source,
 		if (!numbered)
 			total = (int)se->n_patches;
 	}
+	if (!se->n_patches) {
+		char *why = strvec_join(&se->notes, "; ");
+
+		error("%s: no usable patch: %s", what, why);
+		free(why);
+		goto out;
+	}
 	qsort(se->patches, se->n_patches, sizeof(*se->patches), cmp_patch);
 	se->total = total > 0 ? total : 1;
 	{
