@@ -762,8 +762,9 @@ static void aa_noise(struct rep *r, const struct rep_cmp *c, size_t n, struct bu
 			if (found++)
 				buf_addstr(h, "<br>");
 			html_escape(h, c[i].workload);
-			buf_addf(h, " %s: &plusmn;%.2f%% (95%% CI half-width, ", c[i].metric,
-				 isfinite(lo) && isfinite(hi) ? (hi - lo) / 2 : NAN);
+			buf_addch(h, ' ');
+			html_escape(h, c[i].metric);
+			buf_addf(h, ": &plusmn;%.2f%% (95%% CI half-width, ", isfinite(lo) && isfinite(hi) ? (hi - lo) / 2 : NAN);
 			job_link(r, h, sqlite3_column_int64(st, 0));
 			buf_addch(h, ')');
 		}

@@ -67,6 +67,22 @@ test_expect_success GNUPLOT 'hostile strings are escaped in every field' '
 	test_grep "href=\"https://lore.kernel.org/netdev/20251016000000.1-edumazet@google.com/\"" out/job-1.html
 '
 
+test_expect_success GNUPLOT 'hostile names, labels, tree, profile, workload, metric, NIC and error (job 11) are escaped' '
+	j=out/job-11.html &&
+	for s in "Job 11: n&lt;script&gt;alert(1)&lt;/script&gt;" "e&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;" \
+		"la&lt;script&gt;alert(1)&lt;/script&gt;" "lb&quot;&#39;&lt;script&gt;" "t&lt;script&gt;alert(1)&lt;/script&gt;" \
+		"pa&lt;script&gt;alert(1)&lt;/script&gt; (A), pb&lt;script&gt;" "Workload w&lt;script&gt;alert(1)&lt;/script&gt;" \
+		"x&lt;script&gt;alert(1)&lt;/script&gt;" "u&quot;&#39;&lt;b&gt;" "d&lt;script&gt;alert(1)&lt;/script&gt;" \
+		"c&lt;script&gt;alert(1)&lt;/script&gt;" "s&quot;&#39;&lt;script&gt;alert(1)&lt;/script&gt;" \
+		"d&lt;script&gt;alert(1)&lt;/script&gt;" "r&lt;script&gt;alert(1)&lt;/script&gt;"; do
+		grep -q -F -e "$s" $j || { echo "not found escaped in $j: $s"; exit 1; }
+	done &&
+	test_grep "h&quot;onload=&quot;alert(1)" out/index.html &&
+	test_grep "&lt;img src=x onerror=alert(1)&gt;" out/index.html &&
+	ls out/history-w_script_alert_1___script_-*--tps.html &&
+	! ls out/charts | grep -q "[<>\"'"'"']"
+'
+
 test_expect_success GNUPLOT 'the job page carries the header facts and the KPI values of the fixture' '
 	for s in "net-next a1b2c3d4e5f6" "6.1.192-klab-base" "6.1.192-klab-patched" \
 		"driver <code>idpf</code>, 32 TX / 32 RX queues" "mitigations=off" "xps-auto" \

@@ -195,4 +195,43 @@ SELECT r.id, 'tps', k.v + (r.seq - 1.5) * 400, '1/s', 'higher' FROM runs r JOIN 
 INSERT INTO changepoints (tree, machines, workload, metric, job_id, idx, mean_before, mean_after, change_pct, p, created)
 VALUES ('net-next', 'dut1+peer1', 'udp_rr_500', 'tps', 7, 4, 225750, 238250, 5.54, 0.0012, 1763700000);
 
+-- Job 11: hostile strings in every other field a page shows (names, labels, tree,
+-- profile, workload, metric, unit, histogram, comm, dso, NIC, cmdline, error, claim).
+INSERT INTO machines (name, host, port, role, state, state_reason) VALUES
+ ('m<script>alert(1)</script>', 'h"onload="alert(1)', 22, 'dut', 'drained', '<img src=x onerror=alert(1)>');
+INSERT INTO kernels (id, key, tree, commit_id, variant, release, state, created) VALUES
+ (11, 'hostile-a', 't<script>alert(1)</script>', 'c"><script>alert(1)</script>', 'v<script>', 'r<script>alert(1)</script>', 'ok', 1764670000),
+ (12, 'hostile-b', 't<script>alert(1)</script>', 'c''b', 'v''', 'r2<script>alert(1)</script>', 'ok', 1764670000);
+INSERT INTO jobs (id, name, state, spec, tree, schedule, order_seed, dut, peer, error, created, started, finished) VALUES
+ (11, 'n<script>alert(1)</script>', 'failed', '{}', 't<script>alert(1)</script>', NULL, 1,
+  'm<script>alert(1)</script>', 'p"<script>alert(1)</script>', 'e<script>alert(1)</script> & "q"', 1764670000, 1764670001, 1764670100);
+INSERT INTO job_sides (job_id, side, label, kernel_id, profile) VALUES
+ (11, 'A', 'la<script>alert(1)</script>', 11, 'pa<script>alert(1)</script>'),
+ (11, 'B', 'lb"''<script>alert(1)</script>', 12, 'pb<script>alert(1)</script>');
+INSERT INTO boots (id, job_id, seq, side, kernel_id, machine, cmdline, sysinfo, started) VALUES
+ (111, 11, 1, 'A', 11, 'm<script>alert(1)</script>', 'c<script>alert(1)</script>',
+  '{"nics":{"n<script>":{"driver":"d<script>alert(1)</script>","tx_queues":1,"rx_queues":1}}}', 1764670010),
+ (112, 11, 2, 'B', 12, 'm<script>alert(1)</script>', 'c2<script>alert(1)</script>', NULL, 1764670020);
+WITH n(k, side, boot) AS (VALUES (1, 'A', 111), (2, 'A', 111), (3, 'B', 112), (4, 'B', 112))
+INSERT INTO runs (id, uid, job_id, boot_id, side, kernel_id, workload, seq, machine, status, result, created)
+SELECT 1100 + k, printf('hostile-%d', k), 11, boot, side, CASE side WHEN 'A' THEN 11 ELSE 12 END,
+       'w<script>alert(1)</script>', k, 'm<script>alert(1)</script>', 'ok',
+       '{"spec":{"nic":"n<script>"}}', 1764670030 FROM n;
+INSERT INTO metrics (run_id, name, value, unit, better)
+SELECT id, 'tps', 1000 + id, 'u<script>', 'higher' FROM runs WHERE job_id = 11
+UNION ALL SELECT id, 'x<script>alert(1)</script>', 5 + id % 2, 'u"''<b>', 'lower' FROM runs WHERE job_id = 11;
+INSERT INTO samples (run_id, metric, t, value) SELECT id, 'tps', 1, 1000 FROM runs WHERE job_id = 11;
+INSERT INTO cpu_stats (run_id, cpu, usr, sys, irq, soft, idle) SELECT id, 0, 10, 10, 0, 10, 70 FROM runs WHERE job_id = 11;
+INSERT INTO histograms (run_id, name, lo, hi, count) SELECT id, 'h<script>alert(1)</script>', 1, 2, 5 FROM runs WHERE job_id = 11;
+INSERT INTO profile_rows (run_id, comm, dso, symbol, percent)
+SELECT id, 'c<script>', 'd<script>alert(1)</script>', 's"''<script>alert(1)</script>', 10 FROM runs WHERE job_id = 11;
+INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b,
+                         change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, verdict, claim, created) VALUES
+ (11, 'la<script>alert(1)</script>', 'lb"''<script>alert(1)</script>', 'w<script>alert(1)</script>', 'tps', 'u<script>', 'higher',
+  1, 1, 1001.5, 1003.5, 0, 0, 0.2, -1, 1.4, 0.5, 0.5, 0.6, 'INCONCLUSIVE', 'c<script>alert(1)</script>', 1764670100),
+ (11, 'la<script>alert(1)</script>', 'lb"''<script>alert(1)</script>', 'w<script>alert(1)</script>',
+  'x<script>alert(1)</script>', 'u"''<b>', 'lower', 1, 1, 5.5, 5.5, 0, 0, 0, -1, 1, 1, 1, 1, 'EQUIVALENT', NULL, 1764670100);
+INSERT INTO changepoints (tree, machines, workload, metric, job_id, idx, change_pct, created) VALUES
+ ('t<script>alert(1)</script>', 'm<script>+p', 'w<script>alert(1)</script>', 'x<script>alert(1)</script>', 11, 1, 3, 1764670200);
+
 COMMIT;
