@@ -3,6 +3,8 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -573,16 +575,78 @@ static int lab_usage(int status)
 {
 	FILE *f = status ? stderr : stdout;
 
-	fprintf(f, "usage: klab lab up --netns [--queues N] [--dir DIR] [--index K]\n"
+	fprintf(f, "usage: klab lab up --netns [--queues N] [--dir DIR] [--index K|auto]\n"
 		   "       klab lab down [--netns] [--dir DIR] [--index K]\n"
 		   "       klab lab status [--netns] [--dir DIR] [--index K] [--json]\n"
 		   "       klab lab up|down|status --qemu ...   (see klab lab up --qemu --help)\n"
 		   "\n"
 		   "The netns lab: namespaces klabK-dut and klabK-peer, each with its own sshd on\n"
 		   "198.18.255.x, joined by the veth wl0 <-> wl1 with N queues (default 8). K (0..%d,\n"
-		   "default 0) keeps labs apart; DIR defaults to lab/netns (lab/netns-K).\n",
+		   "default 0; auto: the highest free one) keeps labs apart; DIR defaults to lab/netns\n"
+		   "(lab/netns-K).\n",
 		NLAB_MAX_INDEX);
 	return status;
+}
+
+/* Labs are brought up one at a time: an flock on a file in /run/lock. fd or -1. */
+static int lab_lock(void)
+{
+	const char *path = "/run/lock/klab-netns-lab.lock";
+	int fd;
+
+	mkdir_p("/run/lock");
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return error_errno("cannot open lock file '%s'", path);
+	if (flock(fd, LOCK_EX) < 0) {
+		close(fd);
+		return error_errno("cannot lock '%s'", path);
+	}
+	return fd;
+}
+
+/* `klab lab up --netns`: lock (unless LOCK >= 0: held), check, build, or remove what was made. */
+static int lab_up(struct nlab *l, const char *dir, int index, int queues, int lock)
+{
+	int i, ret = 1;
+
+	if (getuid() != 0)
+		return error("the netns lab needs root (network namespaces, veth, sshd)"), 1;
+	if (lock < 0 && (lock = lab_lock()) < 0)
+		return 1;
+	if (nlab_load(dir, l) == 0) {
+		error("a netns lab is already up in '%s'; run `klab lab down --dir %s` first", dir, dir);
+		goto out;
+	}
+	memset(l, 0, sizeof(*l));
+	nlab_plan(l, index, queues);
+	snprintf(l->dir, sizeof(l->dir), "%s", dir);
+	for (i = 0; i < 2; i++) {
+		if (netns_exists(l->m[i].netns)) {
+			error("namespace '%s' exists already: another lab uses index %d "
+			      "(give another --index or --index auto, or `klab lab down --index %d`)",
+			      l->m[i].netns, index, index);
+			goto out;
+		}
+	}
+	if (mkdir_p(dir) < 0)
+		goto out;
+	if (lab_build(l) < 0) {
+		if (getenv("KLAB_LAB_KEEP")) {
+			error("cannot bring the netns lab up; KLAB_LAB_KEEP is set: left as it is");
+		} else {
+			error("cannot bring the netns lab up; removing what was made");
+			lab_teardown(l, 1);
+		}
+		goto out;
+	}
+	printf("netns lab %d up in %s: machines dut (%s) and peer (%s), %s <-> %s with %d queues\n"
+	       "config fragment: %s/klab.conf\n", l->index, l->dir, l->m[0].mgmt_addr, l->m[1].mgmt_addr,
+	       l->m[0].nic, l->m[1].nic, l->queues, l->dir);
+	ret = 0;
+out:
+	close(lock);
+	return ret;
 }
 
 int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
@@ -598,7 +662,7 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 	};
 	const char *sub, *dir_arg = NULL;
 	long queues = 8, index = 0;
-	int json = ctx->json, c, i, rc;
+	int json = ctx->json, c, i, rc, auto_index = 0, lock = -1;
 	char *dir = NULL;
 	struct nlab l;
 
@@ -636,6 +700,10 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 			dir_arg = optarg;
 			break;
 		case 'i':
+			if (!strcmp(optarg, "auto")) {
+				auto_index = 1;
+				break;
+			}
 			if (parse_long(optarg, 0, NLAB_MAX_INDEX, &index) < 0) {
 				error("--index: '%s' is not a lab index (0..%d)", optarg, NLAB_MAX_INDEX);
 				return 2;
@@ -654,6 +722,29 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 		error("unexpected argument '%s' to 'klab lab %s'", argv[optind + 1], sub);
 		return 2;
 	}
+	if (auto_index && strcmp(sub, "up")) {
+		error("--index auto is for 'klab lab up' only");
+		return 2;
+	}
+	if (auto_index) {
+		/*
+		 * Labs are made one at a time (a lock file), so the first index
+		 * whose namespaces do not exist is ours. From the top down:
+		 * scripts that name an index tend to use small ones.
+		 */
+		lock = lab_lock();
+		if (lock < 0)
+			return 1;
+		for (index = NLAB_MAX_INDEX; index >= 0; index--) {
+			nlab_plan(&l, (int)index, (int)queues);
+			if (!netns_exists(l.m[0].netns) && !netns_exists(l.m[1].netns))
+				break;
+		}
+		if (index < 0) {
+			close(lock);
+			return error("no free netns lab index (all %d are in use)", NLAB_MAX_INDEX + 1), 1;
+		}
+	}
 	{
 		char *d = dir_arg ? xstrdup(dir_arg) : nlab_default_dir((int)index);
 
@@ -667,45 +758,9 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 	}
 
 	if (!strcmp(sub, "up")) {
-		if (getuid() != 0) {
-			free(dir);
-			return error("the netns lab needs root (network namespaces, veth, sshd)"), 1;
-		}
-		if (nlab_load(dir, &l) == 0) {
-			error("a netns lab is already up in '%s'; run `klab lab down --dir %s` first", dir, dir);
-			free(dir);
-			return 1;
-		}
-		memset(&l, 0, sizeof(l));
-		nlab_plan(&l, (int)index, (int)queues);
-		snprintf(l.dir, sizeof(l.dir), "%s", dir);
-		for (i = 0; i < 2; i++) {
-			if (netns_exists(l.m[i].netns)) {
-				error("namespace '%s' exists already: another lab uses index %ld "
-				      "(give --index, or `klab lab down --index %ld`)", l.m[i].netns, index, index);
-				free(dir);
-				return 1;
-			}
-		}
-		if (mkdir_p(dir) < 0) {
-			free(dir);
-			return 1;
-		}
-		if (lab_build(&l) < 0) {
-			if (getenv("KLAB_LAB_KEEP")) {
-				error("cannot bring the netns lab up; KLAB_LAB_KEEP is set: left as it is");
-			} else {
-				error("cannot bring the netns lab up; removing what was made");
-				lab_teardown(&l, 1);
-			}
-			free(dir);
-			return 1;
-		}
-		printf("netns lab %d up in %s: machines dut (%s) and peer (%s), %s <-> %s with %d queues\n"
-		       "config fragment: %s/klab.conf\n", l.index, l.dir, l.m[0].mgmt_addr, l.m[1].mgmt_addr,
-		       l.m[0].nic, l.m[1].nic, l.queues, l.dir);
+		rc = lab_up(&l, dir, (int)index, (int)queues, lock);
 		free(dir);
-		return 0;
+		return rc;
 	}
 
 	rc = nlab_load(dir, &l);

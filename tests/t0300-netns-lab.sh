@@ -2,8 +2,7 @@
 test_description='netns lab: up makes two namespaces with sshd and a multi-queue veth, status shows it, down removes all'
 . "$(dirname "$0")/lib.sh"
 
-# lab indices of this script (other scripts use others, so they can run at once)
-K1=20 K2=21
+# lab indices come from --index auto (so that labs of tests running at once never collide)
 L1=$SCRATCH/lab1 L2=$SCRATCH/lab2
 # a killed daemon may stay a zombie until init reaps it
 gone_or_zombie() {
@@ -15,34 +14,38 @@ gone_or_zombie() {
 	done
 	echo "process $1 still alive" >&2; return 1
 }
-test_cleanup '"$KLAB" lab down --dir "$L1" --index $K1; "$KLAB" lab down --dir "$L2" --index $K2'
+test_cleanup '"$KLAB" lab down --dir "$L1"; "$KLAB" lab down --dir "$L2"'
+index_of() { sed -n 's/^netns lab \([0-9]*\) up.*/\1/p' "$1" 2>/dev/null; }
 
 test_expect_success ROOT,NETNS,SSHD 'lab up --netns with 4 queues' '
-	"$KLAB" lab up --netns --queues 4 --dir "$L1" --index $K1 >out &&
-	test_grep "netns lab $K1 up" out &&
+	"$KLAB" lab up --netns --queues 4 --dir "$L1" --index auto >up1 &&
+	K1=$(index_of up1) && test -n "$K1" &&
 	ip netns list >ns && test_grep "^klab$K1-dut" ns && test_grep "^klab$K1-peer" ns
 '
+K1=$(index_of up1)
+DUT1=198.18.255.$((8 * K1 + 2)) PEER1=198.18.255.$((8 * K1 + 6))
+WL0=198.18.0.$((4 * K1 + 1)) WL1=198.18.0.$((4 * K1 + 2))
 
 test_expect_success ROOT,NETNS,SSHD 'the workload veth has 4 tx and 4 rx queues and the planned addresses' '
 	ls /sys/class/net >/dev/null &&
 	ip netns exec klab$K1-dut ls /sys/class/net/wl0/queues >q &&
 	test $(grep -c "^tx-" q) = 4 && test $(grep -c "^rx-" q) = 4 &&
-	ip -n klab$K1-dut -4 addr show wl0 >a && test_grep "inet 198.18.0.81/24" a &&
-	ip -n klab$K1-peer -4 addr show wl1 >a && test_grep "inet 198.18.0.82/24" a &&
+	ip -n klab$K1-dut -4 addr show wl0 >a && test_grep "inet $WL0/24" a &&
+	ip -n klab$K1-peer -4 addr show wl1 >a && test_grep "inet $WL1/24" a &&
 	ip netns exec klab$K1-peer timeout 10 python3 -c "
-import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"198.18.0.82\", 9)); s.settimeout(8)
+import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"$WL1\", 9)); s.settimeout(8)
 open(\"got\", \"wb\").write(s.recvfrom(100)[0])" &
 	sleep 1 &&
 	ip netns exec klab$K1-dut python3 -c "
-import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"hello-wl\", (\"198.18.0.82\", 9))" &&
+import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"hello-wl\", (\"$WL1\", 9))" &&
 	wait &&
 	test "$(cat got)" = hello-wl
 '
 
 test_expect_success ROOT,NETNS,SSHD 'the config fragment names dut and peer with boot = none and the lab keys' '
 	"$KLAB" config check "$L1/klab.conf" >chk 2>&1 &&
-	test_grep "host = 198.18.255.162" "$L1/klab.conf" &&
-	test_grep "host = 198.18.255.166" "$L1/klab.conf" &&
+	test_grep "host = $DUT1" "$L1/klab.conf" &&
+	test_grep "host = $PEER1" "$L1/klab.conf" &&
 	test_grep "boot = none" "$L1/klab.conf" &&
 	test_grep "nic = wl0" "$L1/klab.conf" &&
 	test_grep "known_hosts = $L1/known_hosts" "$L1/klab.conf" &&
@@ -50,28 +53,30 @@ test_expect_success ROOT,NETNS,SSHD 'the config fragment names dut and peer with
 '
 
 test_expect_success ROOT,NETNS,SSHD 'OpenSSH reaches both machines with the lab key and known_hosts only' '
-	for h in 198.18.255.162 198.18.255.166; do
+	for h in $DUT1 $PEER1; do
 		ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=yes \
 			-o UserKnownHostsFile="$L1/known_hosts" -i "$L1/keys/id_ed25519" root@$h \
 			cat /proc/self/net/dev >dev.$h || return 1
 	done &&
-	test_grep "wl0" dev.198.18.255.162 && test_grep "wl1" dev.198.18.255.166
+	test_grep "wl0" dev.$DUT1 && test_grep "wl1" dev.$PEER1
 '
 
 test_expect_success ROOT,NETNS,SSHD 'password login is refused (key only)' '
 	test_must_fail ssh -F /dev/null -o BatchMode=yes -o PubkeyAuthentication=no \
-		-o UserKnownHostsFile="$L1/known_hosts" root@198.18.255.162 true 2>err &&
+		-o UserKnownHostsFile="$L1/known_hosts" root@$DUT1 true 2>err &&
 	test_grep "Permission denied" err
 '
 
 test_expect_success ROOT,NETNS,SSHD 'a second lab with another index runs beside the first' '
-	"$KLAB" lab up --netns --dir "$L2" --index $K2 >out2 &&
+	"$KLAB" lab up --netns --dir "$L2" --index auto >up2 &&
+	K2=$(index_of up2) && test "$K2" != "$K1" &&
 	ip netns exec klab$K2-dut ls /sys/class/net/wl0/queues >q2 &&
 	test $(grep -c "^tx-" q2) = 8 &&
 	"$KLAB" lab status --dir "$L1" --index $K1 >st1 &&
 	"$KLAB" lab status --dir "$L2" --index $K2 >st2 &&
-	test_grep "up" st1 && test_grep "198.18.255.170" st2
+	test_grep "up" st1 && test_grep "198.18.255.$((8 * K2 + 2))" st2
 '
+K2=$(index_of up2)
 
 test_expect_success ROOT,NETNS,SSHD 'lab up again on the same folder or index is refused' '
 	test_must_fail "$KLAB" lab up --netns --dir "$L1" --index $K1 2>err &&
@@ -89,7 +94,7 @@ assert d[\"state\"]==\"up\", d
 assert d[\"queues\"]==4
 m={x[\"name\"]:x for x in d[\"machines\"]}
 assert m[\"dut\"][\"sshd_running\"] and m[\"peer\"][\"sshd_running\"]
-assert m[\"dut\"][\"host\"]==\"198.18.255.162\"
+assert m[\"dut\"][\"host\"]==\"$DUT1\"
 "
 '
 

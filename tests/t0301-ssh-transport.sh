@@ -2,12 +2,10 @@
 test_description='ssh transport against real sshd in a netns lab: host keys, key auth, exact argv, timeouts, dropped connections'
 . "$(dirname "$0")/lib.sh"
 
-K=22
 L=$SCRATCH/lab
 T=$KLAB_BUILD/tests/orch-ssh
 S=$SRCDIR/tests/data/ssh
-DUT=198.18.255.178
-test_cleanup '"$KLAB" lab down --dir "$L" --index $K'
+test_cleanup '"$KLAB" lab down --dir "$L"'
 
 # a config of our own: the lab machines, our own known_hosts and db
 mkconf() {	# mkconf FILE KNOWN_HOSTS KEY
@@ -17,9 +15,12 @@ mkconf() {	# mkconf FILE KNOWN_HOSTS KEY
 
 test_expect_success ROOT,NETNS,SSHD 'set up a netns lab' '
 	test -x "$T" &&
-	"$KLAB" lab up --netns --dir "$L" --index $K >out &&
-	test_grep "198.18.255.178" "$L/klab.conf"
+	"$KLAB" lab up --netns --dir "$L" --index auto >up.out &&
+	K=$(sed -n "s/^netns lab \([0-9]*\) up.*/\1/p" up.out) && test -n "$K"
 '
+# the lab index --index auto chose, and so the address of dut
+K=$(sed -n 's/^netns lab \([0-9]*\) up.*/\1/p' up.out 2>/dev/null)
+DUT=198.18.255.$((8 * ${K:-0} + 2))
 
 test_expect_success ROOT,NETNS,SSHD 'the lab config connects (host key known, key accepted)' '
 	"$T" -c "$L/klab.conf" -m dut connect >out &&
@@ -29,7 +30,7 @@ test_expect_success ROOT,NETNS,SSHD 'the lab config connects (host key known, ke
 test_expect_success ROOT,NETNS,SSHD 'an unknown host is refused, with a hint to trust it' '
 	mkconf k1.conf "$SCRATCH/kh1" "$L/keys/id_ed25519" &&
 	test_must_fail "$T" -c k1.conf -m dut connect 2>err &&
-	test_grep "machine .dut. (198.18.255.178:22) is not in known_hosts" err &&
+	test_grep "machine .dut. ($DUT:22) is not in known_hosts" err &&
 	test_grep "klab machine trust dut" err &&
 	test_grep "SHA256:" err
 '
@@ -41,7 +42,7 @@ test_expect_success ROOT,NETNS,SSHD 'klab machine trust records the key; then th
 	! test -s "$SCRATCH/kh1" &&
 	"$KLAB" --config k1.conf machine trust dut >out &&
 	test_grep "trusted machine .dut." out && test_grep "$fp" out &&
-	test_grep "^198.18.255.178 ssh-ed25519 " "$SCRATCH/kh1" &&
+	test_grep "^$DUT ssh-ed25519 " "$SCRATCH/kh1" &&
 	"$KLAB" --config k1.conf machine trust dut >out &&
 	test_grep "already trusted" out &&
 	test $(wc -l <"$SCRATCH/kh1") = 1 &&
@@ -61,7 +62,7 @@ test_expect_success ROOT,NETNS,SSHD 'a host key mismatch is refused naming the h
 	echo "$DUT $(cut -d" " -f1,2 "$L/peer/ssh_host_ed25519_key.pub")" >"$SCRATCH/kh2" &&
 	mkconf k2.conf "$SCRATCH/kh2" "$L/keys/id_ed25519" &&
 	test_must_fail "$T" -c k2.conf -m dut connect 2>err &&
-	test_grep "host key of machine .dut. (198.18.255.178:22) does not match" err &&
+	test_grep "host key of machine .dut. ($DUT:22) does not match" err &&
 	test_grep "$want" err && test_grep "$other" err &&
 	test_must_fail "$KLAB" --config k2.conf machine trust dut 2>err &&
 	test_grep "$other" err &&
@@ -120,7 +121,7 @@ test_expect_success ROOT,NETNS,SSHD 'sshd killed mid-exec: a clear error, and a 
 	wait &&
 	cat dr.log dr.err &&
 	test_grep "dropped on attempt 1" dr.log &&
-	test_grep "lost the connection to machine .dut. (198.18.255.178:22) while running .sh." dr.err &&
+	test_grep "lost the connection to machine .dut. ($DUT:22) while running .sh." dr.err &&
 	test_grep "reconnect and retry" dr.err &&
 	test_grep "rc=0 status=0 .*attempt=2" dr.log &&
 	test_grep "exit=0" dr.log &&

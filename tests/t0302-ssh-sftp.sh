@@ -2,15 +2,14 @@
 test_description='SFTP upload/download with sha256 checked on the far side, resume, agent deployment and calls'
 . "$(dirname "$0")/lib.sh"
 
-K=23
 L=$SCRATCH/lab
 T=$KLAB_BUILD/tests/orch-ssh
 R=$SCRATCH/remote		# the namespace shares our file system: "remote" paths land here
-test_cleanup '"$KLAB" lab down --dir "$L" --index $K'
+test_cleanup '"$KLAB" lab down --dir "$L"'
 
 test_expect_success ROOT,NETNS,SSHD 'set up a netns lab' '
 	test -x "$T" &&
-	"$KLAB" lab up --netns --dir "$L" --index $K >out &&
+	"$KLAB" lab up --netns --dir "$L" --index auto >up.out &&
 	mkdir -p "$R"
 '
 

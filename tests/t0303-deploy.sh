@@ -1,0 +1,140 @@
+#!/bin/bash
+test_description='deploy: boot = none verifies the release, kexec through a stand-in, power cycle, fencing of a machine that never returns'
+. "$(dirname "$0")/lib.sh"
+
+L=$SCRATCH/lab
+T=$KLAB_BUILD/tests/orch-ssh
+S=$SRCDIR/tests/data/ssh
+DB=$SCRATCH/klab.db
+REL=$(uname -r)
+test_cleanup '"$KLAB" lab down --dir "$L"'
+
+# The build id of the running kernel, parsed here independently of deploy.c.
+BUILD_ID=$(python3 -c '
+import struct
+d = open("/sys/kernel/notes", "rb").read(); o = 0
+while o + 12 <= len(d):
+    n, s, t = struct.unpack_from("=III", d, o)
+    name = d[o + 12:o + 12 + n]; do = o + 12 + ((n + 3) & ~3)
+    if t == 3 and name == b"GNU\0":
+        print(d[do:do + s].hex()); break
+    o = do + ((s + 3) & ~3)
+' 2>/dev/null)
+
+# kexec_conf FILE [extra dut keys...]: the lab config with dut booted by kexec and our db
+kexec_conf() {
+	local f=$1; shift
+	sed -e "s|^\[lab\]|[lab]\n\tdb = $DB|" \
+	    -e '/^\[machine "dut"\]/,/^$/ s/boot = none/boot = kexec/' "$L/klab.conf" >"$f.tmp" &&
+	for kv in "$@"; do
+		sed -i "/boot = kexec/a\\
+	$kv" "$f.tmp" || return 1
+	done
+	mv "$f.tmp" "$f"
+}
+BOOT_OPTS="--release $REL --image $SCRATCH/bzImage --remote-dir $SCRATCH/boot --db $DB"
+
+test_expect_success ROOT,NETNS,SSHD 'set up a netns lab whose dut has a kexec stand-in first in PATH' '
+	test -x "$T" && test -n "$BUILD_ID" &&
+	"$KLAB" lab up --netns --dir "$L" --index auto >up.out &&
+	mkdir standin-bin && ln -s "$S/kexec-standin.sh" standin-bin/kexec &&
+	sed -i "s|^SetEnv |SetEnv PATH=$SCRATCH/standin-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin |" \
+		"$L/dut/sshd_config" &&
+	"$S/lab-sshd.sh" stop "$L" dut && "$S/lab-sshd.sh" start "$L" dut &&
+	"$T" -c "$L/klab.conf" -m dut exec --out which -- sh -c "command -v kexec" &&
+	test "$(cat which)" = "$SCRATCH/standin-bin/kexec" &&
+	echo "not a kernel: the stand-in only checks that it arrived" >bzImage
+'
+
+test_expect_success ROOT,NETNS,SSHD 'boot = none: the release and build id are verified' '
+	"$T" -c "$L/klab.conf" -m peer boot --release "$REL" --build-id "$BUILD_ID" >out 2>err &&
+	test_grep "release=$REL build_id=$BUILD_ID wrong_kernel=0" out &&
+	test_grep "runs the expected kernel" err
+'
+
+test_expect_success ROOT,NETNS,SSHD 'boot = none: another release is reported as the wrong kernel' '
+	test_must_fail "$T" -c "$L/klab.conf" -m peer boot --release 6.1.0-klab-patched >out 2>err &&
+	test_grep "wrong_kernel=1" out &&
+	test_grep "machine .peer. runs kernel .$REL. .*expected .6.1.0-klab-patched.*came back on another kernel" err
+'
+
+test_expect_success ROOT,NETNS,SSHD 'boot = none: same release with another build id is the wrong kernel' '
+	test_must_fail "$T" -c "$L/klab.conf" -m peer boot --release "$REL" --build-id 0123456789abcdef >out 2>err &&
+	test_grep "wrong_kernel=1" out &&
+	test_grep "expected build id 0123456789abcdef: same release, another build" err
+'
+
+test_expect_success ROOT,NETNS,SSHD 'kexec: image uploaded, kexec -l --reuse-cmdline, kexec -e drops sshd, it comes back, verified' '
+	kexec_conf k.conf &&
+	"$T" -c k.conf -m dut boot $BOOT_OPTS --boot-ms 20000 --attempt-ms 3000 >out 2>err &&
+	test_grep "release=$REL .*wrong_kernel=0 power_cycled=0 fenced=0" out &&
+	cmp bzImage "$SCRATCH/boot/vmlinuz-$REL" &&
+	test_grep "^load -l $SCRATCH/boot/vmlinuz-$REL --reuse-cmdline" "$L/dut/kexec-standin.log" &&
+	test_grep "^exec" "$L/dut/kexec-standin.log" &&
+	test_grep "^back" "$L/dut/kexec-standin.log" &&
+	test_grep "answers SSH again" err &&
+	test "$(sqlite3 "$DB" "SELECT last_kernel FROM machines WHERE name = '"'"'dut'"'"'")" = "$REL"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'kexec with an explicit kernel_cmdline' '
+	kexec_conf kc.conf "kernel_cmdline = console=ttyS0 quiet klab.x=1" &&
+	: >"$L/dut/kexec-standin.log" &&
+	"$T" -c kc.conf -m dut boot $BOOT_OPTS --boot-ms 20000 --attempt-ms 3000 >out 2>err &&
+	test_grep "^load -l $SCRATCH/boot/vmlinuz-$REL --command-line=console=ttyS0 quiet klab.x=1" "$L/dut/kexec-standin.log"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'a machine that does not return is power cycled and then verified' '
+	kexec_conf kp.conf "power_cycle = $S/power-cycle-standin.sh $L dut restart" &&
+	touch "$L/dut/standin-no-return" &&
+	"$T" -c kp.conf -m dut boot $BOOT_OPTS --boot-ms 4000 --attempt-ms 2000 >out 2>err &&
+	test_grep "wrong_kernel=0 power_cycled=1 fenced=0" out &&
+	test_grep "running its power_cycle command" err &&
+	test_grep "^power cycle" "$L/dut/power-cycle.log" &&
+	! test -e "$L/dut/standin-no-return"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'a machine that never comes back is fenced after its power_cycle stand-in' '
+	kexec_conf kf.conf "power_cycle = $S/power-cycle-standin.sh $L dut" &&
+	rm -f "$L/dut/power-cycle.log" &&
+	touch "$L/dut/standin-no-return" &&
+	start=$(date +%s) &&
+	test_must_fail "$T" -c kf.conf -m dut boot $BOOT_OPTS --boot-ms 4000 --attempt-ms 2000 >out 2>err &&
+	test $(( $(date +%s) - start )) -lt 60 &&
+	test_grep "power_cycled=1 fenced=1" out &&
+	test_grep "^power cycle" "$L/dut/power-cycle.log" &&
+	test_grep "machine .dut. is fenced (state broken): did not answer SSH within 4 s" err &&
+	test "$(sqlite3 "$DB" "SELECT state FROM machines WHERE name = '"'"'dut'"'"'")" = broken &&
+	sqlite3 "$DB" "SELECT state_reason, state_since > 0 FROM machines WHERE name = '"'"'dut'"'"'" >st &&
+	test_grep "nor after its power_cycle command|1" st &&
+	"$KLAB" --config kf.conf machines >list &&
+	test_grep "^dut .* broken" list && test_grep "reason: did not answer SSH" list
+'
+
+test_expect_success ROOT,NETNS,SSHD 'repair refuses while the machine is down, frees it once SSH works' '
+	test_must_fail "$KLAB" --config kf.conf machine repair dut 2>err &&
+	test_grep "not repaired" err &&
+	test_must_fail "$KLAB" --config kf.conf machine undrain dut 2>err &&
+	test_grep "is broken, not drained" err &&
+	rm -f "$L/dut/standin-no-return" &&
+	"$S/lab-sshd.sh" start "$L" dut &&
+	"$KLAB" --config kf.conf machine repair dut >out &&
+	test_grep "free again (runs $REL)" out &&
+	test "$(sqlite3 "$DB" "SELECT state FROM machines WHERE name = '"'"'dut'"'"'")" = free
+'
+
+test_expect_success ROOT,NETNS,SSHD 'no power_cycle configured: fenced with that reason' '
+	kexec_conf kn.conf &&
+	touch "$L/dut/standin-no-return" &&
+	test_must_fail "$T" -c kn.conf -m dut boot $BOOT_OPTS --boot-ms 3000 --attempt-ms 1500 >out 2>err &&
+	test_grep "power_cycled=0 fenced=1" out &&
+	test_grep "no power_cycle configured" err
+'
+
+test_expect_success ROOT,NETNS,SSHD 'boot = reboot says not implemented yet' '
+	sed -e "s|^\[lab\]|[lab]\n\tdb = $DB|" -e "/^\[machine \"peer\"\]/,/^$/ s/boot = none/boot = reboot/" \
+		"$L/klab.conf" >kr.conf &&
+	test_must_fail "$T" -c kr.conf -m peer boot --release "$REL" 2>err &&
+	test_grep "not implemented yet" err
+'
+
+test_done
