@@ -1,6 +1,7 @@
 /* job.c: the job state machine: spec and plan, steps recorded in sqlite, run/resume after a crash, cancel. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include "lease.h"
 #include "log.h"
 #include "report.h"
+#include "result.h"
 #include "run.h"
 #include "series.h"
 #include "ssh.h"
@@ -432,9 +434,9 @@ int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_
 	for (size_t i = 0; i < json_object_array_length(sides); i++) {
 		struct json_object *s = json_object_array_get_idx(sides, i);
 		int64_t k = spec_int(s, "kernel_id", 0);
-		if (db_run(db, "INSERT INTO job_sides (job_id, side, label, kernel_id, profile) VALUES (?, ?, ?, ?, ?)",
-			   k ? "issis" : "issns", id, spec_str(s, "side"), spec_str(s, "label"),
-			   k ? k : 0, spec_str(s, "profile"))) {
+		if (db_run(db, "INSERT INTO job_sides (job_id, side, label, kernel_id, profile) "
+			   "VALUES (?, ?, ?, NULLIF(?, 0), ?)", "issis", id, spec_str(s, "side"),
+			   spec_str(s, "label"), k, spec_str(s, "profile"))) {
 			db_rollback(db);
 			id = -1;
 			goto out;
@@ -1105,11 +1107,11 @@ static int step_deploy(struct job_ctx *j, const char *key)
 		return fail(j, "bad step key '%s'", key);
 	side = j->order[b - 1];
 	kid = side_kernel(j, side);
-	db_run(j->db, "INSERT INTO boots (job_id, seq, side, kernel_id, machine, started) VALUES (?, ?, ?, ?, ?, ?) "
+	db_run(j->db, "INSERT INTO boots (job_id, seq, side, kernel_id, machine, started) "
+	       "VALUES (?, ?, ?, NULLIF(?, 0), ?, ?) "
 	       "ON CONFLICT (job_id, seq) DO UPDATE SET kernel_id = excluded.kernel_id, "
 	       "machine = excluded.machine, started = excluded.started",
-	       kid ? "iisisd" : "iisnsd", j->id, (int64_t)b, side == 'A' ? "A" : "B",
-	       kid ? kid : 0, j->dut->name, now_wall());
+	       "iisisd", j->id, (int64_t)b, side == 'A' ? "A" : "B", kid, j->dut->name, now_wall());
 	if (j->dut->boot == BOOT_NONE) {
 		if (kid && strcmp(spec_str(j->spec, "kind"), "tuning"))
 			return fail(j, "machine '%s' has boot = none and cannot boot kernel %lld of side %c",
@@ -1352,6 +1354,11 @@ static int step_restore(struct job_ctx *j, const char *key)
 
 /* ---- runs ------------------------------------------------------------- */
 
+/* How long a server or sink keeps running after the client's end. */
+#define SERVER_LINGER_S 2.0
+/* From the server's SSH connection to starting the client. */
+#define SERVER_START_MS 400
+
 /* Parse "run:B:WORKLOAD:R". */
 static int run_key(const char *key, int *b, char *wl, size_t wlen, int *r)
 {
@@ -1390,38 +1397,77 @@ static int needs_server(struct json_object *w)
 	return 1;
 }
 
+/*
+ * The generator parameters of one role, renamed from the config's keys
+ * (config.example) to the agent's (agents/run.c): server_threads and
+ * server_cpus go to the server as threads and cpus, payload_size -> size,
+ * gso_size -> gso, rate_pps -> rate, sink_threads -> threads of the sink;
+ * ipv6 is implied by the addresses; an udp_tx target replaces peer_addr.
+ */
+static struct json_object *role_params(struct json_object *params, const char *type, int server)
+{
+	static const struct {
+		const char *type, *conf, *agent;
+		int role;	/* 0 client/send, 1 server/sink, 2 both */
+	} map[] = {
+		{ "udp_rr", "flows", "flows", 0 }, { "udp_rr", "threads", "threads", 0 },
+		{ "udp_rr", "request_size", "request_size", 0 }, { "udp_rr", "response_size", "response_size", 2 },
+		{ "udp_rr", "burst", "burst", 0 }, { "udp_rr", "cpus", "cpus", 0 },
+		{ "udp_rr", "busy_poll", "busy_poll", 0 }, { "udp_rr", "rto_ms", "rto_ms", 0 },
+		{ "udp_rr", "port", "port", 2 }, { "udp_rr", "server_threads", "threads", 1 },
+		{ "udp_rr", "server_cpus", "cpus", 1 },
+		{ "udp_tx", "threads", "threads", 0 }, { "udp_tx", "payload_size", "size", 0 },
+		{ "udp_tx", "engine", "engine", 0 }, { "udp_tx", "batch", "batch", 0 },
+		{ "udp_tx", "gso_size", "gso", 0 }, { "udp_tx", "rate_pps", "rate", 0 },
+		{ "udp_tx", "cpus", "cpus", 0 }, { "udp_tx", "port", "port", 2 },
+		{ "udp_tx", "sink_threads", "threads", 1 },
+	};
+	struct json_object *out = json_object_new_object();
+
+	json_object_object_foreach(params, k, v) {
+		for (size_t i = 0; i < ARRAY_SIZE(map); i++) {
+			if (strcmp(map[i].type, type) || strcmp(map[i].conf, k))
+				continue;
+			if (map[i].role == 2 || map[i].role == server)
+				json_object_object_add(out, map[i].agent, json_object_get(v));
+			break;
+		}
+	}
+	return out;
+}
+
 /* The run spec (docs/protocol.md section 2) of one side of a run. */
 static char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server)
 {
 	struct json_object *o = json_object_new_object(), *wo = json_object_new_object();
 	struct buf b = BUF_INIT;
-	double warm = spec_double(w, "warmup_s", 2), dur = spec_double(w, "duration_s", 10);
+	const char *type = spec_str(w, "type");
+	const char *target = spec_str(spec_get(w, "params"), "target");
 	const struct conf_machine *self = server ? j->peer : j->dut;
 	const struct conf_machine *other = server ? j->dut : j->peer;
 
 	json_object_object_add(o, "spec_version", json_object_new_int(1));
 	json_object_object_add(o, "run_id", jstr(uid));
-	json_object_object_add(o, "role", jstr(server ? role_server(spec_str(w, "type")) : role_client(spec_str(w, "type"))));
+	json_object_object_add(o, "role", jstr(server ? role_server(type) : role_client(type)));
 	json_object_object_add(wo, "name", jstr(spec_str(w, "name")));
-	json_object_object_add(wo, "type", jstr(spec_str(w, "type")));
-	json_object_object_add(wo, "params", json_object_get(spec_get(w, "params")));
+	json_object_object_add(wo, "type", jstr(type));
+	json_object_object_add(wo, "params", role_params(spec_get(w, "params"), type, server));
 	json_object_object_add(o, "workload", wo);
-	if (other->addr)
+	if (!server && target && !strcmp(type, "udp_tx"))
+		json_object_object_add(o, "peer_addr", jstr(target));
+	else if (!server && other->addr)
 		json_object_object_add(o, "peer_addr", jstr(other->addr));
 	if (self->addr)
 		json_object_object_add(o, "bind_addr", jstr(self->addr));
 	if (self->nic)
 		json_object_object_add(o, "nic", jstr(self->nic));
-	if (self->cpus)
-		json_object_object_add(o, "cpus", jstr(self->cpus));
+	/* The server gets the client's times and outlives it by linger_s. */
+	json_object_object_add(o, "duration_s", json_object_new_double(spec_double(w, "duration_s", 10)));
+	json_object_object_add(o, "warmup_s", json_object_new_double(spec_double(w, "warmup_s", 2)));
 	if (server) {
-		/* The server outlives the client by a little and stops by itself. */
-		json_object_object_add(o, "duration_s", json_object_new_double(warm + dur + 4));
-		json_object_object_add(o, "warmup_s", json_object_new_double(0));
+		json_object_object_add(o, "linger_s", json_object_new_double(SERVER_LINGER_S));
 		json_object_object_add(o, "monitors", json_object_new_array());
 	} else {
-		json_object_object_add(o, "duration_s", json_object_new_double(dur));
-		json_object_object_add(o, "warmup_s", json_object_new_double(warm));
 		json_object_object_add(o, "monitors", json_object_get(spec_get(w, "monitors")));
 		if (spec_str(w, "perf_events"))
 			json_object_object_add(o, "perf_events", jstr(spec_str(w, "perf_events")));
@@ -1448,7 +1494,7 @@ static int server_start(struct job_ctx *j, struct json_object *w, const char *ui
 	char *spec = run_spec(j, w, uid, 1);
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char *path = xasprintf("%s/klab-server-XXXXXX", tmp);
-	int fd = mkstemp(path);
+	int fd = mkstemp(path), ready[2];
 	pid_t pid;
 
 	if (fd < 0) {
@@ -1457,10 +1503,19 @@ static int server_start(struct job_ctx *j, struct json_object *w, const char *ui
 		free(path);
 		return -1;
 	}
+	if (pipe2(ready, O_CLOEXEC)) {
+		close(fd);
+		unlink(path);
+		free(path);
+		free(spec);
+		return error_errno("cannot make a pipe");
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		close(fd);
+		close(ready[0]);
+		close(ready[1]);
 		unlink(path);
 		free(path);
 		free(spec);
@@ -1476,8 +1531,13 @@ static int server_start(struct job_ctx *j, struct json_object *w, const char *ui
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		signal(SIGTERM, SIG_DFL);
 		ssh_target_from_conf(&t, j->cfg, j->peer);
+		close(ready[0]);
 		if (ssh_connect(&c, &t))
 			_exit(3);
+		/* Connected: the parent starts the client a moment after this. */
+		if (write(ready[1], "c", 1) != 1)
+			_exit(3);
+		close(ready[1]);
 		strvec_push(&av, j->agent_remote);
 		strvec_push(&av, "--state");
 		strvec_push(&av, j->state_peer);
@@ -1485,7 +1545,7 @@ static int server_start(struct job_ctx *j, struct json_object *w, const char *ui
 		x.argv = (const char *const *)av.v;
 		x.in = spec;
 		x.in_len = strlen(spec);
-		x.timeout_ms = (long)((warm + dur + 4) * 1000) + 60000;
+		x.timeout_ms = (long)((warm + dur + SERVER_LINGER_S) * 1000) + 60000;
 		if (ssh_exec(c, &x))
 			_exit(4);
 		write_all(fd, x.out.buf, x.out.len);
@@ -1495,9 +1555,22 @@ static int server_start(struct job_ctx *j, struct json_object *w, const char *ui
 		_exit(x.status == 0 ? 0 : 5);
 	}
 	close(fd);
+	close(ready[1]);
 	free(spec);
 	sr->pid = pid;
 	sr->outfile = path;
+	{
+		/* Wait until the child is connected (or gave up), at most 30 s. */
+		struct pollfd pfd = { ready[0], POLLIN, 0 };
+		char ch;
+		int ok = poll(&pfd, 1, 30000) == 1 && read(ready[0], &ch, 1) == 1;
+		close(ready[0]);
+		if (!ok)
+			return error("the %s on machine '%s' did not start (no SSH connection)",
+				     role_server(spec_str(w, "type")), j->peer->name);
+	}
+	/* klab-agent starts the generator: give it a moment to bind. */
+	usleep(SERVER_START_MS * 1000);
 	return 0;
 }
 
@@ -1560,8 +1633,41 @@ static int result_failed(const char *doc, struct buf *why)
  */
 static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b, const char *wl, int r)
 {
-	(void)doc; (void)b; (void)wl; (void)r;
-	return error("cannot store run '%s': result storage (orchestrator/result.c) not implemented yet", uid);
+	struct result_meta m;
+	struct json_object *o = NULL;
+	char side[2] = { j->order[b - 1], 0 };
+	char *what = xasprintf("result of run %s from machine '%s'", uid, j->dut->name);
+	const char *doc_id;
+	int64_t boot_id = 0, run_id = 0;
+	int ret = -1;
+
+	if (result_parse(doc, strlen(doc), what, &o))
+		goto out;
+	doc_id = spec_str(o, "run_id");
+	if (!doc_id || strcmp(doc_id, uid)) {
+		error("%s: it is the result of run '%s'", what, doc_id ? doc_id : "?");
+		goto out;
+	}
+	db_get_int(j->db, &boot_id, "SELECT id FROM boots WHERE job_id = ? AND seq = ?", "ii", j->id, (int64_t)b);
+	memset(&m, 0, sizeof(m));
+	m.job_id = j->id;
+	m.boot_id = boot_id;
+	m.side = side;
+	m.kernel_id = side_kernel(j, side[0]);
+	m.workload = wl;
+	m.seq = r;
+	m.machine = j->dut->name;
+	m.peer = j->peer->name;
+	m.profile = boot_profile(j, b);
+	if (result_store(j->db, doc, strlen(doc), &m, &run_id))
+		goto out;
+	json_object_object_add(j->detail, "run_id", json_object_new_int64(run_id));
+	ret = 0;
+out:
+	if (o)
+		json_object_put(o);
+	free(what);
+	return ret;
 }
 
 static int run_stored(struct job_ctx *j, const char *uid)
@@ -1594,9 +1700,8 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, s
 		if (server_start(j, w, suid, &sr)) {
 			buf_addf(why, "cannot start the %s on machine '%s'", role_server(spec_str(w, "type")),
 				 j->peer->name);
-			goto out;
+			goto stop_server;
 		}
-		usleep(1000 * 1000);	/* let it bind */
 	}
 	spec = run_spec(j, w, uid, 0);
 	rc = agent_call(j, 0, argv, spec, doc, (long)((warm + dur) * 1000) + 60000, 0, &err);
@@ -1615,7 +1720,7 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, s
 	ret = 0;
 stop_server:
 	if (sr.pid) {
-		if (server_finish(&sr, (long)((warm + dur + 4) * 1000) + 30000, &sout) && ret == 0) {
+		if (server_finish(&sr, (long)((warm + dur + SERVER_LINGER_S) * 1000) + 30000, &sout) && ret == 0) {
 			warn("run '%s': the %s on '%s' failed: %s", uid, role_server(spec_str(w, "type")),
 			     j->peer->name, last_line(sout.buf));
 		} else if (ret == 0) {

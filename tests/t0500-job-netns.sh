@@ -1,0 +1,120 @@
+#!/bin/bash
+test_description='a tuning A/B job end to end on the netns lab: real sshd, real agent, results stored'
+. "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/data/jobs/lab.sh"
+
+JOB_BOOTS=1 JOB_RUNS=2 JOB_WARMUP=1
+job_lab_prereq
+job_lab_up 28
+
+test_expect_success 'netns lab and config' '
+	"$KLAB" config check
+'
+
+test_expect_success 'submit queues the job with its spec and sides' '
+	"$KLAB" submit --job ab >out &&
+	test_grep "submitted job 1 (ab)" out &&
+	test "$(sql "SELECT state || \" \" || order_seed FROM jobs WHERE id = 1")" = "queued 7" &&
+	test "$(sql "SELECT group_concat(side || \"=\" || profile, \",\") FROM job_sides WHERE job_id = 1")" = "A=noxps,B=xps" &&
+	"$KLAB" --json jobs >jobs.json &&
+	python3 -c "import json,sys; j=json.load(open(\"jobs.json\")); assert j[0][\"state\"]==\"queued\" and j[0][\"steps_total\"]==24, j"
+'
+
+test_expect_success 'klab run runs it to the end with progress lines' '
+	"$KLAB" run 1 >run.out 2>run.err || { cat run.out run.err; false; } &&
+	test_grep "^\[ *[0-9.]*s\] 1/24 intake" run.out &&
+	test_grep "run:2:rr:2" run.out &&
+	test_grep "job 1 done in" run.out &&
+	test "$(sql "SELECT state FROM jobs WHERE id = 1")" = done
+'
+
+test_expect_success 'every run is stored once, with metrics, on the right side' '
+	test "$(sql "SELECT count(*) FROM runs WHERE job_id = 1")" = 6 &&
+	test "$(sql "SELECT count(DISTINCT uid) FROM runs WHERE job_id = 1")" = 6 &&
+	test "$(sql "SELECT count(*) FROM runs WHERE job_id = 1 AND status = \"ok\"")" = 6 &&
+	order=$(sql "SELECT group_concat(side, \"\") FROM (SELECT side FROM boots WHERE job_id = 1 ORDER BY seq)") &&
+	test "$(sql "SELECT group_concat(side, \"\") FROM (SELECT side FROM runs WHERE job_id = 1 ORDER BY id)")" = "$(echo $order | sed "s/./&&&/g")" &&
+	test "$(sql "SELECT count(*) FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND m.name = \"tps\" AND m.value > 0")" = 6 &&
+	test "$(sql "SELECT group_concat(profile, \",\") FROM (SELECT DISTINCT profile FROM runs WHERE job_id = 1 ORDER BY profile)")" = "noxps,xps"
+'
+
+test_expect_success 'the boot order is the recorded ABBA order of seed 7' '
+	sql "SELECT group_concat(side, \"\") FROM (SELECT side FROM boots WHERE job_id = 1 ORDER BY seq)" >order &&
+	test_grep "^\(AB\|BA\)$" order &&
+	grep -q "boot order $(cat order), seed 7" run.out
+'
+
+test_expect_success 'every step is recorded done or skipped, once' '
+	test "$(sql "SELECT count(*) FROM steps WHERE job_id = 1")" = 24 &&
+	test "$(sql "SELECT count(*) FROM steps WHERE job_id = 1 AND state NOT IN (\"done\", \"skipped\")")" = 0 &&
+	test "$(sql "SELECT max(attempts) FROM steps WHERE job_id = 1")" = 1 &&
+	test "$(sql "SELECT error FROM steps WHERE job_id = 1 AND key = \"boot:1:deploy\"")" = "boot = none: machine '"'"'dut'"'"' keeps its kernel"
+'
+
+test_expect_success 'results were acked on the agents; tuning restored; machines released' '
+	test -z "$(ls "$SCRATCH/agent/state-dut/results" 2>/dev/null | grep -v "^\.")" &&
+	test -z "$(ls "$SCRATCH/agent/state-peer/results" 2>/dev/null | grep -v "^\.")" &&
+	test ! -e "$SCRATCH/agent/state-dut/prepare.json" &&
+	test "$(sql "SELECT count(*) FROM leases")" = 0
+'
+
+test_expect_success 'the comparison of the two profiles is stored' '
+	test "$(sql "SELECT count(*) FROM comparisons WHERE job_id = 1 AND workload = \"rr\" AND metric = \"tps\"")" = 1 &&
+	test_grep "comparison of job 1: A = noxps, B = xps" run.out
+'
+
+test_expect_success 'klab jobs, job show, job log (text and --json)' '
+	"$KLAB" jobs >jobs &&
+	test_grep "^1 *ab *done *24/24" jobs &&
+	"$KLAB" job show 1 >show &&
+	test_grep "run:2:rr:1 *done" show &&
+	test_grep "6 runs stored" show &&
+	"$KLAB" --json job show ab >show.json &&
+	python3 -c "import json; j=json.load(open(\"show.json\")); assert len(j[\"runs\"])==6 and j[\"state\"]==\"done\" and len(j[\"steps\"])==24, j[\"state\"]" &&
+	"$KLAB" job log 1 >log &&
+	test_grep "run:1:rr:0 done after" log &&
+	test_grep "job 1 done" log &&
+	"$KLAB" --json job log 1 >log.json &&
+	python3 -c "import json; e=json.load(open(\"log.json\")); assert len(e)==48, len(e)"
+'
+
+test_expect_success 'running a finished job again does nothing' '
+	"$KLAB" run 1 >again &&
+	test_grep "job 1 is already done" again &&
+	test "$(sql "SELECT count(*) FROM runs")" = 6
+'
+
+test_expect_success 'cancel: a queued job is cancelled at once; a finished one cannot be' '
+	"$KLAB" submit --job ab >out &&
+	"$KLAB" cancel 2 >out &&
+	test_grep "job 2 cancelled" out &&
+	test "$(sql "SELECT state FROM jobs WHERE id = 2")" = cancelled &&
+	test_must_fail "$KLAB" cancel 1 2>err &&
+	test_grep "job 1 is already done" err
+'
+
+test_expect_success 'cancel of a running job stops it at the next step and releases the machines' '
+	"$KLAB" submit --job ab >out &&
+	( "$KLAB" run 3 >run3.out 2>&1 & echo $! >pid ) &&
+	for i in $(seq 100); do
+		test "$(sql "SELECT count(*) FROM steps WHERE job_id = 3 AND key = \"run:1:rr:0\"")" = 1 && break
+		sleep 0.2
+	done &&
+	"$KLAB" cancel 3 &&
+	for i in $(seq 150); do kill -0 $(cat pid) 2>/dev/null || break; sleep 0.2; done &&
+	! kill -0 $(cat pid) 2>/dev/null &&
+	test "$(sql "SELECT state FROM jobs WHERE id = 3")" = cancelled &&
+	test "$(sql "SELECT count(*) FROM leases")" = 0 &&
+	test "$(sql "SELECT count(*) FROM steps WHERE job_id = 3 AND key LIKE \"run:1:rr:%\"")" -le 2 &&
+	test ! -e "$SCRATCH/agent/state-dut/prepare.json" &&
+	test_grep "cancelled; machines released" run3.out
+'
+
+test_expect_success 'bad submissions are refused with a reason' '
+	test_must_fail "$KLAB" submit --job nosuch 2>err &&
+	test_grep "no job .nosuch. in the config" err &&
+	test_expect_code 2 "$KLAB" submit 2>err &&
+	test_grep "required" err
+'
+
+test_done

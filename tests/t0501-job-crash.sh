@@ -1,0 +1,89 @@
+#!/bin/bash
+test_description='SIGKILL of the job process at intake, build, before store, after store and mid-run: resumed with exact run counts'
+. "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/data/jobs/lab.sh"
+
+# 2 boots (AB or BA) x (1 warm-up + 1 measured run) = 4 runs, 22 steps
+JOB_BOOTS=1 JOB_RUNS=1 JOB_WARMUP=1
+job_lab_prereq
+job_lab_up 29
+
+step() {	# step KEY COLUMN
+	sql "SELECT $2 FROM steps WHERE job_id = 1 AND key = '$1'"
+}
+
+test_expect_success 'submit' '
+	"$KLAB" submit --job ab >out &&
+	test "$(sql "SELECT state FROM jobs")" = queued
+'
+
+test_expect_success 'killed at the start of intake: the step stays running, the job resumable' '
+	test_expect_code 137 env KLAB_TEST_KILL_AT=intake "$KLAB" run 1 >out 2>err &&
+	test_grep "SIGKILL at step intake" err &&
+	test "$(step intake state)" = running &&
+	test "$(sql "SELECT state FROM jobs WHERE id = 1")" = running
+'
+
+test_expect_success 'killed at build:A: intake is done on its second attempt' '
+	test_expect_code 137 env KLAB_TEST_KILL_AT=build:A "$KLAB" run 1 >out 2>err &&
+	test_grep "1/22 intake (resumed)" out &&
+	test "$(step intake state)/$(step intake attempts)" = skipped/2 &&
+	test "$(step build:A state)/$(step build:A attempts)" = running/1
+'
+
+test_expect_success 'killed after the first run, before storing it: the result stays on the agent' '
+	test_expect_code 137 env "KLAB_TEST_KILL_AT=run:1:rr:0@before-store" "$KLAB" run 1 >out 2>err &&
+	test "$(step build:A state)/$(step build:A attempts)" = skipped/2 &&
+	test "$(sql "SELECT count(*) FROM runs")" = 0 &&
+	uid=$(step run:1:rr:0 detail | python3 -c "import json,sys; print(json.load(sys.stdin)[\"uid\"])" 2>/dev/null ||
+	      ls "$SCRATCH/agent/state-dut/results" | sed -n "s/\(.*-b1-rr-r0\)\.json$/\1/p") &&
+	echo "$uid" >uid0 &&
+	test -s "$SCRATCH/agent/state-dut/results/$uid.json"
+'
+
+test_expect_success 'killed after storing run 1:0 but before the step ended: stored once' '
+	test_expect_code 137 env "KLAB_TEST_KILL_AT=run:1:rr:1@after-store" "$KLAB" run 1 >out 2>err &&
+	test_grep "recovered from the agent" out &&
+	test "$(step run:1:rr:0 state)/$(step run:1:rr:0 attempts)" = done/2 &&
+	test "$(sql "SELECT count(*) FROM runs")" = 2 &&
+	test "$(sql "SELECT count(*) FROM runs WHERE uid = \"$(cat uid0)\"")" = 1 &&
+	test ! -e "$SCRATCH/agent/state-dut/results/$(cat uid0).json"
+'
+
+test_expect_success 'killed mid-run (SIGKILL from outside while the client runs)' '
+	"$KLAB" run 1 >bg.out 2>&1 &
+	pid=$! &&
+	for i in $(seq 300); do
+		test "$(step run:2:rr:0 state)" = running && break
+		sleep 0.1
+	done &&
+	test "$(step run:2:rr:0 state)" = running &&
+	sleep 1.2 &&
+	kill -9 $pid && { wait $pid; true; } &&
+	test_grep "run j1-.*-b1-rr-r1 was already stored" bg.out &&
+	test "$(step run:1:rr:1 state)/$(step run:1:rr:1 attempts)" = done/2 &&
+	test "$(step run:2:rr:0 state)" = running &&
+	test "$(sql "SELECT count(*) FROM runs")" = 2
+'
+
+test_expect_success 'resumed to the end: every run exactly once, none lost' '
+	"$KLAB" run 1 >out 2>err || { cat out err; false; } &&
+	test "$(sql "SELECT state FROM jobs WHERE id = 1")" = done &&
+	test "$(sql "SELECT count(*) FROM runs WHERE job_id = 1")" = 4 &&
+	test "$(sql "SELECT count(DISTINCT uid) FROM runs WHERE job_id = 1")" = 4 &&
+	test "$(sql "SELECT count(*) FROM runs WHERE job_id = 1 AND boot_id IS NOT NULL AND status = \"ok\"")" = 4 &&
+	test "$(step run:2:rr:0 attempts)" = 2 &&
+	step run:2:rr:0 detail >d && test_grep "\"recovered\":\"agent\"" d &&
+	test "$(sql "SELECT count(*) FROM steps WHERE job_id = 1 AND state NOT IN (\"done\", \"skipped\")")" = 0 &&
+	test "$(sql "SELECT count(*) FROM leases")" = 0 &&
+	test -z "$(ls "$SCRATCH/agent/state-dut/results" | grep -v "^\.")"
+'
+
+test_expect_success 'klab job show names the resumed steps' '
+	"$KLAB" job show 1 >show &&
+	test_grep "intake *skipped *2" show &&
+	test_grep "run:2:rr:0 *done *2" show &&
+	test_grep "4 runs stored" show
+'
+
+test_done
