@@ -728,8 +728,8 @@ static void boots_runs(sqlite3 *db, int64_t job, struct buf *h)
 		}
 		const unsigned char *sd = sqlite3_column_text(st, 1);
 
-		buf_addf(h, "%s %s %lld boots &times; ", sd && sd[0] == 'B' ? "," : "", sd && sd[0] == 'B' ? "B" : "A",
-			 (long long)boots);
+		buf_addf(h, "%s %s %lld boot%s &times; ", sd && sd[0] == 'B' ? "," : "", sd && sd[0] == 'B' ? "B" : "A",
+			 (long long)boots, boots == 1 ? "" : "s");
 		if (boots > 0 && runs % boots == 0)
 			buf_addf(h, "%lld runs", (long long)(runs / boots));
 		else
@@ -1467,6 +1467,19 @@ static void workload_section(struct rep *r, const struct job *j, const struct re
 		buf_addf(&title, "%s: %s per second, the median run of each side", wl, metric ? metric : "headline");
 		plot_timeseries(&r->pb, file, title.buf, ylab.buf, sa, na, sb, nb, la, lb);
 		buf_addstr(h, "<h3>Per-second series</h3>\n");
+		if (ra || rb) {
+			char *ua = NULL, *ub = NULL;
+
+			db_get_str(r->db, &ua, "SELECT uid FROM runs WHERE id = ?", "i", ra);
+			db_get_str(r->db, &ub, "SELECT uid FROM runs WHERE id = ?", "i", rb);
+			buf_addstr(h, "<p class=\"note\">The run whose value is the median of its side: A <code>");
+			html_escape(h, ua ? ua : "-");
+			buf_addstr(h, "</code>, B <code>");
+			html_escape(h, ub ? ub : "-");
+			buf_addstr(h, "</code>.</p>\n");
+			free(ua);
+			free(ub);
+		}
 		chart_add(r, h, file, title.buf);
 		free(file);
 		free(sa);
@@ -2411,8 +2424,25 @@ int cmd_report(int argc, char **argv, struct klab_ctx *ctx)
 	} else if (report_write_all(db, out, &o, &st) < 0) {
 		goto out;
 	}
-	printf("report: %d page(s), %d/%d chart(s) drawn by %d gnuplot process(es) in %s/index.html\n",
-	       st.pages, st.charts_drawn, st.charts, st.gnuplot_runs, out);
+	if (ctx->json) {
+		struct json_object *jo = json_object_new_object();
+		struct buf b = BUF_INIT;
+		char *index = xasprintf("%s/index.html", out);
+
+		json_object_object_add(jo, "index", json_object_new_string(index));
+		json_object_object_add(jo, "pages", json_object_new_int(st.pages));
+		json_object_object_add(jo, "charts", json_object_new_int(st.charts));
+		json_object_object_add(jo, "charts_drawn", json_object_new_int(st.charts_drawn));
+		json_object_object_add(jo, "gnuplot_processes", json_object_new_int(st.gnuplot_runs));
+		json_to_buf(&b, jo, 0);
+		printf("%s\n", b.buf);
+		buf_release(&b);
+		json_object_put(jo);
+		free(index);
+	} else {
+		printf("report: %d page(s), %d/%d chart(s) drawn by %d gnuplot process(es) in %s/index.html\n",
+		       st.pages, st.charts_drawn, st.charts, st.gnuplot_runs, out);
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		error_errno("cannot write to stdout");
 		goto out;
