@@ -30,11 +30,54 @@ double stats_var(const double *x, size_t n)
 	return s / (double)(n - 1);
 }
 
-static int cmp_double(const void *pa, const void *pb)
+/* The k-th smallest of c[0..n) (Hoare's quickselect, c is reordered): O(n), no sort. */
+static double select_kth(double *c, size_t n, size_t k)
 {
-	double a = *(const double *)pa, b = *(const double *)pb;
+	size_t lo = 0, hi = n - 1;
 
-	return a < b ? -1 : a > b;
+	while (lo < hi) {
+		double pivot = c[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (c[i] < pivot)
+				i++;
+			while (c[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = c[i];
+
+				c[i] = c[j];
+				c[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return c[k];
+	}
+	return c[k];
+}
+
+/* Median of c[0..n), reordering c. */
+static double median_inplace(double *c, size_t n)
+{
+	double hi = select_kth(c, n, n / 2), lo;
+
+	if (n % 2)
+		return hi;
+	/* the largest of the lower half, which select_kth left below n/2 */
+	lo = c[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (c[i] > lo)
+			lo = c[i];
+	return (lo + hi) / 2;
 }
 
 double stats_median(const double *x, size_t n)
@@ -45,8 +88,7 @@ double stats_median(const double *x, size_t n)
 		return NAN;
 	c = xmalloc(n * sizeof(*c));
 	memcpy(c, x, n * sizeof(*c));
-	qsort(c, n, sizeof(*c), cmp_double);
-	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	m = median_inplace(c, n);
 	free(c);
 	return m;
 }
@@ -383,7 +425,7 @@ double stats_hodges_lehmann(const double *a, size_t na, const double *b, size_t 
 	for (size_t j = 0; j < nb; j++)
 		for (size_t i = 0; i < na; i++)
 			d[k++] = b[j] - a[i];
-	m = stats_median(d, k);
+	m = median_inplace(d, k);
 	free(d);
 	return m;
 }

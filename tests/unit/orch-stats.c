@@ -167,6 +167,28 @@ static void test_holm_hl(void)
 	is_double(stats_hodges_lehmann(a, 3, b, 4), 1.5, 1e-15, "Hodges-Lehmann median of differences");
 	is_double(stats_median(a, 3), 2, 0, "median odd");
 	is_double(stats_median(b, 4), 3.5, 0, "median even");
+	{
+		/* quickselect against a sort, with many duplicates, odd and even n */
+		double x[257], y[257];
+		unsigned seed = 1;
+		int bad = 0;
+
+		for (size_t n = 1; n <= 257; n += 17) {
+			for (size_t i = 0; i < n; i++) {
+				seed = seed * 1103515245 + 12345;
+				x[i] = y[i] = (double)((seed >> 16) % 23);
+			}
+			for (size_t i = 1; i < n; i++)
+				for (size_t j = i; j > 0 && y[j - 1] > y[j]; j--) {
+					double t = y[j];
+
+					y[j] = y[j - 1];
+					y[j - 1] = t;
+				}
+			bad += stats_median(x, n) != (n % 2 ? y[n / 2] : (y[n / 2 - 1] + y[n / 2]) / 2);
+		}
+		is_int(bad, 0, "median by quickselect equals the sorted median");
+	}
 }
 
 int main(void)
