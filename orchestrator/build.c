@@ -1203,7 +1203,7 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 	artdir = xasprintf("%s/%.16s", artroot, key);
 
 	/* reuse */
-	if (!req->force) {
+	if (!req->force && !req->apply_only) {
 		int64_t id;
 		char *dir = NULL;
 		int r = db_get_int(db, &id, "SELECT id FROM kernels WHERE key = ? AND state = 'ok'", "s", key);
@@ -1229,6 +1229,8 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 	}
 
 	/* the row */
+	if (req->apply_only)
+		goto rowless;
 	if (db_get_int(db, &kid, "SELECT id FROM kernels WHERE key = ?", "s", key) == 1) {
 		if (db_run(db, "UPDATE kernels SET state = 'building', error = NULL, tree = ?, commit_id = ?, variant = ?,"
 			   " config_sha256 = NULL, compiler = ?, artifact_dir = ?, created = ? WHERE id = ?", "sssssdi",
@@ -1246,6 +1248,7 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 	else
 		db_run(db, "UPDATE kernels SET series_id = NULL WHERE id = ?", "i", kid);
 
+rowless:
 	tmpdir = xasprintf("%s.tmp.%d", artdir, (int)getpid());
 	remove_tree(tmpdir);
 	if (mkdir_p(tmpdir) < 0)
@@ -1304,7 +1307,12 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 			}
 			rr = apply_one(src, pfile, diff, subject, mail, r, &fail, logfd);
 			if (rr < 0) {
-				buf_addf(&msg, "cannot apply patch %s to tree '%s' at %.12s: %s", r->name, t.name, commit,
+				if (req->series && i < req->series->n_patches)
+					buf_addf(&msg, "cannot apply patch %d/%d '%s'", req->series->patches[i].seq,
+						 req->series->total, req->series->patches[i].subject);
+				else
+					buf_addf(&msg, "cannot apply %s", r->name);
+				buf_addf(&msg, " to tree '%s' at %.12s: %s", t.name, commit,
 					 fail.len ? fail.buf : "unknown failure");
 				error("%s", msg.buf);
 				buf_release(&fail);
@@ -1319,6 +1327,18 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 		}
 		unlink(pfile);
 		free(pfile);
+	}
+
+	if (req->apply_only) {
+		out->tree = xstrdup(t.name);
+		out->commit = xstrdup(commit);
+		out->variant = xstrdup(variant);
+		out->applied = ap;
+		out->n_applied = nap;
+		ap = NULL;
+		nap = 0;
+		ret = 0;
+		goto out_early;
 	}
 
 	/* config and make */
@@ -1516,7 +1536,7 @@ fail_msg:
 		logfd = -1;
 	}
 	/* keep the log of a failed build beside the artifacts (nothing else changes) */
-	if (tmpdir && logpath && file_exists(logpath)) {
+	if (tmpdir && logpath && file_exists(logpath) && !req->apply_only) {
 		char *keep = xasprintf("%s.failed.log", artdir);
 
 		rename(logpath, keep);

@@ -43,6 +43,7 @@ struct build_request {
 	const char *artifact_dir;	/* overrides [lab] artifact_dir (NULL: config) */
 	int jobs;			/* make -jN; 0: the tree's jobs, else nproc */
 	int force;			/* rebuild even if the key exists */
+	int apply_only;			/* only check that the patches apply: out->applied filled, nothing built or stored */
 	int progress;			/* 1: show the step and elapsed time on stderr (when a terminal) */
 	long timeout_ms;		/* whole make run; 0: 90 min */
 };

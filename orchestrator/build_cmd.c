@@ -22,7 +22,7 @@ static int usage(void)
 		"       klab kernels show ID|KEY [--json]\n"
 		"       klab kernels build [--tree NAME] [--ref REF] [--series SOURCE | --series-id ID]\n"
 		"                          [--subject S] [--local-patch FILE]... [--variant base|patched|LABEL]\n"
-		"                          [--jobs N] [--force] [--artifact-dir DIR] [--json]\n"
+		"                          [--jobs N] [--force] [--apply-only] [--artifact-dir DIR] [--json]\n"
 		"       klab kernels gc [--older-than DURATION] [--dry-run]\n"
 		"The tree '" BUILD_DEFAULT_TREE "' (Debian's linux-source-6.1, tinyconfig + qemu.config)\n"
 		"needs no config. Build state: $KLAB_KERNEL_CACHE (default /var/cache/klab).\n");
@@ -199,6 +199,8 @@ static int kernels_build(int argc, char **argv, struct klab_ctx *ctx)
 			json = 1;
 		} else if (!strcmp(a, "--force")) {
 			req.force = 1;
+		} else if (!strcmp(a, "--apply-only")) {
+			req.apply_only = 1;
 		} else if (i + 1 < argc && !strcmp(a, "--tree")) {
 			req.tree = argv[++i];
 		} else if (i + 1 < argc && !strcmp(a, "--ref")) {
@@ -259,6 +261,16 @@ static int kernels_build(int argc, char **argv, struct klab_ctx *ctx)
 	req.progress = 1;
 	if (build_kernel(cfg, db, &req, &art) < 0)
 		goto out;
+	if (req.apply_only) {
+		for (size_t i = 0; i < art.n_applied; i++)
+			printf("%s: %s (%s%s%d%s%d)\n", art.applied[i].name, apply_how_name(art.applied[i].how),
+			       art.applied[i].method, ", max fuzz ", art.applied[i].max_fuzz, ", offsets ",
+			       art.applied[i].offsets);
+		printf("applies to tree '%s' at %s\n", art.tree, art.commit);
+		kernel_artifact_release(&art);
+		rc = finish(0);
+		goto out;
+	}
 	if (json) {
 		struct json_object *o = json_object_new_object(), *a = json_object_new_array();
 
