@@ -111,4 +111,15 @@ test_expect_success 'values with quotes and commas survive --csv and --json' '
 	python3 -c "import json; r = json.load(open(\"qq.json\")); assert r[0][\"workload\"] == \"w,\\\"x\\\"\" and r[0][\"unit\"] is None, r"
 '
 
+test_expect_success 'migration 0004 made the query indexes, and a kernel query uses them' '
+	sqlite3 db.sqlite "SELECT name FROM sqlite_master WHERE type = \"index\" ORDER BY name" >idx &&
+	for i in profile_rows_run runs_kernel runs_kernel_label runs_time job_sides_label kernels_release \
+		kernels_variant comparisons_job changepoints_series jobs_schedule; do
+		test_grep "^$i\$" idx || return 1
+	done &&
+	sqlite3 db.sqlite "EXPLAIN QUERY PLAN SELECT id FROM runs WHERE kernel_id = 8 UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side WHERE js.label = \"patched\"" >plan &&
+	test_grep "runs_kernel" plan &&
+	test_grep "job_sides_label" plan
+'
+
 test_done
