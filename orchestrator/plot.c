@@ -15,7 +15,9 @@
 #define COL_MUTED "#888888"
 
 /* dark to light, so that the stack stays readable in grey */
-static const char *const cpu_cols[] = { "#08306B", "#2171B5", "#D55E00", "#FDAE6B", "#9E9AC8", "#F0F0F0" };
+static const char *const cpu_cols[] = { "#08306B", "#2171B5", "#CC79A7", "#FDAE6B", "#777777", "#F0F0F0" };
+/* "other" is hatched: its grey would sit between soft and idle */
+static const char *const cpu_fill[] = { "", "", "", "", " fs pattern 2", "" };
 static const char *const cpu_names[] = { "usr", "sys", "irq", "soft", "other", "idle" };
 
 void plot_batch_init(struct plot_batch *pb, const char *dir, enum plot_format fmt)
@@ -408,8 +410,8 @@ int plot_cpu_breakdown(struct plot_batch *pb, const char *file, const char *titl
 		gp_side(s, side ? 'B' : 'A', side ? label_b : label_a);
 		buf_addstr(s, " lt 1");
 		for (int k = 0; k < 6; k++) {
-			buf_addf(s, ", $%c using %d%s lc rgb '%s' ", side ? 'B' : 'A', k + 2,
-				 k == 0 ? ":xtic(1)" : "", cpu_cols[k]);
+			buf_addf(s, ", $%c using %d%s lc rgb '%s'%s ", side ? 'B' : 'A', k + 2,
+				 k == 0 ? ":xtic(1)" : "", cpu_cols[k], cpu_fill[k]);
 			if (side && na)
 				buf_addstr(s, "notitle");
 			else
@@ -439,7 +441,8 @@ int plot_histogram(struct plot_batch *pb, const char *file, const char *title, c
 	gp_label(s, "y", "share of samples (%)");
 	buf_addstr(s, "set style data histograms\nset style histogram clustered gap 1\n"
 		   "set style fill solid 0.9 border rgb '#333333'\nset boxwidth 0.9\n"
-		   "set yrange [0:*]\nset xtics rotate by -45 font ',9'\nset bmargin 6\n$H << EOD\n");
+		   "set yrange [0:*]\nset xtics rotate by -45 font ',9'\nset bmargin 6\n"
+		   "set key inside top right vertical\n$H << EOD\n");
 	for (i = 0; i < n; i++) {
 		buf_addf(s, "\"%s\" ", bk[i].label);
 		gp_num(s, ta > 0 ? 100.0 * bk[i].a / ta : 0);

@@ -16,7 +16,7 @@
  *
  * Palette (readable in grey): side A dark blue #0072B2 with filled
  * circles and solid lines, side B orange #E69F00 with filled triangles
- * and dashed lines; the CPU categories go from dark to light.
+ * and dashed lines; the CPU categories go from dark to light ("other" hatched).
  */
 enum plot_format { PLOT_SVG, PLOT_PNG };
 
