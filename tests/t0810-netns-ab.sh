@@ -1,0 +1,101 @@
+#!/bin/bash
+test_description='netns lab end to end: an A/A tuning job is not CHANGED; an injected netem delay on side B is CHANGED, tps down'
+. "$(dirname "$0")/lib.sh"
+
+K=22	# netns lab index of this script (t0300 uses 20 and 21)
+L=$SCRATCH/lab
+q() { sqlite3 "$SCRATCH/klab.db" "$1"; }
+
+write_conf() {
+	cat >klab.conf <<EOF
+[lab]
+	db = $SCRATCH/klab.db
+	work_dir = $SCRATCH/work
+	report_dir = $SCRATCH/report
+[include]
+	path = $L/klab.conf
+[profile "plain"]
+[workload "rr"]
+	type = udp_rr
+	flows = 4
+	duration = 3
+	warmup = 1
+	monitors = cpu
+	threshold = 10
+[job "aa"]
+	profile_a = plain
+	profile_b = plain
+	machines = dut peer
+	workloads = rr
+	boots = 3
+	runs = 2
+	warmup = 1
+EOF
+	[ "${1:-}" = netem ] || return 0
+	cat >>klab.conf <<EOF
+[profile "slow"]
+	netem = delay 2ms
+[job "ab"]
+	profile_a = plain
+	profile_b = slow
+	machines = dut peer
+	workloads = rr
+	boots = 3
+	runs = 2
+	warmup = 1
+EOF
+}
+
+# verdict JOB: "VERDICT CHANGE_PCT" of the job's tps comparison
+verdict() {
+	q "SELECT verdict, change_pct FROM comparisons WHERE job_id = $1 AND metric = 'tps'
+	   ORDER BY id DESC LIMIT 1" | tr '|' ' '
+}
+
+test_cleanup '"$KLAB" lab down --netns --dir "$L" --index $K'
+
+test_expect_success ROOT,NETNS,SSHD 'the netns lab comes up and the job config loads' '
+	"$KLAB" lab up --netns --dir "$L" --index $K >out &&
+	write_conf &&
+	"$KLAB" config check klab.conf
+'
+
+# The injected slowdown needs a profile key that puts a netem qdisc on the
+# dut's workload NIC for side B only (and takes it off at restore).
+if test_have_prereq ROOT,NETNS,SSHD && [ -f "$L/klab.conf" ] &&
+	write_conf netem && "$KLAB" config check klab.conf >/dev/null 2>&1; then
+	test_set_prereq NETEM_PROFILE
+fi
+write_conf 2>/dev/null
+
+test_expect_success ROOT,NETNS,SSHD 'A/A: the same tuning on both sides is not CHANGED' '
+	timeout 900 "$KLAB" run aa >aa.out 2>&1; rc=$?
+	cat aa.out
+	test $rc = 0 &&
+	job=$(q "SELECT id FROM jobs WHERE name = '\''aa'\''") &&
+	verdict $job >v && cat v &&
+	test -s v && test_grep -v "^CHANGED" v
+'
+
+test_expect_success ROOT,NETNS,SSHD,NETEM_PROFILE 'A/B: netem delay 2ms on side B is CHANGED with tps down' '
+	write_conf netem &&
+	timeout 900 "$KLAB" run ab >ab.out 2>&1; rc=$?
+	cat ab.out
+	test $rc = 0 &&
+	job=$(q "SELECT id FROM jobs WHERE name = '\''ab'\''") &&
+	verdict $job >v && cat v &&
+	test_grep "^CHANGED -" v &&
+	! tc -n klab$K-dut qdisc show | grep -q netem
+'
+
+test_expect_success ROOT,NETNS,SSHD 'the report of the A/A job is written' '
+	job=$(q "SELECT id FROM jobs WHERE name = '\''aa'\''") &&
+	"$KLAB" report --out "$SCRATCH/pages" $job &&
+	test -f "$SCRATCH/pages/index.html"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'lab down' '
+	"$KLAB" lab down --netns --dir "$L" --index $K && ! test -e "$L"
+'
+
+test_done
