@@ -143,6 +143,11 @@ test_expect_success GNUPLOT 'a second run rewrites the same pages (no stale stat
 	! ls out | grep -q "\.tmp"
 '
 
+test_expect_success GNUPLOT '--json prints a summary of the run' '
+	"$KLAB" --json --db f.db report --out js >js.json &&
+	python3 -c "import json,sys; d=json.load(open(\"js.json\")); assert d[\"gnuplot_processes\"] == 1 and d[\"charts_drawn\"] == d[\"charts\"] > 20 and d[\"pages\"] >= 14, d"
+'
+
 test_expect_success 'bad arguments are refused with clear errors' '
 	test_expect_code 2 "$KLAB" --db f.db report --out x abc 2>err &&
 	test_grep "not a job id" err &&
