@@ -1,18 +1,22 @@
 # tests/data/jobs/lab.sh: shared setup of the job tests (sourced after tests/lib.sh).
 #
-# job_lab_up INDEX: a netns lab (real sshd in two namespaces) in $SCRATCH/lab
-# with index INDEX (the t05NN tests use 28..31; t03NN use 20..24, so they
-# can run at once), and a config $KLAB_CONFIG that includes its fragment and
+# job_lab_up NN: a netns lab (real sshd in two namespaces) in $SCRATCH/lab
+# with a free lab index, workload port 95NN (NN: unique per script), and a
+# config $KLAB_CONFIG that includes its fragment and
 # defines two tuning profiles, a short udp_rr workload and a tuning A/B job.
 # Call it at the top level of a script, not inside test_expect_success (a
 # test runs in a subshell, where test_cleanup would be lost).
 
 job_lab_up() {
-	local index=$1
-	"$KLAB" lab down --dir "$SCRATCH/lab" >/dev/null 2>&1
-	test_cleanup "'$KLAB' lab down --dir '$SCRATCH/lab'"
-	"$KLAB" lab up --netns --queues 4 --dir "$SCRATCH/lab" --index "$index" >lab-up.log 2>&1 || {
+	local index
+	# --index auto takes a free lab index (the highest), so that these
+	# tests can run beside other lab users; $1 is only a name for ports.
+	"$KLAB" lab up --netns --queues 4 --dir "$SCRATCH/lab" --index auto >lab-up.log 2>&1 || {
 		sed 's/^/# /' lab-up.log; echo "Bail out! the netns lab did not come up"; exit 1; }
+	index=$(sed -n 's/^index=//p' "$SCRATCH/lab/netns.state")
+	# by index: test_done removes $SCRATCH before the cleanups run
+	test_cleanup "'$KLAB' lab down --dir '$SCRATCH/lab' --index $index"
+	index=$1
 	mkdir -p "$SCRATCH/reports"
 	cat >"$KLAB_CONFIG" <<CONF
 [lab]
