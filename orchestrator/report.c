@@ -461,6 +461,7 @@ static void metric_label(struct buf *b, const char *metric, const char *unit)
 struct side {
 	char *label, *profile, *tree, *commit, *variant, *release, *build_id, *compiler;
 	int64_t kernel_id;
+	int present;		/* the job has this side */
 };
 
 struct job {
@@ -557,9 +558,11 @@ static int job_load(sqlite3 *db, int64_t id, struct job *j)
 		s->kernel_id = sqlite3_column_int64(st, 9);
 	}
 	sqlite3_finalize(st);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
+		j->side[i].present = j->side[i].label != NULL;
 		if (!j->side[i].label)
 			j->side[i].label = xstrdup(i ? "B" : "A");
+	}
 	return 0;
 }
 
@@ -1516,8 +1519,12 @@ static int job_page(struct rep *r, int64_t id)
 	html_escape(&state, j.state);
 	buf_addstr(&state, "</span>");
 	html_escape(&sub, j.side[0].label);
-	buf_addstr(&sub, " versus ");
-	html_escape(&sub, j.side[1].label);
+	if (j.side[1].present) {
+		buf_addstr(&sub, " versus ");
+		html_escape(&sub, j.side[1].label);
+	} else {
+		buf_addstr(&sub, " (one kernel)");
+	}
 	buf_addstr(&sub, " · created ");
 	rep_fmt_time(&sub, j.created);
 	if (isfinite(j.finished)) {
@@ -1536,7 +1543,10 @@ static int job_page(struct rep *r, int64_t id)
 	kernel_desc(&t, &j.side[0], 'A');
 	fact(&facts, "base", t.buf);
 	buf_reset(&t);
-	kernel_desc(&t, &j.side[1], 'B');
+	if (j.side[1].present)
+		kernel_desc(&t, &j.side[1], 'B');
+	else
+		buf_addstr(&t, "<span class=\"muted\">none: this job measured one kernel</span>");
 	fact(&facts, "patched", t.buf);
 	buf_reset(&t);
 	if (j.s_subject || j.s_source) {
