@@ -119,6 +119,13 @@ static int rr_parse(int argc, char **argv, struct rr_params *p)
 		return -1;
 	if (wl_arg_addr("addr", p->addr_s, p->v6, (int)p->port, &p->addr, &p->addrlen))
 		return -1;
+	if (!p->server && !threads) {
+		/* one thread per CPU (of --cpus, else online): a single client
+		 * thread caps many flows at what one CPU can send */
+		long n = p->cpus.n ? p->cpus.n : sysconf(_SC_NPROCESSORS_ONLN);
+
+		p->threads = n < 1 ? 1 : n > 64 ? 64 : n;
+	}
 	if (!p->server && p->threads > p->flows)
 		p->threads = p->flows;
 	return 0;
