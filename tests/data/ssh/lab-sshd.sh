@@ -23,8 +23,13 @@ stop)
 	rm -f "$dir/$m/sshd.pid"
 	exit 0 ;;
 start)
+	# sshd forks before it listens and writes its pid file once it listens: wait for that
 	mkdir -p /run/sshd
-	exec ip netns exec "$ns" /usr/sbin/sshd -f "$dir/$m/sshd_config" -E "$dir/$m/sshd.log" ;;
+	rm -f "$dir/$m/sshd.pid"
+	ip netns exec "$ns" /usr/sbin/sshd -f "$dir/$m/sshd_config" -E "$dir/$m/sshd.log" || exit 1
+	i=0
+	while [ ! -s "$dir/$m/sshd.pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -s "$dir/$m/sshd.pid" ] ;;
 status)
 	[ -n "$(sshd_pids)" ] ;;
 *)
