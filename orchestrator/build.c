@@ -778,7 +778,8 @@ static int make_config(const struct tree *t, const char *src, const char *obj, c
 	struct buf old = BUF_INIT, missing = BUF_INIT, err = BUF_INIT;
 	int ret = -1, fresh;
 
-	fresh = buf_read_file(&old, stamp) < 0 || strcmp(old.buf, recipe) || !file_exists(dotconfig);
+	fresh = !file_exists(stamp) || buf_read_file(&old, stamp) < 0 || strcmp(old.buf, recipe) ||
+		!file_exists(dotconfig);
 	if (fresh) {
 		const char *b = t->base;
 

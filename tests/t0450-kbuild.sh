@@ -1,0 +1,100 @@
+#!/bin/bash
+test_description='kernel builds on linux-source-6.1 (tinyconfig + qemu.config): baseline, patched, cache hit, a patch that does not apply, seed 003 with fuzz'
+. "$(dirname "$0")/lib.sh"
+
+# The tree, its build folder and the ccache live in the kernel cache
+# ($KLAB_KERNEL_CACHE, default /var/cache/klab), shared with real use so a
+# warm cache makes this test a few minutes; cold it is a full kernel build
+# (12-27 min on 2 cores). The database and the artifacts are the test's own.
+export KLAB_DB=$SCRATCH/klab.db
+D=$SRCDIR/tests/data/series
+A=$SCRATCH/artifacts
+CACHE=${KLAB_KERNEL_CACHE:-/var/cache/klab}
+SRC=$CACHE/src/linux-source-6.1
+
+jq_() {	# jq_ FILE EXPR: a value of a JSON file (python, no jq needed)
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(v if not isinstance(v,bool) else str(v).lower())" "$1" "$2"
+}
+
+test_expect_success KBUILD 'baseline build: artifacts, release, build id, kernels row' '
+	"$KLAB" kernels build --artifact-dir "$A" --json >base.json 2>base.err &&
+	dir=$(jq_ base.json "d[\"artifact_dir\"]") &&
+	test -f "$dir/bzImage" && test -f "$dir/config" && test -f "$dir/System.map" &&
+	test -f "$dir/build.log" && test -f "$dir/meta.json" &&
+	test "$(dd if="$dir/bzImage" bs=1 skip=514 count=4 2>/dev/null)" = HdrS &&
+	test_grep "^CONFIG_VETH=y$" "$dir/config" &&
+	test_grep "^CONFIG_NET_9P_VIRTIO=y$" "$dir/config" &&
+	test_grep " net_defaults_init_net$" "$dir/System.map" &&
+	jq_ base.json "d[\"release\"]" >release &&
+	grep -Eq "^6\.1\.[0-9]+-lab-base$" release &&
+	jq_ base.json "d[\"build_id\"]" | grep -Eq "^[0-9a-f]{40}$" &&
+	test "$(jq_ base.json "d[\"cached\"]")" = false &&
+	test_grep "CC=ccache gcc" "$dir/build.log" &&
+	test "$(sqlite3 "$KLAB_DB" "SELECT state || \" \" || variant || \" \" || release FROM kernels WHERE id = $(jq_ base.json "d[\"id\"]")")" = \
+		"ok base $(cat release)"
+'
+
+test_expect_success KBUILD 'patched build: one line in net/core, an incremental build in the same tree' '
+	"$KLAB" kernels build --artifact-dir "$A" --series "$D/somaxconn.patch" --json >patched.json 2>patched.err &&
+	dir=$(jq_ patched.json "d[\"artifact_dir\"]") &&
+	jq_ patched.json "d[\"release\"]" | grep -Eq "^6\.1\.[0-9]+-lab-patched$" &&
+	test "$(jq_ patched.json "d[\"applied\"][0][\"how\"]")" = clean &&
+	test "$(jq_ patched.json "d[\"applied\"][0][\"method\"]")" = "git am -3" &&
+	test "$(jq_ patched.json "d[\"build_id\"]")" != "$(jq_ base.json "d[\"build_id\"]")" &&
+	test_grep "CC      net/core/net_namespace.o" "$dir/build.log" &&
+	test $(grep -c "^  CC      " "$dir/build.log") -lt 60 &&
+	sqlite3 "$KLAB_DB" "SELECT ccache_stats FROM kernels WHERE id = $(jq_ patched.json "d[\"id\"]")" >cc &&
+	python3 -c "import json; d=json.load(open(\"cc\")); assert d[\"hits\"] + d[\"misses\"] >= 1, d" &&
+	test "$(sqlite3 "$KLAB_DB" "SELECT series_id IS NOT NULL FROM kernels WHERE id = $(jq_ patched.json "d[\"id\"]")")" = 1
+'
+
+test_expect_success KBUILD 'the patched kernel has the new behaviour: somaxconn 4242 (0x1092) in net_defaults_init_net' '
+	obj=$(ls -d "$CACHE"/obj/linux-source-6.1-*/ | head -n 1) &&
+	objdump -d "$obj/net/core/net_namespace.o" >dis &&
+	sed -n "/<net_defaults_init_net>:/,/^$/p" dis >fn &&
+	test_grep "0x1092" fn
+'
+
+test_expect_success KBUILD 'a second request for the baseline is a cache hit: nothing rebuilt' '
+	stamp=$(stat -c %Y "$(jq_ base.json "d[\"artifact_dir\"]")/bzImage") &&
+	"$KLAB" kernels build --artifact-dir "$A" --json >again.json 2>again.err &&
+	test "$(jq_ again.json "d[\"cached\"]")" = true &&
+	test "$(jq_ again.json "d[\"id\"]")" = "$(jq_ base.json "d[\"id\"]")" &&
+	test "$(stat -c %Y "$(jq_ base.json "d[\"artifact_dir\"]")/bzImage")" = "$stamp" &&
+	test_grep "already built" again.err
+'
+
+test_expect_success KBUILD 'a patch that does not apply: subject and failing hunk named, nothing stored touched' '
+	sum=$(sha256sum <"$(jq_ base.json "d[\"artifact_dir\"]")/bzImage") &&
+	test_expect_code 1 "$KLAB" kernels build --artifact-dir "$A" --series "$D/notapply.patch" >out 2>err &&
+	test_grep "cannot apply patch 1/1 .net: a change written for some other tree (klab build test). to tree .linux-source-6.1." err &&
+	test_grep "net/core/net_namespace.c hunk #1 failed at line 377: @@ -377,7 +377,7 @@" err &&
+	test "$(sqlite3 "$KLAB_DB" "SELECT COUNT(*) FROM kernels WHERE state = \"failed\" AND error LIKE \"%hunk #1 failed%\"")" = 1 &&
+	test "$(sha256sum <"$(jq_ base.json "d[\"artifact_dir\"]")/bzImage")" = "$sum" &&
+	test -z "$(git -C "$SRC" status --porcelain)" &&
+	test "$(git -C "$SRC" rev-parse HEAD)" = "$(git -C "$SRC" rev-parse "klab-import^{commit}")"
+'
+
+test_expect_success KBUILD 'seed 003 through intake applies to 6.1 with fuzz (patch -p1), recorded per patch' '
+	"$KLAB" kernels build --series "$D/seeds/003_1ddf0ef0bfe7a1c4.txt" --apply-only >out 2>err &&
+	test_grep "^1/2 udp: introduce udp specific skb destructor: fuzz (patch -p1 --fuzz=2, max fuzz 2," out &&
+	test_grep "^2/2 udp: optimise write wakeups with SOCK_NOSPACE: " out &&
+	test -z "$(git -C "$SRC" status --porcelain)"
+'
+
+test_expect_success KBUILD 'kernels list, show, gc' '
+	"$KLAB" kernels list >out &&
+	test_grep "ok .*linux-source-6.1 *base" out &&
+	test_grep "failed .*linux-source-6.1 *patched" out &&
+	"$KLAB" kernels show "$(jq_ patched.json "d[\"id\"]")" --json >show.json &&
+	test "$(jq_ show.json "d[\"apply_log\"][0][\"how\"]")" = clean &&
+	"$KLAB" kernels show "$(jq_ base.json "d[\"key\"]" | cut -c1-12)" >show.txt &&
+	test_grep "^variant *base$" show.txt &&
+	"$KLAB" kernels gc --dry-run >gc &&
+	test_grep "would remove 1 kernel(s)" gc &&
+	"$KLAB" kernels gc >gc &&
+	test_grep "removed 1 kernel(s)" gc &&
+	test "$(sqlite3 "$KLAB_DB" "SELECT COUNT(*) FROM kernels")" = 2
+'
+
+test_done
