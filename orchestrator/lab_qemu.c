@@ -387,9 +387,16 @@ static int write_fragment(const struct qlab_state *st, const char *profile)
 
 /* ---- qemu --------------------------------------------------------------- */
 
+/*
+ * auto: KVM when /dev/kvm opens and the CPU says it has VT-x or AMD-V. The
+ * second check matters: on some hosts /dev/kvm exists without usable
+ * virtualisation (here qemu -cpu max died on an MSR and -cpu kvm64 never
+ * printed a line), and TCG is the only thing that boots there.
+ */
 static int use_kvm(const char *accel)
 {
-	int fd;
+	struct buf ci = BUF_INIT;
+	int fd, hw;
 
 	if (!strcmp(accel, "tcg"))
 		return 0;
@@ -399,7 +406,13 @@ static int use_kvm(const char *accel)
 	if (fd < 0)
 		return 0;
 	close(fd);
-	return 1;
+	if (buf_read_file(&ci, "/proc/cpuinfo") < 0)
+		return 0;
+	hw = strstr(ci.buf, " vmx") || strstr(ci.buf, " svm");
+	buf_release(&ci);
+	if (!hw)
+		info("/dev/kvm exists but the CPU flags show no vmx/svm: using TCG (--accel kvm forces KVM)");
+	return hw;
 }
 
 static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int sock_port)
