@@ -731,9 +731,12 @@ static void boots_runs(sqlite3 *db, int64_t job, struct buf *h)
 		}
 		const unsigned char *sd = sqlite3_column_text(st, 1);
 
-		buf_addf(h, "%s %s %lld boot%s &times; ", sd && sd[0] == 'B' ? "," : "", sd && sd[0] == 'B' ? "B" : "A",
-			 (long long)boots, boots == 1 ? "" : "s");
-		if (boots > 0 && runs % boots == 0)
+		buf_addf(h, "%s %s ", sd && sd[0] == 'B' ? "," : "", sd && sd[0] == 'B' ? "B" : "A");
+		if (boots > 0)
+			buf_addf(h, "%lld boot%s &times; ", (long long)boots, boots == 1 ? "" : "s");
+		if (!boots)
+			buf_addf(h, "%lld run%s (no boot recorded)", (long long)runs, runs == 1 ? "" : "s");
+		else if (runs % boots == 0)
 			buf_addf(h, "%lld runs", (long long)(runs / boots));
 		else
 			buf_addf(h, "%lld runs in all", (long long)runs);
@@ -1350,6 +1353,7 @@ static void workload_section(struct rep *r, const struct job *j, const struct re
 	struct buf ws = BUF_INIT, title = BUF_INIT, ylab = BUF_INIT;
 	const struct rep_cmp *head = NULL;
 	const char *metric = NULL, *unit = NULL, *la = j->side[0].label, *lb = j->side[1].label;
+	char *own_metric = NULL, *own_unit = NULL;
 	struct plot_run *runs = NULL;
 	int64_t *ids = NULL;
 	size_t nr = 0, i;
@@ -1363,16 +1367,16 @@ static void workload_section(struct rep *r, const struct job *j, const struct re
 		metric = head->metric;
 		unit = head->unit;
 	} else {
-		/* no comparison yet: the first headline metric the runs stored */
-		char *m = NULL;
-
-		db_get_str(r->db, &m, "SELECT m.name FROM metrics m JOIN runs r ON r.id = m.run_id "
-			   "WHERE r.job_id = ? AND r.workload = ? AND m.name IN ('tps', 'tx_pps', 'rx_pps') "
-			   "ORDER BY m.name LIMIT 1", "is", j->id, wl);
-		metric = m ? m : "tps";
-		buf_addstr(&ylab, "");
-		free(m);
-		metric = NULL;
+		/* no comparison yet (a one-kernel or running job): the runs' own headline metric */
+		db_get_str(r->db, &own_metric, "SELECT m.name FROM metrics m JOIN runs r ON r.id = m.run_id "
+			   "WHERE r.job_id = ? AND r.workload = ? AND m.name IN ('tps', 'tx_pps', 'rx_pps', 'tx_bps') "
+			   "ORDER BY CASE m.name WHEN 'tps' THEN 0 WHEN 'tx_pps' THEN 1 WHEN 'rx_pps' THEN 2 ELSE 3 END "
+			   "LIMIT 1", "is", j->id, wl);
+		db_get_str(r->db, &own_unit, "SELECT m.unit FROM metrics m JOIN runs r ON r.id = m.run_id "
+			   "WHERE r.job_id = ? AND r.workload = ? AND m.name = ? LIMIT 1", "iss", j->id, wl,
+			   own_metric ? own_metric : "");
+		metric = own_metric;
+		unit = own_unit;
 	}
 	buf_addstr(h, "<section class=\"workload\" id=\"wl-");
 	buf_addstr(h, ws.buf);
@@ -1383,10 +1387,15 @@ static void workload_section(struct rep *r, const struct job *j, const struct re
 		metric_label(&ylab, metric, unit);
 		buf_addstr(h, "<p class=\"note\">Headline metric <code>");
 		html_escape(h, metric);
-		buf_addstr(h, "</code>; ");
-		html_escape(h, rep_verdict_text(head));
-		buf_addstr(h, ", ");
-		rep_fmt_pct(h, head->change_pct);
+		buf_addstr(h, "</code>");
+		if (head) {
+			buf_addstr(h, "; ");
+			html_escape(h, rep_verdict_text(head));
+			buf_addstr(h, ", ");
+			rep_fmt_pct(h, head->change_pct);
+		} else {
+			buf_addstr(h, "; not compared");
+		}
 		buf_addstr(h, ".</p>\n");
 		load_runs(r->db, j->id, wl, metric, &runs, &ids, &nr);
 	}
@@ -1397,7 +1406,7 @@ static void workload_section(struct rep *r, const struct job *j, const struct re
 	if (metric)
 		plot_run_order(&r->pb, file, title.buf, ylab.buf, runs, nr, la, lb);
 	else
-		plot_empty(&r->pb, file, title.buf, "no comparison of this workload yet");
+		plot_empty(&r->pb, file, title.buf, "no run stored a headline metric (tps, tx_pps, rx_pps, tx_bps)");
 	buf_addstr(h, "<h3>Run order</h3>\n");
 	chart_add(r, h, file, title.buf);
 	free(file);
@@ -1489,6 +1498,8 @@ static void workload_section(struct rep *r, const struct job *j, const struct re
 		free(sb);
 	}
 	buf_addstr(h, "</section>\n");
+	free(own_metric);
+	free(own_unit);
 	free(runs);
 	free(ids);
 	buf_release(&ws);
