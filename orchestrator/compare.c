@@ -904,9 +904,7 @@ static void fmt_num(char *out, size_t n, double v)
 {
 	if (isnan(v))
 		snprintf(out, n, "-");
-	else if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0))
-		snprintf(out, n, "%.4g", v);
-	else if (fabs(v) >= 1000)
+	else if (fabs(v) >= 1000 && fabs(v) < 1e13)
 		snprintf(out, n, "%.0f", v);
 	else
 		snprintf(out, n, "%.4g", v);

@@ -526,6 +526,15 @@ int cmd_compare(int argc, char **argv, struct klab_ctx *ctx)
 
 /* ---- klab history ---------------------------------------------------------- */
 
+/* A value as an integer when it is large (2378247), else 6 significant digits. */
+static void fmt_val(char *out, size_t n, double v)
+{
+	if (fabs(v) >= 1000 && fabs(v) < 1e13)
+		snprintf(out, n, "%.0f", v);
+	else
+		snprintf(out, n, "%.6g", v);
+}
+
 static void history_text(const struct history_series *s, double t)
 {
 	printf("history of %s %s: tree %s, machines %s, %zu nights, %zu change point%s (T = %.3g%%)\n",
@@ -537,14 +546,21 @@ static void history_text(const struct history_series *s, double t)
 		char ts[32];
 
 		fmt_time(ts, sizeof(ts), p->time);
-		printf("%5zu %6lld  %-19s %14.6g %5d", i, (long long)p->job_id, ts, p->value, p->n_boots);
+		char v[40];
+
+		fmt_val(v, sizeof(v), p->value);
+		printf("%5zu %6lld  %-19s %14s %5d", i, (long long)p->job_id, ts, v, p->n_boots);
 		for (size_t k = 0; k < s->cps.n; k++) {
 			const struct cp_point *c = &s->cps.pts[k];
 
 			if (c->idx != i)
 				continue;
-			printf("  <== change %+.2f%% (p %.2g): %.6g -> %.6g%s", c->change_pct, c->p,
-			       c->mean_before, c->mean_after, c->alert ? "" : " (pending)");
+			char before[40], after[40];
+
+			fmt_val(before, sizeof(before), c->mean_before);
+			fmt_val(after, sizeof(after), c->mean_after);
+			printf("  <== change %+.2f%% (p %.2g): %s -> %s%s", c->change_pct, c->p, before, after,
+			       c->alert ? "" : " (pending)");
 		}
 		putchar('\n');
 	}
