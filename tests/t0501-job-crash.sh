@@ -51,7 +51,7 @@ test_expect_success 'killed after storing run 1:0 but before the step ended: sto
 '
 
 test_expect_success 'killed mid-run (SIGKILL from outside while the client runs)' '
-	"$KLAB" run 1 >bg.out 2>&1 &
+	{ "$KLAB" run 1 >bg.out 2>&1 & } &&
 	pid=$! &&
 	for i in $(seq 300); do
 		test "$(step run:2:rr:0 state)" = running && break
