@@ -204,20 +204,6 @@ static void nic_snapshot(struct mon_ctx *m, struct counters *c)
 			closedir(d);
 		}
 		free(dir);
-		{
-			char *eth = run_which("ethtool");
-			if (eth) {
-				const char *argv[] = { eth, "-S", m->nic, NULL };
-				struct run_cmd rc = RUN_CMD_INIT;
-				rc.argv = argv;
-				rc.timeout_ms = 5000;
-				rc.out_cap = 1 << 20;
-				if (!run_command(&rc) && rc.status == 0)
-					parse_ethtool_stats(rc.out.buf, rc.out.len, "ethtool -S output", c);
-				run_release(&rc);
-				free(eth);
-			}
-		}
 	}
 	buf_reset(&b);
 	if (!buf_read_file(&b, "/proc/net/snmp") &&
@@ -233,6 +219,21 @@ static void nic_snapshot(struct mon_ctx *m, struct counters *c)
 	buf_reset(&b);
 	if (!buf_read_file(&b, "/proc/net/softnet_stat"))
 		parse_softnet(b.buf, b.len, "/proc/net/softnet_stat", c);
+	/* ethtool forks: last, so the counters above are read close together */
+	if (m->nic) {
+		char *eth = run_which("ethtool");
+		if (eth) {
+			const char *argv[] = { eth, "-S", m->nic, NULL };
+			struct run_cmd rc = RUN_CMD_INIT;
+			rc.argv = argv;
+			rc.timeout_ms = 5000;
+			rc.out_cap = 1 << 20;
+			if (!run_command(&rc) && rc.status == 0)
+				parse_ethtool_stats(rc.out.buf, rc.out.len, "ethtool -S output", c);
+			run_release(&rc);
+			free(eth);
+		}
+	}
 	buf_release(&b);
 }
 
@@ -277,9 +278,15 @@ void mon_start_early(struct mon_ctx *m)
 	strvec_push(&argv, "_tracefs-exec");
 	strvec_push(&argv, path);
 	strvec_push(&argv, "-e");
-	strvec_push(&argv, m->bpf_script);
-	/* bpftrace prints its maps when SIGINT arrives at the window's end */
-	if (!start_tool(m, MON_BPFTRACE, &m->bpf, &argv, (long)(m->window_s * 1000) + 600000))
+	/*
+	 * bpftrace prints its maps when SIGINT arrives at the window's end.
+	 * A SIGINT that lands while it is still attaching can be lost, so
+	 * the script also ends itself a little after the window, and a
+	 * timeout is the last resort.
+	 */
+	strvec_pushf(&argv, "%s\ninterval:s:%ld { exit(); }", m->bpf_script,
+		     (long)ceil(m->bpf_total_s) + 2);
+	if (!start_tool(m, MON_BPFTRACE, &m->bpf, &argv, (long)(m->bpf_total_s * 1000) + 60000))
 		m->bpf_on = 1;
 	strvec_clear(&argv);
 	free(path);

@@ -36,6 +36,7 @@ struct mon_ctx {
 	const char *workdir;		/* scratch folder for perf.data */
 	double window_s;		/* planned measured window */
 	double profile_s;		/* perf record length */
+	double bpf_total_s;		/* from mon_start_early() to the window's end */
 
 	/* state */
 	char *status[MON_N];

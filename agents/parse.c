@@ -734,8 +734,10 @@ int parse_bpftrace(const char *text, size_t len, const char *what, struct bpf_ou
 			}
 			cur = NULL;	/* a blank line or the next map ends the histogram */
 		}
-		if (starts_with(s, "ERROR:") && !strstr(s, "RLIMIT_MEMLOCK") && !out->error) {
-			out->error = xstrdup(skip_ws(s + 6));
+		if (s[0] != '@' && strstr(s, "ERROR: ") && !strstr(s, "RLIMIT_MEMLOCK")) {
+			/* "ERROR: msg" or "stdin:1:51-60: ERROR: msg" */
+			if (!out->error)
+				out->error = xstrdup(starts_with(s, "ERROR:") ? skip_ws(s + 6) : s);
 			continue;
 		}
 		if (s[0] != '@')

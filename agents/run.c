@@ -472,6 +472,7 @@ int cmd_run(int argc, char **argv)
 	m.bpf_script = s.bpf_script;
 	m.workdir = workdir;
 	m.window_s = s.duration_s;
+	m.bpf_total_s = s.warmup_s + s.duration_s;
 	m.profile_s = s.duration_s >= 2 ? s.duration_s / 2 : s.duration_s;
 
 	strvec_push(&gargv, agent_self_exe());

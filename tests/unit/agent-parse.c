@@ -296,6 +296,9 @@ static void test_bpftrace(void)
 	ok(!parse_bpftrace("ERROR: Error attaching probe: 'kprobe:x'\n", 40, "x", &o) && o.error &&
 	   !strcmp(o.error, "Error attaching probe: 'kprobe:x'"), "bpftrace ERROR line kept");
 	bpf_output_free(&o);
+	ok(!parse_bpftrace("stdin:1:51-60: ERROR: The args builtin\n", 39, "x", &o) && o.error &&
+	   !strcmp(o.error, "stdin:1:51-60: ERROR: The args builtin"), "ERROR after a location kept whole");
+	bpf_output_free(&o);
 	ok(parse_bpftrace("@h:\n[1K, 2K)  5 |@@@\n", 21, "cut", &o) < 0, "cut bar is an error");
 	ok(parse_bpftrace("@h:\n[1K, 2", 10, "cut", &o) < 0, "cut bucket is an error");
 	ok(parse_bpftrace("@h:\n[1X, 2K)  5 |@|\n", 20, "bad", &o) < 0, "bad suffix is an error");

@@ -1,0 +1,189 @@
+#!/bin/bash
+test_description='klab-agent run: udp_rr and udp_tx between two network namespaces, with every monitor that works here'
+. "$(dirname "$0")/lib.sh"
+
+NS_A=klab$TEST_NUM-a-$$
+NS_B=klab$TEST_NUM-b-$$
+ADDR_A=198.18.2.1
+ADDR_B=198.18.2.2
+
+test_expect_success ROOT,NETNS 'two namespaces joined by an 8-queue veth' '
+	test_cleanup "ip netns del $NS_A; ip netns del $NS_B" &&
+	ip netns add $NS_A && ip netns add $NS_B &&
+	ip link add wl0 numtxqueues 8 numrxqueues 8 netns $NS_A type veth \
+		peer name wl1 numtxqueues 8 numrxqueues 8 netns $NS_B &&
+	ip -n $NS_A addr add $ADDR_A/24 dev wl0 && ip -n $NS_B addr add $ADDR_B/24 dev wl1 &&
+	ip -n $NS_A link set wl0 up && ip -n $NS_B link set wl1 up &&
+	ip -n $NS_A link set lo up && ip -n $NS_B link set lo up
+'
+
+# spec ROLE RUN_ID TYPE PARAMS MONITORS EXTRA: a run spec on stdout
+spec() {
+	cat <<JSON
+{ "spec_version": 1, "run_id": "$2", "role": "$1",
+  "workload": { "name": "$3_test", "type": "$3", "params": $4 },
+  "peer_addr": "$ADDR_B", "nic": "$6", "duration_s": 4, "warmup_s": 1,
+  "monitors": $5, "results_dir": "$SCRATCH/results-$1",
+  "perf_events": "cpu-clock,task-clock,context-switches,cycles",
+  "bpftrace_script": "tracepoint:net:net_dev_xmit { @xmit = count(); @len = hist(args->len); }" }
+JSON
+}
+
+ALL='["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]'
+
+test_expect_success ROOT,NETNS 'udp_rr: server in one namespace, client with all monitors in the other' '
+	spec server rr-srv udp_rr "{\"port\": \"9100\"}" "[\"cpu\", \"nic\"]" wl1 >srv.spec &&
+	spec client rr-1 udp_rr "{\"port\": \"9100\", \"flows\": \"50\", \"request_size\": \"100\"}" "$ALL" wl0 >cl.spec &&
+	(ip netns exec $NS_B "$KLAB_AGENT" run <srv.spec >srv.json 2>srv.err &
+	 echo $! >srv.pid) &&
+	sleep 1 &&
+	ip netns exec $NS_A "$KLAB_AGENT" run <cl.spec >cl.json 2>cl.err &&
+	wait_srv=$(cat srv.pid) && while kill -0 $wait_srv 2>/dev/null; do sleep 0.2; done &&
+	cat cl.err srv.err &&
+	test -s cl.json && test -s srv.json
+'
+
+test_expect_success ROOT,NETNS 'udp_rr result: status, monitors, and numbers that agree' '
+	python3 - cl.json srv.json <<-\PY
+	import json, sys
+	c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
+	m = {x["name"]: x["value"] for x in c["metrics"]}
+	cnt = c["counters"]
+	def check(cond, msg):
+	    if not cond:
+	        print("FAIL:", msg); sys.exit(1)
+	    print("ok:", msg)
+	check(c["schema_version"] == 1 and c["status"] == "ok", "client status ok")
+	check(s["status"] == "ok", "server status ok")
+	print(c["monitors"])
+	for k in ("cpu", "perf-stat", "perf-profile", "bpftrace", "nic"):
+	    check(c["monitors"][k] == "ok", "monitor %s ok (%s)" % (k, c["monitors"][k]))
+	tr = m["transactions"]
+	check(tr > 1000, "transactions %d" % tr)
+	# the generator window and the monitor window start a few ms apart
+	for k in ("nic.tx_packets", "nic.rx_packets", "udp.OutDatagrams", "udp.InDatagrams"):
+	    check(abs(cnt[k] - tr) <= 0.1 * tr, "%s %d ~ transactions %d" % (k, cnt[k], tr))
+	check(abs(m["tps"] * c["timing"]["duration_s"] - tr) <= 0.05 * tr, "tps x duration ~ transactions")
+	for cpu in c["cpus"]:
+	    tot = sum(cpu[k] for k in ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "idle"))
+	    check(abs(tot - 100) < 0.5, "cpu %d adds up to %.2f" % (cpu["cpu"], tot))
+	check(len(c["cpus"]) >= 2, "all + per-CPU rows")
+	check(m["cpu_us_per_op"] > 0, "cpu_us_per_op %.2f" % m["cpu_us_per_op"])
+	win = c["timing"]["window_s"]
+	ncpu = len([x for x in c["cpus"] if x["cpu"] >= 0])
+	busy = m["cpu_busy_s"]
+	check(abs(m["cpu_us_per_op"] * tr / 1e6 - busy) < 0.01 * busy + 0.01, "cost x ops = busy CPU seconds")
+	check(abs(m["perf.cpu-clock"] - win * ncpu * 1000) < 0.2 * win * ncpu * 1000,
+	      "perf cpu-clock %.0f ms ~ %d CPUs x %.1f s" % (m["perf.cpu-clock"], ncpu, win))
+	unsup = [e["event"] for e in c["perf_stat"] if not e["supported"]]
+	check("cycles" in unsup, "cycles reported as not supported: %s" % unsup)
+	check(len(c["profile"]) > 5 and sum(r["percent"] for r in c["profile"]) <= 100.5, "profile rows")
+	check(any(r["dso"] == "[kernel.kallsyms]" for r in c["profile"]), "kernel symbols in the profile")
+	h = {x["name"]: x for x in c["histograms"]}
+	check("rtt_us" in h and sum(b["count"] for b in h["rtt_us"]["buckets"]) > 0, "rtt histogram")
+	check("@len" in h, "bpftrace histogram @len")
+	lb = h["@len"]["buckets"]
+	tot = sum(b["count"] for b in lb)
+	big = sum(b["count"] for b in lb if b["lo"] <= 142 < b["hi"])
+	check(big > 0.5 * tot, "most transmitted frames are 142 bytes (%d of %d)" % (big, tot))
+	check(m["bpf.@xmit"] >= cnt["nic.tx_packets"], "bpftrace counted at least the client transmits")
+	tps = [x for x in c["series"] if x["metric"] == "tps"]
+	check(tps and len(tps[0]["points"]) >= 3, "tps series")
+	busy_series = [x for x in c["series"] if x["metric"] == "cpu_busy_pct"]
+	check(busy_series and len(busy_series[0]["points"]) >= 3, "cpu series (%d points)" % len(busy_series[0]["points"]))
+	sm = {x["name"]: x["value"] for x in s["metrics"]}
+	check(sm["echoed"] >= tr, "server echoed %d >= client transactions %d" % (sm["echoed"], tr))
+	# the server runs longer and its window starts earlier: compare within its window
+	srx, sin = s["counters"]["nic.rx_packets"], s["counters"]["udp.InDatagrams"]
+	check(srx > 0 and abs(srx - sin) <= 0.03 * srx, "server window: interface %d ~ Udp.InDatagrams %d" % (srx, sin))
+	check(c["spec"]["run_id"] == "rr-1" and c["sysinfo_digest"] and c["kernel"]["release"], "spec echo and digest")
+	PY
+'
+
+test_expect_success ROOT,NETNS 'the result is kept in results_dir, fetch returns it byte for byte' '
+	test_cmp cl.json results-client/rr-1.json &&
+	ip netns exec $NS_A "$KLAB_AGENT" fetch --results-dir "$SCRATCH/results-client" rr-1 >fetched.json &&
+	test_cmp cl.json fetched.json &&
+	"$KLAB_AGENT" list --results-dir "$SCRATCH/results-client" >list &&
+	echo rr-1 >expect && test_cmp expect list
+'
+
+test_expect_success ROOT,NETNS 'a run id that has a kept result is refused' '
+	test_must_fail ip netns exec $NS_A "$KLAB_AGENT" run <cl.spec >out 2>err &&
+	test_grep "already has a result" err
+'
+
+test_expect_success ROOT,NETNS 'ack removes a result; fetch then fails clearly' '
+	"$KLAB_AGENT" ack --results-dir "$SCRATCH/results-client" rr-1 &&
+	test ! -e results-client/rr-1.json &&
+	test_must_fail "$KLAB_AGENT" fetch --results-dir "$SCRATCH/results-client" rr-1 2>err &&
+	test_grep "no kept result for run .rr-1." err &&
+	"$KLAB_AGENT" ack --results-dir "$SCRATCH/results-client" rr-1
+'
+
+test_expect_success ROOT,NETNS 'udp_tx: sink and sender, packets agree with the interface counters' '
+	spec sink tx-sink udp_tx "{\"port\": \"9101\"}" "[\"cpu\", \"nic\"]" wl1 >sink.spec &&
+	spec send tx-1 udp_tx "{\"port\": \"9101\", \"size\": \"64\", \"rate\": \"20000\"}" \
+		"[\"cpu\", \"perf-stat\", \"nic\"]" wl0 >send.spec &&
+	(ip netns exec $NS_B "$KLAB_AGENT" run <sink.spec >sink.json 2>sink.err & echo $! >sink.pid) &&
+	sleep 1 &&
+	ip netns exec $NS_A "$KLAB_AGENT" run <send.spec >send.json 2>send.err &&
+	p=$(cat sink.pid) && while kill -0 $p 2>/dev/null; do sleep 0.2; done &&
+	cat send.err sink.err &&
+	python3 - send.json sink.json <<-\PY
+	import json, sys
+	t = json.load(open(sys.argv[1])); k = json.load(open(sys.argv[2]))
+	def check(cond, msg):
+	    if not cond:
+	        print("FAIL:", msg); sys.exit(1)
+	    print("ok:", msg)
+	check(t["status"] == "ok" and k["status"] == "ok", "both ok")
+	m = {x["name"]: x["value"] for x in t["metrics"]}
+	pk = m["packets"]
+	check(pk > 1000, "sent %d packets" % pk)
+	tx = t["counters"]["nic.tx_packets"]
+	check(abs(tx - pk) <= 0.1 * pk, "interface tx_packets %d ~ packets %d" % (tx, pk))
+	check(abs(m["tx_pps"] - 20000) < 2000, "rate cap honoured: %.0f pps" % m["tx_pps"])
+	check(m["cpu_us_per_op"] > 0, "cpu_us_per_op per packet %.2f" % m["cpu_us_per_op"])
+	# the sink runs longer than the sender and its window starts earlier:
+	# compare whole lives between the two, windows only within one side
+	sent_all = t["workload"]["total"]["packets"]
+	got_all = k["workload"]["total"]["packets"]
+	check(got_all >= 0.95 * sent_all, "sink received %d of %d sent" % (got_all, sent_all))
+	rx = k["counters"]["nic.rx_packets"]
+	ind = k["counters"]["udp.InDatagrams"]
+	check(rx > 0 and abs(rx - ind) <= 0.03 * rx, "sink window: interface %d ~ Udp.InDatagrams %d" % (rx, ind))
+	km = {x["name"]: x["value"] for x in k["metrics"]}
+	check(km["cpu_us_per_op"] > 0, "sink cost per packet from Udp.InDatagrams")
+	PY
+'
+
+test_expect_success ROOT,NETNS 'a dropped connection loses nothing: fetch returns the whole document' '
+	spec sink tx-sink2 udp_tx "{\"port\": \"9102\"}" "[\"cpu\"]" wl1 >sink2.spec &&
+	(ip netns exec $NS_B "$KLAB_AGENT" run <sink2.spec >/dev/null 2>&1 & echo $! >sink2.pid) &&
+	sleep 0.5 &&
+	sed -e "s/\"tx-1\"/\"tx-drop\"/; s/9101/9102/" send.spec >drop.spec &&
+	{ ip netns exec $NS_A "$KLAB_AGENT" run <drop.spec 2>drop.err | head -c 64 >partial; true; } &&
+	p=$(cat sink2.pid) && while kill -0 $p 2>/dev/null; do sleep 0.2; done &&
+	test $(wc -c <partial) = 64 &&
+	"$KLAB_AGENT" fetch --results-dir "$SCRATCH/results-send" tx-drop >whole.json &&
+	python3 -c "import json,sys; d=json.load(open(\"whole.json\")); assert d[\"run_id\"] == \"tx-drop\" and d[\"status\"] == \"ok\"" &&
+	head -c 64 whole.json >head64 && test_cmp partial head64 &&
+	"$KLAB_AGENT" ack --results-dir "$SCRATCH/results-send" tx-drop &&
+	test ! -e results-send/tx-drop.json
+'
+
+test_expect_success ROOT,NETNS 'a monitor that cannot work is reported, the run still succeeds' '
+	spec sink tx-sink3 udp_tx "{\"port\": \"9103\"}" "[]" wl1 >sink3.spec &&
+	(ip netns exec $NS_B "$KLAB_AGENT" run <sink3.spec >/dev/null 2>&1 & echo $! >sink3.pid) &&
+	sleep 0.5 &&
+	sed -e "s/\"tx-1\"/\"tx-kp\"/; s/9101/9103/; s/\"bpftrace_script\": \".*\"/\"bpftrace_script\": \"kprobe:__dev_queue_xmit { @n = count(); }\"/; s/\"perf-stat\", \"nic\"/\"bpftrace\"/" \
+		send.spec >kp.spec &&
+	ip netns exec $NS_A "$KLAB_AGENT" run <kp.spec >kp.json 2>kp.err &&
+	p=$(cat sink3.pid) && while kill -0 $p 2>/dev/null; do sleep 0.2; done &&
+	python3 -c "
+import json; d = json.load(open(\"kp.json\")); s = d[\"monitors\"][\"bpftrace\"]; print(s)
+assert d[\"status\"] == \"ok\" and s.startswith(\"unavailable: \") and \"kprobe\" in s, s"
+'
+
+test_done
