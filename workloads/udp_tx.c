@@ -156,6 +156,7 @@ struct tx_thread {
 	uint64_t pkts_win, bytes_win;	/* read by the main thread for the series */
 	struct wl_errs errs_all, errs_win;
 	struct io_uring ring;
+	unsigned ring_entries;
 	int ring_ok;
 	char *buf;
 	int failed;
@@ -203,7 +204,7 @@ static int tx_send_loop(struct tx_thread *t)
 	struct mmsghdr *msgs = NULL;
 	struct iovec iov = { t->buf, (size_t)p->size };
 	double pps = p->rate > 0 ? (double)p->rate / (double)p->threads : 0;
-	unsigned batch = (unsigned)p->batch;
+	unsigned batch = (unsigned)p->batch, inflight = 0;
 	uint64_t start = wl_now_ns(), sent = 0, now = start;
 	long i;
 
@@ -250,10 +251,12 @@ static int tx_send_loop(struct tx_thread *t)
 			struct io_uring_sqe *sqe;
 			unsigned head, seen = 0;
 
-			/* keep the ring full: one send SQE per free slot, then reap */
-			while ((sqe = io_uring_get_sqe(&t->ring))) {
+			/* keep `ring_entries` sends in flight (a send that waits for
+			 * buffer space completes later: never more than the ring) */
+			while (inflight < t->ring_entries && (sqe = io_uring_get_sqe(&t->ring))) {
 				io_uring_prep_send(sqe, 0, t->buf, (size_t)p->size, 0);
 				sqe->flags |= IOSQE_FIXED_FILE;
+				inflight++;
 			}
 			r = io_uring_submit_and_wait(&t->ring, 1);
 			now = wl_now_ns();
@@ -265,6 +268,7 @@ static int tx_send_loop(struct tx_thread *t)
 			}
 			io_uring_for_each_cqe(&t->ring, head, cqe) {
 				seen++;
+				inflight--;
 				if (cqe->res < 0) {
 					tx_error(t, now, -cqe->res);
 					continue;
@@ -280,7 +284,8 @@ static int tx_send_loop(struct tx_thread *t)
 		struct io_uring_cqe *cqe;
 		struct __kernel_timespec ts = { 0, 200000000 };
 
-		while (io_uring_wait_cqe_timeout(&t->ring, &cqe, &ts) == 0) {
+		while (inflight > 0 && io_uring_wait_cqe_timeout(&t->ring, &cqe, &ts) == 0) {
+			inflight--;
 			if (cqe->res >= 0)
 				tx_count(t, wl_now_ns(), (uint64_t)p->segs, (uint64_t)cqe->res);
 			io_uring_cqe_seen(&t->ring, cqe);
@@ -358,6 +363,7 @@ static int tx_open_sender(struct tx_thread *t)
 		struct io_uring_probe *probe;
 		unsigned entries = (unsigned)p->batch < 8 ? 8 : (unsigned)p->batch;
 
+		t->ring_entries = entries;
 		ret = io_uring_queue_init(entries, &t->ring, 0);
 		if (ret < 0)
 			return error("io_uring is not available here: %s%s", strerror(-ret),
