@@ -1105,7 +1105,12 @@ void compare_print_json(FILE *out, const struct compare_result *res)
 		json_object_object_add(j, "change_pct", jnum(s->change_pct));
 		json_object_object_add(j, "ci_lo", jnum(s->ci_lo));
 		json_object_object_add(j, "ci_hi", jnum(s->ci_hi));
+		json_object_object_add(j, "ci90_lo", jnum(s->ci90_lo));
+		json_object_object_add(j, "ci90_hi", jnum(s->ci90_hi));
+		json_object_object_add(j, "t", jnum(s->w.t));
+		json_object_object_add(j, "df", jnum(s->w.df));
 		json_object_object_add(j, "p_welch", jnum(s->w.p));
+		json_object_object_add(j, "u", jnum(s->u));
 		json_object_object_add(j, "p_holm", jnum(r->p_holm));
 		json_object_object_add(j, "p_mwu", jnum(s->p_mwu));
 		json_object_object_add(j, "hl_ratio", jnum(s->hl_ratio));

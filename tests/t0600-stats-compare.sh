@@ -89,7 +89,7 @@ test_expect_success SCIPY 'change, CI, Welch p, MWU p, df and Holm agree with sc
 	    d = lb.mean() - la.mean()
 	    q = stats.t.ppf(0.975, df)
 	    want = {"change_pct": 100 * math.expm1(d), "ci_lo": 100 * math.expm1(d - q * se),
-	            "ci_hi": 100 * math.expm1(d + q * se), "p_welch": t.pvalue,
+	            "ci_hi": 100 * math.expm1(d + q * se), "p_welch": t.pvalue, "t": t.statistic, "df": df,
 	            "p_mwu": stats.mannwhitneyu(a, b, method="exact").pvalue}
 	    for f, w in want.items():
 	        g = r[f]
