@@ -48,7 +48,7 @@ count() {	# count TAP lines of a log into the totals
 		echo "FAIL: $name"
 		grep -vE '^ok ' "$log" | tail -n 80 | sed 's/^/    /'
 	else
-		echo "ok:   $name ($p passed${s:+, $s skipped})"
+		if [ "$s" != 0 ]; then echo "ok:   $name ($p passed, $s skipped)"; else echo "ok:   $name ($p passed)"; fi
 	fi
 }
 
