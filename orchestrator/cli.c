@@ -34,7 +34,7 @@ const struct klab_cmd klab_cmds[] = {
 	{ "compare", cmd_compare, "compare JOB | compare KERNEL_A KERNEL_B",
 	  "A/B comparison: % change with 95% CI, p values, verdict" },
 	{ "history", cmd_history, "history WORKLOAD METRIC", "a nightly series with its change points" },
-	{ "report", cmd_report, "report [--out DIR] [--format=html|mail] [JOB...]",
+	{ "report", cmd_report, "report [--out DIR] [--format=html|mail] [--no-charts] [--tested-by 'NAME <ADDR>'] [JOB...]",
 	  "write the static report pages, or a mail-style text report" },
 };
 const size_t klab_ncmds = ARRAY_SIZE(klab_cmds);
