@@ -321,8 +321,6 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 		char ts[32], vs[40];
 
 		rows++;
-		fmt_time(ts, sizeof(ts), t);
-		snprintf(vs, sizeof(vs), "%.17g", v);
 		if (json) {
 			struct json_object *o = json_object_new_object();
 
@@ -357,6 +355,7 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 			if (has_boot)
 				printf("%lld", (long long)boot);
 			snprintf(num, sizeof(num), "%.3f", t);
+			snprintf(vs, sizeof(vs), "%.17g", v);
 			printf(",%d,%s,", seq, num);
 			csv_field(stdout, c_metric);
 			printf(",%s,", vs);
@@ -369,6 +368,7 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 				snprintf(jb, sizeof(jb), "%lld", (long long)c_job);
 			if (has_boot)
 				snprintf(bt, sizeof(bt), "%lld", (long long)boot);
+			fmt_time(ts, sizeof(ts), t);
 			snprintf(vs, sizeof(vs), "%.6g", v);
 			printf("%7lld %5s %4s %-20s %-10s %-16s %6s %3d %-19s %-22s %14s %s\n", (long long)run, jb,
 			       c_side ? c_side : "-", c_kernel ? c_kernel : "-", c_machine ? c_machine : "-",
