@@ -138,4 +138,14 @@ test_expect_success 'SIGTERM ends a client early with its document' '
 	kill $spid; wait $spid; true
 '
 
+test_expect_success 'the hard deadline (duration + 5 s) ends a run that was held past it' '
+	port=$(test_free_port) &&
+	{ "$KLAB_UDP_RR" server --port $port --duration 1 >held.json 2>held.err & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" &&
+	sleep 0.2 && kill -STOP $spid && sleep 6.5 && kill -CONT $spid &&
+	test_expect_code 1 wait $spid &&
+	test_grep "hard deadline of 6.0 s passed" held.err &&
+	! test -s held.json
+'
+
 test_done
