@@ -1129,7 +1129,9 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 	size_t n_local = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (tree_resolve(cfg, req->tree, &t) < 0) {
+	if (variant && !*variant)
+		variant = NULL;	/* an empty string means "not given", as NULL */
+	if (tree_resolve(cfg, req->tree && *req->tree ? req->tree : NULL, &t) < 0) {
 		tree_free(&t);
 		return -1;
 	}
@@ -1150,7 +1152,7 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 	lockfd = lock_tree(cache, t.name);
 	if (lockfd < 0)
 		goto out_early;
-	if (prepare_repo(&t, src, req->ref, &commit) < 0)
+	if (prepare_repo(&t, src, req->ref && *req->ref ? req->ref : NULL, &commit) < 0)
 		goto out_early;
 
 	/* the environment of every make: ccache in the kernel cache unless set */
