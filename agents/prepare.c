@@ -275,12 +275,15 @@ static int put_back(const char *nic, struct json_object *chan, struct json_objec
 			fails++;
 	}
 	for (i = upto; i-- > 0;) {
-		struct json_object *f = json_object_array_get_idx(files, i), *p, *o;
+		struct json_object *f = json_object_array_get_idx(files, i), *p, *o, *n;
 		if (!json_object_object_get_ex(f, "path", &p) || !json_object_object_get_ex(f, "old", &o)) {
 			error("saved tuning: entry %zu without path or old value", i);
 			fails++;
 			continue;
 		}
+		/* knobs saved only because a channel change may reset them */
+		if (!chan && (!json_object_object_get_ex(f, "new", &n) || !n))
+			continue;
 		if (!file_exists(json_object_get_string(p))) {
 			warn("cannot restore '%s': it does not exist any more", json_object_get_string(p));
 			continue;
@@ -524,6 +527,18 @@ int cmd_prepare(int argc, char **argv)
 			free(path);
 		}
 	}
+	/* a knob can exist and still refuse writes (sysctls owned by the initial netns) */
+	for (j = 0; j < p.n; j++) {
+		int fd;
+		if (!p.k[j].new)
+			continue;
+		fd = open(p.k[j].path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			error_errno("cannot prepare: '%s' cannot be written here", p.k[j].path);
+			goto rollback;
+		}
+		close(fd);
+	}
 	/* the state file records the new values too, for the record */
 	if (save_state(spath, name, &p))
 		goto rollback;
@@ -550,6 +565,9 @@ rollback:
 			struct json_object *f = json_object_new_object();
 			json_object_object_add(f, "path", json_object_new_string(p.k[j].path));
 			json_object_object_add(f, "old", json_object_new_string(p.k[j].old));
+			/* only what was written (before the failing one) is written back */
+			json_object_object_add(f, "new", j < applied && p.k[j].new ?
+					       json_object_new_string(p.k[j].new) : NULL);
 			json_object_array_add(files, f);
 		}
 		if (applied_channels) {
@@ -559,13 +577,15 @@ rollback:
 			json_object_object_add(chan, "tx", json_object_new_int64(p.ch_combined ? p.ch_old.combined : p.ch_old.tx));
 		}
 		/* every saved file is written back (not only those applied): they hold the old values */
-		if (put_back(p.nic, chan, files, p.n))
-			error("rollback incomplete: saved values kept in '%s' for 'klab-agent restore'", spath);
-		else
+		if (put_back(p.nic, chan, files, p.n)) {
+			error("cannot prepare, and the rollback is incomplete: saved values kept in '%s' for 'klab-agent restore'",
+			      spath);
+		} else {
 			unlink(spath);
+			error("cannot prepare: rolled back every change");
+		}
 		json_object_put(files);
 		json_object_put(chan);
-		error("cannot prepare: rolled back every change");
 	}
 out:
 	plan_free(&p);
