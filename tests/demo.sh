@@ -140,7 +140,7 @@ if [ "$MODE" = qemu ]; then
 	"$KLAB" --json series import "$seed003" >"$DEMO/series.json" ||
 		fail "klab series import $seed003"
 	series_id=$(json_field "$DEMO/series.json" id) || fail "no series id in $DEMO/series.json"
-	"$KLAB" series show "$series_id" | sed -n '1,12p;/^expectations/,/^proposed/p'
+	"$KLAB" series show --id "$series_id" | sed -n '1,12p;/^expectations/,/^proposed/p'
 
 	phase "build: baseline linux-source-6.1 (tinyconfig + qemu.config)"
 	"$KLAB" --json kernels build --tree linux-source-6.1 --variant base >"$DEMO/base.json" ||

@@ -79,7 +79,7 @@ test_expect_success ROOT,QEMU,KBUILD 'known_hosts was written before boot; OpenS
 	test_must_fail timeout 30 ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=yes \
 		-o UserKnownHostsFile=bad_known_hosts -i "$L/keys/id_ed25519" \
 		-p "$(port_of dut)" root@127.0.0.1 true 2>err &&
-	test_grep -i "host key" err
+	grep -i "host key" err
 '
 
 test_expect_success ROOT,QEMU,KBUILD 'the guest sees the host root read-only under a private writable overlay' '
