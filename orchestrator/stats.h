@@ -57,7 +57,12 @@ int stats_mwu(const double *a, size_t na, const double *b, size_t nb, struct sta
 int stats_mwu_exact(const double *a, size_t na, const double *b, size_t nb, struct stats_mwu *m);
 int stats_mwu_normal(const double *a, size_t na, const double *b, size_t nb, struct stats_mwu *m);
 
-/* Hodges-Lehmann shift: median of all b_j - a_i. */
+/*
+ * Hodges-Lehmann shift: median of all b_j - a_i (NaN with a NaN value).
+ * Above STATS_HL_PAIRS_MAX pairs it is found by bisection on the value
+ * instead of materialising every difference.
+ */
+#define STATS_HL_PAIRS_MAX 1000000
 double stats_hodges_lehmann(const double *a, size_t na, const double *b, size_t nb);
 
 /* Holm step-down adjusted p-values: adj[i] for p[i] (monotone, capped at 1). */

@@ -1,5 +1,6 @@
 /* orch-stats.c: stats.c against recorded reference values (scipy 1.10.1, Debian 12) and by properties. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stats.h"
@@ -188,6 +189,33 @@ static void test_holm_hl(void)
 			bad += stats_median(x, n) != (n % 2 ? y[n / 2] : (y[n / 2 - 1] + y[n / 2]) / 2);
 		}
 		is_int(bad, 0, "median by quickselect equals the sorted median");
+	}
+	{
+		/* Above STATS_HL_PAIRS_MAX: bisection against the full sort of 1001 x 1002 differences. */
+		size_t na = 1001, nb = 1002, k = 0;
+		double *xa = malloc(na * sizeof(*xa)), *xb = malloc(nb * sizeof(*xb));
+		double *d = malloc(na * nb * sizeof(*d)), want;
+		unsigned seed = 7;
+
+		for (size_t i = 0; i < na; i++) {
+			seed = seed * 1103515245 + 12345;
+			xa[i] = (double)((seed >> 8) % 100000) / 1000;
+		}
+		for (size_t j = 0; j < nb; j++) {
+			seed = seed * 1103515245 + 12345;
+			xb[j] = (double)((seed >> 8) % 100000) / 1000 + 3.3;
+		}
+		for (size_t j = 0; j < nb; j++)
+			for (size_t i = 0; i < na; i++)
+				d[k++] = xb[j] - xa[i];
+		want = stats_median(d, k);
+		ok(na * nb > STATS_HL_PAIRS_MAX, "the large path is taken");
+		is_double(stats_hodges_lehmann(xa, na, xb, nb), want, 1e-9, "Hodges-Lehmann by bisection = sorted median (%g)", want);
+		is_double(stats_hodges_lehmann(xa, 1000, xb, 1000), stats_hodges_lehmann(xa, 1000, xb, 1000), 0,
+			  "1M pairs (the small path) runs");
+		free(xa);
+		free(xb);
+		free(d);
 	}
 }
 
