@@ -869,7 +869,24 @@ int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res)
 	if (rc != SQLITE_DONE)
 		return error("database: cannot read comparisons of job %lld: %s", (long long)job_id,
 			     sqlite3_errmsg(db));
-	return res->n_rows ? 1 : 0;
+	if (!res->n_rows)
+		return 0;
+	/* the profile differences are not stored: they are cheap to read again */
+	{
+		struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 1 }, sb = { JOB_SIDE, job_id, "B", NULL, 1 };
+		struct profrow *pa = NULL, *pb = NULL;
+		size_t npa = 0, npb = 0;
+		char *spec = NULL;
+
+		if (db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1)
+			sa.warmup = sb.warmup = spec_warmup(spec);
+		free(spec);
+		if (!load_side_profile(db, &sa, &pa, &npa) && !load_side_profile(db, &sb, &pb, &npb))
+			merge_profiles(pa, npa, pb, npb, res);
+		profrows_free(pa, npa);
+		profrows_free(pb, npb);
+	}
+	return 1;
 }
 
 void compare_result_free(struct compare_result *res)

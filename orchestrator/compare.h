@@ -101,7 +101,11 @@ int compare_job(sqlite3 *db, int64_t job_id, const struct compare_opts *opts,
 int compare_kernels(sqlite3 *db, const char *kernel_a, const char *kernel_b,
 		    const struct compare_opts *opts, struct compare_result *res);
 
-/* Load the stored comparison rows of a job (no recomputation): 1 found, 0 none, -1 error. */
+/*
+ * Load the stored comparison rows of a job (the statistics are not
+ * recomputed; the profile differences, which are not stored, are read
+ * again from the job's runs): 1 found, 0 none, -1 error.
+ */
 int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res);
 
 void compare_result_free(struct compare_result *res);

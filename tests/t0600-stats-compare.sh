@@ -118,7 +118,8 @@ test_expect_success 'klab compare --stored prints the stored rows without recomp
 	k compare --stored 1 >stored &&
 	grep " tps \*" stored >tps2 &&
 	test_grep "CHANGED" tps2 &&
-	test_grep "claim" tps2
+	test_grep "claim" tps2 &&
+	test_grep "queued_spin_lock_slowpath" stored
 '
 
 test_expect_success 'klab compare KERNEL_A KERNEL_B by id, release and label gives the job result' '
