@@ -1,0 +1,230 @@
+/* orch-job.c: the job engine without machines: ABBA order, plan, spec of each job kind, find and cancel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "db.h"
+#include "job.h"
+#include "jsonh.h"
+#include "log.h"
+#include "tap.h"
+#include "util.h"
+
+#define CONFIG_TEXT \
+	"[lab]\n\tdb = %s/job.db\n" \
+	"[machine \"dut\"]\n\thost = 198.18.255.2\n\trole = dut\n\tpeer = peer\n\tnic = wl0\n\taddr = 198.18.0.1\n\tboot = kexec\n" \
+	"[machine \"peer\"]\n\thost = 198.18.255.6\n\trole = peer\n\tnic = wl1\n\taddr = 198.18.0.2\n\tboot = none\n" \
+	"[machine \"ndut\"]\n\thost = 198.18.255.10\n\trole = dut\n\tpeer = npeer\n\tboot = none\n" \
+	"[machine \"npeer\"]\n\thost = 198.18.255.14\n\trole = peer\n\tboot = none\n" \
+	"[tree \"t\"]\n\ttarball = /dev/null\n" \
+	"[profile \"a\"]\n\txps = off\n" \
+	"[profile \"b\"]\n\txps = auto\n\tsysctl.net.core.busy_poll = 50\n" \
+	"[workload \"rr\"]\n\ttype = udp_rr\n\tflows = 8\n\tduration = 3s\n\twarmup = 1s\n\tmonitors = cpu nic\n" \
+	"[workload \"tx\"]\n\ttype = udp_tx\n\tpayload_size = 64\n\tduration = 2s\n" \
+	"[job \"tune\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr tx\n\tboots = 2\n\truns = 2\n\twarmup = 1\n\tseed = 42\n" \
+	"[job \"refs\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = dut peer\n\tworkloads = rr\n" \
+	"[job \"refs-none\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = ndut npeer\n\tworkloads = rr\n" \
+	"[job \"night\"]\n\ttree = t\n\tmachines = dut peer\n\tworkloads = rr\n\tboots = 2\n" \
+	"[schedule \"nightly\"]\n\tcron = 0 3 * * *\n\tjob = night\n"
+
+
+static struct json_object *job_spec(sqlite3 *db, int64_t id)
+{
+	char *s = NULL;
+	struct json_object *o;
+
+	db_get_str(db, &s, "SELECT spec FROM jobs WHERE id = ?", "i", id);
+	o = s ? json_parse(s, strlen(s), "spec") : NULL;
+	free(s);
+	return o;
+}
+
+static const char *jstr(struct json_object *o, const char *path1, int idx, const char *path2)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, path1, &v))
+		return NULL;
+	if (idx >= 0)
+		v = json_object_array_get_idx(v, (size_t)idx);
+	if (path2 && !json_object_object_get_ex(v, path2, &v))
+		return NULL;
+	return v ? json_object_get_string(v) : NULL;
+}
+
+int main(void)
+{
+	char order[64], order2[64], path[512], *text;
+	struct klab_config cfg;
+	sqlite3 *db;
+	int64_t id;
+
+	log_init("orch-job", 0, LOG_ERR);
+
+	/* ---- ABBA order ---- */
+	for (int boots = 1; boots <= 7; boots++) {
+		int na = 0, nb = 0, quads_ok = 1;
+		job_order(boots, 12345, 0, order);
+		for (char *p = order; *p; p++)
+			*p == 'A' ? na++ : nb++;
+		for (int q = 0; q + 3 < 2 * boots; q += 4)
+			if (order[q] != order[q + 3] || order[q + 1] != order[q + 2] || order[q] == order[q + 1])
+				quads_ok = 0;
+		is_int((long)strlen(order), 2 * boots, "boots %d: %d letters", boots, 2 * boots);
+		ok(na == boots && nb == boots, "boots %d: balanced (%s)", boots, order);
+		ok(quads_ok, "boots %d: each quad is XYYX (%s)", boots, order);
+	}
+	job_order(4, 99, 0, order);
+	job_order(4, 99, 0, order2);
+	is_str(order, order2, "the same seed gives the same order");
+	{
+		int seen_ab = 0, seen_ba = 0;
+		for (int s = 0; s < 64; s++) {
+			job_order(1, s, 0, order);
+			if (!strcmp(order, "AB"))
+				seen_ab++;
+			else if (!strcmp(order, "BA"))
+				seen_ba++;
+		}
+		ok(seen_ab > 10 && seen_ba > 10 && seen_ab + seen_ba == 64,
+		   "seeds 0..63 start with A %d times and with B %d times", seen_ab, seen_ba);
+	}
+	job_order(3, 7, 1, order);
+	is_str(order, "ABABAB", "order = fixed is ABAB...");
+
+	/* ---- submit: spec of each kind ---- */
+	snprintf(path, sizeof(path), "%s/klab.conf", tap_scratch_dir());
+	text = xasprintf(CONFIG_TEXT, tap_scratch_dir());
+	write_file_atomic(path, text, strlen(text), 0644);
+	free(text);
+	memset(&cfg, 0, sizeof(cfg));
+	if (!ok(!conf_load(&cfg, path), "config loads") || !ok(!db_open(cfg.lab.db, &db), "database opens"))
+		return done_testing();
+
+	{
+		struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+		struct json_object *spec;
+		struct strvec plan = STRVEC_INIT;
+		o.job = "tune";
+		id = job_submit(db, &cfg, &o);
+		ok(id == 1, "tuning job submitted as job 1");
+		spec = job_spec(db, id);
+		is_str(jstr(spec, "kind", -1, NULL), "tuning", "kind tuning");
+		is_str(jstr(spec, "sides", 0, "profile"), "a", "side A has profile a");
+		is_str(jstr(spec, "sides", 1, "profile"), "b", "side B has profile b");
+		is_str(jstr(spec, "seed", -1, NULL), "42", "the job's seed");
+		is_str(jstr(spec, "workloads", 0, "duration_s"), "3.0", "duration in seconds");
+		is_str(jstr(spec, "workloads", 1, "type"), "udp_tx", "second workload");
+		ok(strstr(json_object_to_json_string_ext(spec, JSON_C_TO_STRING_PLAIN), "\"net.core.busy_poll\":\"50\"") != NULL, "profile b's sysctls in the spec");
+		ok(!job_plan(spec, 42, &plan), "plan");
+		/* 3 (intake, 2 builds) + lease + 4 boots x (4 + 3 runs x 2 workloads + restore) + 4 */
+		is_int(plan.n, 3 + 1 + 4 * (4 + 6 + 1) + 4, "plan has every step");
+		is_str(plan.v[0], "intake", "first step");
+		is_str(plan.v[3], "lease", "lease after the builds");
+		is_str(plan.v[4], "boot:1:deploy", "then boot 1");
+		is_str(plan.v[8], "run:1:rr:0", "runs: warm-up run first");
+		is_str(plan.v[9], "run:1:tx:0", "workloads interleaved within a run index");
+		is_str(plan.v[14], "boot:1:restore", "restore closes the boot");
+		is_str(plan.v[plan.n - 1], "notify", "notify last");
+		strvec_clear(&plan);
+		json_object_put(spec);
+		is_int(id, 1, "id");
+		{
+			int64_t n = 0;
+			db_get_int(db, &n, "SELECT count(*) FROM job_sides WHERE job_id = 1 AND profile IS NOT NULL", "");
+			is_int(n, 2, "job_sides rows with profiles");
+		}
+	}
+	{
+		struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+		struct json_object *spec;
+		o.job = "refs";
+		o.seed = 5;
+		o.boots = 3;
+		id = job_submit(db, &cfg, &o);
+		spec = job_spec(db, id);
+		is_str(jstr(spec, "kind", -1, NULL), "refs", "kind refs");
+		is_str(jstr(spec, "sides", 0, "ref"), "v6.1", "side A builds v6.1");
+		is_str(jstr(spec, "sides", 1, "ref"), "v6.2", "side B builds v6.2");
+		is_str(jstr(spec, "boots", -1, NULL), "3", "--boots override");
+		is_str(jstr(spec, "seed", -1, NULL), "5", "--seed override");
+		json_object_put(spec);
+
+		o.job = "refs";
+		o.test = NULL;
+		o.series = "mbox:/dev/null";
+		id = job_submit(db, &cfg, &o);
+		spec = job_spec(db, id);
+		is_str(jstr(spec, "kind", -1, NULL), "series", "a --series override makes a series job");
+		is_str(jstr(spec, "sides", 1, "variant"), "patched", "side B is the patched kernel");
+		json_object_put(spec);
+
+		o.job = "refs-none";
+		o.series = NULL;
+		ok(job_submit(db, &cfg, &o) == -1, "comparing kernels on boot = none machines is refused");
+		o.job = "nosuch";
+		ok(job_submit(db, &cfg, &o) == -1, "unknown job refused");
+	}
+	{
+		/* nightlies: the first has one side; the next compares with its kernel */
+		struct conf_schedule s = { (char *)"nightly", (char *)"0 3 * * *", (char *)"night", 0 };
+		void *arg[2] = { db, &cfg };
+		struct json_object *spec;
+		struct strvec plan = STRVEC_INIT;
+		int64_t first = job_submit_schedule(arg, &s), second;
+
+		spec = job_spec(db, first);
+		is_str(jstr(spec, "kind", -1, NULL), "nightly", "kind nightly");
+		is_int(json_object_array_length(json_object_object_get(spec, "sides")), 1, "first nightly: one side");
+		job_plan(spec, 1, &plan);
+		is_int(strvec_find(&plan, "build:A"), -1, "no build:A");
+		ok(strvec_find(&plan, "boot:2:deploy") > 0 && strvec_find(&plan, "boot:3:deploy") == -1,
+		   "boots of side B only");
+		strvec_clear(&plan);
+		json_object_put(spec);
+		db_exec(db, "INSERT INTO kernels (id, key, variant, state, created) VALUES (77, 'k', 'nightly', 'ok', 0)");
+		db_run(db, "UPDATE job_sides SET kernel_id = 77 WHERE job_id = ?", "i", first);
+		db_run(db, "UPDATE jobs SET state = 'done' WHERE id = ?", "i", first);
+		second = job_submit_schedule(arg, &s);
+		spec = job_spec(db, second);
+		is_str(jstr(spec, "sides", 0, "label"), "previous", "second nightly: side A is the previous one");
+		is_str(jstr(spec, "sides", 0, "kernel_id"), "77", "... with its kernel");
+		is_str(jstr(spec, "sides", 0, "from_job"), "4", "... of job 4");
+		json_object_put(spec);
+		{
+			char *sched = NULL;
+			db_get_str(db, &sched, "SELECT schedule FROM jobs WHERE id = ?", "i", second);
+			is_str(sched, "nightly", "the job records its schedule");
+			free(sched);
+		}
+	}
+
+	/* ---- find, cancel ---- */
+	{
+		int64_t f = 0;
+		ok(!job_find(db, "1", &f) && f == 1, "find by id");
+		ok(!job_find(db, "refs", &f) && f == 3, "find by name: the newest");
+		ok(job_find(db, "99", &f) == -1, "no job 99");
+		ok(!job_cancel(db, 2), "cancel a queued job");
+		{
+			char *st = NULL;
+			db_get_str(db, &st, "SELECT state FROM jobs WHERE id = 2", "");
+			is_str(st, "cancelled", "queued -> cancelled at once");
+			free(st);
+		}
+		ok(job_cancel(db, 2) == -1, "cannot cancel twice");
+		db_exec(db, "UPDATE jobs SET state = 'running' WHERE id = 1");
+		ok(!job_cancel(db, 1), "cancel a running job");
+		{
+			int64_t c = 0;
+			db_get_int(db, &c, "SELECT cancel FROM jobs WHERE id = 1", "");
+			is_int(c, 1, "running: the flag is set for the next safe point");
+		}
+		snprintf(path, sizeof(path), "%s", cfg.lab.db);
+		is_int(job_is_live(path, 1), 0, "nobody runs job 1");
+	}
+	db_close(db);
+	conf_free(&cfg);
+	return done_testing();
+}
