@@ -1,0 +1,63 @@
+#!/bin/bash
+# bench-monitors.sh: monitor overhead of klab-agent run: udp_rr throughput with every
+# monitor on vs none, interleaved (none, all, none, all, ...) between two network
+# namespaces joined by an 8-queue veth; prints each run and the overhead in percent.
+#
+#   bash bench/bench-monitors.sh [PAIRS] [DURATION_S]     (root; default 4 pairs of 5 s)
+#   KLAB_BUILD=build/rel (default) selects the klab-agent build.
+set -eu
+PAIRS=${1:-4}
+DUR=${2:-5}
+SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+AGENT=${KLAB_BUILD:-$SRCDIR/build/rel}/bin/klab-agent
+[ -x "$AGENT" ] || { echo "bench-monitors: no klab-agent at $AGENT (make first)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "bench-monitors: needs root (network namespaces)" >&2; exit 1; }
+
+NS_A=klabbench-a-$$ NS_B=klabbench-b-$$
+ADDR_A=198.18.3.1 ADDR_B=198.18.3.2
+WORK=$(mktemp -d /tmp/klab-bench-monitors.XXXXXX)
+cleanup() { ip netns del $NS_A 2>/dev/null; ip netns del $NS_B 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+ip netns add $NS_A && ip netns add $NS_B
+ip link add wl0 numtxqueues 8 numrxqueues 8 netns $NS_A type veth \
+	peer name wl1 numtxqueues 8 numrxqueues 8 netns $NS_B
+ip -n $NS_A addr add $ADDR_A/24 dev wl0 && ip -n $NS_B addr add $ADDR_B/24 dev wl1
+ip -n $NS_A link set wl0 up && ip -n $NS_B link set wl1 up
+export KLAB_AGENT_STATE=$WORK/state
+
+ALL='["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]'
+one() {	# one RUN_ID MONITORS: prints tps
+	local id=$1 mons=$2 port=$((9200 + RANDOM % 500))
+	cat >"$WORK/srv.spec" <<JSON
+{"spec_version": 1, "run_id": "$id-srv", "role": "server", "duration_s": $DUR, "warmup_s": 1,
+ "linger_s": 2, "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port"}}, "monitors": []}
+JSON
+	cat >"$WORK/cl.spec" <<JSON
+{"spec_version": 1, "run_id": "$id", "role": "client", "duration_s": $DUR, "warmup_s": 1,
+ "peer_addr": "$ADDR_B", "nic": "wl0", "monitors": $mons,
+ "bpftrace_script": "tracepoint:net:net_dev_xmit { @xmit = count(); @len = hist(args->len); }",
+ "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port", "flows": "50"}}}
+JSON
+	ip netns exec $NS_B "$AGENT" run <"$WORK/srv.spec" >/dev/null 2>"$WORK/srv.err" &
+	local spid=$!
+	sleep 0.5
+	ip netns exec $NS_A "$AGENT" run <"$WORK/cl.spec" >"$WORK/$id.json" 2>"$WORK/cl.err" ||
+		{ cat "$WORK/cl.err" >&2; return 1; }
+	wait $spid || true
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([m['value'] for m in d['metrics'] if m['name']=='tps'][0])" "$WORK/$id.json"
+}
+
+none=() all=()
+for i in $(seq 1 "$PAIRS"); do
+	a=$(one "none-$i" '[]'); none+=("$a")
+	b=$(one "all-$i" "$ALL"); all+=("$b")
+	printf 'pair %d: none %.0f tps, all monitors %.0f tps\n' "$i" "$a" "$b"
+done
+python3 - "${none[*]}" "${all[*]}" <<'PY'
+import statistics as st, sys
+n = [float(x) for x in sys.argv[1].split()]; a = [float(x) for x in sys.argv[2].split()]
+mn, ma = st.mean(n), st.mean(a)
+sd = lambda v: st.stdev(v) / st.mean(v) * 100 if len(v) > 1 else 0.0
+print("none: mean %.0f tps (cov %.1f%%), all monitors: mean %.0f tps (cov %.1f%%)" % (mn, sd(n), ma, sd(a)))
+print("monitor overhead: %.1f%% throughput loss (target <= 2%%)" % ((mn - ma) / mn * 100))
+PY
