@@ -1872,6 +1872,35 @@ static int step_report(struct job_ctx *j, const char *key)
 	return DONE;
 }
 
+/*
+ * The optional notify command: $KLAB_NOTIFY_CMD, split on white space and
+ * run (no shell) with KLAB_JOB_ID, KLAB_JOB_NAME, KLAB_JOB_STATE and
+ * KLAB_JOB_ERROR in its environment, for at most 60 s. Its failure is
+ * logged; it never changes the job's outcome.
+ */
+static void notify_command(struct job_ctx *j, const char *state, const char *err)
+{
+	const char *cmd = getenv("KLAB_NOTIFY_CMD");
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	struct run_cmd c = RUN_CMD_INIT;
+
+	if (!cmd || !*cmd)
+		return;
+	strvec_split(&argv, cmd, " \t");
+	strvec_pushf(&env, "KLAB_JOB_ID=%lld", (long long)j->id);
+	strvec_pushf(&env, "KLAB_JOB_NAME=%s", spec_str(j->spec, "name"));
+	strvec_pushf(&env, "KLAB_JOB_STATE=%s", state);
+	strvec_pushf(&env, "KLAB_JOB_ERROR=%s", err ? err : "");
+	c.argv = (const char *const *)argv.v;
+	c.env = (const char *const *)env.v;
+	c.timeout_ms = 60000;
+	if (argv.n && (run_command(&c) || c.status))
+		warn("notify command '%s' for job %lld failed: %s", cmd, (long long)j->id, run_describe(&c));
+	run_release(&c);
+	strvec_clear(&argv);
+	strvec_clear(&env);
+}
+
 static int step_notify(struct job_ctx *j, const char *key)
 {
 	int64_t runs = 0, changed = 0;
@@ -1879,10 +1908,11 @@ static int step_notify(struct job_ctx *j, const char *key)
 	db_get_int(j->db, &runs, "SELECT count(*) FROM runs WHERE job_id = ?", "i", j->id);
 	db_get_int(j->db, &changed, "SELECT count(*) FROM comparisons WHERE job_id = ? AND verdict = 'CHANGED'",
 		   "i", j->id);
-	log_msg(LOG_NOTICE, "job %lld '%s' finished: %lld runs stored, %lld metrics CHANGED",
+	log_msg(j->o->progress ? LOG_INFO : LOG_NOTICE, "job %lld '%s' finished: %lld runs stored, %lld metrics CHANGED",
 		(long long)j->id, spec_str(j->spec, "name"), (long long)runs, (long long)changed);
 	json_object_object_add(j->detail, "runs", json_object_new_int64(runs));
 	json_object_object_add(j->detail, "changed", json_object_new_int64(changed));
+	notify_command(j, "done", NULL);
 	return DONE;
 }
 
@@ -2124,6 +2154,9 @@ int job_run(struct klab_config *cfg, sqlite3 *db, const char *db_path, int64_t i
 		char *reason = xasprintf("step %s failed: %s", j.plan.v[j.pos < j.plan.n ? j.pos : 0], j.why.buf);
 		cleanup(&j);
 		finish(&j, "failed", reason);
+		if (!o->progress)
+			log_msg(LOG_NOTICE, "job %lld '%s' failed: %s", (long long)id, spec_str(j.spec, "name"), reason);
+		notify_command(&j, "failed", reason);
 		progress(&j, "job %lld FAILED: %s", (long long)id, reason);
 		free(reason);
 		ret = 1;
