@@ -199,10 +199,13 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 			char *val = value_text(json_object_iter_peek_value(&it)), *opt, *q;
 			if (!d) {
 				free(val);
-				return error("run spec: unknown parameter '%s' for workload type '%s'", key, s->type);
+				error("run spec: unknown parameter '%s' for workload type '%s'", key, s->type);
+				goto out;
 			}
-			if (!val)
-				return error("run spec: parameter '%s' must be a string or a number", key);
+			if (!val) {
+				error("run spec: parameter '%s' must be a string or a number", key);
+				goto out;
+			}
 			if (!strcmp(key, "port")) {
 				free(port_own);
 				port = port_own = val;
@@ -244,6 +247,7 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 		strvec_pushf(&s->gen_argv, "%ldms", ms(s->wait_s));
 	}
 	ret = 0;
+out:
 	free(port_own);
 	return ret;
 }

@@ -90,6 +90,36 @@ test_expect_success 'run on loopback: result on stdout and kept; a failing gener
 	python3 -c "import json; d=json.load(open(\"bad.json\")); assert d[\"status\"] == \"failed\" and \"flows\" in d[\"error\"], d[\"error\"]"
 '
 
+test_expect_success 'tools missing: each monitor says unavailable, the run still succeeds' '
+	port=$(test_free_port) &&
+	mkdir -p empty &&
+	cat >srv2.spec <<-JSON &&
+	{"spec_version": 1, "run_id": "np-srv", "role": "server", "duration_s": 1, "warmup_s": 0, "linger_s": 2,
+	 "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port"}}}
+	JSON
+	cat >np.spec <<-JSON &&
+	{"spec_version": 1, "run_id": "np", "role": "client", "duration_s": 1, "warmup_s": 0,
+	 "peer_addr": "127.0.0.1", "nic": "no-such-nic0", "bpftrace_script": "tracepoint:net:net_dev_xmit { @n = count(); }",
+	 "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port", "flows": 2}},
+	 "monitors": ["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]}
+	JSON
+	{ "$KLAB_AGENT" run <srv2.spec >/dev/null 2>&1 & } &&
+	sleep 0.3 &&
+	PATH=$SCRATCH/empty "$KLAB_AGENT" run <np.spec >np.json &&
+	wait &&
+	python3 - np.json <<-\PY
+	import json, sys
+	d = json.load(open(sys.argv[1])); m = d["monitors"]; print(m)
+	assert d["status"] == "ok"
+	assert m["cpu"] == "ok"
+	assert m["perf-stat"] == "unavailable: perf not found", m
+	assert m["perf-profile"] == "unavailable: perf not found", m
+	assert m["bpftrace"] == "unavailable: bpftrace not found", m
+	assert m["nic"].startswith("unavailable: no interface \x27no-such-nic0\x27"), m
+	PY
+	"$KLAB_AGENT" ack np && "$KLAB_AGENT" ack np-srv
+'
+
 test_expect_success 'list, fetch, ack' '
 	"$KLAB_AGENT" list >list && printf "lo-bad\nlo-cl\nlo-srv\n" >expect && test_cmp expect list &&
 	"$KLAB_AGENT" fetch lo-cl >f.json && test_cmp cl.json f.json &&
