@@ -263,7 +263,10 @@ static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, co
 	if (a->modules) {
 		char *tar = xasprintf("%s/modules-%s.tar", dir, a->release);
 		const char *root = o->modules_root ? o->modules_root : "/";
-		const char *untar[] = { "tar", "-xaf", tar, "-C", root, NULL };
+		/* --keep-directory-symlink: on a merged-/usr machine /lib is a
+		 * symlink that the archive's "lib/" entry would otherwise replace
+		 * with a directory, leaving no libc for any later command. */
+		const char *untar[] = { "tar", "--keep-directory-symlink", "-xaf", tar, "-C", root, NULL };
 		int rc = ssh_upload(c, a->modules, tar, &xo);
 
 		if (rc == 0)
