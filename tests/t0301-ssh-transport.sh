@@ -5,7 +5,7 @@ test_description='ssh transport against real sshd in a netns lab: host keys, key
 L=$SCRATCH/lab
 T=$KLAB_BUILD/tests/orch-ssh
 S=$SRCDIR/tests/data/ssh
-test_cleanup '"$KLAB" lab down --dir "$L"'
+test_cleanup '"$KLAB" lab down --dir "$L"; test -f "$SCRATCH/agent-cleanup" && sh "$SCRATCH/agent-cleanup"'
 
 # a config of our own: the lab machines, our own known_hosts and db
 mkconf() {	# mkconf FILE KNOWN_HOSTS KEY
@@ -77,6 +77,22 @@ test_expect_success ROOT,NETNS,SSHD 'a wrong client key is refused' '
 	mkconf k4.conf "$L/known_hosts" "$SCRATCH/no-such-key" &&
 	test_must_fail "$T" -c k4.conf -m dut connect 2>err &&
 	test_grep "cannot read ssh key" err
+'
+
+test_expect_success ROOT,NETNS,SSHD 'without a key file, the keys of ssh-agent are used' '
+	eval "$(ssh-agent -s)" >/dev/null &&
+	echo "kill $SSH_AGENT_PID" >>"$SCRATCH/agent-cleanup" &&
+	ssh-add -q "$L/keys/id_ed25519" 2>/dev/null &&
+	grep -v "ssh_key = " "$L/klab.conf" >ka.conf &&
+	"$T" -c ka.conf -m dut connect >out &&
+	test_grep "connected to dut" out &&
+	ssh-add -q -D 2>/dev/null &&
+	test_must_fail "$T" -c ka.conf -m dut connect 2>err &&
+	test_grep "with the keys of ssh-agent" err &&
+	kill $SSH_AGENT_PID &&
+	unset SSH_AUTH_SOCK &&
+	test_must_fail "$T" -c ka.conf -m dut connect 2>err &&
+	test_grep "no ssh key for machine .dut." err
 '
 
 test_expect_success ROOT,NETNS,SSHD 'hostile arguments arrive as the exact argv and run nothing' '
