@@ -321,6 +321,7 @@ int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_
 
 	spec = json_object_new_object();
 	sides = json_object_new_array();
+	json_object_object_add(spec, "sides", sides);	/* spec owns it from here */
 	if ((cj->profile_a || cj->profile_b) && !series && !test) {
 		const char *pa = cj->profile_a ? cj->profile_a : dut_profile;
 		const char *pb = cj->profile_b ? cj->profile_b : dut_profile;
@@ -366,11 +367,9 @@ int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_
 		struct json_object *wj = NULL;
 		if (!w) {
 			error("job '%s': workload '%s' is not in the config", o->job, cj->workloads.v[i]);
-			json_object_put(sides);
 			goto out;
 		}
 		if (workload_json(w, &wj)) {
-			json_object_put(sides);
 			goto out;
 		}
 		json_object_array_add(wl, wj);
@@ -385,7 +384,6 @@ int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_
 		p = conf_profile(cfg, pn);
 		if (!p) {
 			error("job '%s': profile '%s' is not in the config", o->job, pn);
-			json_object_put(sides);
 			goto out;
 		}
 		json_object_object_add(profiles, pn, profile_json(p));
@@ -405,7 +403,6 @@ int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_
 			json_object_array_add(lp, jstr(cj->local_patches.v[i]));
 		json_object_object_add(spec, "local_patches", lp);
 	}
-	json_object_object_add(spec, "sides", sides);
 	machines = json_object_new_array();
 	for (size_t i = 0; i < cj->machines.n; i++)
 		json_object_array_add(machines, jstr(cj->machines.v[i]));

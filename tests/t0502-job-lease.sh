@@ -92,7 +92,10 @@ test_expect_success 'an expired lease of a dead job is reclaimed' '
 
 test_expect_success 'a run that fails is retried once, then the job fails; stored runs remain' '
 	"$KLAB" submit --job failing >/dev/null &&
-	test_expect_code 1 "$KLAB" run 8 >out 2>err &&
+	printf "#!/bin/sh\necho \"\$KLAB_JOB_ID \$KLAB_JOB_NAME \$KLAB_JOB_STATE \$KLAB_JOB_ERROR\" >>\"$SCRATCH/notified\"\n" >notify.sh &&
+	chmod +x notify.sh &&
+	test_expect_code 1 env KLAB_NOTIFY_CMD="$SCRATCH/notify.sh" "$KLAB" run 8 >out 2>err &&
+	test_grep "^8 failing failed step run:1:bad:0 failed" notified &&
 	test_grep "retrying once" err &&
 	sql "SELECT error FROM jobs WHERE id = 8" >err8 &&
 	test_grep "step run:1:bad:0 failed: run j8-.*-b1-bad-r0 failed twice: .*flows" err8 &&
