@@ -447,8 +447,8 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 		 "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro "
 		 "init=%s/guest/init.sh panic=-1 quiet "
 		 "klab.name=%s klab.dir=%s klab.mgmt=%s klab.mgmt_mac=%s "
-		 "klab.lab=%s/24 klab.lab_mac=%s",
-		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, mac1);
+		 "klab.lab=%s/24 klab.lab_mac=%s klab.dummy=%s",
+		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, mac1, QLAB_DUMMY_ADDR);
 	strvec_push(av, "-append");
 	strvec_push(av, app.buf);
 	buf_release(&app);

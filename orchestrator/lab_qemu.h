@@ -10,11 +10,15 @@
  *   management NIC (qemu user net, private to each qemu): 198.18.2.15/24,
  *     qemu's side 198.18.2.2; SSH is forwarded from 127.0.0.1:PORT
  *   workload NIC between the two guests: 198.18.(100+K).1/24 (dut) and .2 (peer)
+ *   dummy0 in each guest: 198.18.201.1/24; udp_tx to 198.18.201.2 leaves
+ *     through dummy0 (no neighbour: dummy is NOARP) and is dropped by its driver
  */
 #define QLAB_MGMT_NET "198.18.2.0/24"
 #define QLAB_MGMT_HOST "198.18.2.2"
 #define QLAB_MGMT_GUEST "198.18.2.15/24"
 #define QLAB_LAB_FMT "198.18.%d.%d"		/* 100 + K, 1 (dut) or 2 (peer) */
+#define QLAB_DUMMY_ADDR "198.18.201.1/24"
+#define QLAB_DUMMY_TARGET "198.18.201.2"
 #define QLAB_MAX_INDEX 49
 
 /*

@@ -9,7 +9,7 @@
 #   klab.mgmt_mac=MAC        MAC of the management NIC (renamed eth0)
 #   klab.lab=198.18.100.1/24 address of the workload NIC (renamed eth1)
 #   klab.lab_mac=MAC         MAC of the workload NIC
-#   klab.dummy=198.18.200.1/24  address of dummy0, the udp_tx target device
+#   klab.dummy=198.18.201.1/24  address of dummy0: udp_tx to 198.18.201.2 is dropped there
 # The same parameters survive `kexec` (the deploy code reuses /proc/cmdline),
 # so a kexec'd kernel comes up exactly like the first one.
 #
@@ -119,8 +119,11 @@ mgmt=$(param mgmt) && ip addr add "$mgmt" dev eth0
 lab=$(param lab) && ip addr add "$lab" dev eth1
 ip link set eth0 up 2>/dev/null
 ip link set eth1 up 2>/dev/null
+# dummy0 (the kernel makes one with CONFIG_DUMMY=y): the drop target of
+# udp_tx, whose packets take the whole tx path and are freed by the driver.
 if dummy=$(param dummy); then
-	ip link add dummy0 type dummy && ip addr add "$dummy" dev dummy0 && ip link set dummy0 up
+	[ -e /sys/class/net/dummy0 ] || ip link add dummy0 type dummy
+	ip addr add "$dummy" dev dummy0 && ip link set dummy0 up
 fi
 
 # sshd with the lab's host key for this machine and the lab's client key.
