@@ -77,9 +77,29 @@ int db_version(sqlite3 *db)
 	return v;
 }
 
+/*
+ * Which migrations are applied: the table schema_migrations lists them; a
+ * database made before that table existed has every migration up to its
+ * user_version. A migration numbered below user_version that is not listed
+ * (it was added later than a higher one) is still applied, so numbers
+ * reserved for work in progress cannot be skipped.
+ */
+static int applied(sqlite3 *db, int version, int cur, int have_table)
+{
+	int64_t n = 0;
+
+	if (!have_table)
+		return version <= cur;
+	if (db_get_int(db, &n, "SELECT count(*) FROM schema_migrations WHERE version = ?", "i",
+		       (int64_t)version) < 0)
+		return -1;
+	return n > 0;
+}
+
 int db_migrate(sqlite3 *db, int target)
 {
-	int cur = db_version(db), latest = db_latest_version();
+	int cur = db_version(db), latest = db_latest_version(), have_table;
+	int64_t n = 0;
 
 	if (cur < 0)
 		return error("database: cannot read its schema version: %s", sqlite3_errmsg(db));
@@ -88,24 +108,58 @@ int db_migrate(sqlite3 *db, int target)
 			     cur, latest);
 	if (!target)
 		target = latest;
+	if (db_get_int(db, &n, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+		       "AND name = 'schema_migrations'", "") < 0)
+		return -1;
+	have_table = n > 0;
 	for (const struct db_migration *m = db_migrations; m->sql; m++) {
 		char pragma[64];
+		int done;
 
-		if (m->version <= cur || m->version > target)
+		if (m->version > target)
+			continue;
+		done = applied(db, m->version, cur, have_table);
+		if (done < 0)
+			return -1;
+		if (done && have_table)
 			continue;
 		if (db_begin(db))
 			return -1;
-		if (db_exec(db, m->sql)) {
-			db_rollback(db);
-			return error("database: migration %s failed; the database is unchanged", m->name);
+		if (!have_table) {
+			/* record what is there already, then carry on */
+			if (db_exec(db, "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
+				    "name TEXT NOT NULL, applied REAL NOT NULL)"))
+				goto fail;
+			for (const struct db_migration *o = db_migrations; o->sql; o++)
+				if (o->version <= cur &&
+				    db_run(db, "INSERT INTO schema_migrations VALUES (?, ?, ?)", "isd",
+					   (int64_t)o->version, o->name, now_wall()))
+					goto fail;
+			have_table = 1;
+			if (done) {
+				if (db_commit(db))
+					goto fail;
+				continue;
+			}
 		}
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", m->version);
-		if (db_exec(db, pragma) || db_commit(db)) {
-			db_rollback(db);
-			return error("database: migration %s failed; the database is unchanged", m->name);
+		if (db_exec(db, m->sql))
+			goto fail;
+		if (db_run(db, "INSERT INTO schema_migrations VALUES (?, ?, ?)", "isd",
+			   (int64_t)m->version, m->name, now_wall()))
+			goto fail;
+		if (m->version > cur) {
+			snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", m->version);
+			if (db_exec(db, pragma))
+				goto fail;
+			cur = m->version;
 		}
+		if (db_commit(db))
+			goto fail;
 		debug("database: applied migration %s", m->name);
-		cur = m->version;
+		continue;
+fail:
+		db_rollback(db);
+		return error("database: migration %s failed; the database is unchanged", m->name);
 	}
 	return 0;
 }

@@ -80,7 +80,7 @@ _check_prereq() {
 	CHROMIUM) command -v chromium >/dev/null ;;
 	PERF) command -v perf >/dev/null ;;
 	BPFTRACE) command -v bpftrace >/dev/null ;;
-	SCIPY) python3 -c 'import scipy.stats' 2>/dev/null ;;
+	SCIPY) /usr/bin/python3 -c 'import scipy.stats' 2>/dev/null ;;
 	SOCKPERF) command -v sockperf >/dev/null ;;
 	IPERF3) command -v iperf3 >/dev/null ;;
 	NETEM) [ "$(id -u)" = 0 ] && command -v tc >/dev/null && modprobe -q sch_netem 2>/dev/null; \

@@ -37,6 +37,20 @@ test_expect_success 'a database made by migration 1 with data in it survives the
 	test "$(sqlite3 old.db "SELECT host FROM machines WHERE name = \"dut1\"")" = 198.18.0.1
 '
 
+test_expect_success 'a migration numbered below the version that was never applied is applied' '
+	sqlite3 gap.db <"$SRCDIR/db/migrations/0001_init.sql" &&
+	sqlite3 gap.db "PRAGMA user_version = 1" &&
+	"$KLAB" --db gap.db db init >/dev/null &&
+	n=$(ls "$SRCDIR"/db/migrations/[0-9]*.sql | wc -l) &&
+	test "$(sqlite3 gap.db "SELECT count(*) FROM schema_migrations")" = "$n" &&
+	last=$(sqlite3 gap.db "SELECT max(version) FROM schema_migrations") &&
+	sqlite3 gap.db "DELETE FROM schema_migrations WHERE version = 1" &&
+	sqlite3 gap.db "CREATE TABLE canary(x)" &&
+	test_expect_code 1 "$KLAB" --db gap.db db info 2>err &&
+	test_grep "migration 0001_init failed; the database is unchanged" err &&
+	test "$(sqlite3 gap.db "PRAGMA user_version")" = "$last"
+'
+
 test_expect_success 'db/schema.sql is the schema the migrations produce' '
 	sqlite3 k.db .schema | grep -v "^CREATE TABLE sqlite_" | sed "s/ *$//" | sort >from-migrations &&
 	rm -f s.db && sqlite3 s.db <"$SRCDIR/db/schema.sql" &&
