@@ -965,9 +965,20 @@ int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 		error("give the kernel to boot: --kernel BZIMAGE or --kernel-id ID (one of them)");
 		return lab_usage(2);
 	}
-	if (!run_which("qemu-system-x86_64"))
-		return error("qemu-system-x86_64 not found: install the Debian package "
-			     "qemu-system-x86 (make deps)"), 1;
+	if (o.profile && (!*o.profile || strspn(o.profile, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						     "0123456789_-.+:@") != strlen(o.profile))) {
+		error("option '--profile': '%s' is not a profile name (letters, digits and _-.+:@)",
+		      o.profile);
+		return lab_usage(2);
+	}
+	{
+		char *qemu = run_which("qemu-system-x86_64");
+
+		if (!qemu)
+			return error("qemu-system-x86_64 not found: install the Debian package "
+				     "qemu-system-x86 (make deps)"), 1;
+		free(qemu);
+	}
 
 	st.index = o.index;
 	st.smp = o.smp;
