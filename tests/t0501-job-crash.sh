@@ -58,7 +58,12 @@ test_expect_success 'killed mid-run (SIGKILL from outside while the client runs)
 		sleep 0.1
 	done &&
 	test "$(step run:2:rr:0 state)" = running &&
-	sleep 1.2 &&
+	# the client is running on the dut once the agent made its work folder
+	for i in $(seq 300); do
+		ls -a "$SCRATCH/agent/state-dut/results" 2>/dev/null | grep -q "^\.work-j1-.*-b2-rr-r0$" && break
+		sleep 0.05
+	done &&
+	sleep 0.3 &&
 	kill -9 $pid && { wait $pid; true; } &&
 	test_grep "run j1-.*-b1-rr-r1 was already stored" bg.out &&
 	test "$(step run:1:rr:1 state)/$(step run:1:rr:1 attempts)" = done/2 &&
