@@ -790,8 +790,13 @@ int ssh_exec(struct ssh_conn *c, struct ssh_exec *x)
 		if (r < 0)
 			goto ioerr;
 		progress |= r;
-		if (libssh2_channel_eof(ch))
+		if (libssh2_channel_eof(ch)) {
+			/* reading stderr may have pulled in the last stdout packets: one more pass */
+			if (drain(ch, 0, &x->out, cap, &x->truncated, &rc) < 0 ||
+			    drain(ch, SSH_EXTENDED_DATA_STDERR, &x->err, cap, &x->truncated, &rc) < 0)
+				goto ioerr;
 			break;
+		}
 		if (!progress && wait_socket(c, deadline) < 0)
 			goto timeout;
 	}
