@@ -10,7 +10,8 @@
 # kernel's counters as well as from the tool: datagrams sent (interface tx_packets
 # of the sending side) and datagrams delivered to the receiving socket (Udp
 # InDatagrams of the receiving namespace, /proc/net/snmp), with socket-buffer drops
-# (RcvbufErrors) beside them. Each environment is a fresh namespace pair (or one
+# (RcvbufErrors) beside them, and the CPU time the tools' processes used per
+# datagram (/proc/PID/stat). Each environment is a fresh namespace pair (or one
 # namespace's loopback), so the counters hold this run's traffic only.
 #
 # Prints one line per run as it goes, then the medians and the ratio klab/peer per
@@ -77,7 +78,7 @@ ctr() {		# ctr: "tx_packets InDatagrams RcvbufErrors OutDatagrams" now
 # DELIV, DROP (per second). DIV=2 halves them (request/response on loopback:
 # both directions cross lo and the one namespace's counters).
 window() {
-	local a b w=$((DUR - 2)) t0 t i
+	local a b w=$((DUR - 2)) t0 t i ta tb ms ca sa
 	t0=$(ip netns exec $CNS cat /sys/class/net/$CDEV/statistics/tx_packets)
 	for ((i = 0; i < 100; i++)); do
 		sleep 0.1
@@ -86,29 +87,55 @@ window() {
 		t0=$t
 	done
 	sleep 0.5
+	ta=$(date +%s%N)
 	a=($(ctr))
+	ca=$(cpu_ticks "${CP[@]}"); sa=$(cpu_ticks "${SP[@]}")
 	sleep $w
+	tb=$(date +%s%N)
 	b=($(ctr))
-	SENT=$(( (b[0] - a[0]) / w / ${DIV:-1} ))
-	DELIV=$(( (b[1] - a[1]) / w / ${DIV:-1} ))
-	DROP=$(( (b[2] - a[2]) / w ))
+	CCPU=$(( $(cpu_ticks "${CP[@]}") - ca )) SCPU=$(( $(cpu_ticks "${SP[@]}") - sa ))
+	ms=$(( (tb - ta) / 1000000 ))
+	SENT=$(( (b[0] - a[0]) * 1000 / ms / ${DIV:-1} ))
+	DELIV=$(( (b[1] - a[1]) * 1000 / ms / ${DIV:-1} ))
+	DROP=$(( (b[2] - a[2]) * 1000 / ms ))
+	# CPU microseconds per delivered datagram (udp_rr: per transaction), for
+	# the sending side and the receiving side processes
+	CUS=$(awk -v t=$CCPU -v hz=$HZ -v ms=$ms -v n=$DELIV 'BEGIN { printf "%.2f", (n > 0 ? t * 1e9 / hz / ms / n : 0) }')
+	SUS=$(awk -v t=$SCPU -v hz=$HZ -v ms=$ms -v n=$DELIV 'BEGIN { printf "%.2f", (n > 0 ? t * 1e9 / hz / ms / n : 0) }')
 }
-bg() { "$@" & PIDS+=($!); }
-waitall() { local p; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done; PIDS=(); }
+# bgs/bgc: start a receiving-side (server, sink) or sending-side (client, sender)
+# process; `ip netns exec` execs the tool, so $! is the tool's own pid
+SP=() CP=()
+bgs() { "$@" & PIDS+=($!); SP+=($!); }
+bgc() { "$@" & PIDS+=($!); CP+=($!); }
+waitall() { local p; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done; PIDS=(); SP=(); CP=(); }
+# cpu_ticks PID...: user + system clock ticks of the processes (all threads; with
+# tick accounting and no IRQ time accounting, softirq work done in a process's
+# context is charged to it, as the receive path of veth and lo is)
+cpu_ticks() {
+	local p n=0 f
+	for p in "$@"; do
+		f=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null) || continue
+		set -- $f
+		n=$((n + ${12} + ${13}))
+	done
+	echo $n
+}
+HZ=$(getconf CLK_TCK)
 
 # record ENV CELL TOOL TOOL_RATE: one line per run
 record() {
-	printf '%-5s %-14s %-8s tool %10.0f   sent %9d/s  delivered %9d/s  drops %7d/s\n' \
-		"$1" "$2" "$3" "$4" "$SENT" "$DELIV" "$DROP"
-	echo "$1 $2 $3 $4 $SENT $DELIV $DROP" >>"$OUT/results"
+	printf '%-5s %-12s %-8s tool %8.0f  sent %7d/s  delivered %7d/s  drops %6d/s  cpu us/op %5.1f + %5.1f\n' \
+		"$1" "$2" "$3" "$4" "$SENT" "$DELIV" "$DROP" "$CUS" "$SUS"
+	echo "$1 $2 $3 $4 $SENT $DELIV $DROP $CUS $SUS" >>"$OUT/results"
 }
 jnum() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 
 rr_klab() {	# rr_klab ENV FLOWS
 	local port=9300
-	bg ip netns exec $SNS "$RR" server --port $port --duration $((DUR + 3)) >"$OUT/srv.json" 2>/dev/null
+	bgs ip netns exec $SNS "$RR" server --port $port --duration $((DUR + 4)) >"$OUT/srv.json" 2>/dev/null
 	sleep 0.3
-	bg ip netns exec $CNS "$RR" client --addr $SADDR --port $port --flows $2 --duration $((DUR - 1)) \
+	bgc ip netns exec $CNS "$RR" client --addr $SADDR --port $port --flows $2 --duration $DUR \
 		--warmup 1 >"$OUT/cli.json" 2>"$OUT/cli.err"
 	window
 	wait "${PIDS[1]}"
@@ -119,10 +146,10 @@ rr_klab() {	# rr_klab ENV FLOWS
 
 rr_sockperf() {	# rr_sockperf ENV FLOWS: one ping-pong client process per flow
 	local i sum
-	bg ip netns exec $SNS sockperf server -i $SADDR -p 11111 >/dev/null 2>&1
+	bgs ip netns exec $SNS sockperf server -i $SADDR -p 11111 >/dev/null 2>&1
 	sleep 0.5
 	for ((i = 0; i < $2; i++)); do
-		bg ip netns exec $CNS sockperf ping-pong -i $SADDR -p 11111 -m 100 -t $DUR >"$OUT/sp.$i" 2>&1
+		bgc ip netns exec $CNS sockperf ping-pong -i $SADDR -p 11111 -m 100 -t $((DUR + 1)) >"$OUT/sp.$i" 2>&1
 	done
 	window
 	local srv=${PIDS[0]}
@@ -136,10 +163,10 @@ rr_sockperf() {	# rr_sockperf ENV FLOWS: one ping-pong client process per flow
 }
 
 tx_klab() {	# tx_klab ENV SIZE THREADS
-	bg ip netns exec $SNS "$TX" sink --port 9400 --duration $((DUR + 2)) >"$OUT/sink.json" 2>/dev/null
+	bgs ip netns exec $SNS "$TX" sink --port 9400 --duration $((DUR + 4)) >"$OUT/sink.json" 2>/dev/null
 	sleep 0.3
-	bg ip netns exec $CNS "$TX" send --addr $SADDR --port 9400 --size $2 --threads $3 \
-		--duration $((DUR - 1)) --warmup 1 >"$OUT/send.json" 2>/dev/null
+	bgc ip netns exec $CNS "$TX" send --addr $SADDR --port 9400 --size $2 --threads $3 \
+		--duration $DUR --warmup 1 >"$OUT/send.json" 2>/dev/null
 	window
 	wait "${PIDS[1]}"
 	kill "${PIDS[0]}" 2>/dev/null
@@ -150,11 +177,11 @@ tx_klab() {	# tx_klab ENV SIZE THREADS
 tx_iperf3() {	# tx_iperf3 ENV SIZE THREADS: one iperf3 client (and server) per thread
 	local i pps
 	for ((i = 0; i < $3; i++)); do
-		bg ip netns exec $SNS iperf3 -s -1 -p $((5201 + i)) >/dev/null 2>&1
+		bgs ip netns exec $SNS iperf3 -s -1 -p $((5201 + i)) >/dev/null 2>&1
 	done
 	sleep 0.5
 	for ((i = 0; i < $3; i++)); do
-		bg ip netns exec $CNS iperf3 -c $SADDR -p $((5201 + i)) -u -b 0 -l $2 -t $DUR --json \
+		bgc ip netns exec $CNS iperf3 -c $SADDR -p $((5201 + i)) -u -b 0 -l $2 -t $((DUR + 1)) --json \
 			>"$OUT/ip.$i" 2>&1
 	done
 	window
@@ -189,33 +216,36 @@ for ((rep = 1; rep <= REPS; rep++)); do
 done
 
 echo
-echo "# medians of $REPS runs; ratio = klab / peer, from the kernel's counters: udp_rr: requests delivered"
-echo "# to the server socket per second (= transactions/s); udp_tx: packets sent per second (interface)"
+echo "# medians of $REPS runs. klab, tool: the tool's own rate; sent/s, deliv/s: kernel counters (see above);"
+echo "# us/op: CPU microseconds of the sending + receiving processes per delivered datagram (udp_rr: per"
+echo "# transaction). rate = klab / peer on counters (udp_rr: delivered requests/s = transactions/s;"
+echo "# udp_tx: sent packets/s); cost = peer us/op / klab us/op (above 1: klab uses less CPU per op)"
 python3 - "$OUT/results" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 cells = {}
-for env, cell, tool, rate, sent, deliv, drop in rows:
-    c = cells.setdefault((env, cell), {}).setdefault(tool, [])
-    c.append((float(rate), int(sent), int(deliv), int(drop)))
-def med(v, i): return statistics.median(x[i] for x in v)
-print("%-5s %-13s | %11s %11s %11s | %-8s %11s %11s %11s | %6s" % (
-    "env", "cell", "klab tool", "sent/s", "deliv/s", "peer", "tool", "sent/s", "deliv/s", "ratio"))
-rr1 = {}
+for env, cell, tool, rate, sent, deliv, drop, cus, sus in rows:
+    cells.setdefault((env, cell), {}).setdefault(tool, []).append(
+        (float(rate), int(sent), int(deliv), int(drop), float(cus) + float(sus)))
+def med(v, i): return statistics.median(x[i] for x in v) if v else 0
+print("%-5s %-11s | %8s %8s %8s %6s | %-8s %8s %8s %8s %6s | %5s %5s" % (
+    "env", "cell", "klab", "sent/s", "deliv/s", "us/op", "peer", "tool", "sent/s", "deliv/s",
+    "us/op", "rate", "cost"))
+rr = {}
 for (env, cell), tools in sorted(cells.items(), key=lambda kv: (kv[0][0] != "veth", kv[0][1])):
     k = tools.get("klab", [])
-    peer = [t for t in tools if t != "klab"]
-    p = tools[peer[0]] if peer else []
+    name = [t for t in tools if t != "klab"]
+    p = tools[name[0]] if name else []
     col = 2 if cell.startswith("rr") else 1
-    kr, pr = med(k, col), (med(p, col) if p else 0)
-    print("%-5s %-13s | %11.0f %11.0f %11.0f | %-8s %11.0f %11.0f %11.0f | %6.2f" % (
-        env, cell, med(k, 0), med(k, 1), med(k, 2), peer[0] if peer else "-",
-        med(p, 0) if p else 0, med(p, 1) if p else 0, med(p, 2) if p else 0,
-        kr / pr if pr else 0))
+    kr, pr = med(k, col), med(p, col)
+    kc, pc = med(k, 4), med(p, 4)
+    print("%-5s %-11s | %8.0f %8.0f %8.0f %6.1f | %-8s %8.0f %8.0f %8.0f %6.1f | %5.2f %5.2f" % (
+        env, cell, med(k, 0), med(k, 1), med(k, 2), kc, name[0] if name else "-",
+        med(p, 0), med(p, 1), med(p, 2), pc, kr / pr if pr else 0, pc / kc if kc else 0))
     if cell.startswith("rr"):
-        rr1.setdefault(env, {})[cell] = (med(k, 2), med(p, 2) if p else 0)
-for env, c in rr1.items():
+        rr.setdefault(env, {})[cell] = (kr, pr)
+for env, c in rr.items():
     if "rr_1flow" in c and "rr_16flow" in c and c["rr_1flow"][0] and c["rr_1flow"][1]:
-        print("%s: 16 flows / 1 flow: klab %.2fx, sockperf %.2fx" % (
+        print("%s: 16 flows / 1 flow (transactions/s): klab %.2fx, sockperf %.2fx" % (
             env, c["rr_16flow"][0] / c["rr_1flow"][0], c["rr_16flow"][1] / c["rr_1flow"][1]))
 EOF
