@@ -75,7 +75,7 @@ struct kernel_artifact {
 	char *log;			/* DIR/build.log */
 	char *release;			/* uname -r of the kernel, e.g. 6.1.192-lab-patched */
 	char *build_id;			/* GNU build id of vmlinux (hex), or NULL */
-	double duration_s;		/* of the make run (0 when cached) */
+	double duration_s;		/* of the make run (when cached: of the build that made it) */
 	int cached;			/* 1: the key existed, nothing was built */
 	struct apply_result *applied;	/* per patch, in order */
 	size_t n_applied;
