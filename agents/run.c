@@ -421,6 +421,13 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "usage: klab-agent run < SPEC.json\n");
 		return 2;
 	}
+	/*
+	 * A dropped SSH connection must not lose the run: it goes on to the
+	 * end and its result is kept for `fetch`. The generator and the tools
+	 * inherit the ignored SIGHUP.
+	 */
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
 	buf_set_cap(&in, SPEC_MAX);
 	if (buf_read_fd(&in, 0) || in.truncated) {
 		error("cannot read the run spec from stdin%s", in.truncated ? ": larger than 1 MiB" : "");

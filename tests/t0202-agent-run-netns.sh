@@ -158,12 +158,18 @@ test_expect_success ROOT,NETNS 'udp_tx: sink and sender, packets agree with the 
 	PY
 '
 
-test_expect_success ROOT,NETNS 'a dropped connection loses nothing: fetch returns the whole document' '
+test_expect_success ROOT,NETNS 'a dropped connection (SIGHUP, reader gone) loses nothing: fetch returns the whole document' '
 	spec sink tx-sink2 udp_tx "{\"port\": \"9102\"}" "[\"cpu\"]" wl1 >sink2.spec &&
 	(ip netns exec $NS_B "$KLAB_AGENT" run <sink2.spec >/dev/null 2>&1 & echo $! >sink2.pid) &&
 	sleep 0.5 &&
 	sed -e "s/\"tx-1\"/\"tx-drop\"/; s/9101/9102/" send.spec >drop.spec &&
-	{ ip netns exec $NS_A "$KLAB_AGENT" run <drop.spec 2>drop.err | head -c 64 >partial; true; } &&
+	mkfifo out.fifo &&
+	{ ip netns exec $NS_A "$KLAB_AGENT" run <drop.spec >out.fifo 2>drop.err & } &&
+	apid=$! &&
+	{ head -c 64 <out.fifo >partial & } &&
+	hpid=$! &&
+	sleep 2 && kill -HUP $apid &&
+	wait $apid && wait $hpid &&
 	p=$(cat sink2.pid) && while kill -0 $p 2>/dev/null; do sleep 0.2; done &&
 	test $(wc -c <partial) = 64 &&
 	"$KLAB_AGENT" fetch --results-dir "$SCRATCH/results-send" tx-drop >whole.json &&
