@@ -96,4 +96,15 @@ test_expect_success ROOT,NETNS 'a knob that exists but is read-only here: refuse
 	test ! -e state/prepare.json
 '
 
+test_expect_success ROOT,NETNS 'a governor on a machine without cpufreq: refused, nothing changed' '
+	if test -e /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; then
+		say "this machine has cpufreq: nothing to check"
+	else
+		echo "{\"nic\": \"wl0\", \"xps\": \"auto\", \"governor\": \"performance\"}" >gov.json &&
+		test_must_fail agent prepare <gov.json 2>err &&
+		test_grep "cpufreq governor knob does not exist" err &&
+		snapshot >after6 && test_cmp before after6 && test ! -e state/prepare.json
+	fi
+'
+
 test_done
