@@ -43,6 +43,7 @@
 #pragma weak deploy_verify
 #pragma weak deploy_result_release
 #pragma weak compare_job
+#pragma weak history_update_job
 #pragma weak report_job
 #pragma weak series_load
 #pragma weak series_store
@@ -2144,6 +2145,10 @@ int job_run(struct klab_config *cfg, sqlite3 *db, const char *db_path, int64_t i
 	switch (rc) {
 	case STEP_OK:
 		finish(&j, "done", NULL);
+		/* A scheduled job (done) is a new point of its nightly series: look for change points. */
+		if (spec_str(j.spec, "schedule") && history_update_job &&
+		    history_update_job(db, id, 1.0))
+			warn("job %lld: cannot update the nightly history", (long long)id);
 		progress(&j, "job %lld done in %.1f s", (long long)id, (now_ms() - j.t0) / 1000.0);
 		ret = 0;
 		break;
