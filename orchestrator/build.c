@@ -1053,6 +1053,27 @@ int kernel_artifact_load(sqlite3 *db, int64_t id, struct kernel_artifact *a)
 
 /* ---- the build -------------------------------------------------------------------- */
 
+/*
+ * The folder name of a tree's repository and build folders: a tarball tree
+ * is named after its tarball (linux-source-6.1), so that every [tree] made
+ * from one tarball, and the built-in tree, share the import, the build
+ * folder and the artifacts; other trees after their name.
+ */
+static char *repo_name(const struct tree *t)
+{
+	static const char *const exts[] = { ".tar.xz", ".tar.gz", ".tar.bz2", ".tar.zst", ".tgz", ".tar" };
+	const char *b;
+
+	if (!t->tarball || t->git)
+		return xstrdup(t->name);
+	b = strrchr(t->tarball, '/');
+	b = b ? b + 1 : t->tarball;
+	for (size_t i = 0; i < ARRAY_SIZE(exts); i++)
+		if (ends_with(b, exts[i]) && strlen(b) > strlen(exts[i]))
+			return xstrndup(b, strlen(b) - strlen(exts[i]));
+	return xstrdup(b);
+}
+
 static int lock_tree(const char *cache, const char *name)
 {
 	char *dir = xasprintf("%s/src", cache), *path = xasprintf("%s/src/%s.lock", cache, name);
@@ -1116,7 +1137,7 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 	const char *cache = build_cache_dir();
 	struct tree t;
 	char *src = NULL, *obj = NULL, *commit = NULL, *cc = NULL, *compiler = NULL, *artroot = NULL;
-	char *artdir = NULL, *tmpdir = NULL, *logpath = NULL, *lv = NULL, *label = NULL;
+	char *artdir = NULL, *tmpdir = NULL, *logpath = NULL, *lv = NULL, *label = NULL, *rname = NULL;
 	char recipe[65], key[65];
 	const char *variant = req->variant;
 	struct strvec envv = STRVEC_INIT;
@@ -1148,8 +1169,9 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 		error("series '%s' has no patch to apply", req->series->subject);
 		goto out_early;
 	}
-	src = xasprintf("%s/src/%s", cache, t.name);
-	lockfd = lock_tree(cache, t.name);
+	rname = repo_name(&t);
+	src = xasprintf("%s/src/%s", cache, rname);
+	lockfd = lock_tree(cache, rname);
 	if (lockfd < 0)
 		goto out_early;
 	if (prepare_repo(&t, src, req->ref && *req->ref ? req->ref : NULL, &commit) < 0)
@@ -1183,7 +1205,7 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 		goto out_early;
 
 	/* the key */
-	buf_addf(&kb, "klab kernel key 1\ntree %s\ncommit %s\n", t.name, commit);
+	buf_addf(&kb, "klab kernel key 1\nrepo %s\ncommit %s\n", rname, commit);
 	buf_addf(&kb, "series %s\n", req->series ? req->series->content_sha256 : "-");
 	for (size_t i = 0; i < n_local; i++) {
 		char h[65];
@@ -1345,7 +1367,7 @@ rowless:
 	}
 
 	/* config and make */
-	obj = xasprintf("%s/obj/%s-%.16s", cache, t.name, recipe);
+	obj = xasprintf("%s/obj/%s-%.16s", cache, rname, recipe);
 	if (mkdir_p(obj) < 0)
 		goto fail;
 	label = xasprintf("build %s %s", t.name, variant);
@@ -1557,6 +1579,7 @@ out_early:
 		close(lockfd);
 	tree_free(&t);
 	apply_results_free(ap, nap);
+	free(rname);
 	free(src);
 	free(obj);
 	free(commit);
