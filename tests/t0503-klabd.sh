@@ -44,6 +44,12 @@ wait_for() {	# wait_for SECONDS SQL EXPECTED
 	return 1
 }
 
+wait_log() {	# wait_log FILE PATTERN: up to 20 s for a line of the daemon's log
+	local i
+	for i in $(seq 100); do grep -q -e "$2" "$1" && return 0; sleep 0.2; done
+	echo "'$2' not in $1:" >&2; cat "$1" >&2; return 1
+}
+
 test_expect_success 'klabd -n checks the config' '
 	"$KLABD" -n -c "$KLAB_CONFIG" >out &&
 	test_grep "configuration ok" out &&
@@ -85,7 +91,7 @@ test_expect_success 'klabd starts a submitted job and runs it to the end' '
 	wait_for 90 "SELECT state FROM jobs WHERE id = $id" done &&
 	test "$(sql "SELECT count(*) FROM runs WHERE job_id = $id")" = 4 &&
 	test_grep "starting job $id" d1.log &&
-	test_grep "job $id ended: done" d1.log
+	wait_log d1.log "job $id ended: done"
 '
 
 test_expect_success 'SIGHUP with a broken config keeps the old one; a good one is taken' '
