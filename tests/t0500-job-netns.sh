@@ -6,6 +6,39 @@ test_description='a tuning A/B job end to end on the netns lab: real sshd, real 
 JOB_BOOTS=1 JOB_RUNS=2 JOB_WARMUP=1
 job_lab_prereq
 job_lab_up 28
+cat >>"$KLAB_CONFIG" <<EOF
+[workload "txp"]
+	type = udp_tx
+	target = peer
+	payload_size = 64
+	port = 9628
+	duration = 1s
+	warmup = 500ms
+	monitors = cpu nic
+[workload "txd"]
+	type = udp_tx
+	target = dummy
+	payload_size = 64
+	duration = 1s
+	warmup = 500ms
+	monitors = cpu
+[job "txp"]
+	profile_a = noxps
+	profile_b = xps
+	machines = dut peer
+	workloads = txp
+	boots = 1
+	runs = 1
+	warmup = 0
+[job "txd"]
+	profile_a = noxps
+	profile_b = xps
+	machines = dut peer
+	workloads = txd
+	boots = 1
+	runs = 1
+	warmup = 0
+EOF
 
 test_expect_success 'netns lab and config' '
 	"$KLAB" config check
@@ -108,6 +141,25 @@ test_expect_success 'cancel of a running job stops it at the next step and relea
 	test "$(sql "SELECT count(*) FROM steps WHERE job_id = 3 AND key LIKE \"run:1:rr:%\"")" -le 2 &&
 	test ! -e "$SCRATCH/agent/state-dut/prepare.json" &&
 	test_grep "cancelled; machines released" run3.out
+'
+
+test_expect_success 'udp_tx to a sink on the peer: both sides measured, the sink result kept in the step' '
+	"$KLAB" run txp >tx.out 2>&1 || { cat tx.out; false; } &&
+	id=$(sql "SELECT max(id) FROM jobs") &&
+	test "$(sql "SELECT count(*) FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = $id AND m.name = \"tx_pps\" AND m.value > 0")" = 2 &&
+	sql "SELECT detail FROM steps WHERE job_id = $id AND key = \"run:1:txp:0\"" >detail &&
+	test_grep "\"role\":\"sink\"" detail
+'
+
+test_expect_success 'udp_tx to a dummy target: the job makes the target on the dut, no sink' '
+	"$KLAB" run txd >txd.out 2>&1 || { cat txd.out; false; } &&
+	id=$(sql "SELECT max(id) FROM jobs") &&
+	test "$(sql "SELECT state FROM jobs WHERE id = $id")" = done &&
+	test "$(sql "SELECT count(*) FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = $id AND m.name = \"tx_pps\" AND m.value > 0")" = 2 &&
+	sql "SELECT detail FROM steps WHERE job_id = $id AND key = \"run:1:txd:0\"" >detail &&
+	test_grep -v "\"server\"" detail &&
+	idx=$(sed -n "s/^index=//p" "$SCRATCH/lab/netns.state") &&
+	ip -n klab$idx-dut link show kdummy0 >/dev/null
 '
 
 test_expect_success 'bad submissions are refused with a reason' '
