@@ -2,7 +2,10 @@
 # bench/bench-workloads.sh: klab's generators against sockperf and iperf3, on a veth
 # between two namespaces and on loopback, interleaved, 3 repetitions per cell.
 #
-#   sudo bash bench/bench-workloads.sh [-r REPS] [-d SECONDS] [-b BINDIR]
+#   sudo bash bench/bench-workloads.sh [-r REPS] [-d SECONDS] [-b BINDIR] [-n NICE]
+#
+# -n runs every tool (klab's and the peers') at that nice level, e.g. -5, so that
+# other work on a shared machine takes less of the CPUs from both alike.
 #
 # Cells: udp_rr 1 and 16 flows (100-byte request and response) vs sockperf
 # ping-pong (one process per flow); udp_tx 64 and 1400 bytes, 1 and 2 threads, vs
@@ -18,13 +21,14 @@
 # cell. Not a test: nothing is asserted. Needs root, iproute2, sockperf, iperf3.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-REPS=3 DUR=5 BIN=${KLAB_BIN:-}
-while getopts "r:d:b:" o; do
+REPS=3 DUR=5 BIN=${KLAB_BIN:-} NICE=0
+while getopts "r:d:b:n:" o; do
 	case $o in
+	n) NICE=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	d) DUR=$OPTARG ;;
 	b) BIN=$OPTARG ;;
-	*) echo "usage: $0 [-r REPS] [-d SECONDS] [-b BINDIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-r REPS] [-d SECONDS] [-b BINDIR] [-n NICE]" >&2; exit 2 ;;
 	esac
 done
 if [ -z "$BIN" ]; then
@@ -98,16 +102,16 @@ window() {
 	SENT=$(( (b[0] - a[0]) * 1000 / ms / ${DIV:-1} ))
 	DELIV=$(( (b[1] - a[1]) * 1000 / ms / ${DIV:-1} ))
 	DROP=$(( (b[2] - a[2]) * 1000 / ms ))
-	# CPU microseconds per delivered datagram (udp_rr: per transaction), for
-	# the sending side and the receiving side processes
-	CUS=$(awk -v t=$CCPU -v hz=$HZ -v ms=$ms -v n=$DELIV 'BEGIN { printf "%.2f", (n > 0 ? t * 1e9 / hz / ms / n : 0) }')
+	# CPU microseconds of the sending side's processes per datagram sent, and of
+	# the receiving side's per datagram delivered (udp_rr: per transaction)
+	CUS=$(awk -v t=$CCPU -v hz=$HZ -v ms=$ms -v n=$SENT 'BEGIN { printf "%.2f", (n > 0 ? t * 1e9 / hz / ms / n : 0) }')
 	SUS=$(awk -v t=$SCPU -v hz=$HZ -v ms=$ms -v n=$DELIV 'BEGIN { printf "%.2f", (n > 0 ? t * 1e9 / hz / ms / n : 0) }')
 }
 # bgs/bgc: start a receiving-side (server, sink) or sending-side (client, sender)
 # process; `ip netns exec` execs the tool, so $! is the tool's own pid
 SP=() CP=()
-bgs() { "$@" & PIDS+=($!); SP+=($!); }
-bgc() { "$@" & PIDS+=($!); CP+=($!); }
+bgs() { nice -n "$NICE" "$@" & PIDS+=($!); SP+=($!); }
+bgc() { nice -n "$NICE" "$@" & PIDS+=($!); CP+=($!); }
 waitall() { local p; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done; PIDS=(); SP=(); CP=(); }
 # cpu_ticks PID...: user + system clock ticks of the processes (all threads; with
 # tick accounting and no IRQ time accounting, softirq work done in a process's
@@ -194,7 +198,7 @@ tx_iperf3() {	# tx_iperf3 ENV SIZE THREADS: one iperf3 client (and server) per t
 }
 
 [ "$DUR" -ge 4 ] || { echo "bench: -d must be at least 4" >&2; exit 2; }
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC') $(uname -r), $(nproc) CPUs; $REPS repetitions of $DUR s; binaries $BIN"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC') $(uname -r), $(nproc) CPUs, load $(cut -d" " -f1-3 /proc/loadavg); $REPS repetitions of $DUR s; nice $NICE; binaries $BIN"
 echo "# tool: the tool's own rate (udp_rr: transactions/s; udp_tx: packets/s sent)"
 echo "# sent: interface tx_packets/s of the sending side; delivered: Udp InDatagrams/s of the receiving namespace"
 for ((rep = 1; rep <= REPS; rep++)); do
@@ -216,9 +220,10 @@ for ((rep = 1; rep <= REPS; rep++)); do
 done
 
 echo
+echo "# load at the end: $(cut -d" " -f1-3 /proc/loadavg)"
 echo "# medians of $REPS runs. klab, tool: the tool's own rate; sent/s, deliv/s: kernel counters (see above);"
-echo "# us/op: CPU microseconds of the sending + receiving processes per delivered datagram (udp_rr: per"
-echo "# transaction). rate = klab / peer on counters (udp_rr: delivered requests/s = transactions/s;"
+echo "# us/op: CPU microseconds of the sending processes per datagram sent + of the receiving processes"
+echo "# per datagram delivered (udp_rr: per transaction). rate = klab / peer on counters (udp_rr: delivered requests/s = transactions/s;"
 echo "# udp_tx: sent packets/s); cost = peer us/op / klab us/op (above 1: klab uses less CPU per op)"
 python3 - "$OUT/results" <<'EOF'
 import statistics, sys
