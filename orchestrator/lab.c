@@ -195,6 +195,52 @@ static int netns_exists(const char *ns)
 	return r;
 }
 
+/*
+ * Which folder owns lab K: /run/klab-netns-lab/K holds the folder's path,
+ * written before the namespaces are made and removed with them. `down`
+ * without a state file (the folder is gone) removes lab K only when the
+ * record names the same folder, so it cannot take down another user's lab
+ * that took the index since.
+ */
+#define OWNER_DIR "/run/klab-netns-lab"
+
+static char *owner_path(int index)
+{
+	return xasprintf("%s/%d", OWNER_DIR, index);
+}
+
+static int owner_write(const struct nlab *l)
+{
+	char *p = owner_path(l->index);
+	int ret = mkdir_p(OWNER_DIR) < 0 ? -1 : write_file_atomic(p, l->dir, strlen(l->dir), 0644);
+
+	free(p);
+	return ret;
+}
+
+/* The owner folder of lab K (caller frees), or NULL. */
+static char *owner_read(int index)
+{
+	struct buf b = BUF_INIT;
+	char *p = owner_path(index), *ret = NULL;
+
+	if (file_exists(p) && buf_read_file(&b, p) == 0)
+		ret = buf_detach(&b, NULL);
+	buf_release(&b);
+	free(p);
+	return ret;
+}
+
+static void owner_remove(const struct nlab *l)
+{
+	char *p = owner_path(l->index), *o = owner_read(l->index);
+
+	if (o && !strcmp(o, l->dir))
+		unlink(p);
+	free(o);
+	free(p);
+}
+
 /* ---- up ----------------------------------------------------------------------------- */
 
 static int keygen(const char *file, const char *comment)
@@ -365,7 +411,7 @@ static int lab_build(struct nlab *l)
 		 "index=%d\nqueues=%d\n", l->index, l->queues);
 	free(p);
 	p = xasprintf("%s/%s", l->dir, STATE_FILE);
-	if (write_file_atomic(p, st.buf, st.len, 0644) < 0)
+	if (write_file_atomic(p, st.buf, st.len, 0644) < 0 || owner_write(l) < 0)
 		goto out;
 
 	for (i = 0; i < 2; i++) {
@@ -496,6 +542,7 @@ static void lab_teardown(const struct nlab *l, int remove_dir)
 			SHQ("ip", "link", "del", m->root_veth);
 		free(path);
 	}
+	owner_remove(l);
 	if (remove_dir && l->dir[0]) {
 		char *state = xasprintf("%s/%s", l->dir, STATE_FILE);
 
@@ -576,7 +623,7 @@ static int lab_usage(int status)
 	FILE *f = status ? stderr : stdout;
 
 	fprintf(f, "usage: klab lab up --netns [--queues N] [--dir DIR] [--index K|auto]\n"
-		   "       klab lab down [--netns] [--dir DIR] [--index K]\n"
+		   "       klab lab down [--netns] [--dir DIR] [--index K] [--force]\n"
 		   "       klab lab status [--netns] [--dir DIR] [--index K] [--json]\n"
 		   "       klab lab up|down|status --qemu ...   (see klab lab up --qemu --help)\n"
 		   "\n"
@@ -657,12 +704,13 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 		{ "dir", required_argument, NULL, 'd' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub, *dir_arg = NULL;
 	long queues = 8, index = 0;
-	int json = ctx->json, c, i, rc, auto_index = 0, lock = -1;
+	int json = ctx->json, c, i, rc, auto_index = 0, lock = -1, index_given = 0, force = 0;
 	char *dir = NULL;
 	struct nlab l;
 
@@ -700,6 +748,7 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 			dir_arg = optarg;
 			break;
 		case 'i':
+			index_given = 1;
 			if (!strcmp(optarg, "auto")) {
 				auto_index = 1;
 				break;
@@ -711,6 +760,9 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 			break;
 		case 'j':
 			json = 1;
+			break;
+		case 'f':
+			force = 1;
 			break;
 		case 'h':
 			return lab_usage(0);
@@ -737,7 +789,11 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 			return 1;
 		for (index = NLAB_MAX_INDEX; index >= 0; index--) {
 			nlab_plan(&l, (int)index, (int)queues);
-			if (!netns_exists(l.m[0].netns) && !netns_exists(l.m[1].netns))
+			char *o = owner_read((int)index);
+			int taken = o != NULL;
+
+			free(o);
+			if (!taken && !netns_exists(l.m[0].netns) && !netns_exists(l.m[1].netns))
 				break;
 		}
 		if (index < 0) {
@@ -769,12 +825,35 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 		return 1;
 	}
 	if (!strcmp(sub, "down")) {
+		if (rc == 1 && !index_given) {
+			printf("no netns lab in %s (give --index K to remove the namespaces of lab K)\n", dir);
+			free(dir);
+			return 0;
+		}
 		if (rc == 1) {
-			/* no state: remove whatever the index names, in case a crashed up left it */
+			/*
+			 * No state (a crashed up, or the folder was removed first, as
+			 * tests/lib.sh does): remove lab K if it was made for this
+			 * folder (or with --force).
+			 */
+			char *owner = owner_read((int)index);
+
 			memset(&l, 0, sizeof(l));
 			nlab_plan(&l, (int)index, (int)queues);
+			snprintf(l.dir, sizeof(l.dir), "%s", dir);
+			if (!force && (!owner || strcmp(owner, dir))) {
+				if (owner)
+					printf("no netns lab in %s; lab %ld belongs to %s: left alone\n", dir, index, owner);
+				else
+					printf("no netns lab in %s; lab %ld has no owner record: left alone "
+					       "(--force removes its namespaces)\n", dir, index);
+				free(owner);
+				free(dir);
+				return 0;
+			}
+			free(owner);
 			lab_teardown(&l, 0);
-			printf("no netns lab in %s; removed any namespaces of index %ld\n", dir, index);
+			printf("no netns lab in %s; removed the namespaces of lab %ld\n", dir, index);
 			free(dir);
 			return 0;
 		}

@@ -905,9 +905,19 @@ out:
 	return ret;
 }
 
+/*
+ * The far side's sha256 of "$1", into $s: openssl when the machine has it
+ * (SHA extensions: ~5x less CPU than coreutils), else sha256sum. Exit 5 when
+ * the file does not exist. A constant script: the path is an argument.
+ */
+#define REMOTE_HASH_SH \
+	"[ -e \"$1\" ] || exit 5; " \
+	"if command -v openssl >/dev/null 2>&1; then s=$(openssl dgst -sha256 -r -- \"$1\") || exit 4; " \
+	"else s=$(sha256sum -- \"$1\") || exit 4; fi; s=${s#\\\\}; s=${s%% *}; "
+
 int ssh_remote_sha256(struct ssh_conn *c, const char *path, char hex[65])
 {
-	const char *argv[] = { "sha256sum", "--", path, NULL };
+	const char *argv[] = { "sh", "-c", REMOTE_HASH_SH "echo \"$s\"", "klab-sha256", path, NULL };
 	struct ssh_exec x = SSH_EXEC_INIT;
 	struct buf why = BUF_INIT;
 	int ret = -1;
@@ -918,7 +928,7 @@ int ssh_remote_sha256(struct ssh_conn *c, const char *path, char hex[65])
 	if (ssh_exec(c, &x) < 0)
 		goto out;
 	if (x.status != 0) {
-		if (strstr(x.err.buf, "No such file")) {
+		if (x.status == 5) {
 			ret = 1;
 			goto out;
 		}
@@ -1136,15 +1146,14 @@ static void *hash_thread(void *arg)
 }
 
 /*
- * On the far side, in one round trip: sha256sum of TMP compared with the
+ * On the far side, in one round trip: the sha256 of TMP compared with the
  * local digest, then TMP renamed over REMOTE, or removed when it differs.
  * The script is a constant; the paths and the digest are its arguments.
  */
 static int verify_and_rename(struct ssh_conn *c, const char *local, const char *tmp,
 			     const char *remote, const char *local_hex)
 {
-	static const char script[] =
-		"s=$(sha256sum -- \"$1\") || exit 4; s=${s#\\\\}; s=${s%% *}; "
+	static const char script[] = REMOTE_HASH_SH
 		"if [ \"$s\" != \"$3\" ]; then echo \"$s\"; rm -f -- \"$1\"; exit 3; fi; "
 		"mv -f -- \"$1\" \"$2\"";
 	const char *argv[] = { "sh", "-c", script, "klab-verify", tmp, remote, local_hex, NULL };

@@ -23,6 +23,8 @@ test_expect_success ROOT,NETNS,SSHD 'lab up --netns with 4 queues' '
 	ip netns list >ns && test_grep "^klab$K1-dut" ns && test_grep "^klab$K1-peer" ns
 '
 K1=$(index_of up1)
+# by index too: when every test passed, test_done removes $SCRATCH (and the lab's state) first
+[ -n "$K1" ] && test_cleanup "'$KLAB' lab down --dir '$L1' --index $K1"
 DUT1=198.18.255.$((8 * K1 + 2)) PEER1=198.18.255.$((8 * K1 + 6))
 WL0=198.18.0.$((4 * K1 + 1)) WL1=198.18.0.$((4 * K1 + 2))
 
@@ -77,6 +79,7 @@ test_expect_success ROOT,NETNS,SSHD 'a second lab with another index runs beside
 	test_grep "up" st1 && test_grep "198.18.255.$((8 * K2 + 2))" st2
 '
 K2=$(index_of up2)
+[ -n "$K2" ] && test_cleanup "'$KLAB' lab down --dir '$L2' --index $K2"
 
 test_expect_success ROOT,NETNS,SSHD 'lab up again on the same folder or index is refused' '
 	test_must_fail "$KLAB" lab up --netns --dir "$L1" --index $K1 2>err &&
@@ -118,6 +121,23 @@ test_expect_success ROOT,NETNS,SSHD 'lab down removes namespaces, veths, sshd an
 	"$KLAB" lab down --dir "$L2" --index $K2 &&
 	! ip netns list | grep -q "^klab$K2-"
 '
+
+test_expect_success ROOT,NETNS,SSHD 'down by index after the folder is gone removes only a lab made for that folder' '
+	L3=$SCRATCH/lab3 &&
+	"$KLAB" lab up --netns --dir "$L3" --index auto >up3 &&
+	K3=$(index_of up3) && test -n "$K3" &&
+	echo "$K3" >k3 &&
+	"$KLAB" lab down --dir "$L1" --index $K3 >out &&
+	test_grep "belongs to $L3: left alone" out &&
+	ip netns list | grep -q "^klab$K3-dut" &&
+	rm -rf "$L3" &&
+	"$KLAB" lab down --dir "$L3" --index $K3 >out &&
+	test_grep "removed the namespaces of lab $K3" out &&
+	! ip netns list | grep -q "^klab$K3-" &&
+	"$KLAB" lab down --dir "$L3" --index $K3 >out &&
+	test_grep "no owner record: left alone" out
+'
+test -s k3 && test_cleanup "'$KLAB' lab down --dir '$SCRATCH/lab3' --index $(cat k3)"
 
 test_expect_success 'bad options are usage errors' '
 	test_expect_code 2 "$KLAB" lab up --netns --queues 0 2>err &&

@@ -21,6 +21,8 @@ test_expect_success ROOT,NETNS,SSHD 'set up a netns lab' '
 # the lab index --index auto chose, and so the address of dut
 K=$(sed -n 's/^netns lab \([0-9]*\) up.*/\1/p' up.out 2>/dev/null)
 DUT=198.18.255.$((8 * ${K:-0} + 2))
+# by index too: when every test passed, test_done removes $SCRATCH (and the lab's state) first
+[ -n "$K" ] && test_cleanup "'$KLAB' lab down --dir '$L' --index $K"
 
 test_expect_success ROOT,NETNS,SSHD 'the lab config connects (host key known, key accepted)' '
 	"$T" -c "$L/klab.conf" -m dut connect >out &&

@@ -12,6 +12,9 @@ test_expect_success ROOT,NETNS,SSHD 'set up a netns lab' '
 	"$KLAB" lab up --netns --dir "$L" --index auto >up.out &&
 	mkdir -p "$R"
 '
+# by index too: when every test passed, test_done removes $SCRATCH (and the lab's state) first
+K=$(sed -n 's/^netns lab \([0-9]*\) up.*/\1/p' up.out 2>/dev/null)
+[ -n "$K" ] && test_cleanup "'$KLAB' lab down --dir '$L' --index $K"
 
 test_expect_success ROOT,NETNS,SSHD 'a 200 MB upload arrives with the right sha256' '
 	head -c 200000000 /dev/urandom >big &&

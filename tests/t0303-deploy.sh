@@ -45,6 +45,9 @@ test_expect_success ROOT,NETNS,SSHD 'set up a netns lab whose dut has a kexec st
 	test "$(cat which)" = "$SCRATCH/standin-bin/kexec" &&
 	echo "not a kernel: the stand-in only checks that it arrived" >bzImage
 '
+# by index too: when every test passed, test_done removes $SCRATCH (and the lab's state) first
+K=$(sed -n 's/^netns lab \([0-9]*\) up.*/\1/p' up.out 2>/dev/null)
+[ -n "$K" ] && test_cleanup "'$KLAB' lab down --dir '$L' --index $K"
 
 test_expect_success ROOT,NETNS,SSHD 'boot = none: the release and build id are verified' '
 	"$T" -c "$L/klab.conf" -m peer boot --release "$REL" --build-id "$BUILD_ID" >out 2>err &&
