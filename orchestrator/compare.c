@@ -463,7 +463,9 @@ static void apply_holm(struct compare_result *res)
 static void compute(const struct groups *a, const struct groups *b, const struct compare_opts *o,
 		    struct compare_result *res)
 {
-	size_t i = 0, j = 0, alloc = 0;
+	/* res may already hold rows of an earlier call (metrics, then per-CPU):
+	 * take its length as the capacity, so the first add_row grows it. */
+	size_t i = 0, j = 0, alloc = res->n_rows;
 
 	while (i < a->n && j < b->n) {
 		int c = key_cmp(&a->g[i], &b->g[j]);
