@@ -759,6 +759,7 @@ static void test_kill_point(struct job_ctx *j, const char *key, const char *phas
 
 /* ---- SSH and agent -------------------------------------------------- */
 
+/* Connect to a machine (once per job run), with 3 tries 2 s apart for a passing outage. */
 static int connect_machine(struct job_ctx *j, const struct conf_machine *m, struct ssh_conn **c)
 {
 	struct ssh_target t;
@@ -766,7 +767,14 @@ static int connect_machine(struct job_ctx *j, const struct conf_machine *m, stru
 	if (*c)
 		return 0;
 	ssh_target_from_conf(&t, j->cfg, m);
-	return ssh_connect(c, &t);
+	for (int i = 1;; i++) {
+		if (!ssh_connect(c, &t))
+			return 0;
+		if (i == 3)
+			return -1;
+		warn("machine '%s' did not answer (try %d of 3); trying again in 2 s", m->name, i);
+		sleep(2);
+	}
 }
 
 /*
@@ -1632,6 +1640,17 @@ static int server_start(struct job_ctx *j, struct json_object *w, const char *ui
 		if (x.status)
 			dprintf(fd, "%s", x.err.buf);
 		close(fd);
+		{
+			/* The server's document is not stored: forget it on the peer now. */
+			struct ssh_exec a = SSH_EXEC_INIT;
+			strvec_pop(&av);
+			strvec_push(&av, "ack");
+			strvec_push(&av, uid);
+			a.argv = (const char *const *)av.v;
+			a.timeout_ms = 30000;
+			ssh_exec(c, &a);
+			ssh_exec_release(&a);
+		}
 		_exit(x.status == 0 ? 0 : 5);
 	}
 	close(fd);
@@ -1758,8 +1777,8 @@ static int run_stored(struct job_ctx *j, const char *uid)
 }
 
 /* One try: server on the peer, client on the dut. 0 with the client's document in doc. */
-static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, struct buf *doc,
-		    struct buf *why)
+static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, int retry,
+		    struct buf *doc, struct buf *why)
 {
 	struct server_run sr = { 0, NULL };
 	char *suid = xasprintf("%s-srv", uid);
@@ -1775,8 +1794,9 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, s
 		goto out;
 	}
 	if (needs_server(w)) {
-		/* A server result left by an earlier try would make fetch ambiguous. */
-		agent_ack(j, 1, suid);
+		/* The agent refuses a run id it keeps a result of: clear an earlier try's. */
+		if (retry)
+			agent_ack(j, 1, suid);
 		if (server_start(j, w, suid, &sr)) {
 			buf_addf(why, "cannot start the %s on machine '%s'", role_server(spec_str(w, "type")),
 				 j->peer->name);
@@ -1784,7 +1804,9 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, s
 		}
 	}
 	spec = run_spec(j, w, uid, 0);
+	debug("run %s: client starts on '%s'", uid, j->dut->name);
 	rc = agent_call(j, 0, argv, spec, doc, (long)((warm + dur) * 1000) + 60000, 0, &err);
+	debug("run %s: client ended (status %d)", uid, rc);
 	if (rc != 0) {
 		if (rc < 0)
 			buf_addf(why, "cannot run klab-agent on machine '%s'", j->dut->name);
@@ -1800,6 +1822,7 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, s
 	ret = 0;
 stop_server:
 	if (sr.pid) {
+		debug("run %s: waiting for the %s", uid, role_server(spec_str(w, "type")));
 		if (server_finish(&sr, (long)((warm + dur + SERVER_LINGER_S) * 1000) + 30000, &sout) && ret == 0) {
 			warn("run '%s': the %s on '%s' failed: %s", uid, role_server(spec_str(w, "type")),
 			     j->peer->name, last_line(sout.buf));
@@ -1809,7 +1832,7 @@ stop_server:
 				json_object_object_add(j->detail, "server", so);
 			}
 		}
-		agent_ack(j, 1, suid);
+		debug("run %s: %s done", uid, role_server(spec_str(w, "type")));
 	}
 out:
 	free(suid);
@@ -1843,8 +1866,11 @@ static int step_run(struct job_ctx *j, const char *key)
 		progress(j, "  run %s was already stored", uid);
 		return DONE;
 	}
-	/* 2. Still on the agent (the process died after the run)? */
-	rc = agent_fetch(j, 0, uid, &doc);
+	/*
+	 * 2. Still on the agent (the process died after the run)? Only an
+	 * earlier attempt of this step can have left it there.
+	 */
+	rc = j->attempt > 1 ? agent_fetch(j, 0, uid, &doc) : 1;
 	if (rc == 1 && j->step_started_prev > 0) {
 		/*
 		 * An earlier attempt may still be running on the machine (we died
@@ -1873,7 +1899,7 @@ static int step_run(struct job_ctx *j, const char *key)
 	/* 3. Run it, retried once. */
 	for (int attempt = 1; attempt <= 2; attempt++) {
 		buf_reset(&why);
-		if (run_once(j, w, uid, &doc, &why) == 0)
+		if (run_once(j, w, uid, attempt > 1 || j->attempt > 1, &doc, &why) == 0)
 			break;
 		if (attempt == 2) {
 			fail(j, "run %s failed twice: %s", uid, why.buf);
