@@ -32,6 +32,14 @@ test_expect_success ROOT,NETNS,SSHD 'an upload replaces the old file whole' '
 	cmp small "$R/small"
 '
 
+test_expect_success ROOT,NETNS,SSHD 'sizes around the sha256 block boundaries upload and verify' '
+	for n in 0 1 55 56 64 119 1048577; do
+		head -c $n /dev/urandom >f$n &&
+		"$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/f$n" "$R/f$n" &&
+		cmp f$n "$R/f$n" || return 1
+	done
+'
+
 test_expect_success ROOT,NETNS,SSHD 'an interrupted upload resumes from a matching partial file' '
 	head -c 50000000 big >"$R/big2.klab-part" &&
 	"$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/big" "$R/big2" >out 2>err &&
