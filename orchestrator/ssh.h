@@ -107,8 +107,9 @@ void ssh_exec_release(struct ssh_exec *x);
 int ssh_run(struct ssh_conn *c, const char *const *argv, struct buf *out, long timeout_ms);
 
 /*
- * sha256 of a remote file (`sha256sum -- PATH` run on the far side).
- * 0 with hex filled in, 1 when the file does not exist, -1 on an error.
+ * sha256 of a remote file, computed on the far side (`openssl dgst -sha256`
+ * when the machine has it, else `sha256sum`). 0 with hex filled in, 1 when
+ * the file does not exist, -1 on an error.
  */
 int ssh_remote_sha256(struct ssh_conn *c, const char *path, char hex[65]);
 
@@ -125,8 +126,9 @@ struct ssh_xfer_opts {
 
 /*
  * Upload a local file to REMOTE over SFTP: written to "REMOTE.klab-part",
- * fsync'ed, its sha256 computed on the far side and compared with the
- * local file's, then renamed over REMOTE. A ".klab-part" left by an
+ * fsync'ed, its sha256 computed on the far side (as ssh_remote_sha256) and
+ * compared with the local file's, then renamed over REMOTE (the check and
+ * the rename are one remote command). A ".klab-part" left by an
  * interrupted upload is resumed when its content is a prefix of the local
  * file (checked by sha256), otherwise started over. 0 or -1 (logged; the
  * final name is never left with partial content).
@@ -151,10 +153,9 @@ int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote
 /*
  * Call klab-agent: run [AGENT_PATH, argv...] with STDIN_JSON (may be NULL)
  * on stdin; its stdout (one JSON document) is appended to `out`. 0 when
- * the agent exited 0; -1 otherwise (logged with the agent's last stderr
- * line). A dropped connection is reconnected once and the call retried
- * when the agent subcommand is idempotent: callers decide, so this
- * function does not retry by itself (see ssh_dropped()).
+ * the agent exited 0; -1 otherwise (logged with the agent's exit status and
+ * last stderr line). It does not retry: after a drop (ssh_dropped()) the
+ * caller reconnects and calls again when the agent subcommand is idempotent.
  */
 int ssh_agent_call(struct ssh_conn *c, const char *agent_path, const char *const *argv,
 		   const char *stdin_json, struct buf *out, long timeout_ms);
