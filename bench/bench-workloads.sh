@@ -93,11 +93,11 @@ window() {
 	sleep 0.5
 	ta=$(date +%s%N)
 	a=($(ctr))
-	ca=$(cpu_ticks "${CP[@]}"); sa=$(cpu_ticks "${SP[@]}")
+	ca=$(cpu_snap "${CP[@]}"); sa=$(cpu_snap "${SP[@]}")
 	sleep $w
 	tb=$(date +%s%N)
 	b=($(ctr))
-	CCPU=$(( $(cpu_ticks "${CP[@]}") - ca )) SCPU=$(( $(cpu_ticks "${SP[@]}") - sa ))
+	CCPU=$(cpu_delta "$ca" "$(cpu_snap "${CP[@]}")") SCPU=$(cpu_delta "$sa" "$(cpu_snap "${SP[@]}")")
 	ms=$(( (tb - ta) / 1000000 ))
 	SENT=$(( (b[0] - a[0]) * 1000 / ms / ${DIV:-1} ))
 	DELIV=$(( (b[1] - a[1]) * 1000 / ms / ${DIV:-1} ))
@@ -113,17 +113,22 @@ SP=() CP=()
 bgs() { nice -n "$NICE" "$@" & PIDS+=($!); SP+=($!); }
 bgc() { nice -n "$NICE" "$@" & PIDS+=($!); CP+=($!); }
 waitall() { local p; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done; PIDS=(); SP=(); CP=(); }
-# cpu_ticks PID...: user + system clock ticks of the processes (all threads; with
-# tick accounting and no IRQ time accounting, softirq work done in a process's
-# context is charged to it, as the receive path of veth and lo is)
-cpu_ticks() {
-	local p n=0 f
+# cpu_snap PID...: "pid ticks" lines, user + system clock ticks of each process
+# (all threads; with tick accounting and no IRQ time accounting, softirq work
+# done in a process's context is charged to it, as the receive path of veth and
+# lo is). cpu_delta A B: ticks used between two snapshots by the processes in
+# both (one that ended in between is left out rather than counted negative).
+cpu_snap() {
+	local p f
 	for p in "$@"; do
 		f=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null) || continue
 		set -- $f
-		n=$((n + ${12} + ${13}))
+		echo "$p $((${12} + ${13}))"
 	done
-	echo $n
+}
+cpu_delta() {
+	awk 'NR == FNR { a[$1] = $2; next } ($1 in a) { s += $2 - a[$1] } END { print s + 0 }' \
+		<(echo "$1") <(echo "$2")
 }
 HZ=$(getconf CLK_TCK)
 
