@@ -174,6 +174,8 @@ test_free_port() {
 
 test_done() {
 	echo "1..$test_count"
+	# cleanups first: they may use files in the scratch folder (pid files, lab dirs)
+	_run_cleanups
 	if [ "$test_failed" = 0 ]; then
 		cd / && rm -rf "$SCRATCH"
 		exit 0
