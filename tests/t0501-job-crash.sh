@@ -91,4 +91,23 @@ test_expect_success 'klab job show names the resumed steps' '
 	test_grep "4 runs stored" show
 '
 
+test_expect_success 'SIGINT to klab run finishes the current step and leaves the job resumable' '
+	"$KLAB" submit --job ab >/dev/null &&
+	{ "$KLAB" run 2 >int.out 2>&1 & } &&
+	pid=$! &&
+	for i in $(seq 300); do
+		test "$(sql "SELECT state FROM steps WHERE job_id = 2 AND key = \"run:1:rr:0\"")" = running && break
+		sleep 0.1
+	done &&
+	kill -INT $pid &&
+	{ wait $pid; rc=$?; } &&
+	test "$rc" = 2 &&
+	test_grep "job 2 stopped; it resumes from step run:1:rr:1" int.out &&
+	test "$(sql "SELECT state || \",\" || coalesce(pid, \"-\") FROM jobs WHERE id = 2")" = "running,-" &&
+	test "$(sql "SELECT state FROM steps WHERE job_id = 2 AND key = \"run:1:rr:0\"")" = done &&
+	"$KLAB" run 2 >int2.out 2>&1 &&
+	test "$(sql "SELECT count(*) FROM runs WHERE job_id = 2")" = 4 &&
+	test "$(sql "SELECT max(attempts) FROM steps WHERE job_id = 2")" = 1
+'
+
 test_done
