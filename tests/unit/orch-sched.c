@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "db.h"
 #include "log.h"
 #include "sched.h"
 #include "tap.h"
@@ -94,6 +95,91 @@ static const char *const bad[] = {
 	"@fortnightly", "* * * foo *", "1,,2 * * * *", "1- * * * *", "* * * dec-feb *", "", "*/x * * * *",
 };
 
+static int submits;
+
+static int64_t fake_submit(void *arg, const struct conf_schedule *s)
+{
+	(void)arg;
+	(void)s;
+	return 100 + submits++;
+}
+
+/* sched_tick() on a real sqlite file with a fake clock. */
+static void tick_tests(void)
+{
+	struct conf_schedule sc = { (char *)"nightly", (char *)"30 2 * * *", (char *)"nightly-job", 1 };
+	struct klab_config cfg;
+	struct sched_fire *f = NULL;
+	size_t n = 0;
+	char path[512];
+	sqlite3 *db;
+	double next = 0;
+	time_t t0 = at("2026-06-01 12:00 +0000");
+
+	set_tz("UTC");
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.schedules = &sc;
+	cfg.n_schedules = 1;
+	snprintf(path, sizeof(path), "%s/sched.db", tap_scratch_dir());
+	if (!ok(!db_open(path, &db), "database"))
+		return;
+	ok(!sched_tick(db, &cfg, t0, 90, fake_submit, NULL, &f, &n) && n == 0, "first pass: registers, no fire");
+	sched_fires_free(f, n);
+	{
+		char *s = NULL;
+		db_get_str(db, &s, "SELECT next_fire FROM schedules WHERE name = 'nightly'", "");
+		next = s ? atof(s) : 0;
+		free(s);
+	}
+	is_int((time_t)next, at("2026-06-02 02:30 +0000"), "next fire stored");
+	ok(!sched_tick(db, &cfg, at("2026-06-02 02:29 +0000"), 90, fake_submit, NULL, &f, &n) && n == 0,
+	   "not due yet");
+	sched_fires_free(f, n);
+	ok(!sched_tick(db, &cfg, at("2026-06-02 02:30:05 +0000"), 90, fake_submit, NULL, &f, &n) && n == 1,
+	   "due: fires");
+	if (n == 1) {
+		is_int(f[0].missed, 0, "on time, not missed");
+		is_int(f[0].job_id, 100, "the job submitted");
+		is_str(f[0].job, "nightly-job", "its job name");
+	}
+	sched_fires_free(f, n);
+	ok(!sched_tick(db, &cfg, at("2026-06-02 02:30:06 +0000"), 90, fake_submit, NULL, &f, &n) && n == 0,
+	   "fires once");
+	sched_fires_free(f, n);
+	/* The daemon is down for three nights: one fire at start, marked missed. */
+	ok(!sched_tick(db, &cfg, at("2026-06-05 09:00 +0000"), 90, fake_submit, NULL, &f, &n) && n == 1,
+	   "three missed nights fire once");
+	if (n == 1) {
+		is_int(f[0].missed, 1, "marked missed");
+		is_int(f[0].due, at("2026-06-03 02:30 +0000"), "due at the first missed time");
+	}
+	sched_fires_free(f, n);
+	ok(!sched_tick(db, &cfg, at("2026-06-05 09:00:01 +0000"), 90, fake_submit, NULL, &f, &n) && n == 0,
+	   "and only once");
+	sched_fires_free(f, n);
+	is_int(submits, 2, "two jobs submitted in all");
+	/* A changed expression is registered again, without firing. */
+	sc.cron = (char *)"0 4 * * *";
+	ok(!sched_tick(db, &cfg, at("2026-06-10 09:00 +0000"), 90, fake_submit, NULL, &f, &n) && n == 0,
+	   "changed cron: no fire");
+	sched_fires_free(f, n);
+	{
+		int64_t nf = 0;
+		db_get_int(db, &nf, "SELECT CAST(next_fire AS INTEGER) FROM schedules WHERE name = 'nightly'", "");
+		is_int(nf, at("2026-06-11 04:00 +0000"), "next fire of the new expression");
+	}
+	/* A bad expression is skipped; a schedule gone from the config is forgotten. */
+	cfg.n_schedules = 0;
+	ok(!sched_tick(db, &cfg, at("2026-06-10 09:00 +0000"), 90, fake_submit, NULL, &f, &n) && n == 0, "no schedules");
+	sched_fires_free(f, n);
+	{
+		int64_t c = -1;
+		db_get_int(db, &c, "SELECT count(*) FROM schedules", "");
+		is_int(c, 0, "the removed schedule's row is gone");
+	}
+	db_close(db);
+}
+
 int main(void)
 {
 	char got_s[64], want_s[64];
@@ -135,5 +221,6 @@ int main(void)
 		struct cron c;
 		ok(cron_parse(&c, bad[i], NULL) == -1, "'%s' is refused", bad[i]);
 	}
+	tick_tests();
 	return done_testing();
 }
