@@ -1071,7 +1071,6 @@ static int step_lease(struct job_ctx *j, const char *key)
 /* Before each step after the lease: extend it, or take the pair again if it was lost. */
 static int keep_lease(struct job_ctx *j)
 {
-	struct json_object *m = spec_get(j->spec, "machines");
 	struct buf why = BUF_INIT;
 	int ret = 0;
 
@@ -1079,7 +1078,6 @@ static int keep_lease(struct job_ctx *j)
 		return 0;
 	if (!j->dut || !j->peer)
 		return -1;
-	(void)m;
 	warn("job %lld lost its lease on '%s' and '%s'; taking them again", (long long)j->id,
 	     j->dut->name, j->peer->name);
 	for (;;) {
@@ -1252,9 +1250,7 @@ static int step_agent(struct job_ctx *j, const char *key)
 	const char *argv[] = { "sysinfo", "--no-tools", NULL };
 	struct buf out = BUF_INIT, err = BUF_INIT;
 	int up_dut = 0, up_peer = 0, b;
-	struct ssh_xfer_opts xo;
 
-	(void)xo;
 	if (boot_of(key, &b))
 		return fail(j, "bad step key '%s'", key);
 	if (!j->agent_local)
@@ -1529,7 +1525,6 @@ static char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid,
 	struct json_object *o = json_object_new_object(), *wo = json_object_new_object();
 	struct buf b = BUF_INIT;
 	const char *type = spec_str(w, "type");
-	const char *target = spec_str(spec_get(w, "params"), "target");
 	const struct conf_machine *self = server ? j->peer : j->dut;
 	const struct conf_machine *other = server ? j->dut : j->peer;
 
@@ -1540,7 +1535,6 @@ static char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid,
 	json_object_object_add(wo, "type", jstr(type));
 	json_object_object_add(wo, "params", role_params(spec_get(w, "params"), type, server));
 	json_object_object_add(o, "workload", wo);
-	(void)target;
 	if (!server && tx_target(w) && !strcmp(tx_target(w), "dummy"))
 		json_object_object_add(o, "peer_addr", jstr(QLAB_DUMMY_TARGET));
 	else if (!server && other->addr)
@@ -1968,7 +1962,6 @@ static int step_report(struct job_ctx *j, const char *key)
 		return skip_step(j, "report pages (report.c) not implemented yet");
 	if (report_job(j->db, dir, j->id))
 		return fail(j, "cannot write the report pages of job %lld", (long long)j->id);
-	json_object_object_add(j->detail, "page", json_object_new_string_len("", 0));
 	{
 		char *p = xasprintf("%s/job-%lld.html", dir, (long long)j->id);
 		json_object_object_add(j->detail, "page", jstr(p));
@@ -2067,7 +2060,7 @@ static int do_step(struct job_ctx *j, const char *key)
 	const char *name;
 	step_fn fn;
 	int64_t t;
-	int rc, found = 0;
+	int rc;
 	const char *state_after;
 	struct buf detail = BUF_INIT;
 
@@ -2081,7 +2074,6 @@ static int do_step(struct job_ctx *j, const char *key)
 	j->step_started_prev = 0;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		const char *s = (const char *)sqlite3_column_text(st, 0);
-		found = 1;
 		if (!strcmp(s, "done") || !strcmp(s, "skipped")) {
 			sqlite3_finalize(st);
 			return STEP_OK;
@@ -2090,7 +2082,6 @@ static int do_step(struct job_ctx *j, const char *key)
 		j->step_started_prev = sqlite3_column_double(st, 2);
 	}
 	sqlite3_finalize(st);
-	(void)found;
 
 	if (cancel_requested(j))
 		return STEP_CANCEL;

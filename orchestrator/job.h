@@ -42,7 +42,7 @@ struct job_submit_opts {
  */
 int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_submit_opts *o);
 
-/* For sched_tick(): submit the schedule's job (arg: the sqlite3 handle). */
+/* For sched_tick(): submit the schedule's job; arg is a void *[2] = { sqlite3 *, const struct klab_config * }. */
 int64_t job_submit_schedule(void *arg, const struct conf_schedule *s);
 
 /*
@@ -72,7 +72,8 @@ struct job_run_opts {
 
 /*
  * Run (or resume) job ID in this process until it ends. The job is locked
- * for the run (flock on DBPATH.job-ID.lock), so a second runner is refused
+ * for the run (flock on DBPATH.job-ID.lock, DBPATH being the database's
+ * file; db_path is unused and may be NULL), so a second runner is refused
  * ("job 3 is being run by another process"). Returns 0 when the job ended
  * done, 1 when it failed or was cancelled (jobs.error says why), 2 when it
  * stopped early (stop flag, or the machines were busy without wait_lease)
