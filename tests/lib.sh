@@ -83,8 +83,9 @@ _check_prereq() {
 	SCIPY) /usr/bin/python3 -c 'import scipy.stats' 2>/dev/null ;;
 	SOCKPERF) command -v sockperf >/dev/null ;;
 	IPERF3) command -v iperf3 >/dev/null ;;
-	NETEM) [ "$(id -u)" = 0 ] && command -v tc >/dev/null && modprobe -q sch_netem 2>/dev/null; \
-		[ "$(id -u)" = 0 ] && command -v tc >/dev/null ;;
+	NETEM) [ "$(id -u)" = 0 ] && command -v tc >/dev/null && { modprobe -q sch_netem 2>/dev/null;
+		ip netns add klabnetem$$ && ip netns exec klabnetem$$ tc qdisc add dev lo root netem delay 1ms;
+		r=$?; ip netns del klabnetem$$ 2>/dev/null; [ $r = 0 ]; } ;;
 	*) echo "# unknown prerequisite $1" >&2; return 1 ;;
 	esac
 }

@@ -4,6 +4,8 @@ test_description='klab-agent prepare/restore on a multi-queue veth: everything b
 
 NS_A=klab$TEST_NUM-a-$$
 NS_B=klab$TEST_NUM-b-$$
+# at the top level: a test body runs in a subshell, its registrations are lost
+test_cleanup "ip netns del $NS_A; ip netns del $NS_B"
 export KLAB_AGENT_STATE=$SCRATCH/state
 
 # every knob a profile may touch, with its value, one per line
@@ -19,7 +21,6 @@ snapshot() {
 agent() { ip netns exec $NS_A "$KLAB_AGENT" "$@"; }
 
 test_expect_success ROOT,NETNS 'a namespace with an 8-queue veth and non-default masks' '
-	test_cleanup "ip netns del $NS_A; ip netns del $NS_B" &&
 	ip netns add $NS_A && ip netns add $NS_B &&
 	ip link add wl0 numtxqueues 8 numrxqueues 8 netns $NS_A type veth \
 		peer name wl1 numtxqueues 8 numrxqueues 8 netns $NS_B &&

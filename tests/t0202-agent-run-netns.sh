@@ -4,11 +4,12 @@ test_description='klab-agent run: udp_rr and udp_tx between two network namespac
 
 NS_A=klab$TEST_NUM-a-$$
 NS_B=klab$TEST_NUM-b-$$
+# at the top level: a test body runs in a subshell, its registrations are lost
+test_cleanup "ip netns del $NS_A; ip netns del $NS_B"
 ADDR_A=198.18.2.1
 ADDR_B=198.18.2.2
 
 test_expect_success ROOT,NETNS 'two namespaces joined by an 8-queue veth' '
-	test_cleanup "ip netns del $NS_A; ip netns del $NS_B" &&
 	ip netns add $NS_A && ip netns add $NS_B &&
 	ip link add wl0 numtxqueues 8 numrxqueues 8 netns $NS_A type veth \
 		peer name wl1 numtxqueues 8 numrxqueues 8 netns $NS_B &&
@@ -31,14 +32,14 @@ JSON
 
 ALL='["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]'
 
-test_expect_success ROOT,NETNS 'udp_rr: server in one namespace, client with all monitors in the other' '
+test_expect_success ROOT,NETNS,PERF,BPFTRACE 'udp_rr: server in one namespace, client with all monitors in the other' '
 	spec server rr-srv udp_rr "{\"port\": \"9100\"}" "[\"cpu\", \"nic\"]" wl1 >srv.spec &&
 	spec client rr-1 udp_rr "{\"port\": \"9100\", \"flows\": \"50\", \"request_size\": \"100\"}" "$ALL" wl0 >cl.spec &&
 	(ip netns exec $NS_B "$KLAB_AGENT" run <srv.spec >srv.json 2>srv.err &
 	 echo $! >srv.pid) &&
 	sleep 1 &&
 	ip netns exec $NS_A "$KLAB_AGENT" run <cl.spec >cl.json 2>cl.err &&
-	wait_srv=$(cat srv.pid) && while kill -0 $wait_srv 2>/dev/null; do sleep 0.2; done &&
+	wait_srv=$(cat srv.pid) && for i in $(seq 150); do kill -0 $wait_srv 2>/dev/null || break; sleep 0.2; done &&
 	cat cl.err srv.err &&
 	test -s cl.json && test -s srv.json
 '
@@ -76,7 +77,8 @@ test_expect_success ROOT,NETNS 'udp_rr result: status, monitors, and numbers tha
 	check(abs(m["perf.cpu-clock"] - win * ncpu * 1000) < 0.2 * win * ncpu * 1000,
 	      "perf cpu-clock %.0f ms ~ %d CPUs x %.1f s" % (m["perf.cpu-clock"], ncpu, win))
 	unsup = [e["event"] for e in c["perf_stat"] if not e["supported"]]
-	check("cycles" in unsup, "cycles reported as not supported: %s" % unsup)
+	# a machine with a PMU counts cycles; one without (this VM) must say so
+	check("cycles" in unsup or m.get("perf.cycles", 0) > 0, "cycles counted or reported as not supported: %s" % unsup)
 	check(len(c["profile"]) > 5 and sum(r["percent"] for r in c["profile"]) <= 100.5, "profile rows")
 	check(any(r["dso"] == "[kernel.kallsyms]" for r in c["profile"]), "kernel symbols in the profile")
 	h = {x["name"]: x for x in c["histograms"]}
@@ -128,7 +130,7 @@ test_expect_success ROOT,NETNS 'udp_tx: sink and sender, packets agree with the 
 	(ip netns exec $NS_B "$KLAB_AGENT" run <sink.spec >sink.json 2>sink.err & echo $! >sink.pid) &&
 	sleep 1 &&
 	ip netns exec $NS_A "$KLAB_AGENT" run <send.spec >send.json 2>send.err &&
-	p=$(cat sink.pid) && while kill -0 $p 2>/dev/null; do sleep 0.2; done &&
+	p=$(cat sink.pid) && for i in $(seq 150); do kill -0 $p 2>/dev/null || break; sleep 0.2; done &&
 	cat send.err sink.err &&
 	python3 - send.json sink.json <<-\PY
 	import json, sys
@@ -170,7 +172,7 @@ test_expect_success ROOT,NETNS 'a dropped connection (SIGHUP, reader gone) loses
 	hpid=$! &&
 	sleep 2 && kill -HUP $apid &&
 	wait $apid && wait $hpid &&
-	p=$(cat sink2.pid) && while kill -0 $p 2>/dev/null; do sleep 0.2; done &&
+	p=$(cat sink2.pid) && for i in $(seq 150); do kill -0 $p 2>/dev/null || break; sleep 0.2; done &&
 	test $(wc -c <partial) = 64 &&
 	"$KLAB_AGENT" fetch --results-dir "$SCRATCH/results-send" tx-drop >whole.json &&
 	python3 -c "import json,sys; d=json.load(open(\"whole.json\")); assert d[\"run_id\"] == \"tx-drop\" and d[\"status\"] == \"ok\"" &&
@@ -183,10 +185,10 @@ test_expect_success ROOT,NETNS 'a monitor that cannot work is reported, the run 
 	spec sink tx-sink3 udp_tx "{\"port\": \"9103\"}" "[]" wl1 >sink3.spec &&
 	(ip netns exec $NS_B "$KLAB_AGENT" run <sink3.spec >/dev/null 2>&1 & echo $! >sink3.pid) &&
 	sleep 0.5 &&
-	sed -e "s/\"tx-1\"/\"tx-kp\"/; s/9101/9103/; s/\"bpftrace_script\": \".*\"/\"bpftrace_script\": \"kprobe:__dev_queue_xmit { @n = count(); }\"/; s/\"perf-stat\", \"nic\"/\"bpftrace\"/" \
+	sed -e "s/\"tx-1\"/\"tx-kp\"/; s/9101/9103/; s/\"bpftrace_script\": \".*\"/\"bpftrace_script\": \"kprobe:klab_no_such_function { @n = count(); }\"/; s/\"perf-stat\", \"nic\"/\"bpftrace\"/" \
 		send.spec >kp.spec &&
 	ip netns exec $NS_A "$KLAB_AGENT" run <kp.spec >kp.json 2>kp.err &&
-	p=$(cat sink3.pid) && while kill -0 $p 2>/dev/null; do sleep 0.2; done &&
+	p=$(cat sink3.pid) && for i in $(seq 150); do kill -0 $p 2>/dev/null || break; sleep 0.2; done &&
 	python3 -c "
 import json; d = json.load(open(\"kp.json\")); s = d[\"monitors\"][\"bpftrace\"]; print(s)
 assert d[\"status\"] == \"ok\" and s.startswith(\"unavailable: \") and \"kprobe\" in s, s"

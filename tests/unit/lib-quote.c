@@ -1,4 +1,5 @@
 /* lib-quote.c: shell quoting proven by running the quoted string through sh -c. */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -56,19 +57,24 @@ int main(void)
 	{
 		const char *const a1[] = { "simple", "two words", "", NULL };
 		const char *const a2[] = { "'", "''", "it's", "'\\''", NULL };
-		const char *const a3[] = { "$(touch /tmp/klab-quote-canary)", "`id`", "$HOME", "${PATH}", NULL };
+		char *canary = xasprintf("%s/canary", tap_scratch_dir());
+		char *subst = xasprintf("$(touch %s)", canary);
+		char *bq = xasprintf("`touch %s`", canary);
+		const char *const a3[] = { subst, bq, "$HOME", "${PATH}", NULL };
 		const char *const a4[] = { "a;b", "a|b", "a&&b", "a>b", "<x", "*", "?", "[a]", "~", "#c", NULL };
 		const char *const a5[] = { "line1\nline2", "\n", "\ttab", "back\\slash", "\"dq\"", "!bang", NULL };
 		const char *const a6[] = { "--opt=\"x y\"", "-e", "-n", "%s%d", NULL };
 
-		unlink("/tmp/klab-quote-canary");
 		roundtrip(a1, "plain words and the empty string");
 		roundtrip(a2, "single quotes");
 		roundtrip(a3, "command substitution and variables");
-		ok(!file_exists("/tmp/klab-quote-canary"), "$() inside a word runs nothing");
+		ok(!file_exists(canary), "$() and backticks inside a word run nothing");
 		roundtrip(a4, "operators and globs");
 		roundtrip(a5, "newlines, tabs, backslashes, double quotes");
 		roundtrip(a6, "options and format strings");
+		free(canary);
+		free(subst);
+		free(bq);
 	}
 	for (int i = 1; i < 256; i++)
 		binary[i - 1] = (char)i;

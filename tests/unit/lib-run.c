@@ -1,4 +1,5 @@
 /* lib-run.c: running local programs: output, exit status, timeouts, caps, exec errors. */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,12 +127,18 @@ int main(void)
 	/* start, signal the group, finish: how monitors are stopped */
 	c = (struct run_cmd)RUN_CMD_INIT;
 	{
-		const char *argv[] = { "sh", "-c", "trap 'echo stopped; exit 0' INT; while :; do sleep 0.05; done", NULL };
+		const char *argv[] = { "sh", "-c", "trap 'echo stopped; exit 0' INT; echo ready >&2; "
+				       "while :; do sleep 0.05; done", NULL };
+		char ch;
+		ssize_t n;
 
 		c.argv = argv;
 		c.timeout_ms = 10000;
 		ok(run_start(&c) == 0, "start a background child");
-		usleep(200000);
+		/* wait for the trap to be set: the child says so on stderr */
+		while ((n = read(c.fd_err, &ch, 1)) < 0 && errno == EINTR)
+			;
+		ok(n == 1 && ch == 'r', "the child is ready");
 		ok(run_signal(&c, SIGINT) == 0, "signal its process group");
 		ok(run_finish(&c) == 0 && c.status == 0 && strstr(c.out.buf, "stopped"), "it stopped cleanly");
 		run_release(&c);
