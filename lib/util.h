@@ -59,7 +59,10 @@ int file_exists(const char *path);
 
 /* SHA-256 (FIPS 180-4): hex digest (65 bytes with NUL). */
 void sha256_hex(const void *data, size_t len, char hex[65]);
-/* SHA-256 of a file: 0 or -1 (logged). */
+/* 32 digest bytes -> 64 hex digits and a NUL. */
+void sha256_to_hex(const unsigned char d[32], char hex[65]);
+/* SHA-256 of a file: 0 or -1 (logged). Uses the x86 SHA extensions when the
+ * CPU has them (KLAB_SHA256_PORTABLE=1 forces the portable code). */
 int sha256_file_hex(const char *path, char hex[65]);
 
 struct sha256_ctx {

@@ -1118,132 +1118,7 @@ static int sha256_prefix(int fd, uint64_t n, struct sha256_ctx *ctx, char *tmp, 
 	return 0;
 }
 
-static void hex32(const unsigned char md[32], char hex[65])
-{
-	int i;
 
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-}
-
-/*
- * SHA-256 of a file with the x86 SHA extensions when the CPU has them (the
- * shared lib/ sha256 is portable C at ~200 MB/s; this is ~1.5 GB/s), so that
- * hashing a 200 MB upload does not take the CPU the transfer needs. Falls
- * back to sha256_file_hex(). The round structure is Intel's published
- * SHA-NI sequence; uploads check the result against the far side's hash.
- */
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-static const uint32_t k256[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-__attribute__((target("sha,sse4.1,ssse3")))
-static void sha256_ni_blocks(uint32_t st[8], const unsigned char *p, size_t nblocks)
-{
-	const __m128i mask = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
-	__m128i s0, s1, tmp, msg, m[4], abef, cdgh;
-	int g;
-
-	tmp = _mm_loadu_si128((const __m128i *)&st[0]);
-	s1 = _mm_loadu_si128((const __m128i *)&st[4]);
-	tmp = _mm_shuffle_epi32(tmp, 0xB1);		/* CDAB */
-	s1 = _mm_shuffle_epi32(s1, 0x1B);		/* EFGH */
-	s0 = _mm_alignr_epi8(tmp, s1, 8);		/* ABEF */
-	s1 = _mm_blend_epi16(s1, tmp, 0xF0);		/* CDGH */
-	while (nblocks--) {
-		abef = s0;
-		cdgh = s1;
-		for (g = 0; g < 16; g++) {
-			if (g < 4) {
-				m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), mask);
-			} else {
-				/* W[4g..4g+3] from groups g-4 .. g-1 (kept in a ring of 4) */
-				__m128i t = _mm_sha256msg1_epu32(m[g & 3], m[(g + 1) & 3]);
-
-				t = _mm_add_epi32(t, _mm_alignr_epi8(m[(g + 3) & 3], m[(g + 2) & 3], 4));
-				m[g & 3] = _mm_sha256msg2_epu32(t, m[(g + 3) & 3]);
-			}
-			msg = _mm_add_epi32(m[g & 3], _mm_loadu_si128((const __m128i *)&k256[4 * g]));
-			s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
-			msg = _mm_shuffle_epi32(msg, 0x0E);
-			s0 = _mm_sha256rnds2_epu32(s0, s1, msg);
-		}
-		s0 = _mm_add_epi32(s0, abef);
-		s1 = _mm_add_epi32(s1, cdgh);
-		p += 64;
-	}
-	tmp = _mm_shuffle_epi32(s0, 0x1B);		/* FEBA */
-	s1 = _mm_shuffle_epi32(s1, 0xB1);		/* DCHG */
-	s0 = _mm_blend_epi16(tmp, s1, 0xF0);		/* DCBA */
-	s1 = _mm_alignr_epi8(s1, tmp, 8);		/* HGFE */
-	_mm_storeu_si128((__m128i *)&st[0], s0);
-	_mm_storeu_si128((__m128i *)&st[4], s1);
-}
-
-static int sha256_file_fast(const char *path, char hex[65])
-{
-	uint32_t st[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-			   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-	const size_t bufsz = 1u << 20;
-	unsigned char *b, pad[128];
-	uint64_t total = 0, bits;
-	size_t tail, npad;
-	int fd, i;
-
-	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("sha") || !__builtin_cpu_supports("sse4.1"))
-		return sha256_file_hex(path, hex);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return error_errno("cannot read '%s'", path);
-	b = xmalloc(bufsz);
-	for (;;) {
-		ssize_t r = read_full(fd, (char *)b, bufsz);
-
-		if (r < 0) {
-			free(b);
-			close(fd);
-			return error_errno("cannot read '%s'", path);
-		}
-		total += (uint64_t)r;
-		if ((size_t)r == bufsz) {
-			sha256_ni_blocks(st, b, bufsz / 64);
-			continue;
-		}
-		sha256_ni_blocks(st, b, (size_t)r / 64);
-		tail = (size_t)r % 64;
-		memset(pad, 0, sizeof(pad));
-		memcpy(pad, b + (size_t)r - tail, tail);
-		pad[tail] = 0x80;
-		npad = tail < 56 ? 64 : 128;
-		bits = total * 8;
-		for (i = 0; i < 8; i++)
-			pad[npad - 1 - i] = (unsigned char)(bits >> (8 * i));
-		sha256_ni_blocks(st, pad, npad / 64);
-		break;
-	}
-	free(b);
-	close(fd);
-	for (i = 0; i < 8; i++)
-		snprintf(hex + 8 * i, 9, "%08x", st[i]);
-	return 0;
-}
-#else
-static int sha256_file_fast(const char *path, char hex[65])
-{
-	return sha256_file_hex(path, hex);
-}
-#endif
 
 /*
  * The local sha256 of an upload is computed by a second thread while the
@@ -1260,7 +1135,7 @@ static void *hash_thread(void *arg)
 {
 	struct hash_job *j = arg;
 
-	j->rc = sha256_file_fast(j->path, j->hex);
+	j->rc = sha256_file_hex(j->path, j->hex);
 	return NULL;
 }
 
@@ -1351,7 +1226,7 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 				goto out;
 			}
 			sha256_final(&pctx, md);
-			hex32(md, local_hex);
+			sha256_to_hex(md, local_hex);
 			if (!strcmp(local_hex, remote_hex)) {
 				resume = part;
 				info("resuming the upload of '%s' to machine '%s' at %llu bytes", local,
@@ -1442,7 +1317,7 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 		memcpy(local_hex, hj.hex, sizeof(local_hex));
 	} else {
 		sha256_final(&ctx, md);
-		hex32(md, local_hex);
+		sha256_to_hex(md, local_hex);
 	}
 	if (verify_and_rename(c, local, tmp, remote, local_hex) < 0)
 		goto out;
@@ -1530,7 +1405,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 	fd = -1;
 	progress_tick(&pr, done, 1);
 	sha256_final(&ctx, md);
-	hex32(md, local_hex);
+	sha256_to_hex(md, local_hex);
 	if (ssh_remote_sha256(c, remote, remote_hex) != 0)
 		goto out;
 	if (strcmp(local_hex, remote_hex)) {
@@ -1567,7 +1442,7 @@ int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote
 
 	if (uploaded)
 		*uploaded = 0;
-	if (sha256_file_fast(local_agent, local_hex) < 0)
+	if (sha256_file_hex(local_agent, local_hex) < 0)
 		goto out;
 	rc = ssh_remote_sha256(c, remote_path, remote_hex);
 	if (rc < 0)

@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "jsonh.h"
 #include "log.h"
+#include "run.h"
 #include "tap.h"
 
 static void test_parsers(void)
@@ -81,6 +82,49 @@ static void test_sha256(void)
 	}
 }
 
+/* Odd sizes and piece lengths against coreutils' sha256sum (both the SHA-NI
+ * and the portable path: run with KLAB_SHA256_PORTABLE=1 for the latter). */
+static void test_sha256_vs_coreutils(void)
+{
+	static const size_t sizes[] = { 0, 1, 55, 56, 63, 64, 65, 127, 128, 1000003 };
+	unsigned char *data = xmalloc(1000003);
+	uint32_t x = 12345;
+
+	for (size_t i = 0; i < 1000003; i++) {
+		x = x * 1103515245u + 12345u;
+		data[i] = (unsigned char)(x >> 16);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(sizes); k++) {
+		char *p = xasprintf("%s/s%zu", tap_scratch_dir(), sizes[k]);
+		const char *argv[] = { "sha256sum", p, NULL };
+		struct run_cmd c = RUN_CMD_INIT;
+		struct sha256_ctx ctx;
+		unsigned char d[32];
+		char file_hex[65], piece_hex[65];
+		size_t off = 0, step = 1;
+
+		write_file_atomic(p, data, sizes[k], 0644);
+		c.argv = argv;
+		sha256_file_hex(p, file_hex);
+		sha256_init(&ctx);
+		while (off < sizes[k]) {	/* pieces of 1, 2, 3, ... bytes */
+			size_t n = sizes[k] - off < step ? sizes[k] - off : step;
+
+			sha256_update(&ctx, data + off, n);
+			off += n;
+			step = step * 3 % 1000 + 1;
+		}
+		sha256_final(&ctx, d);
+		sha256_to_hex(d, piece_hex);
+		ok(!run_command(&c) && c.status == 0 && !strncmp(c.out.buf, file_hex, 64) &&
+		   !strcmp(file_hex, piece_hex), "sha256 of %zu bytes agrees with sha256sum, whole and in pieces",
+		   sizes[k]);
+		run_release(&c);
+		free(p);
+	}
+	free(data);
+}
+
 static void test_dirs(void)
 {
 	char *d = xasprintf("%s/a/b/c", tap_scratch_dir());
@@ -140,6 +184,7 @@ int main(void)
 	log_init("lib-util", 0, LOG_CRIT);
 	test_parsers();
 	test_sha256();
+	test_sha256_vs_coreutils();
 	test_dirs();
 	test_log();
 	test_json();
