@@ -16,6 +16,8 @@
 # Environment:
 #   KLAB             the klab program (default: orchestrator/klab, made by `make`)
 #   KLAB_DEMO_DIR    scratch folder (default: lab/demo-MODE in the project)
+#   KLAB_DEMO_FRESH  1: remove the scratch folder first (default: keep its
+#                    database and kernels, so a second run skips the builds)
 #   KLAB_DEMO_JOBS   jobs to run (default: demo-udp-wfree; add demo-ooo-okay
 #                    for seed 000 with its 6.1 fix-up; netns: demo-netns-xps)
 #   KLAB_SHARED      the shared folder with seeds/ (default: ../shared)
@@ -125,7 +127,14 @@ write_config() {	# write_config [FRAGMENT JOBFILE]: the demo's own config
 phase "setup: scratch folder $DEMO"
 if [ -d "$DEMO" ]; then
 	lab_down
-	rm -rf "$DEMO"
+	if [ "${KLAB_DEMO_FRESH:-0}" = 1 ]; then
+		rm -rf "$DEMO"
+	else
+		# keep the database and the kernels: a second run finds both
+		# builds by their keys and goes straight to the lab
+		echo "reusing the database and kernels of an earlier run (KLAB_DEMO_FRESH=1: start over)"
+		rm -rf "$DEMO/report" "$DEMO/work" "$LAB"
+	fi
 fi
 mkdir -p "$DEMO/work" "$DEMO/artifacts" "$DEMO/report" || fail "cannot make $DEMO"
 echo "klab: $KLAB ($("$KLAB" version 2>/dev/null || echo '?'))"
