@@ -42,7 +42,10 @@ test_expect_success KBUILD 'patched build: one line in net/core, an incremental 
 	test "$(jq_ patched.json "d[\"applied\"][0][\"method\"]")" = "git am -3" &&
 	test "$(jq_ patched.json "d[\"build_id\"]")" != "$(jq_ base.json "d[\"build_id\"]")" &&
 	test_grep "CC      net/core/net_namespace.o" "$dir/build.log" &&
-	test $(grep -c "^  CC      " "$dir/build.log") -lt 60 &&
+	# incremental: far fewer compilations than the ~1500 of a full build (about
+	# 10 alone; more when another build of the shared folder ran in between,
+	# e.g. a series that touched include/net/sock.h)
+	test $(grep -c "^  CC      " "$dir/build.log") -lt 750 &&
 	sqlite3 "$KLAB_DB" "SELECT ccache_stats FROM kernels WHERE id = $(jq_ patched.json "d[\"id\"]")" >cc &&
 	python3 -c "import json; d=json.load(open(\"cc\")); assert d[\"hits\"] + d[\"misses\"] >= 1, d" &&
 	test "$(sqlite3 "$KLAB_DB" "SELECT series_id IS NOT NULL FROM kernels WHERE id = $(jq_ patched.json "d[\"id\"]")")" = 1
