@@ -11,6 +11,7 @@ static const char *log_prog = "klab";
 static int log_syslog;
 static int log_level = LOG_NOTICE;
 static char log_prefix[128];
+static char log_last[512];
 
 void log_init(const char *prog, int use_syslog, int level)
 {
@@ -79,6 +80,13 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	const char *tag = "";
 	int saved = errno;
 
+	if (level <= LOG_ERR) {
+		va_list cp;
+
+		va_copy(cp, ap);
+		vsnprintf(log_last, sizeof(log_last), fmt, cp);
+		va_end(cp);
+	}
 	if (level > log_level)
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -107,6 +115,16 @@ void log_msg(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vmsg(level, fmt, ap);
 	va_end(ap);
+}
+
+const char *log_last_error(void)
+{
+	return log_last;
+}
+
+void log_clear_error(void)
+{
+	log_last[0] = '\0';
 }
 
 int error(const char *fmt, ...)

@@ -29,6 +29,10 @@ int error_errno(const char *fmt, ...) KLAB_PRINTF(1, 2);
 void warn(const char *fmt, ...) KLAB_PRINTF(1, 2);
 void info(const char *fmt, ...) KLAB_PRINTF(1, 2);
 void debug(const char *fmt, ...) KLAB_PRINTF(1, 2);
+/* The text of the last message logged at LOG_ERR ("" if none since the clear). */
+const char *log_last_error(void);
+void log_clear_error(void);
+
 /* "prog: fatal: ..." and exit(1). */
 void die(const char *fmt, ...) KLAB_PRINTF(1, 2) KLAB_NORETURN;
 void die_errno(const char *fmt, ...) KLAB_PRINTF(1, 2) KLAB_NORETURN;

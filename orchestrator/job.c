@@ -32,28 +32,6 @@
 #include "strvec.h"
 #include "util.h"
 
-/*
- * Functions of modules that land in parallel: referenced weakly so this
- * file links before they exist; a step whose module is missing fails or
- * is skipped with "not implemented yet" instead of pretending.
- */
-#pragma weak build_kernel
-#pragma weak kernel_artifact_load
-#pragma weak kernel_artifact_release
-#pragma weak deploy_boot
-#pragma weak deploy_verify
-#pragma weak deploy_result_release
-#pragma weak compare_job
-#pragma weak history_update_job
-#pragma weak report_job
-#pragma weak series_load
-#pragma weak series_store
-#pragma weak series_load_db
-#pragma weak series_free
-
-/* The last error message logged (lib/log.c, when it has it). */
-const char *log_last_error(void) __attribute__((weak));
-
 /* ---------------------------------------------------------------------- */
 /* Order: xoshiro256** seeded by splitmix64. */
 
@@ -666,8 +644,7 @@ static int fail(struct job_ctx *j, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vaddf(&j->why, fmt, ap);
 	va_end(ap);
-	if (log_last_error && log_last_error() && *log_last_error() &&
-	    !strstr(j->why.buf, log_last_error()))
+	if (*log_last_error() && !strstr(j->why.buf, log_last_error()))
 		buf_addf(&j->why, ": %s", log_last_error());
 	return STEP_FAIL;
 }
@@ -883,8 +860,6 @@ static int step_intake(struct job_ctx *j, const char *key)
 
 	if (!src)
 		return skip_step(j, "no series: %s", spec_str(j->spec, "kind"));
-	if (!series_load || !series_store || !series_free)
-		return fail(j, "patch intake (series.c) not implemented yet");
 	if (series_load(src, NULL, &s))
 		return fail(j, "cannot load series '%s'", src);
 	if (series_store(j->db, s, &sid, &existed)) {
@@ -922,8 +897,6 @@ static int step_build(struct job_ctx *j, const char *key)
 			goto same_as_a;
 		return skip_step(j, "side %c runs the machine's own kernel (boot = none or tuning only)", side);
 	}
-	if (!build_kernel || !kernel_artifact_release)
-		return fail(j, "kernel builds (build.c) not implemented yet");
 	memset(&req, 0, sizeof(req));
 	req.tree = spec_str(j->spec, "tree");
 	req.ref = spec_str(s, "ref");
@@ -934,7 +907,7 @@ static int step_build(struct job_ctx *j, const char *key)
 		db_get_int(j->db, &sid, "SELECT series_id FROM jobs WHERE id = ?", "i", j->id);
 		if (!sid)
 			return fail(j, "job %lld has no stored series (intake did not run)", (long long)j->id);
-		if (!series_load_db || series_load_db(j->db, sid, &ser))
+		if (series_load_db(j->db, sid, &ser))
 			return fail(j, "cannot load series %lld", (long long)sid);
 		req.series = ser;
 		req.series_id = sid;
@@ -1128,8 +1101,6 @@ static int step_deploy(struct job_ctx *j, const char *key)
 	}
 	if (!kid)
 		return fail(j, "side %c has no kernel to boot on machine '%s'", side, j->dut->name);
-	if (!deploy_boot || !kernel_artifact_load)
-		return fail(j, "kernel deployment (deploy.c) not implemented yet");
 	memset(&art, 0, sizeof(art));
 	if (kernel_artifact_load(j->db, kid, &art))
 		return fail(j, "cannot load kernel %lld", (long long)kid);
@@ -1154,8 +1125,7 @@ static int step_deploy(struct job_ctx *j, const char *key)
 		json_object_object_add(j->detail, "release", jstr(res.release));
 		json_object_object_add(j->detail, "boot_wait_s", json_object_new_double(res.boot_wait_ms / 1000.0));
 	}
-	if (deploy_result_release)
-		deploy_result_release(&res);
+	deploy_result_release(&res);
 	kernel_artifact_release(&art);
 	return ret ? STEP_FAIL : DONE;
 }
@@ -1175,7 +1145,7 @@ static int step_verify(struct job_ctx *j, const char *key)
 		return fail(j, "cannot read the kernel release of machine '%s'", j->dut->name);
 	}
 	buf_trim(&out);
-	if (j->dut->boot != BOOT_NONE && deploy_verify && kernel_artifact_load) {
+	if (j->dut->boot != BOOT_NONE) {
 		int64_t kid = side_kernel(j, j->order[b - 1]);
 		struct kernel_artifact art;
 		struct deploy_artifact da;
@@ -1192,8 +1162,7 @@ static int step_verify(struct job_ctx *j, const char *key)
 			if (!rc)
 				db_run(j->db, "UPDATE boots SET build_id = ? WHERE job_id = ? AND seq = ?", "sii",
 				       res.build_id, j->id, (int64_t)b);
-			if (deploy_result_release)
-				deploy_result_release(&res);
+			deploy_result_release(&res);
 			kernel_artifact_release(&art);
 			if (rc) {
 				fail(j, "machine '%s' runs %s, not the kernel of boot %d", j->dut->name, out.buf, b);
@@ -1944,8 +1913,6 @@ static int step_compare(struct job_ctx *j, const char *key)
 
 	if (strlen(side_letters(j->spec, letters)) < 2)
 		return skip_step(j, "one side only (first nightly: nothing to compare with yet)");
-	if (!compare_job)
-		return skip_step(j, "comparison (compare.c) not implemented yet");
 	co.warmup_runs = (int)spec_int(j->spec, "warmup_runs", 1);
 	if (compare_job(j->db, j->id, &co, NULL))
 		return fail(j, "cannot compare the sides of job %lld", (long long)j->id);
@@ -1958,8 +1925,6 @@ static int step_report(struct job_ctx *j, const char *key)
 
 	if (!dir)
 		return skip_step(j, "no report_dir in [lab]");
-	if (!report_job)
-		return skip_step(j, "report pages (report.c) not implemented yet");
 	if (report_job(j->db, dir, j->id))
 		return fail(j, "cannot write the report pages of job %lld", (long long)j->id);
 	{
@@ -2090,6 +2055,7 @@ static int do_step(struct job_ctx *j, const char *key)
 	if (j->leased && keep_lease(j))
 		return fail(j, "lost the machines");
 
+	log_clear_error();	/* fail() adds the error logged during this step only */
 	if (db_run(j->db, "INSERT INTO steps (job_id, key, name, state, attempts, started) "
 		   "VALUES (?, ?, ?, 'running', 1, ?) ON CONFLICT (job_id, key) DO UPDATE SET "
 		   "state = 'running', attempts = attempts + 1, started = excluded.started, "
@@ -2245,7 +2211,7 @@ int job_run(struct klab_config *cfg, sqlite3 *db, const char *db_path, int64_t i
 	case STEP_OK:
 		finish(&j, "done", NULL);
 		/* A scheduled job (done) is a new point of its nightly series: look for change points. */
-		if (spec_str(j.spec, "schedule") && history_update_job &&
+		if (spec_str(j.spec, "schedule") &&
 		    history_update_job(db, id, 1.0))
 			warn("job %lld: cannot update the nightly history", (long long)id);
 		progress(&j, "job %lld done in %.1f s", (long long)id, (now_ms() - j.t0) / 1000.0);

@@ -11,7 +11,7 @@ set -u
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
 KLAB_BUILD=${KLAB_BUILD:-$SRCDIR/build/rel}
 export KLAB_BUILD KLAB_TEST_DATA=$SRCDIR/tests/data
-logs=$SRCDIR/build/tests/logs
+logs=${KLAB_TEST_ROOT:-$SRCDIR/build/tests}/logs
 mkdir -p "$logs"
 
 pass=0 fail=0 skip=0
