@@ -49,7 +49,6 @@ int read_small_file(const char *path, struct buf *b);
  */
 const char *agent_self_exe(void);
 
-/* A run id is safe as a file name: [A-Za-z0-9._-], 1..128 bytes, not starting with '.'. */
-int run_id_valid(const char *id);
+/* run_id_valid() is in lib/util.h: the orchestrator checks run uids the same way. */
 
 #endif

@@ -44,18 +44,6 @@ int read_small_file(const char *path, struct buf *b)
 	return ret;
 }
 
-int run_id_valid(const char *id)
-{
-	size_t i, n = strlen(id);
-
-	if (!n || n > 128 || id[0] == '.')
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)id[i]) && !strchr("._-", id[i]))
-			return 0;
-	return 1;
-}
-
 const char *agent_self_exe(void)
 {
 	static char path[4096];

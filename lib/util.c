@@ -81,6 +81,18 @@ char *xasprintf(const char *fmt, ...)
 	return p;
 }
 
+int run_id_valid(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	if (!n || n > 128 || id[0] == '.')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)id[i]) && !strchr("._-", id[i]))
+			return 0;
+	return 1;
+}
+
 int starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -20,6 +20,14 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) KLAB_PRINTF(1, 2);
 
+/*
+ * A run id as the agent uses it for a file name: 1-128 bytes of letters,
+ * digits, '.', '_' and '-', not starting with '.'. Shared by the agent (which
+ * names result files by it) and the orchestrator (which stores it as the
+ * unique run uid), so both refuse the same ids.
+ */
+int run_id_valid(const char *id);
+
 int starts_with(const char *s, const char *prefix);
 int ends_with(const char *s, const char *suffix);
 /* Pointer past `prefix` when s starts with it, else NULL. */

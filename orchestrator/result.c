@@ -15,18 +15,6 @@ static int is_num(struct json_object *v)
 	return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
 }
 
-static int uid_ok(const char *id)
-{
-	size_t i, n = strlen(id);
-
-	if (!n || n > 128 || id[0] == '.')
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)id[i]) && !strchr("._-", id[i]))
-			return 0;
-	return 1;
-}
-
 /* An optional array of objects under `key`: 0 (missing is fine), -1 if not an array of objects. */
 static int check_array(struct json_object *o, const char *key, const char *what, struct json_object **out)
 {
@@ -100,7 +88,7 @@ int result_parse(const char *json, size_t len, const char *what, struct json_obj
 		goto bad;
 	}
 	r = json_get_str(o, "run_id", &s, what);
-	if (r || !uid_ok(s)) {
+	if (r || !run_id_valid(s)) {
 		if (!r || r > 0)
 			error("%s: %s", what, r > 0 ? "no 'run_id'" : "bad 'run_id'");
 		goto bad;
