@@ -110,6 +110,9 @@ write_config() {	# write_config [FRAGMENT JOBFILE]: the demo's own config
 		echo "	work_dir = $DEMO/work"
 		echo "	artifact_dir = $DEMO/artifacts"
 		echo "	report_dir = $DEMO/report"
+		# a netns machine shares the host's files: keep the agent's tuning
+		# state apart from other netns labs with a machine named dut
+		[ "$MODE" = netns ] && echo "	agent_dir = $DEMO/agent"
 		if [ $# = 0 ]; then
 			echo "[include]"
 			echo "	path = $SRCDIR/kernels/lab/demo-tree.conf"

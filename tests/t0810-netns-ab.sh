@@ -12,6 +12,9 @@ write_conf() {
 	db = $SCRATCH/klab.db
 	work_dir = $SCRATCH/work
 	report_dir = $SCRATCH/report
+	# netns machines share the host's files: a folder of our own keeps the
+	# agent's tuning state apart from other netns labs named dut
+	agent_dir = $SCRATCH/agent
 [include]
 	path = $L/klab.conf
 [profile "plain"]
