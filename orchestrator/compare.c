@@ -94,7 +94,7 @@ static int load_groups(sqlite3 *db, sqlite3_stmt *st, struct groups *gs)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return error("database: cannot read results: %s", sqlite3_errmsg(db));
+		return error("database '%s': cannot read results: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 	return 0;
 }
 
@@ -220,7 +220,7 @@ static int load_side_cpus(sqlite3 *db, const struct side_sel *s, struct groups *
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return error("database: cannot read per-CPU results: %s", sqlite3_errmsg(db));
+		return error("database '%s': cannot read per-CPU results: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 	return 0;
 }
 
@@ -263,7 +263,7 @@ static int load_side_profile(sqlite3 *db, const struct side_sel *s, struct profr
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return error("database: cannot read profiles: %s", sqlite3_errmsg(db));
+		return error("database '%s': cannot read profiles: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 	return 0;
 }
 
@@ -592,7 +592,7 @@ static int load_claims(sqlite3 *db, int64_t job_id, struct claimrow **out, size_
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return error("database: cannot read expectations: %s", sqlite3_errmsg(db));
+		return error("database '%s': cannot read expectations: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 	return 0;
 }
 
@@ -687,7 +687,7 @@ static int store(sqlite3 *db, const struct compare_result *res, const struct com
 			sqlite3_bind_text(st, 25, r->claim, -1, SQLITE_STATIC);
 		sqlite3_bind_double(st, 26, now);
 		if (sqlite3_step(st) != SQLITE_DONE) {
-			error("database: cannot store comparison of job %lld: %s",
+			error("database '%s': cannot store comparison of job %lld: %s", sqlite3_db_filename(db, "main"),
 			      (long long)res->job_id, sqlite3_errmsg(db));
 			goto fail;
 		}
@@ -869,7 +869,7 @@ int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return error("database: cannot read comparisons of job %lld: %s", (long long)job_id,
+		return error("database '%s': cannot read comparisons of job %lld: %s", sqlite3_db_filename(db, "main"), (long long)job_id,
 			     sqlite3_errmsg(db));
 	if (!res->n_rows)
 		return 0;
@@ -1297,7 +1297,7 @@ int history_analyse(sqlite3 *db, const char *workload, const char *metric,
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		error("database: cannot read the history of %s/%s: %s", workload, metric, sqlite3_errmsg(db));
+		error("database '%s': cannot read the history of %s/%s: %s", sqlite3_db_filename(db, "main"), workload, metric, sqlite3_errmsg(db));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1361,7 +1361,7 @@ int history_update_job(sqlite3 *db, int64_t job_id, double threshold_pct)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		ret = error("database: %s", sqlite3_errmsg(db));
+		ret = error("database '%s': %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 	for (size_t i = 0; !ret && i + 1 < keys.n; i += 2) {
 		struct history_series *s;
 		size_t n;

@@ -30,6 +30,14 @@ int db_latest_version(void)
 	return v;
 }
 
+/* The file name for messages: "database '/var/lib/klab/klab.db'". */
+static const char *dbname(sqlite3 *db)
+{
+	const char *f = db ? sqlite3_db_filename(db, "main") : NULL;
+
+	return f && *f ? f : ":memory:";
+}
+
 const char *db_errmsg(sqlite3 *db)
 {
 	return sqlite3_errmsg(db);
@@ -40,7 +48,7 @@ int db_exec(sqlite3 *db, const char *sql)
 	char *msg = NULL;
 
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		error("database: %s (in: %.80s%s)", msg ? msg : sqlite3_errmsg(db), sql,
+		error("database '%s': %s (in: %.80s%s)", dbname(db), msg ? msg : sqlite3_errmsg(db), sql,
 		      strlen(sql) > 80 ? "..." : "");
 		sqlite3_free(msg);
 		return -1;
@@ -102,10 +110,10 @@ int db_migrate(sqlite3 *db, int target)
 	int64_t n = 0;
 
 	if (cur < 0)
-		return error("database: cannot read its schema version: %s", sqlite3_errmsg(db));
+		return error("database '%s': cannot read its schema version: %s", dbname(db), sqlite3_errmsg(db));
 	if (cur > latest)
-		return error("database schema version %d is newer than this klab knows (%d): upgrade klab",
-			     cur, latest);
+		return error("database '%s': schema version %d is newer than this klab knows (%d): upgrade klab",
+			     dbname(db), cur, latest);
 	if (!target)
 		target = latest;
 	if (db_get_int(db, &n, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
@@ -159,7 +167,7 @@ int db_migrate(sqlite3 *db, int target)
 		continue;
 fail:
 		db_rollback(db);
-		return error("database: migration %s failed; the database is unchanged", m->name);
+		return error("database '%s': migration %s failed; the database is unchanged", dbname(db), m->name);
 	}
 	return 0;
 }
@@ -232,7 +240,7 @@ static int bind_va(sqlite3 *db, sqlite3_stmt *st, const char *types, va_list ap)
 		}
 	}
 	if (rc != SQLITE_OK)
-		return error("database: cannot bind parameter %d: %s", i - 1, sqlite3_errmsg(db));
+		return error("database '%s': cannot bind parameter %d: %s", dbname(db), i - 1, sqlite3_errmsg(db));
 	return 0;
 }
 
@@ -241,7 +249,7 @@ static sqlite3_stmt *vprepare(sqlite3 *db, const char *sql, const char *types, v
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		error("database: %s (in: %s)", sqlite3_errmsg(db), sql);
+		error("database '%s': %s (in: %s)", dbname(db), sqlite3_errmsg(db), sql);
 		return NULL;
 	}
 	if (bind_va(db, st, types, ap)) {
@@ -277,7 +285,7 @@ int db_run(sqlite3 *db, const char *sql, const char *types, ...)
 		;
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return error("database: %s (in: %s)", sqlite3_errmsg(db), sql);
+		return error("database '%s': %s (in: %s)", dbname(db), sqlite3_errmsg(db), sql);
 	return 0;
 }
 
@@ -298,7 +306,7 @@ int db_get_int(sqlite3 *db, int64_t *out, const char *sql, const char *types, ..
 			*out = sqlite3_column_int64(st, 0);
 		ret = 1;
 	} else if (rc != SQLITE_DONE) {
-		ret = error("database: %s (in: %s)", sqlite3_errmsg(db), sql);
+		ret = error("database '%s': %s (in: %s)", dbname(db), sqlite3_errmsg(db), sql);
 	}
 	sqlite3_finalize(st);
 	return ret;
@@ -323,7 +331,7 @@ int db_get_str(sqlite3 *db, char **out, const char *sql, const char *types, ...)
 		*out = s ? xstrdup((const char *)s) : NULL;
 		ret = 1;
 	} else if (rc != SQLITE_DONE) {
-		ret = error("database: %s (in: %s)", sqlite3_errmsg(db), sql);
+		ret = error("database '%s': %s (in: %s)", dbname(db), sqlite3_errmsg(db), sql);
 	}
 	sqlite3_finalize(st);
 	return ret;

@@ -285,7 +285,7 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 #undef BIND_I
 #undef BIND_D
 	if (sqlite3_prepare_v2(db, sql.buf, -1, &st, NULL) != SQLITE_OK) {
-		error("database: %s", sqlite3_errmsg(db));
+		error("database '%s': %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 		goto out;
 	}
 	for (size_t i = 0; i < nb; i++) {
@@ -294,7 +294,7 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 			sqlite3_bind_text(st, (int)i + 1, sv[i], -1, SQLITE_STATIC);
 
 		if (b != SQLITE_OK) {
-			error("database: cannot bind: %s", sqlite3_errmsg(db));
+			error("database '%s': cannot bind: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 			goto out;
 		}
 	}
@@ -376,7 +376,7 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 		}
 	}
 	if (rc != SQLITE_DONE) {
-		error("database: cannot query results: %s", sqlite3_errmsg(db));
+		error("database '%s': cannot query results: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 		goto out;
 	}
 	if (json) {
