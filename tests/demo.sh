@@ -170,7 +170,7 @@ if [ "$MODE" = qemu ]; then
 		phase "intake + build: seed 000 with its 6.1 fix-up (second job)"
 		seed000=$(ls "$SHARED"/seeds/000_*.txt | head -n 1)
 		"$KLAB" --json kernels build --tree linux-source-6.1 --series "$seed000" \
-			--local-patch "$SRCDIR/kernels/lab/000-ooo-okay-6.1-compat.patch" \
+			--local-patch "$SRCDIR/kernels/patches/000-6.1-sk-wmem-alloc-bias.patch" \
 			>"$DEMO/ooo.json" || fail "klab kernels build (seed 000)"
 		;;
 	esac
