@@ -41,6 +41,7 @@ struct plan {
 	int ch_combined;	/* the NIC has combined channels (else rx/tx) */
 	struct knob *k;
 	size_t n;
+	const char *qdisc;	/* tc qdisc arguments for the root of nic, or NULL */
 };
 
 static void plan_free(struct plan *p)
@@ -227,6 +228,72 @@ static int state_path_exists(char **path)
 	return file_exists(*path);
 }
 
+/*
+ * A root qdisc (a known slowdown for an A/B check, or shaping): `tc qdisc
+ * replace dev NIC root ARGS`; restore deletes it, which gives the device its
+ * default qdisc back. So that restore is exact, a device whose root qdisc was
+ * set by someone else (a handle other than 0:) is refused.
+ */
+static int tc_run(const char *const *argv, struct buf *out)
+{
+	struct run_cmd c = RUN_CMD_INIT;
+	int ret = 0;
+
+	c.argv = argv;
+	c.timeout_ms = 10000;
+	if (run_command(&c))
+		return -1;
+	if (c.status) {
+		buf_rtrim(&c.err);
+		ret = error("'%s %s %s %s' failed: %s", argv[0], argv[1], argv[2], argv[3],
+			    c.err.len ? c.err.buf : run_describe(&c));
+	} else if (out) {
+		buf_addstr(out, c.out.buf);
+	}
+	run_release(&c);
+	return ret;
+}
+
+static int qdisc_is_default(const char *nic)
+{
+	const char *argv[] = { "tc", "qdisc", "show", "dev", nic, "root", NULL };
+	struct buf out = BUF_INIT;
+	int ret;
+
+	if (tc_run(argv, &out))
+		return -1;
+	ret = strstr(out.buf, " 0: root") != NULL || out.len == 0;
+	if (!ret)
+		error("cannot prepare: '%s' already has a root qdisc of its own (%s); "
+		      "klab only replaces the default one, so that restore is exact", nic, out.buf);
+	buf_release(&out);
+	return ret ? 0 : -1;
+}
+
+static int qdisc_apply(const char *nic, const char *args)
+{
+	struct strvec argv = STRVEC_INIT;
+	int ret;
+
+	strvec_push(&argv, "tc");
+	strvec_push(&argv, "qdisc");
+	strvec_push(&argv, "replace");
+	strvec_push(&argv, "dev");
+	strvec_push(&argv, nic);
+	strvec_push(&argv, "root");
+	strvec_split(&argv, args, " \t");
+	ret = tc_run((const char *const *)argv.v, NULL);
+	strvec_clear(&argv);
+	return ret;
+}
+
+static int qdisc_remove(const char *nic)
+{
+	const char *argv[] = { "tc", "qdisc", "del", "dev", nic, "root", NULL };
+
+	return tc_run(argv, NULL);
+}
+
 static int save_state(const char *path, const char *name, const struct plan *p)
 {
 	struct json_object *o = json_object_new_object(), *files = json_object_new_array();
@@ -252,6 +319,8 @@ static int save_state(const char *path, const char *name, const struct plan *p)
 		json_object_array_add(files, f);
 	}
 	json_object_object_add(o, "files", files);
+	if (p->qdisc)
+		json_object_object_add(o, "qdisc", json_object_new_string(p->qdisc));
 	json_to_buf(&b, o, 1);
 	buf_addch(&b, '\n');
 	ret = mkdir_p(agent_state_dir()) ? -1 : write_file_atomic(path, b.buf, b.len, 0600);
@@ -326,7 +395,7 @@ int cmd_prepare(int argc, char **argv)
 	}
 	{
 		static const char *const keys[] = { "channels", "xps", "rps", "irq_affinity", "governor",
-						     "sysctls", "nic", "name" };
+						     "sysctls", "nic", "name", "qdisc" };
 		struct json_object_iterator it = json_object_iter_begin(prof), end = json_object_iter_end(prof);
 		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
 			const char *k = json_object_iter_peek_name(&it);
@@ -342,13 +411,14 @@ int cmd_prepare(int argc, char **argv)
 	}
 	if (profile_str(prof, "nic", &p.nic) || profile_str(prof, "xps", &xps) ||
 	    profile_str(prof, "rps", &rps) || profile_str(prof, "irq_affinity", &irq) ||
-	    profile_str(prof, "governor", &gov) || json_get_int(prof, "channels", &chans, "tuning profile") < 0 ||
+	    profile_str(prof, "governor", &gov) || profile_str(prof, "qdisc", &p.qdisc) ||
+	    json_get_int(prof, "channels", &chans, "tuning profile") < 0 ||
 	    json_get_obj(prof, "sysctls", &sys, "tuning profile") < 0)
 		goto out;
 	if (!name)
 		profile_str(prof, "name", &name);
-	if ((xps || rps || irq || chans) && !p.nic) {
-		error("tuning profile: 'nic' is needed for channels, xps, rps and irq_affinity");
+	if ((xps || rps || irq || chans || p.qdisc) && !p.nic) {
+		error("tuning profile: 'nic' is needed for channels, xps, rps, irq_affinity and qdisc");
 		goto out;
 	}
 	if (p.nic) {
@@ -491,6 +561,8 @@ int cmd_prepare(int argc, char **argv)
 				goto out;
 		}
 	}
+	if (p.qdisc && qdisc_is_default(p.nic))
+		goto out;
 	if (save_state(spath, name, &p))
 		goto out;
 
@@ -548,6 +620,8 @@ int cmd_prepare(int argc, char **argv)
 		if (write_knob(p.k[applied].path, p.k[applied].new))
 			goto rollback;
 	}
+	if (p.qdisc && qdisc_apply(p.nic, p.qdisc))
+		goto rollback;	/* nothing of the qdisc to undo: replace failed */
 	state = json_parse_file(spath);
 	if (state) {
 		struct buf b = BUF_INIT;
@@ -627,7 +701,10 @@ int cmd_restore(int argc, char **argv)
 	}
 	if (json_object_object_get_ex(st, "nic", &v) && v)
 		nic = json_object_get_string(v);
-	fails = put_back(nic, chan, files, json_object_array_length(files));
+	fails = 0;
+	if (nic && json_object_object_get_ex(st, "qdisc", &v) && v && qdisc_remove(nic))
+		fails++;
+	fails += put_back(nic, chan, files, json_object_array_length(files));
 	if (fails) {
 		error("cannot restore %d value(s); the saved tuning stays in '%s'", fails, spath);
 	} else if (unlink(spath)) {

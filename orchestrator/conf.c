@@ -485,7 +485,7 @@ static const struct keydef tree_keys[] = {
 
 static const struct keydef profile_keys[] = {
 	{ "channels", 0 }, { "xps", 0 }, { "rps", 0 }, { "irq_affinity", 0 }, { "governor", 0 },
-	{ NULL, 0 },
+	{ "qdisc", 0 }, { NULL, 0 },
 };
 
 static const struct keydef workload_keys[] = {
@@ -651,6 +651,7 @@ static void load_profile(struct parser *p, struct klab_config *c, const struct r
 	pr->rps = dupv(s, "rps", NULL);
 	pr->irq_affinity = dupv(s, "irq_affinity", NULL);
 	pr->governor = dupv(s, "governor", NULL);
+	pr->qdisc = dupv(s, "qdisc", NULL);
 	for (size_t i = 0; i < s->n; i++) {
 		const char *key = s->kv[i].key, *sys = skip_prefix(key, "sysctl.");
 		int known = 0;
@@ -1126,6 +1127,7 @@ void conf_free(struct klab_config *c)
 		struct conf_profile *p = &c->profiles[i];
 
 		free(p->name); free(p->xps); free(p->rps); free(p->irq_affinity); free(p->governor);
+		free(p->qdisc);
 		free_kv(p->sysctls, p->n_sysctls);
 	}
 	free(c->profiles);
@@ -1329,6 +1331,7 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pv(out, "rps", p->rps);
 		pv(out, "irq_affinity", p->irq_affinity);
 		pv(out, "governor", p->governor);
+		pv(out, "qdisc", p->qdisc);
 		for (size_t k = 0; k < p->n_sysctls; k++) {
 			char *key = xasprintf("sysctl.%s", p->sysctls[k].key);
 

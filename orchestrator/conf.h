@@ -76,6 +76,7 @@ struct conf_profile {		/* [profile "NAME"]: a tuning profile */
 	char *rps;		/* "off" or a mask for every rx queue */
 	char *irq_affinity;	/* "auto" or a CPU list per queue, NULL: leave */
 	char *governor;		/* cpufreq governor, NULL: leave */
+	char *qdisc;		/* root qdisc of the NIC as tc arguments ("tbf rate 2mbit ..."), NULL: leave */
 	struct conf_kv *sysctls;	/* "sysctl.net.core.busy_poll = 50" */
 	size_t n_sysctls;
 	int line;

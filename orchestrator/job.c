@@ -150,6 +150,8 @@ static struct json_object *profile_json(const struct conf_profile *p)
 		json_object_object_add(o, "irq_affinity", jstr(p->irq_affinity));
 	if (p->governor)
 		json_object_object_add(o, "governor", jstr(p->governor));
+	if (p->qdisc)
+		json_object_object_add(o, "qdisc", jstr(p->qdisc));
 	for (size_t i = 0; i < p->n_sysctls; i++) {
 		const char *k = p->sysctls[i].key;
 		const char *s = skip_prefix(k, "sysctl.");

@@ -108,4 +108,34 @@ test_expect_success ROOT,NETNS 'a governor on a machine without cpufreq: refused
 	fi
 '
 
+test_expect_success ROOT,NETNS 'a qdisc profile puts a root qdisc on the NIC, restore takes it away again' '
+	ip netns exec $NS_A tc qdisc show dev wl0 root >q.before &&
+	echo "{\"nic\": \"wl0\", \"qdisc\": \"tbf rate 2mbit burst 8kbit latency 20ms\"}" >q.json &&
+	agent prepare slow <q.json >q.out &&
+	ip netns exec $NS_A tc qdisc show dev wl0 root >q.during &&
+	test_grep "qdisc tbf" q.during &&
+	agent restore >r.out &&
+	ip netns exec $NS_A tc qdisc show dev wl0 root >q.after &&
+	test_cmp q.before q.after
+'
+
+test_expect_success ROOT,NETNS 'a NIC whose root qdisc someone else set is refused, and left as it was' '
+	ip netns exec $NS_A tc qdisc replace dev wl0 root handle 9: tbf rate 5mbit burst 8kbit latency 50ms &&
+	ip netns exec $NS_A tc qdisc show dev wl0 root >own.before &&
+	test_must_fail agent prepare slow <q.json 2>err &&
+	test_grep "already has a root qdisc of its own" err &&
+	ip netns exec $NS_A tc qdisc show dev wl0 root >own.after &&
+	test_cmp own.before own.after &&
+	ip netns exec $NS_A tc qdisc del dev wl0 root
+'
+
+test_expect_success ROOT,NETNS 'a qdisc tc refuses rolls back every knob written before it' '
+	snapshot >s.before &&
+	echo "{\"nic\": \"wl0\", \"xps\": \"auto\", \"qdisc\": \"klab-no-such-qdisc\"}" >bad.json &&
+	test_must_fail agent prepare bad <bad.json 2>err &&
+	test_grep "rolled back every change" err &&
+	snapshot >s.after &&
+	test_cmp s.before s.after
+'
+
 test_done
