@@ -77,10 +77,10 @@ if [ "$mode" = tmpfs ]; then
 else
 	# The host's home folders may hold shell start-up files that are slow
 	# under TCG (pyenv took 10 s per login): the guest's own are empty.
-	for d in /root /tmp /var/tmp; do
-		[ -d "$d" ] && mount -t tmpfs -o mode=0755 tmpfs "$d"
-	done
-	chmod 1777 /tmp /var/tmp
+	# /tmp and /var/tmp stay the host's, seen through the overlay (writes
+	# stay in the guest): a project or a test folder under /tmp must be
+	# visible in the guest like everywhere else.
+	[ -d /root ] && mount -t tmpfs -o mode=0755 tmpfs /root
 fi
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
