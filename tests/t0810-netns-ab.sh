@@ -2,7 +2,7 @@
 test_description='netns lab end to end: an A/A tuning job is not CHANGED; an injected slowdown (a qdisc) on side B is CHANGED, tps down'
 . "$(dirname "$0")/lib.sh"
 
-K=22	# netns lab index of this script (t0300 uses 20 and 21)
+K=	# netns lab index: a free one (--index auto), read from the lab's state
 L=$SCRATCH/lab
 q() { sqlite3 "$SCRATCH/klab.db" "$1"; }
 
@@ -58,10 +58,16 @@ verdict() {
 	   ORDER BY id DESC LIMIT 1" | tr '|' ' '
 }
 
-test_cleanup '"$KLAB" lab down --netns --dir "$L" --index $K'
+# at the top level: K is needed by every later test and by the cleanup
+if test_have_prereq ROOT,NETNS,SSHD; then
+	"$KLAB" lab up --netns --dir "$L" --index auto >lab-up.out 2>&1
+	K=$(sed -n 's/^index=//p' "$L/netns.state" 2>/dev/null)
+	[ -n "$K" ] && test_cleanup "\"\$KLAB\" lab down --netns --dir \"\$L\" --index $K"
+fi
 
 test_expect_success ROOT,NETNS,SSHD 'the netns lab comes up and the job config loads' '
-	"$KLAB" lab up --netns --dir "$L" --index $K >out &&
+	cat lab-up.out &&
+	test -n "$K" &&
 	write_conf &&
 	"$KLAB" config check klab.conf
 '
