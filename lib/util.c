@@ -81,6 +81,21 @@ char *xasprintf(const char *fmt, ...)
 	return p;
 }
 
+char *xabspath(const char *path)
+{
+	char *cwd;
+	char *out;
+
+	if (path[0] == '/')
+		return xstrdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		die_errno("cannot get the current folder");
+	out = xasprintf("%s/%s", cwd, path);
+	free(cwd);
+	return out;
+}
+
 int run_id_valid(const char *id)
 {
 	size_t i, n = strlen(id);

@@ -19,6 +19,8 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) KLAB_PRINTF(1, 2);
+/* PATH made absolute against the current folder (not resolved: no symlinks followed). */
+char *xabspath(const char *path);
 
 /*
  * A run id as the agent uses it for a file name: 1-128 bytes of letters,

@@ -62,17 +62,6 @@ void nlab_plan(struct nlab *l, int index, int queues)
 		plan(&l->m[i], index, i);
 }
 
-static char *abs_path(const char *p)
-{
-	char cwd[PATH_MAX];
-
-	if (p[0] == '/')
-		return xstrdup(p);
-	if (!getcwd(cwd, sizeof(cwd)))
-		die_errno("cannot get the current folder");
-	return xasprintf("%s/%s", cwd, p);
-}
-
 char *nlab_default_dir(int index)
 {
 	return index ? xasprintf("lab/netns-%d", index) : xstrdup("lab/netns");
@@ -804,7 +793,7 @@ int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 	{
 		char *d = dir_arg ? xstrdup(dir_arg) : nlab_default_dir((int)index);
 
-		dir = abs_path(d);
+		dir = xabspath(d);
 		free(d);
 	}
 	if (strlen(dir) >= sizeof(l.dir)) {

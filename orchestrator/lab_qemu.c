@@ -63,17 +63,6 @@ struct up_opts {
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static char *abs_path(const char *p)
-{
-	char cwd[PATH_MAX];
-
-	if (p[0] == '/')
-		return xstrdup(p);
-	if (!getcwd(cwd, sizeof(cwd)))
-		die_errno("cannot get the current folder");
-	return xasprintf("%s/%s", cwd, p);
-}
-
 static char *default_dir(long index)
 {
 	return index ? xasprintf("lab/qemu-%ld", index) : xstrdup("lab/qemu");
@@ -988,7 +977,7 @@ int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 	snprintf(st.nic, sizeof(st.nic), "%s", o.queues > 1 ? "tap" : "socket");
 	if (!o.dir)
 		o.dir = dflt = default_dir(o.index);
-	st.dir = abs_path(o.dir);
+	st.dir = xabspath(o.dir);
 	if (plain_path(st.dir, "lab folder") < 0)
 		goto out;
 	if (o.kernel) {
@@ -996,7 +985,7 @@ int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 			error("kernel image '%s' not found", o.kernel);
 			goto out;
 		}
-		p = abs_path(o.kernel);
+		p = xabspath(o.kernel);
 	} else if (!(p = kernel_by_id(ctx, o.kernel_id))) {
 		goto out;
 	}
@@ -1111,7 +1100,7 @@ static int load_for(int argc, char **argv, struct qlab_state *st, int *missing)
 		return r == 3 ? 3 : lab_usage(r);
 	if (!o.dir)
 		o.dir = dflt = default_dir(o.index);
-	dir = abs_path(o.dir);
+	dir = xabspath(o.dir);
 	r = qlab_state_load(dir, st);
 	*missing = r == 1;
 	if (r == 1)
