@@ -1908,6 +1908,19 @@ static int step_release(struct job_ctx *j, const char *key)
 	return DONE;
 }
 
+/* compare_opts.workload_info from the job's own spec (what the config said at submit). */
+static double spec_workload_info(void *arg, const char *workload, const char **headline)
+{
+	struct json_object *w = workload_obj(arg, workload), *v;
+
+	*headline = w ? spec_str(w, "headline") : NULL;
+	if (*headline && !**headline)
+		*headline = NULL;
+	if (w && json_object_object_get_ex(w, "threshold_pct", &v) && v)
+		return json_object_get_double(v);
+	return 0;
+}
+
 static int step_compare(struct job_ctx *j, const char *key)
 {
 	struct compare_opts co = COMPARE_OPTS_INIT;
@@ -1916,6 +1929,8 @@ static int step_compare(struct job_ctx *j, const char *key)
 	if (strlen(side_letters(j->spec, letters)) < 2)
 		return skip_step(j, "one side only (first nightly: nothing to compare with yet)");
 	co.warmup_runs = (int)spec_int(j->spec, "warmup_runs", 1);
+	co.workload_info = spec_workload_info;	/* the same T and headline as `klab compare` */
+	co.workload_arg = j;
 	if (compare_job(j->db, j->id, &co, NULL))
 		return fail(j, "cannot compare the sides of job %lld", (long long)j->id);
 	return DONE;
