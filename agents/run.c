@@ -42,6 +42,7 @@ static const struct param_def params[] = {
 	{ "udp_tx", "batch", "send" },
 	{ "udp_tx", "gso", "send" },
 	{ "udp_tx", "rate", "send" },
+	{ "udp_tx", "poll_us", "sink" },
 	{ "udp_tx", "cpus", "send sink" },
 	{ "udp_tx", "port", "" },
 };

@@ -80,6 +80,9 @@ test_expect_success 'udp-tx: each option out of range' '
 	expect_usage "invalid --addr .fe80::1." "$KLAB_UDP_TX" $TX --addr fe80::1 &&
 	expect_usage "invalid --cpus .9999." "$KLAB_UDP_TX" $TX --cpus 9999 &&
 	expect_usage "--engine. is for the sender only" "$KLAB_UDP_TX" sink --port 9 --duration 1 --engine sendto &&
+	expect_usage "--poll-us. is for the sink only" "$KLAB_UDP_TX" $TX --poll-us 100 &&
+	expect_usage "invalid --poll-us .100001." "$KLAB_UDP_TX" sink --port 9 --duration 1 --poll-us 100001 &&
+	expect_usage "invalid --poll-us .-1." "$KLAB_UDP_TX" sink --port 9 --duration 1 --poll-us -1 &&
 	expect_usage "unknown option .--flows." "$KLAB_UDP_TX" $TX --flows 3
 '
 

@@ -87,6 +87,15 @@ test_expect_success PAIR 'sendto, 1400 bytes, 2 threads and a 2-thread sink' '
 	$JV st.sink.json --check "d[\"bytes\"] == 1400 * d[\"packets\"]"
 '
 
+test_expect_success PAIR 'a sink that blocks in recvmmsg (--poll-us 0) and one that polls every 5 ms count alike' '
+	tx_pair blk --poll-us 0 -- --rate 40000 --size 64 &&
+	counts_agree blk &&
+	$JV blk.sink.json --check "d[\"params\"][\"poll_us\"] == 0" &&
+	tx_pair slow --poll-us 5000 -- --rate 40000 --size 64 &&
+	counts_agree slow &&
+	$JV slow.sink.json --check "d[\"params\"][\"poll_us\"] == 5000"
+'
+
 test_expect_success PAIR 'io_uring engine' '
 	tx_pair iou -- --engine io_uring --size 64 --batch 32 --rate 40000 &&
 	counts_agree iou
