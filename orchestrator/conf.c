@@ -505,7 +505,7 @@ static const struct param {
 	{ "udp_tx", "threads", 1 }, { "udp_tx", "payload_size", 1 }, { "udp_tx", "engine", 0 },
 	{ "udp_tx", "batch", 1 }, { "udp_tx", "gso_size", 1 }, { "udp_tx", "rate_pps", 1 },
 	{ "udp_tx", "target", 0 }, { "udp_tx", "port", 1 }, { "udp_tx", "ipv6", 1 },
-	{ "udp_tx", "cpus", 0 }, { "udp_tx", "sink_threads", 1 },
+	{ "udp_tx", "cpus", 0 }, { "udp_tx", "sink_threads", 1 }, { "udp_tx", "sink_poll_us", 1 },
 };
 
 static const struct keydef job_keys[] = {

@@ -1455,7 +1455,7 @@ out:
  * The generator parameters of one role, renamed from the config's keys
  * (config.example) to the agent's (agents/run.c): server_threads and
  * server_cpus go to the server as threads and cpus, payload_size -> size,
- * gso_size -> gso, rate_pps -> rate, sink_threads -> threads of the sink;
+ * gso_size -> gso, rate_pps -> rate, sink_threads and sink_poll_us -> threads and poll_us of the sink;
  * ipv6 is implied by the addresses; an udp_tx target replaces peer_addr.
  */
 static struct json_object *role_params(struct json_object *params, const char *type, int server)
@@ -1474,7 +1474,7 @@ static struct json_object *role_params(struct json_object *params, const char *t
 		{ "udp_tx", "engine", "engine", 0 }, { "udp_tx", "batch", "batch", 0 },
 		{ "udp_tx", "gso_size", "gso", 0 }, { "udp_tx", "rate_pps", "rate", 0 },
 		{ "udp_tx", "cpus", "cpus", 0 }, { "udp_tx", "port", "port", 2 },
-		{ "udp_tx", "sink_threads", "threads", 1 },
+		{ "udp_tx", "sink_threads", "threads", 1 }, { "udp_tx", "sink_poll_us", "poll_us", 1 },
 	};
 	struct json_object *out = json_object_new_object();
 
