@@ -475,7 +475,8 @@ static const struct keydef lab_keys[] = {
 static const struct keydef machine_keys[] = {
 	{ "host", 1 }, { "port", 0 }, { "user", 0 }, { "role", 1 }, { "peer", 0 }, { "nic", 0 },
 	{ "addr", 0 }, { "boot", 0 }, { "power_cycle", 0 }, { "cpus", 0 }, { "profile", 0 },
-	{ "kernel_cmdline", 0 }, { "pool", 0 }, { NULL, 0 },
+	{ "kernel_cmdline", 0 }, { "pool", 0 }, { "boot_dir", 0 }, { "reboot_cmd", 0 },
+	{ "initramfs", 0 }, { NULL, 0 },
 };
 
 static const struct keydef tree_keys[] = {
@@ -572,6 +573,7 @@ static void load_machine(struct parser *p, struct klab_config *c, const struct r
 {
 	static const char *const roles[] = { "dut", "peer", NULL };
 	static const char *const boots[] = { "none", "kexec", "reboot", "qemu", NULL };
+	static const char *const noyes[] = { "no", "yes", NULL };
 	struct conf_machine *m;
 
 	check_keys(p, s, machine_keys, NULL);
@@ -591,6 +593,9 @@ static void load_machine(struct parser *p, struct klab_config *c, const struct r
 	m->cpus = dupv(s, "cpus", NULL);
 	m->profile = dupv(s, "profile", NULL);
 	m->kernel_cmdline = dupv(s, "kernel_cmdline", NULL);
+	m->boot_dir = dupv(s, "boot_dir", NULL);
+	split_words(p, s, "reboot_cmd", &m->reboot_cmd);
+	m->initramfs = one_of(p, s, "initramfs", noyes, 0);
 	m->pool = dupv(s, "pool", NULL);
 	if (m->cpus) {
 		int line;
@@ -1113,6 +1118,7 @@ void conf_free(struct klab_config *c)
 		free(m->name); free(m->host); free(m->user); free(m->peer); free(m->nic); free(m->addr);
 		strvec_clear(&m->power_cycle);
 		free(m->cpus); free(m->profile); free(m->kernel_cmdline); free(m->pool);
+		free(m->boot_dir); strvec_clear(&m->reboot_cmd);
 	}
 	free(c->machines);
 	for (size_t i = 0; i < c->n_trees; i++) {
@@ -1307,6 +1313,10 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pv(out, "cpus", m->cpus);
 		pv(out, "profile", m->profile);
 		pv(out, "kernel_cmdline", m->kernel_cmdline);
+		pv(out, "boot_dir", m->boot_dir);
+		pl(out, "reboot_cmd", &m->reboot_cmd);
+		if (m->initramfs)
+			pv(out, "initramfs", "yes");
 		pv(out, "pool", m->pool);
 	}
 	for (size_t i = 0; i < c->n_trees; i++) {

@@ -53,6 +53,9 @@ struct conf_machine {
 	char *cpus;		/* CPU list for the workload, e.g. "0-3" (may be NULL) */
 	char *profile;		/* tuning profile name (may be NULL) */
 	char *kernel_cmdline;	/* explicit cmdline for kexec (NULL: reuse) */
+	char *boot_dir;		/* boot = reboot: kernel files, grub/grub.cfg, grubenv (NULL: /boot) */
+	struct strvec reboot_cmd;	/* boot = reboot: far-side argv (empty: systemctl reboot) */
+	int initramfs;		/* boot = reboot: 1 to generate an initramfs for the new kernel */
 	char *pool;		/* pool name (NULL: none) */
 	int line;
 };
