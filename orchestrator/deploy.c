@@ -1,4 +1,5 @@
 /* deploy.c: boot a test machine into a kernel artifact (none|kexec|reboot|qemu), verify it, fence it when it does not return. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,8 +248,12 @@ out:
 
 /* ---- kexec ------------------------------------------------------------------------------ */
 
+/*
+ * Upload the image to DIR/vmlinuz-RELEASE (into `image`) and unpack the
+ * modules tarball, uploaded to TAR_DIR, under modules_root.
+ */
 static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, const struct deploy_opts *o,
-			 const char *dir, struct buf *image)
+			 const char *dir, const char *tar_dir, struct buf *image)
 {
 	struct ssh_xfer_opts xo = { .timeout_ms = or_default(o->upload_ms, DEF_UPLOAD_MS) };
 	const char *mk[] = { "mkdir", "-p", "--", dir, NULL };
@@ -261,14 +266,17 @@ static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, co
 	if (ssh_upload(c, a->image, image->buf, &xo) < 0)
 		return error("cannot upload kernel image '%s' to machine '%s'", a->image, ssh_name(c));
 	if (a->modules) {
-		char *tar = xasprintf("%s/modules-%s.tar", dir, a->release);
+		char *tar = xasprintf("%s/modules-%s.tar", tar_dir, a->release);
+		const char *mkt[] = { "mkdir", "-p", "--", tar_dir, NULL };
 		const char *root = o->modules_root ? o->modules_root : "/";
 		/* --keep-directory-symlink: on a merged-/usr machine /lib is a
 		 * symlink that the archive's "lib/" entry would otherwise replace
 		 * with a directory, leaving no libc for any later command. */
 		const char *untar[] = { "tar", "--keep-directory-symlink", "-xaf", tar, "-C", root, NULL };
-		int rc = ssh_upload(c, a->modules, tar, &xo);
+		int rc = strcmp(tar_dir, dir) ? ssh_run(c, mkt, NULL, or_default(o->verify_ms, DEF_VERIFY_MS)) : 0;
 
+		if (rc == 0)
+			rc = ssh_upload(c, a->modules, tar, &xo);
 		if (rc == 0)
 			rc = ssh_run(c, untar, NULL, xo.timeout_ms);
 		free(tar);
@@ -279,15 +287,14 @@ static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, co
 }
 
 /*
- * Issue the kexec and wait until the machine is gone: either a connect
- * attempt fails, or it answers with a new boot id (a fast reboot). 0 when
- * it went, -1 when it is still up on the same boot after down_ms.
+ * Issue the boot (ARGV: a detached command, WHAT names it in messages) and
+ * wait until the machine is gone: either a connect attempt fails, or it
+ * answers with a new boot id (a fast reboot). 0 when it went, -1 when it
+ * is still up on the same boot after down_ms.
  */
-static int kexec_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, const char *old_boot,
-			     int *rebooted)
+static int boot_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, const char *const *argv,
+			    const char *what, const char *old_boot, int *rebooted)
 {
-	/* a constant script: detached so this session can end before the kernel switch */
-	const char *argv[] = { "setsid", "-f", "sh", "-c", "exec kexec -e </dev/null >/dev/null 2>&1", NULL };
 	struct ssh_exec x = SSH_EXEC_INIT;
 	struct buf boot = BUF_INIT;
 	long down_ms = or_default(o->down_ms, DEF_DOWN_MS), attempt = or_default(o->attempt_ms, DEF_ATTEMPT_MS);
@@ -302,7 +309,8 @@ static int kexec_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, co
 	ssh_exec(c, &x);
 	log_set_level(lvl);
 	if (!x.dropped && !x.timed_out && x.status != 0) {
-		error("'kexec -e' failed on machine '%s' (exit status %d): %s", ssh_name(c), x.status, x.err.buf);
+		buf_rtrim(&x.err);
+		error("'%s' failed on machine '%s' (exit status %d): %s", what, ssh_name(c), x.status, x.err.buf);
 		goto out;
 	}
 	ssh_disconnect(c);
@@ -320,20 +328,499 @@ static int kexec_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, co
 		}
 		ssh_disconnect(c);
 	}
-	error("machine '%s' did not go down within %.0f s of 'kexec -e' (still boot %s)", ssh_name(c),
-	      (double)down_ms / 1000.0, old_boot);
+	error("machine '%s' did not go down within %.0f s of '%s' (still boot %s)", ssh_name(c),
+	      (double)down_ms / 1000.0, what, old_boot);
 out:
 	ssh_exec_release(&x);
 	buf_release(&boot);
 	return ret;
 }
 
+
+/* Upload and `kexec -l` the artifact (kexec and qemu). */
+static int kexec_load(struct ssh_conn *c, const struct conf_machine *m, const struct deploy_artifact *a,
+		      const struct deploy_opts *o)
+{
+	const char *dir = o->remote_dir ? o->remote_dir : DEF_REMOTE_DIR;
+	const char *cmdline = a->cmdline ? a->cmdline : m->kernel_cmdline;
+	struct strvec load = STRVEC_INIT;
+	struct buf image = BUF_INIT;
+	int ret = -1;
+
+	if (upload_kernel(c, a, o, dir, dir, &image) < 0)
+		goto out;
+	strvec_push(&load, "kexec");
+	strvec_push(&load, "-l");
+	strvec_push(&load, image.buf);
+	if (cmdline)
+		strvec_pushf(&load, "--command-line=%s", cmdline);
+	else
+		strvec_push(&load, "--reuse-cmdline");
+	if (ssh_run(c, (const char *const *)load.v, NULL, or_default(o->verify_ms, DEF_VERIFY_MS)) < 0) {
+		error("cannot load kernel '%s' on machine '%s'", a->release, m->name);
+		goto out;
+	}
+	ret = 0;
+out:
+	strvec_clear(&load);
+	buf_release(&image);
+	return ret;
+}
+
+/* ---- reboot: one-time GRUB entry ----------------------------------------------------------- */
+
+#define DEF_BOOT_DIR "/boot"
+#define DEF_INSTALL_MS 300000
+
+/*
+ * Which of the boot tools the machine has, in one round trip: a constant
+ * script printing "NAME PATH" for each one found.
+ */
+#define PROBE_SH \
+	"for t in grub-mkconfig grub2-mkconfig update-grub grub-reboot grub2-reboot grub-editenv " \
+	"grub2-editenv update-initramfs dracut; do p=$(command -v \"$t\") && echo \"$t $p\"; done; exit 0"
+
+struct boot_tools {
+	struct buf have;	/* the probe's output */
+	const char *grub;	/* "grub" or "grub2": the prefix of the tools and the folder under BOOT */
+};
+
+static int has_tool(const struct boot_tools *t, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = t->have.buf; (p = strstr(p, name)); p += n)
+		if ((p == t->have.buf || p[-1] == '\n') && p[n] == ' ')
+			return 1;
+	return 0;
+}
+
+/* TEXT has LINE as one of its lines. */
+static int has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/* The last non-empty line of a command's stderr (what a user needs to see). */
+static const char *last_line(struct buf *err)
+{
+	char *nl;
+
+	buf_rtrim(err);
+	nl = strrchr(err->buf, '\n');
+	return err->len ? (nl ? nl + 1 : err->buf) : "(no error output)";
+}
+
+/*
+ * One install step on the far side: 0 when ARGV exited 0 (stdout appended
+ * to OUT when not NULL), else -1 with "cannot STEP on machine 'M': 'CMD'
+ * exited with status N: LAST STDERR LINE".
+ */
+static int far_step(struct ssh_conn *c, const char *step, const char *const *argv, struct buf *out,
+		    long timeout_ms)
+{
+	struct ssh_exec x = SSH_EXEC_INIT;
+	int ret = -1;
+
+	x.argv = argv;
+	x.timeout_ms = timeout_ms;
+	if (ssh_exec(c, &x) < 0) {
+		error("cannot %s on machine '%s': '%s' %s", step, ssh_name(c), argv[0],
+		      x.timed_out ? "timed out" : x.dropped ? "lost the connection" : "could not run");
+		goto out;
+	}
+	if (x.status != 0) {
+		error("cannot %s on machine '%s': '%s' exited with status %d: %s", step, ssh_name(c), argv[0],
+		      x.status, last_line(&x.err));
+		goto out;
+	}
+	if (out)
+		buf_add(out, x.out.buf, x.out.len);
+	ret = 0;
+out:
+	ssh_exec_release(&x);
+	return ret;
+}
+
+/*
+ * One shell-like word of a grub.cfg line at *P ('single', "double" quoted
+ * or bare, concatenated as the shell does: 'It'\''s'), into W. 0 at the
+ * end of the line.
+ */
+static int cfg_word(const char **pp, struct buf *w)
+{
+	const char *p = *pp;
+
+	buf_reset(w);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p || *p == '\n')
+		return 0;
+	while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+		if (*p == '\'') {
+			for (p++; *p && *p != '\''; p++)
+				buf_addch(w, *p);
+			if (*p)
+				p++;
+		} else if (*p == '"') {
+			for (p++; *p && *p != '"'; p++) {
+				if (*p == '\\' && p[1])
+					p++;
+				buf_addch(w, *p);
+			}
+			if (*p)
+				p++;
+		} else {
+			if (*p == '\\' && p[1])
+				p++;
+			buf_addch(w, *p++);
+		}
+	}
+	*pp = p;
+	return 1;
+}
+
+/* RELEASE appears in TITLE as a whole word (not as the start of 6.1.0-klab2). */
+static int title_names(const char *title, const char *release)
+{
+	size_t n = strlen(release);
+
+	for (const char *p = title; (p = strstr(p, release)); p++) {
+		int before = p == title || !(isalnum((unsigned char)p[-1]) || strchr("._+-", p[-1]));
+		int after = !(isalnum((unsigned char)p[n]) || (p[n] && strchr("._+-", p[n])));
+
+		if (before && after)
+			return 1;
+	}
+	return 0;
+}
+
+#define CFG_DEPTH 8
+
+/* The line (up to its newline) ends in '{'. */
+static int line_opens_block(const char *line)
+{
+	const char *end = strchr(line, '\n');
+
+	if (!end)
+		end = line + strlen(line);
+	while (end > line && isspace((unsigned char)end[-1]))
+		end--;
+	return end > line && end[-1] == '{';
+}
+
+/*
+ * Find the boot entry of RELEASE in the text of a grub.cfg: the first
+ * menuentry whose title names the release as a word and is not a
+ * recovery/rescue entry. ENTRY gets the path grub-reboot takes, submenus
+ * first, joined by '>': menu ids ($menuentry_id_option / --id), which do
+ * not change with translations, or titles when an entry has no id. TITLE
+ * gets the readable path. 0 found, 1 not found, -1 unusable (a title with '>').
+ */
+static int grub_find_entry(const char *cfg, const char *release, struct buf *entry, struct buf *title)
+{
+	char *ids[CFG_DEPTH] = { 0 }, *titles[CFG_DEPTH] = { 0 };
+	int menu[CFG_DEPTH] = { 0 }, depth = 0, deeper = 0, ret = 1;
+	struct buf w = BUF_INIT, t = BUF_INIT, id = BUF_INIT;
+
+	for (const char *line = cfg; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *p = line;
+		int kind = 0;	/* 1 submenu, 2 menuentry */
+
+		if (!cfg_word(&p, &w))
+			continue;
+		if (!strcmp(w.buf, "}")) {
+			if (deeper > 0) {
+				deeper--;
+			} else if (depth > 0) {
+				depth--;
+				free(ids[depth]);
+				free(titles[depth]);
+				ids[depth] = titles[depth] = NULL;
+			}
+			continue;
+		}
+		if (!strcmp(w.buf, "submenu"))
+			kind = 1;
+		else if (!strcmp(w.buf, "menuentry"))
+			kind = 2;
+		buf_reset(&t);
+		buf_reset(&id);
+		if (kind && cfg_word(&p, &w)) {
+			buf_addstr(&t, w.buf);
+			while (cfg_word(&p, &w))
+				if ((!strcmp(w.buf, "$menuentry_id_option") || !strcmp(w.buf, "--id")) &&
+				    cfg_word(&p, &w))
+					buf_addstr(&id, w.buf);
+		} else {
+			while (cfg_word(&p, &w))
+				;
+		}
+		if (kind == 2 && title_names(t.buf, release) && !strstr(t.buf, "recovery") &&
+		    !strstr(t.buf, "rescue")) {
+			int by_id = id.len > 0;
+
+			for (int i = 0; i < depth; i++)
+				if (menu[i] && !ids[i][0])
+					by_id = 0;
+			ret = !by_id && strchr(t.buf, '>') ? -1 : 0;
+			buf_reset(entry);
+			buf_reset(title);
+			for (int i = 0; i < depth; i++) {
+				if (!menu[i])
+					continue;
+				if (!by_id && strchr(titles[i], '>'))
+					ret = -1;
+				buf_addf(entry, "%s>", by_id ? ids[i] : titles[i]);
+				buf_addf(title, "%s>", titles[i]);
+			}
+			buf_addstr(entry, by_id ? id.buf : t.buf);
+			buf_addstr(title, t.buf);
+			goto out;
+		}
+		/* a block opens when the line ends in '{' (menuentry, submenu, function, ...) */
+		if (line_opens_block(line) && depth == CFG_DEPTH) {
+			deeper++;
+		} else if (line_opens_block(line)) {
+			menu[depth] = kind == 1;
+			ids[depth] = xstrdup(id.buf);
+			titles[depth] = xstrdup(t.buf);
+			depth++;
+		}
+	}
+out:
+	for (int i = 0; i < depth; i++) {
+		free(ids[i]);
+		free(titles[i]);
+	}
+	buf_release(&w);
+	buf_release(&t);
+	buf_release(&id);
+	return ret;
+}
+
+/*
+ * Read the grub.cfg into CFG (reset first) and check that the machine is
+ * set up for a one-time boot. grub-reboot only writes next_entry into
+ * grubenv; the header grub-mkconfig generates is what boots it once and
+ * clears it, so a grub.cfg without it ignores grub-reboot. And the default
+ * must be the saved entry (GRUB_DEFAULT=saved): with GRUB_DEFAULT=0 the
+ * first entry is booted, which update-grub makes the newest kernel, so
+ * the test kernel would become the default, and a power cycle after it
+ * hangs would boot it again instead of the known good kernel.
+ */
+static int read_grub_cfg(struct ssh_conn *c, const struct conf_machine *m, const char *path, const char *grub,
+			 struct buf *cfg, long timeout_ms)
+{
+	const char *argv[] = { "cat", "--", path, NULL };
+
+	buf_reset(cfg);
+	if (far_step(c, "read the GRUB config", argv, cfg, timeout_ms) < 0)
+		return -1;
+	if (!strstr(cfg->buf, "next_entry"))
+		return error("machine '%s' is not set up for a one-time boot: '%s' never reads next_entry from "
+			     "grubenv, so grub-reboot would be ignored (generate it with %s-mkconfig)",
+			     m->name, path, grub);
+	if (!strstr(cfg->buf, "set default=\"${saved_entry}\""))
+		return error("machine '%s' is not set up for a one-time boot: '%s' does not default to the saved "
+			     "entry, so the new kernel could become its default kernel (set GRUB_DEFAULT=saved in "
+			     "/etc/default/grub, run %s-mkconfig, and %s-set-default its current entry)",
+			     m->name, path, grub, grub);
+	return 0;
+}
+
+/* A local file of the artifact: EXPLICIT, else NAME next to the image when it is there; NULL if none. */
+static char *artifact_file(const char *explicit, const char *image, const char *name)
+{
+	const char *slash;
+	char *p;
+
+	if (explicit)
+		return xstrdup(explicit);
+	if (!image)
+		return NULL;
+	slash = strrchr(image, '/');
+	p = slash ? xasprintf("%.*s/%s", (int)(slash - image), image, name) : xstrdup(name);
+	if (access(p, R_OK)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Upload LOCAL (when not NULL) to BOOT/NAME-RELEASE. */
+static int upload_boot_file(struct ssh_conn *c, const struct deploy_opts *o, const char *local,
+			    const char *boot_dir, const char *name, const char *release)
+{
+	struct ssh_xfer_opts xo = { .timeout_ms = or_default(o->upload_ms, DEF_UPLOAD_MS) };
+	char *remote;
+	int ret = 0;
+
+	if (!local)
+		return 0;
+	remote = xasprintf("%s/%s-%s", boot_dir, name, release);
+	if (ssh_upload(c, local, remote, &xo) < 0)
+		ret = error("cannot upload '%s' to '%s' on machine '%s'", local, remote, ssh_name(c));
+	free(remote);
+	return ret;
+}
+
+/*
+ * Everything before the reboot: install the artifact under BOOT, make the
+ * GRUB config, select its entry for the next boot only. ENTRY gets the
+ * grub-reboot argument.
+ */
+static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, const struct deploy_artifact *a,
+			  const struct deploy_opts *o, struct buf *entry)
+{
+	const char *boot = m->boot_dir ? m->boot_dir : DEF_BOOT_DIR;
+	const char *stage = o->remote_dir ? o->remote_dir : DEF_REMOTE_DIR;
+	const char *probe[] = { "sh", "-c", PROBE_SH, NULL };
+	long step_ms = or_default(o->verify_ms, DEF_VERIFY_MS), install_ms = or_default(o->install_ms, DEF_INSTALL_MS);
+	struct boot_tools t = { BUF_INIT, NULL };
+	struct buf image = BUF_INIT, cfg = BUF_INIT, title = BUF_INIT, env = BUF_INIT, want = BUF_INIT;
+	char *map = artifact_file(a->system_map, a->image, "System.map");
+	char *kconfig = artifact_file(a->config, a->image, "config");
+	char *cfg_path = NULL, *env_path = NULL, *tool = NULL, *bootopt = NULL;
+	int ret = -1, rc;
+
+	if (far_step(c, "look for the GRUB tools", probe, &t.have, step_ms) < 0)
+		goto out;
+	if (has_tool(&t, "grub-mkconfig") && has_tool(&t, "grub-reboot")) {
+		t.grub = "grub";
+	} else if (has_tool(&t, "grub2-mkconfig") && has_tool(&t, "grub2-reboot")) {
+		t.grub = "grub2";
+	} else {
+		error("machine '%s' has neither grub-mkconfig and grub-reboot nor grub2-mkconfig and grub2-reboot: "
+		      "boot = reboot needs GRUB 2 (or use boot = kexec)", m->name);
+		goto out;
+	}
+	cfg_path = xasprintf("%s/%s/grub.cfg", boot, t.grub);
+	env_path = xasprintf("%s/%s/grubenv", boot, t.grub);
+	if (read_grub_cfg(c, m, cfg_path, t.grub, &cfg, step_ms) < 0)
+		goto out;
+
+	/* the files: /boot/vmlinuz-R, System.map-R, config-R, /lib/modules/R */
+	if (upload_kernel(c, a, o, boot, stage, &image) < 0 ||
+	    upload_boot_file(c, o, map, boot, "System.map", a->release) < 0 ||
+	    upload_boot_file(c, o, kconfig, boot, "config", a->release) < 0)
+		goto out;
+
+	if (m->initramfs) {
+		if (has_tool(&t, "update-initramfs")) {
+			const char *argv[] = { "update-initramfs", "-c", "-k", a->release, "-b", boot, NULL };
+
+			rc = far_step(c, "make the initramfs (update-initramfs)", argv, NULL, install_ms);
+		} else if (has_tool(&t, "dracut")) {
+			char *img = xasprintf("%s/initramfs-%s.img", boot, a->release);
+			const char *argv[] = { "dracut", "--force", img, a->release, NULL };
+
+			rc = far_step(c, "make the initramfs (dracut)", argv, NULL, install_ms);
+			free(img);
+		} else {
+			rc = error("machine '%s' has initramfs = yes but neither update-initramfs nor dracut", m->name);
+		}
+		if (rc < 0)
+			goto out;
+	}
+
+	/* the boot entry: update-grub is grub-mkconfig -o /boot/grub/grub.cfg */
+	if (!strcmp(boot, DEF_BOOT_DIR) && !strcmp(t.grub, "grub") && has_tool(&t, "update-grub")) {
+		const char *argv[] = { "update-grub", NULL };
+
+		rc = far_step(c, "add the boot entry (update-grub)", argv, NULL, install_ms);
+	} else {
+		tool = xasprintf("%s-mkconfig", t.grub);
+		{
+			const char *argv[] = { tool, "-o", cfg_path, NULL };
+
+			rc = far_step(c, "add the boot entry (grub-mkconfig)", argv, NULL, install_ms);
+		}
+		free(tool);
+		tool = NULL;
+	}
+	if (rc < 0)
+		goto out;
+	if (read_grub_cfg(c, m, cfg_path, t.grub, &cfg, step_ms) < 0)
+		goto out;
+	rc = grub_find_entry(cfg.buf, a->release, entry, &title);
+	if (rc > 0) {
+		error("no boot entry for kernel '%s' in '%s' on machine '%s' after %s-mkconfig%s", a->release,
+		      cfg_path, m->name, t.grub,
+		      strstr(cfg.buf, "blscfg") ? " (it boots BootLoaderSpec entries, which klab does not write)" : "");
+		goto out;
+	}
+	if (rc < 0) {
+		error("the boot entry '%s' of machine '%s' has '>' in a title and no menu id: grub-reboot cannot "
+		      "name it", title.buf, m->name);
+		goto out;
+	}
+	info("machine '%s': boot entry of %s is '%s' (%s)", m->name, a->release, entry->buf, title.buf);
+
+	/* select it for the next boot only, and check grubenv says so */
+	tool = xasprintf("%s-reboot", t.grub);
+	bootopt = xasprintf("--boot-directory=%s", boot);
+	{
+		const char *argv[] = { tool, bootopt, entry->buf, NULL };
+
+		if (far_step(c, "select the one-time boot entry (grub-reboot)", argv, NULL, step_ms) < 0)
+			goto out;
+	}
+	free(tool);
+	tool = xasprintf("%s-editenv", t.grub);
+	if (has_tool(&t, tool)) {
+		const char *argv[] = { tool, env_path, "list", NULL };
+
+		if (far_step(c, "read grubenv (grub-editenv)", argv, &env, step_ms) < 0)
+			goto out;
+		buf_addf(&want, "next_entry=%s", entry->buf);
+		if (!has_line(env.buf, want.buf)) {
+			buf_rtrim(&env);
+			error("grub-reboot did not record the one-time entry on machine '%s': '%s' has no '%s' (%s)",
+			      m->name, env_path, want.buf, env.len ? env.buf : "empty");
+			goto out;
+		}
+	} else {
+		warn("machine '%s' has no %s: the one-time entry is not checked", m->name, tool);
+	}
+	ret = 0;
+out:
+	buf_release(&t.have);
+	buf_release(&image);
+	buf_release(&cfg);
+	buf_release(&title);
+	buf_release(&env);
+	buf_release(&want);
+	free(map);
+	free(kconfig);
+	free(cfg_path);
+	free(env_path);
+	free(tool);
+	free(bootopt);
+	return ret;
+}
+
+/* ---- booting ------------------------------------------------------------------------------ */
+
+#define DEF_REBOOT_DOWN_MS 120000
+
 int deploy_boot(struct ssh_conn *c, sqlite3 *db, const struct conf_machine *m,
 		const struct deploy_artifact *a, const struct deploy_opts *o,
 		struct deploy_result *r)
 {
 	static const struct deploy_opts defaults;
-	struct buf image = BUF_INIT, boot = BUF_INIT, why = BUF_INIT;
+	/* constant scripts, detached so this session can end before the machine goes */
+	static const char *const kexec_argv[] = { "setsid", "-f", "sh", "-c",
+		"exec kexec -e </dev/null >/dev/null 2>&1", NULL };
+	static const char *const reboot_default[] = { "systemctl", "reboot", NULL };
+	struct deploy_opts ro;
+	struct strvec reboot = STRVEC_INIT;
+	struct buf boot = BUF_INIT, why = BUF_INIT, entry = BUF_INIT;
 	long verify_ms, boot_ms, attempt_ms;
 	int64_t t0;
 	int ret = -1, rebooted = 0;
@@ -352,40 +839,33 @@ int deploy_boot(struct ssh_conn *c, sqlite3 *db, const struct conf_machine *m,
 		ret = deploy_verify(c, a, verify_ms, r);
 		goto done;
 	case BOOT_REBOOT:
-		ret = error("boot = reboot (one-time boot entry + reboot) for machine '%s': not implemented yet",
-			    m->name);
-		goto done;
+		if (read_boot_id(c, &boot, verify_ms) < 0 || reboot_install(c, m, a, o, &entry) < 0)
+			goto done;
+		strvec_pushv(&reboot, (const char *const[]){ "setsid", "-f", "sh", "-c",
+			     "exec \"$@\" </dev/null >/dev/null 2>&1", "klab-reboot", NULL });
+		strvec_pushv(&reboot, m->reboot_cmd.n ? (const char *const *)m->reboot_cmd.v : reboot_default);
+		ro = *o;
+		ro.down_ms = or_default(o->down_ms, DEF_REBOOT_DOWN_MS);
+		info("machine '%s': rebooting into %s once (entry '%s'); its next boot is its default kernel again",
+		     m->name, a->release, entry.buf);
+		t0 = now_ms();
+		if (boot_and_go_down(c, &ro, (const char *const *)reboot.v,
+				     m->reboot_cmd.n ? m->reboot_cmd.v[0] : "systemctl reboot", boot.buf, &rebooted) < 0)
+			goto done;
+		break;
 	case BOOT_KEXEC:
 	case BOOT_QEMU:
+	default:
+		/* the qemu lab's guests run kexec-tools too */
+		if (read_boot_id(c, &boot, verify_ms) < 0 || kexec_load(c, m, a, o) < 0)
+			goto done;
+		info("machine '%s': booting %s by kexec", m->name, a->release);
+		t0 = now_ms();
+		if (boot_and_go_down(c, o, kexec_argv, "kexec -e", boot.buf, &rebooted) < 0)
+			goto done;
 		break;
 	}
 
-	/* kexec (the qemu lab's guests run kexec-tools too) */
-	if (read_boot_id(c, &boot, verify_ms) < 0 ||
-	    upload_kernel(c, a, o, o->remote_dir ? o->remote_dir : DEF_REMOTE_DIR, &image) < 0)
-		goto done;
-	{
-		struct strvec load = STRVEC_INIT;
-		const char *cmdline = a->cmdline ? a->cmdline : m->kernel_cmdline;
-
-		strvec_push(&load, "kexec");
-		strvec_push(&load, "-l");
-		strvec_push(&load, image.buf);
-		if (cmdline)
-			strvec_pushf(&load, "--command-line=%s", cmdline);
-		else
-			strvec_push(&load, "--reuse-cmdline");
-		if (ssh_run(c, (const char *const *)load.v, NULL, verify_ms) < 0) {
-			strvec_clear(&load);
-			error("cannot load kernel '%s' on machine '%s'", a->release, m->name);
-			goto done;
-		}
-		strvec_clear(&load);
-	}
-	info("machine '%s': booting %s by kexec", m->name, a->release);
-	t0 = now_ms();
-	if (kexec_and_go_down(c, o, boot.buf, &rebooted) < 0)
-		goto done;
 	if (!rebooted && deploy_wait_ssh(c, boot_ms, attempt_ms) < 0) {
 		if (m->power_cycle.n) {
 			r->power_cycled = 1;
@@ -404,11 +884,16 @@ int deploy_boot(struct ssh_conn *c, sqlite3 *db, const struct conf_machine *m,
 up:
 	r->boot_wait_ms = (long)(now_ms() - t0);
 	ret = deploy_verify(c, a, verify_ms, r);
+	if (ret < 0 && r->wrong_kernel && m->boot == BOOT_REBOOT && r->release && strcmp(r->release, a->release))
+		error("machine '%s' did not boot its one-time entry '%s': it came back on kernel '%s' (its default "
+		      "entry, most likely), not '%s'%s", m->name, entry.buf, r->release, a->release,
+		      r->power_cycled ? " (after a power cycle, which boots the default entry again)" : "");
 done:
 	if (r->release && !r->fenced)
 		record_kernel(db, m->name, r);
-	buf_release(&image);
+	strvec_clear(&reboot);
 	buf_release(&boot);
 	buf_release(&why);
+	buf_release(&entry);
 	return ret;
 }

@@ -15,6 +15,8 @@ struct deploy_artifact {
 	const char *release;	/* expected `uname -r` (required) */
 	const char *build_id;	/* expected GNU build id, hex; NULL: not checked */
 	const char *cmdline;	/* explicit kernel command line; NULL: machine's kernel_cmdline, else --reuse-cmdline */
+	const char *system_map;	/* boot = reboot: System.map; NULL: "System.map" next to the image, if there */
+	const char *config;	/* boot = reboot: the kernel .config; NULL: "config" next to the image, if there */
 };
 
 /* Per-phase timeouts (0: the default in brackets). */
@@ -27,6 +29,7 @@ struct deploy_opts {
 	long power_cycle_ms;	/* the local power_cycle command [60 s] */
 	const char *remote_dir;	/* where images go on the machine [/var/lib/klab/boot] */
 	const char *modules_root;	/* where the modules tarball is unpacked [/] */
+	long install_ms;	/* boot = reboot: each install step (initramfs, grub-mkconfig) [300 s] */
 };
 
 /* What happened (filled by deploy_boot / deploy_verify; free with deploy_result_release). */
@@ -51,8 +54,24 @@ void deploy_result_release(struct deploy_result *r);
  *           --command-line=...), then a detached `setsid -f kexec -e`; wait
  *           for the connection to go away and for SSH to answer again with
  *           a new boot id (or after a dropped connection).
- *   reboot: upload, `installkernel`-style install is not done here yet:
- *           returns "not implemented yet".
+ *   reboot: install the kernel for ONE boot: upload the image to
+ *           BOOT/vmlinuz-RELEASE (BOOT: the machine's boot_dir, /boot),
+ *           System.map-RELEASE and config-RELEASE when the artifact has
+ *           them, the modules as for kexec; an initramfs only with
+ *           `initramfs = yes` (update-initramfs -c -k R -b BOOT, or
+ *           dracut); `update-grub` (BOOT = /boot) or `grub[2]-mkconfig -o
+ *           BOOT/grub[2]/grub.cfg`; find the release's entry in that
+ *           grub.cfg by id ("submenu-id>entry-id"; titles when there are no
+ *           ids), refuse a grub.cfg that never reads next_entry from
+ *           grubenv; `grub[2]-reboot --boot-directory=BOOT ENTRY`, checked
+ *           with `grub[2]-editenv BOOT/grub[2]/grubenv list`; then the
+ *           machine's reboot_cmd (systemctl reboot), detached. Every step
+ *           that fails names the machine, the step and the far side's
+ *           stderr, and nothing is rebooted. GRUB clears next_entry when
+ *           it boots it: the boot after this one (a power cycle too) is the
+ *           machine's default kernel again, so a job must boot its kernel
+ *           anew each time. Coming back on another kernel (the default
+ *           entry) is reported naming both releases, r->wrong_kernel = 1.
  *   qemu:   the qemu lab restarts the guest itself (lab_qemu.c); here
  *           treated as kexec (the guests run kexec-tools).
  * Then deploy_verify(). A machine that does not answer within boot_ms
