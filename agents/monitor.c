@@ -107,6 +107,7 @@ void mon_init(struct mon_ctx *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->perf_events = "cpu-clock,task-clock,context-switches,cpu-migrations,page-faults";
+	m->profile_hz = MON_PROFILE_HZ;
 	m->perf_stat = (struct run_cmd)RUN_CMD_INIT;
 	m->perf_rec = (struct run_cmd)RUN_CMD_INIT;
 	m->bpf = (struct run_cmd)RUN_CMD_INIT;
@@ -348,6 +349,8 @@ void mon_profile_start(struct mon_ctx *m)
 	strvec_push(&argv, "-g");
 	strvec_push(&argv, "-e");
 	strvec_push(&argv, "cpu-clock");	/* the one sampling event every machine has */
+	strvec_push(&argv, "-F");
+	strvec_pushf(&argv, "%ld", m->profile_hz);
 	strvec_push(&argv, "-q");
 	strvec_push(&argv, "-o");
 	strvec_pushf(&argv, "%s/perf.data", m->workdir);
@@ -537,6 +540,7 @@ static void finish_perf_profile(struct mon_ctx *m, struct json_object *result)
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(result, "profile_window_s", json_object_new_double(m->profile_s));
+	json_object_object_add(result, "profile_hz", json_object_new_int64(m->profile_hz));
 out:
 	prof_rows_free(rows, n);
 	run_release(&rep);

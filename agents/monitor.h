@@ -27,6 +27,15 @@ const char *monitor_name(int idx);
  * A monitor whose tool or kernel feature is missing sets its status to
  * "unavailable: reason"; nothing here fails the run.
  */
+/*
+ * perf record's default of 4000 samples per second per CPU with call
+ * graphs cost the udp_rr benchmark several percent of its throughput on
+ * the 2-CPU lab VM; 499 Hz (prime, so it does not beat with timer ticks)
+ * still gives thousands of samples over a profile window. A run spec can
+ * ask for another rate with "perf_profile_hz".
+ */
+#define MON_PROFILE_HZ 499
+
 struct mon_ctx {
 	/* configuration */
 	int want[MON_N];
@@ -36,6 +45,7 @@ struct mon_ctx {
 	const char *workdir;		/* scratch folder for perf.data */
 	double window_s;		/* planned measured window */
 	double profile_s;		/* perf record length */
+	long profile_hz;		/* perf record sampling frequency per CPU */
 	double bpf_total_s;		/* from mon_start_early() to the window's end */
 
 	/* state */

@@ -90,6 +90,7 @@ struct spec {
 	const char *run_id, *role, *type, *wl_name, *peer_addr, *bind_addr, *nic;
 	const char *perf_events, *bpf_script, *results_dir;
 	double duration_s, warmup_s, linger_s;
+	long profile_hz;		/* 0: the monitor's default */
 	int monitors[MON_N];
 	struct strvec gen_argv;	/* generator options */
 	double wait_s;		/* how long the generator runs */
@@ -120,7 +121,7 @@ static int get_seconds(struct json_object *o, const char *key, double *out, int 
 /* Validate the spec and build the generator's options. 0 or -1 (logged, naming the field). */
 static int spec_load(struct spec *s, const char *text, size_t len)
 {
-	struct json_object *wl, *p, *mons;
+	struct json_object *wl, *p, *mons, *v;
 	const char *w = "run spec";
 	int64_t ver = 0;
 	const char *port = DEFAULT_PORT;
@@ -172,6 +173,12 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 		return -1;
 	if (s->duration_s < 1)
 		return error("run spec: 'duration_s' must be at least 1 (got %g)", s->duration_s);
+	if (json_object_object_get_ex(s->root, "perf_profile_hz", &v)) {
+		if (!json_object_is_type(v, json_type_int) ||
+		    json_object_get_int64(v) < 1 || json_object_get_int64(v) > 20000)
+			return error("run spec: 'perf_profile_hz' must be an integer from 1 to 20000 (samples per second per CPU)");
+		s->profile_hz = (long)json_object_get_int64(v);
+	}
 	if (json_object_object_get_ex(s->root, "monitors", &mons)) {
 		size_t i;
 		if (!json_object_is_type(mons, json_type_array))
@@ -481,6 +488,8 @@ int cmd_run(int argc, char **argv)
 	m.nic = s.nic;
 	if (s.perf_events)
 		m.perf_events = s.perf_events;
+	if (s.profile_hz)
+		m.profile_hz = s.profile_hz;
 	m.bpf_script = s.bpf_script;
 	m.workdir = workdir;
 	m.window_s = s.duration_s;

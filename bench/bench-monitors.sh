@@ -25,7 +25,9 @@ ip -n $NS_A addr add $ADDR_A/24 dev wl0 && ip -n $NS_B addr add $ADDR_B/24 dev w
 ip -n $NS_A link set wl0 up && ip -n $NS_B link set wl1 up
 export KLAB_AGENT_STATE=$WORK/state
 
-ALL='["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]'
+# KLAB_MONITORS (a JSON list) measures a subset, KLAB_BPFTRACE another script.
+ALL=${KLAB_MONITORS:-'["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]'}
+BPF=${KLAB_BPFTRACE:-'tracepoint:net:net_dev_xmit { @xmit = count(); @len = hist(args->len); }'}
 one() {	# one RUN_ID MONITORS: prints tps
 	local id=$1 mons=$2 port=$((9200 + RANDOM % 500))
 	cat >"$WORK/srv.spec" <<JSON
@@ -35,7 +37,7 @@ JSON
 	cat >"$WORK/cl.spec" <<JSON
 {"spec_version": 1, "run_id": "$id", "role": "client", "duration_s": $DUR, "warmup_s": 1,
  "peer_addr": "$ADDR_B", "nic": "wl0", "monitors": $mons,
- "bpftrace_script": "tracepoint:net:net_dev_xmit { @xmit = count(); @len = hist(args->len); }",
+ "bpftrace_script": "$BPF",
  "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port", "flows": "50"}}}
 JSON
 	ip netns exec $NS_B "$AGENT" run <"$WORK/srv.spec" >/dev/null 2>"$WORK/srv.err" &
@@ -48,6 +50,8 @@ JSON
 }
 
 echo "load average before: $(cut -d" " -f1-3 /proc/loadavg) on $(nproc) CPUs (the figure means little when it is high)"
+echo "monitors: $ALL"
+case $ALL in *bpftrace*) echo "bpftrace script: $BPF" ;; esac
 none=() all=()
 for i in $(seq 1 "$PAIRS"); do
 	a=$(one "none-$i" '[]'); none+=("$a")

@@ -59,6 +59,9 @@ test_expect_success 'run: a bad spec is refused with the field named, nothing ke
 	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"peer_addr\": \"127.0.0.1\",
 	       \"duration_s\": 2, \"monitors\": [\"cpu\", \"tcpdump\"], \"workload\": {\"type\": \"udp_rr\"}}" >s7 &&
 	test_must_fail run_spec <s7 2>err && test_grep "unknown monitor .tcpdump." err &&
+	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"peer_addr\": \"127.0.0.1\",
+	       \"duration_s\": 2, \"perf_profile_hz\": 0, \"workload\": {\"type\": \"udp_rr\"}}" >s7b &&
+	test_must_fail run_spec <s7b 2>err && test_grep "perf_profile_hz. must be an integer from 1 to 20000" err &&
 	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"workload\": {\"type\": \"udp_rr\"}, \"duration_s\": 2}" >s8 &&
 	test_must_fail run_spec <s8 2>err && test_grep "needs .peer_addr." err &&
 	echo "{\"spec_version\": 1, " >s9 &&

@@ -25,7 +25,7 @@ spec() {
   "workload": { "name": "$3_test", "type": "$3", "params": $4 },
   "peer_addr": "$ADDR_B", "nic": "$6", "duration_s": 4, "warmup_s": 1,
   "monitors": $5, "results_dir": "$SCRATCH/results-$1",
-  "perf_events": "cpu-clock,task-clock,context-switches,cycles",
+  "perf_events": "cpu-clock,task-clock,context-switches,cycles", "perf_profile_hz": 199,
   "bpftrace_script": "tracepoint:net:net_dev_xmit { @xmit = count(); @len = hist(args->len); }" }
 JSON
 }
@@ -81,6 +81,7 @@ test_expect_success ROOT,NETNS 'udp_rr result: status, monitors, and numbers tha
 	check("cycles" in unsup or m.get("perf.cycles", 0) > 0, "cycles counted or reported as not supported: %s" % unsup)
 	check(len(c["profile"]) > 5 and sum(r["percent"] for r in c["profile"]) <= 100.5, "profile rows")
 	check(any(r["dso"] == "[kernel.kallsyms]" for r in c["profile"]), "kernel symbols in the profile")
+	check(c["profile_hz"] == 199, "perf record at perf_profile_hz of the spec")
 	h = {x["name"]: x for x in c["histograms"]}
 	check("rtt_us" in h and sum(b["count"] for b in h["rtt_us"]["buckets"]) > 0, "rtt histogram")
 	check("@len" in h, "bpftrace histogram @len")
