@@ -4,7 +4,9 @@
 # namespaces joined by an 8-queue veth; prints each run and the overhead in percent.
 #
 #   bash bench/bench-monitors.sh [PAIRS] [DURATION_S]     (root; default 4 pairs of 5 s)
-#   KLAB_BUILD=build/rel (default) selects the klab-agent build.
+#   KLAB_BUILD=build/rel (default) selects the klab-agent build; KLAB_MONITORS,
+#   KLAB_BPFTRACE and KLAB_PIN (below) choose what is measured. KLAB_MONITORS=[]
+#   measures none against none: the noise floor of the figure.
 set -eu
 PAIRS=${1:-4}
 DUR=${2:-5}
@@ -27,18 +29,23 @@ export KLAB_AGENT_STATE=$WORK/state
 
 # KLAB_MONITORS (a JSON list) measures a subset, KLAB_BPFTRACE another script.
 ALL=${KLAB_MONITORS:-'["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]'}
+# KLAB_PIN=CPU pins the generator's client and server threads to that CPU (both
+# on one: on this VM a request/response pair split over two CPUs runs ~10x
+# slower, and unpinned runs flip between the two placements, which is most of
+# their run-to-run spread).
+PIN=${KLAB_PIN:+, \"cpus\": \"$KLAB_PIN\"}
 BPF=${KLAB_BPFTRACE:-'tracepoint:net:net_dev_xmit { @xmit = count(); @len = hist(args->len); }'}
 one() {	# one RUN_ID MONITORS: prints tps
 	local id=$1 mons=$2 port=$((9200 + RANDOM % 500))
 	cat >"$WORK/srv.spec" <<JSON
 {"spec_version": 1, "run_id": "$id-srv", "role": "server", "duration_s": $DUR, "warmup_s": 1,
- "linger_s": 2, "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port"}}, "monitors": []}
+ "linger_s": 2, "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port"$PIN}}, "monitors": []}
 JSON
 	cat >"$WORK/cl.spec" <<JSON
 {"spec_version": 1, "run_id": "$id", "role": "client", "duration_s": $DUR, "warmup_s": 1,
  "peer_addr": "$ADDR_B", "nic": "wl0", "monitors": $mons,
  "bpftrace_script": "$BPF",
- "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port", "flows": "50"}}}
+ "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port", "flows": "50"$PIN}}}
 JSON
 	ip netns exec $NS_B "$AGENT" run <"$WORK/srv.spec" >/dev/null 2>"$WORK/srv.err" &
 	local spid=$!
@@ -67,4 +74,12 @@ print("none: mean %.0f tps (cov %.1f%%), all monitors: mean %.0f tps (cov %.1f%%
 print("monitor overhead: %.1f%% throughput loss of the means (target <= 2%%)" % ((mn - ma) / mn * 100))
 pairs = sorted((x - y) / x * 100 for x, y in zip(n, a))
 print("monitor overhead: %.1f%% median of the per-pair losses (%s)" % (st.median(pairs), ", ".join("%.1f" % p for p in pairs)))
+if len(pairs) > 2:
+    # 95% interval of the mean per-pair loss (Student t, two-sided)
+    t = {3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26, 12: 2.20,
+         15: 2.14, 20: 2.09, 25: 2.06, 30: 2.05}
+    k = max(x for x in t if x <= len(pairs))
+    half = t[k] * st.stdev(pairs) / len(pairs) ** 0.5
+    print("monitor overhead: %.1f%% mean of the per-pair losses, 95%% interval %.1f%% .. %.1f%% (%d pairs)"
+          % (st.mean(pairs), st.mean(pairs) - half, st.mean(pairs) + half, len(pairs)))
 PY
