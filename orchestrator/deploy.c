@@ -374,11 +374,13 @@ out:
 
 /*
  * Which of the boot tools the machine has, in one round trip: a constant
- * script printing "NAME PATH" for each one found.
+ * script printing "NAME PATH" for each one found, and "reboot_cmd PATH"
+ * when the first word of the reboot command ($1) is there.
  */
 #define PROBE_SH \
 	"for t in grub-mkconfig grub2-mkconfig update-grub grub-reboot grub2-reboot grub-editenv " \
-	"grub2-editenv update-initramfs dracut; do p=$(command -v \"$t\") && echo \"$t $p\"; done; exit 0"
+	"grub2-editenv update-initramfs dracut; do p=$(command -v \"$t\") && echo \"$t $p\"; done; " \
+	"p=$(command -v \"$1\") && echo \"reboot_cmd $p\"; exit 0"
 
 struct boot_tools {
 	struct buf have;	/* the probe's output */
@@ -680,7 +682,8 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 {
 	const char *boot = m->boot_dir ? m->boot_dir : DEF_BOOT_DIR;
 	const char *stage = o->remote_dir ? o->remote_dir : DEF_REMOTE_DIR;
-	const char *probe[] = { "sh", "-c", PROBE_SH, NULL };
+	const char *reboot0 = m->reboot_cmd.n ? m->reboot_cmd.v[0] : "systemctl";
+	const char *probe[] = { "sh", "-c", PROBE_SH, "klab-probe", reboot0, NULL };
 	long step_ms = or_default(o->verify_ms, DEF_VERIFY_MS), install_ms = or_default(o->install_ms, DEF_INSTALL_MS);
 	struct boot_tools t = { BUF_INIT, NULL };
 	struct buf image = BUF_INIT, cfg = BUF_INIT, title = BUF_INIT, env = BUF_INIT, want = BUF_INIT;
@@ -698,6 +701,10 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	} else {
 		error("machine '%s' has neither grub-mkconfig and grub-reboot nor grub2-mkconfig and grub2-reboot: "
 		      "boot = reboot needs GRUB 2 (or use boot = kexec)", m->name);
+		goto out;
+	}
+	if (!has_tool(&t, "reboot_cmd")) {
+		error("machine '%s' has no '%s' to reboot with (its reboot_cmd)", m->name, reboot0);
 		goto out;
 	}
 	cfg_path = xasprintf("%s/%s/grub.cfg", boot, t.grub);

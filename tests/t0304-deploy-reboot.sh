@@ -147,6 +147,14 @@ test_expect_success ROOT,NETNS,SSHD 'reboot: a grub.cfg without GRUB_DEFAULT=sav
 	test "$(reboots)" = "$n"
 '
 
+test_expect_success ROOT,NETNS,SSHD 'reboot: a reboot_cmd the machine does not have is refused before anything is installed' '
+	reboot_conf rx.conf &&
+	sed -i "s|reboot_cmd = .*|reboot_cmd = $SCRATCH/no-such-reboot now|" rx.conf &&
+	CONF=rx.conf && test_must_fail boot 6.99.9-klab-noreboot >out 2>err &&
+	test_grep "machine .dut. has no .$SCRATCH/no-such-reboot. to reboot with (its reboot_cmd)" err &&
+	! test -e "$B/vmlinuz-6.99.9-klab-noreboot"
+'
+
 test_expect_success ROOT,NETNS,SSHD 'reboot: a hostile release reaches the far side as one argument' '
 	home=$(getent passwd root | cut -d: -f6) &&
 	rm -f "$home/klab-canary-t0304" &&
@@ -154,6 +162,26 @@ test_expect_success ROOT,NETNS,SSHD 'reboot: a hostile release reaches the far s
 	test_grep "wrong_kernel=0" out &&
 	test -e "$B/vmlinuz-6.99.6-klab;\$(touch\${IFS}klab-canary-t0304)" &&
 	! test -e "$home/klab-canary-t0304"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'reboot: in an Ubuntu-style grub.cfg the release is found in its submenu, not its recovery entry nor a longer release' '
+	echo "$SRCDIR/tests/data/deploy/grub-ubuntu.cfg" >"$L/dut/standin-cfg" &&
+	boot 5.15.0-91-generic >out 2>err &&
+	rm -f "$L/dut/standin-cfg" &&
+	test_grep "wrong_kernel=0" out &&
+	test_grep "^grub-reboot --boot-directory=$B gnulinux-advanced-5d2b0c6e-0b8a-4d4e-9d51-7b1c0e3f2a11>gnulinux-5.15.0-91-generic-advanced-5d2b0c6e-0b8a-4d4e-9d51-7b1c0e3f2a11\$" \
+		"$L/dut/boot-standin.log" &&
+	test_grep "(Advanced options for Ubuntu>Ubuntu, with Linux 5.15.0-91-generic)" err
+'
+
+test_expect_success ROOT,NETNS,SSHD 'reboot: a grub.cfg of BootLoaderSpec entries (Fedora) is reported, nothing rebooted' '
+	n=$(reboots) &&
+	echo "$SRCDIR/tests/data/deploy/grub-fedora-bls.cfg" >"$L/dut/standin-cfg" &&
+	test_must_fail boot 6.99.8-klab-bls >out 2>err;
+	rc=$?; rm -f "$L/dut/standin-cfg"; KLAB_LAB_DIR=$L KLAB_LAB_MACHINE=dut "$SB/grub-mkconfig" -o "$B/grub/grub.cfg" &&
+	test $rc = 0 &&
+	test_grep "no boot entry for kernel .6.99.8-klab-bls. in .$B/grub/grub.cfg. on machine .dut. after grub-mkconfig (it boots BootLoaderSpec entries, which klab does not write)" err &&
+	test "$(reboots)" = "$n"
 '
 
 test_expect_success ROOT,NETNS,SSHD 'reboot: a machine that never comes back is fenced after its power_cycle stand-in' '

@@ -15,7 +15,8 @@
 #                        down and brings it back
 #   systemctl, reboot, update-grub, installkernel, dracut, kexec: refuse (a test must never
 #                        reach the real ones)
-# Flags in LABDIR/MACHINE/: standin-grub-reboot-fails, standin-default-0 (grub.cfg
+# Flags in LABDIR/MACHINE/: standin-cfg (holds the path of a fixture grub.cfg that
+# grub-mkconfig then writes as it is), standin-grub-reboot-fails, standin-default-0 (grub.cfg
 # without GRUB_DEFAULT=saved), standin-boots-default (next_entry ignored at boot),
 # standin-no-return (sshd stays down). Log: LABDIR/MACHINE/boot-standin.log.
 set -u
@@ -30,6 +31,11 @@ grub-mkconfig)
 	[ "${1:-}" = -o ] && [ -n "${2:-}" ] || { echo "grub-mkconfig: usage: -o FILE" >&2; exit 2; }
 	out=$2 boot=$(dirname "$(dirname "$2")")
 	echo "mkconfig $out" >>"$log"
+	if [ -s "$state/standin-cfg" ]; then
+		# a fixture grub.cfg of another distribution, as it is
+		cp "$(cat "$state/standin-cfg")" "$out"
+		exit
+	fi
 	def='${saved_entry}'
 	[ -e "$state/standin-default-0" ] && def=0
 	{
@@ -99,7 +105,7 @@ reboot-standin)
 	[ -n "$next" ] && printf '# GRUB Environment Block\n' >"$state/root/boot/grub/grubenv"
 	rel=
 	if [ -n "$next" ] && [ ! -e "$state/standin-boots-default" ]; then
-		rel=${next##*>}; rel=${rel#gnulinux-}; rel=${rel%-advanced-$uuid}
+		rel=${next##*>}; rel=${rel#gnulinux-}; rel=${rel%-advanced-*}
 	fi
 	if [ -n "$rel" ]; then echo "$rel" >"$state/standin-release"; else rm -f "$state/standin-release"; fi
 	echo "booting ${rel:-the default entry}" >>"$log"
