@@ -89,4 +89,30 @@ test_expect_success ROOT,NETNS,SSHD 'ssh_agent_call passes argv and stdin JSON a
 	test_grep "klab-agent -c failed on machine .dut. (exit status 3: bad spec)" err
 '
 
+# A sync stand-in first in the dut's sshd PATH: it logs its arguments and then
+# flushes for real, or fails when the "fail" flag file exists.
+test_expect_success ROOT,NETNS,SSHD 'the upload is flushed to disk (file and folder) before it replaces the target' '
+	mkdir -p syncbin &&
+	printf "%s\n" "#!/bin/sh" "echo \"\$@\" >>$SCRATCH/sync.log" \
+		"[ -e $SCRATCH/sync.fail ] && { echo \"sync: stand-in refuses\" >&2; exit 1; }" \
+		"exec /bin/sync \"\$@\"" >syncbin/sync && chmod +x syncbin/sync &&
+	sed -i "s|^SetEnv |SetEnv PATH=$SCRATCH/syncbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin |" \
+		"$L/dut/sshd_config" &&
+	"$SRCDIR/tests/data/ssh/lab-sshd.sh" stop "$L" dut && "$SRCDIR/tests/data/ssh/lab-sshd.sh" start "$L" dut &&
+	head -c 3000000 /dev/urandom >synced &&
+	"$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/synced" "$R/synced" &&
+	cmp synced "$R/synced" &&
+	test_grep "^-- $R/synced.klab-part\$" sync.log &&
+	test_grep "^-- $R\$" sync.log
+'
+
+test_expect_success ROOT,NETNS,SSHD 'a far side that cannot flush: a clear error, and the old target stays' '
+	echo old >"$R/kept" && : >sync.fail &&
+	test_must_fail "$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/synced" "$R/kept" 2>err &&
+	test_grep "cannot flush the upload .*kept.klab-part. to disk on machine .dut." err &&
+	test_grep "stand-in refuses" err &&
+	test "$(cat "$R/kept")" = old &&
+	rm sync.fail
+'
+
 test_done
