@@ -22,12 +22,12 @@ struct deploy_artifact {
 /* Per-phase timeouts (0: the default in brackets). */
 struct deploy_opts {
 	long upload_ms;		/* image and modules upload [300 s] */
-	long down_ms;		/* issuing the boot until the connection goes away [30 s] */
+	long down_ms;		/* issuing the boot until the connection goes away [30 s; boot = reboot 120 s] */
 	long boot_ms;		/* waiting for SSH to come back after the boot [boot_timeout_ms of [lab], else 300 s] */
 	long attempt_ms;	/* one connect attempt while waiting (a booting guest can hang one) [10 s] */
 	long verify_ms;		/* each verify command [30 s] */
 	long power_cycle_ms;	/* the local power_cycle command [60 s] */
-	const char *remote_dir;	/* where images go on the machine [/var/lib/klab/boot] */
+	const char *remote_dir;	/* where kexec images (and every modules tarball) go on the machine [/var/lib/klab/boot] */
 	const char *modules_root;	/* where the modules tarball is unpacked [/] */
 	long install_ms;	/* boot = reboot: each install step (initramfs, grub-mkconfig) [300 s] */
 };
