@@ -1109,6 +1109,8 @@ static int step_deploy(struct job_ctx *j, const char *key)
 	memset(&da, 0, sizeof(da));
 	da.image = art.image;
 	da.modules = art.modules;
+	da.system_map = art.system_map;
+	da.config = art.config;
 	da.release = art.release;
 	da.build_id = art.build_id;
 	memset(&dopt, 0, sizeof(dopt));

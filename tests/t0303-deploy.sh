@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='deploy: boot = none verifies the release, kexec through a stand-in, power cycle, fencing of a machine that never returns'
+test_description='deploy: boot = none verifies the release, kexec through a stand-in, power cycle, fencing of a machine that never returns (boot = reboot: t0304)'
 . "$(dirname "$0")/lib.sh"
 
 L=$SCRATCH/lab
@@ -131,13 +131,6 @@ test_expect_success ROOT,NETNS,SSHD 'no power_cycle configured: fenced with that
 	test_must_fail "$T" -c kn.conf -m dut boot $BOOT_OPTS --boot-ms 3000 --attempt-ms 1500 >out 2>err &&
 	test_grep "power_cycled=0 fenced=1" out &&
 	test_grep "no power_cycle configured" err
-'
-
-test_expect_success ROOT,NETNS,SSHD 'boot = reboot says not implemented yet' '
-	sed -e "s|^\[lab\]|[lab]\n\tdb = $DB|" -e "/^\[machine \"peer\"\]/,/^$/ s/boot = none/boot = reboot/" \
-		"$L/klab.conf" >kr.conf &&
-	test_must_fail "$T" -c kr.conf -m peer boot --release "$REL" 2>err &&
-	test_grep "not implemented yet" err
 '
 
 test_done
