@@ -319,7 +319,16 @@ static int tcp_connect(struct ssh_conn *c, int64_t deadline)
 static void session_free(struct ssh_conn *c)
 {
 	if (c->sftp) {
-		/* non-blocking shutdown is best effort: the session goes anyway */
+		/*
+		 * A non-blocking shutdown that meets EAGAIN returns without
+		 * freeing the SFTP handle (a leak per dropped connection in
+		 * klabd). Blocking with a short timeout finishes it; on a dropped
+		 * connection the socket is shut first so that nothing waits.
+		 */
+		if (c->dropped && c->sock >= 0)
+			shutdown(c->sock, SHUT_RDWR);
+		libssh2_session_set_timeout(c->s, 2000);
+		libssh2_session_set_blocking(c->s, 1);
 		libssh2_sftp_shutdown(c->sftp);
 		c->sftp = NULL;
 	}
