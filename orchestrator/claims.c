@@ -187,6 +187,22 @@ static void add_claim(struct claim **v, size_t *n, int seq, const char *metric, 
 	c->text = xstrdup(text);
 }
 
+/*
+ * A sentence about sending: "tx", "transmit", "sending", or a dummy device
+ * (which only transmits: it has no receive path, so a benchmark on one is a
+ * transmit benchmark).
+ */
+static int tx_context(const char *sentence)
+{
+	static const char *const words[] = { "tx", "transmit", "transmits", "sending", "sender",
+					     "dummy" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (find_word(sentence, words[i]) >= 0)
+			return 1;
+	return 0;
+}
+
 /* Metric for a rate unit such as "Krps", "Mpps", "Gbps"; NULL if not a rate. */
 static const char *unit_metric(const char *unit, const char *sentence)
 {
@@ -196,6 +212,10 @@ static const char *unit_metric(const char *unit, const char *sentence)
 
 	if (l == 4 && strchr("KMGkmg", unit[0]))
 		base = unit + 1;
+	/* requests per second of a sending benchmark (seed 003's io_uring
+	 * sends to a dummy device) are packets sent, not udp_rr transactions */
+	if (!strcasecmp(base, "rps") && tx_context(sentence) && !rx)
+		return "tx_pps";
 	if (!strcasecmp(base, "rps") || !strcasecmp(base, "tps"))
 		return "tps";
 	if (!strcasecmp(base, "pps"))

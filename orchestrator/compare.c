@@ -596,15 +596,51 @@ static int load_claims(sqlite3 *db, int64_t job_id, struct claimrow **out, size_
 	return 0;
 }
 
-/* "throughput" in a claim is the workload's headline rate. */
-static int claim_matches(const char *claim_metric, const char *metric)
+/*
+ * Which workload types the job's series proposes (its commands: super_netperf
+ * UDP_RR -> udp_rr, ...): bit 1 udp_rr, bit 2 udp_tx; 0 when it proposes none.
+ */
+static int proposed_types(sqlite3 *db, int64_t job_id)
+{
+	sqlite3_stmt *st = db_prepare(db,
+		"SELECT DISTINCT p.type FROM proposals p JOIN jobs j ON j.series_id = p.series_id"
+		" WHERE j.id = ?1", "i", job_id);
+	int types = 0;
+
+	if (!st)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = col_text(st, 0);
+
+		if (t && !strcmp(t, "udp_rr"))
+			types |= 1;
+		else if (t && !strcmp(t, "udp_tx"))
+			types |= 2;
+	}
+	sqlite3_finalize(st);
+	return types;
+}
+
+/*
+ * "throughput" in a claim is the workload's headline rate: tps of udp_rr,
+ * tx_pps of udp_tx; of only the types the series proposes when it proposes
+ * any (a UDP_RR series' "+5% throughput" says nothing about a TX workload
+ * the job also runs).
+ */
+static int claim_matches(const char *claim_metric, const char *metric, int types)
 {
 	if (!strcmp(claim_metric, metric))
 		return 1;
-	return !strcmp(claim_metric, "throughput") && (!strcmp(metric, "tps") || !strcmp(metric, "tx_pps"));
+	if (strcmp(claim_metric, "throughput"))
+		return 0;
+	if (!strcmp(metric, "tps"))
+		return !types || (types & 1);
+	if (!strcmp(metric, "tx_pps"))
+		return !types || (types & 2);
+	return 0;
 }
 
-static void apply_claims(struct compare_result *res, struct claimrow *c, size_t n)
+static void apply_claims(struct compare_result *res, struct claimrow *c, size_t n, int types)
 {
 	for (size_t i = 0; i < res->n_rows; i++) {
 		struct compare_row *r = &res->rows[i];
@@ -612,7 +648,7 @@ static void apply_claims(struct compare_result *res, struct claimrow *c, size_t 
 		if (r->st.verdict == VERDICT_DESCRIPTIVE)
 			continue;
 		for (size_t k = 0; k < n; k++) {
-			if (!claim_matches(c[k].metric, r->metric))
+			if (!claim_matches(c[k].metric, r->metric, types))
 				continue;
 			r->claim = stats_claim_check(c[k].lo, c[k].hi, r->st.ci_lo, r->st.ci_hi);
 			r->claim_pct = (c[k].lo + c[k].hi) / 2;
@@ -750,7 +786,7 @@ int compare_job(sqlite3 *db, int64_t job_id, const struct compare_opts *opts,
 		goto out;
 	if (load_claims(db, job_id, &claims, &n_claims))
 		goto out;
-	apply_claims(&res, claims, n_claims);
+	apply_claims(&res, claims, n_claims, proposed_types(db, job_id));
 	if (store(db, &res, &o))
 		goto out;
 	ret = 0;

@@ -53,7 +53,7 @@ test_expect_success 'seed 003: cover letter and two patches, claims of cover and
 	test_grep "^patch 2/2: udp: optimise write wakeups with SOCK_NOSPACE$" out &&
 	test_grep "^   6 files changed, 60 insertions(+), 8 deletions(-)$" out &&
 	test_grep "^  cover 0: throughput higher by 5.00%$" out &&
-	test_grep "^  patch 2: tps higher by 4.94% (2268 -> 2380 Krps)$" out
+	test_grep "^  patch 2: tx_pps higher by 4.94% (2268 -> 2380 Krps)$" out
 '
 
 test_expect_success 'seed 004: patch 2/3 alone, 80 -> 120 Mpps' '
@@ -100,7 +100,7 @@ test_expect_success 'import stores series, patches, expectations, proposals; aga
 	test_cmp id1 id2 &&
 	test "$(sqlite3 "$KLAB_DB" "SELECT COUNT(*) FROM series")" = 1 &&
 	test "$(sqlite3 "$KLAB_DB" "SELECT COUNT(*) FROM patches WHERE series_id = $(cat id1)")" = 2 &&
-	test "$(sqlite3 "$KLAB_DB" "SELECT metric || \" \" || direction || \" \" || round(lo_pct, 2) FROM expectations WHERE patch_seq = 2")" = "tps higher 4.94" &&
+	test "$(sqlite3 "$KLAB_DB" "SELECT metric || \" \" || direction || \" \" || round(lo_pct, 2) FROM expectations WHERE patch_seq = 2")" = "tx_pps higher 4.94" &&
 	"$KLAB" series import "$S/000_951f765891bfd14f.txt" --subject "net: x" >id3 2>/dev/null &&
 	test "$(sqlite3 "$KLAB_DB" "SELECT type || \" \" || params FROM proposals WHERE series_id = $(cat id3)")" = \
 		"udp_rr {\"flows\":\"500\",\"request_size\":\"100\",\"response_size\":\"100\",\"duration\":\"1000\"}"

@@ -40,6 +40,18 @@ int main(void)
 	}
 	done(&r);
 
+	scan("With a dummy device io_uring benchmark I've got 2268 Krps -> 2380.", &r);
+	is_int(r.nc, 1, "one claim");
+	if (r.nc)
+		is_str(r.c[0].metric, "tx_pps", "Krps of a benchmark on a dummy device: packets sent");
+	done(&r);
+
+	scan("UDP_RR over the NIC went from 900 Krps -> 950 Krps on the receive side.", &r);
+	is_int(r.nc, 1, "one claim");
+	if (r.nc)
+		is_str(r.c[0].metric, "tps", "Krps of UDP_RR, even with 'receive' in the sentence: transactions");
+	done(&r);
+
 	scan("80 Mpps -> 120 Mpps.", &r);
 	ok(r.nc == 1 && !strcmp(r.c[0].metric, "tx_pps") && fabs(r.c[0].lo_pct - 50) < 1e-9, "80 -> 120 Mpps: tx_pps +50%%");
 	done(&r);

@@ -145,6 +145,41 @@ static void test_history(sqlite3 *db)
 	is_int(idx, 6, "at night 6");
 }
 
+/* A "throughput" claim: tps when the series proposes nothing or udp_rr, not when it proposes only udp_tx. */
+static void test_throughput_claim(sqlite3 *db)
+{
+	struct compare_opts o = COMPARE_OPTS_INIT;
+	struct compare_result res;
+	const struct compare_row *tps;
+
+	if (db_exec(db, "INSERT INTO expectations (series_id, metric, direction, lo_pct, hi_pct, text)"
+			" VALUES (1, 'throughput', 'higher', 2, 4, '+2-4% throughput')")) {
+		ok(0, "claim stored");
+		return;
+	}
+	ok(compare_job(db, 1, &o, &res) == 0 && (tps = row(&res, "tps")) != NULL, "compare with a throughput claim");
+	if ((tps = row(&res, "tps")))
+		is_str(tps->claim, "consistent", "no proposal: throughput is checked against tps (%s)",
+		       tps->claim ? tps->claim : "none");
+	compare_result_free(&res);
+
+	db_exec(db, "INSERT INTO proposals (series_id, patch_seq, type, params, command)"
+		    " VALUES (1, 0, 'udp_tx', '{}', 'udpgso_bench_tx')");
+	ok(compare_job(db, 1, &o, &res) == 0, "compare again");
+	if ((tps = row(&res, "tps")))
+		ok(tps->claim == NULL, "a series proposing only udp_tx: its throughput claim is not about tps (%s)",
+		   tps->claim ? tps->claim : "none");
+	compare_result_free(&res);
+
+	db_exec(db, "INSERT INTO proposals (series_id, patch_seq, type, params, command)"
+		    " VALUES (1, 0, 'udp_rr', '{}', 'super_netperf 500 -t UDP_RR')");
+	ok(compare_job(db, 1, &o, &res) == 0, "compare with udp_rr proposed too");
+	if ((tps = row(&res, "tps")))
+		is_str(tps->claim, "consistent", "udp_rr proposed: checked against tps again");
+	compare_result_free(&res);
+	db_exec(db, "DELETE FROM proposals; DELETE FROM expectations WHERE metric = 'throughput'");
+}
+
 int main(void)
 {
 	char *path = xasprintf("%s/klab.db", tap_scratch_dir());
@@ -156,6 +191,7 @@ int main(void)
 	}
 	ok(make_job(db) == 0, "fixture job stored");
 	test_job(db);
+	test_throughput_claim(db);
 	test_history(db);
 	db_close(db);
 	free(path);
