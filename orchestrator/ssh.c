@@ -1329,8 +1329,12 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 		sha256_final(&ctx, md);
 		sha256_to_hex(md, local_hex);
 	}
+	debug("upload of '%s' to '%s': local sha256 ready at %lld ms", local, c->name,
+	      (long long)(now_ms() - pr.start));
 	if (verify_and_rename(c, local, tmp, remote, local_hex) < 0)
 		goto out;
+	debug("upload of '%s' to '%s': flushed, checked and renamed at %lld ms", local, c->name,
+	      (long long)(now_ms() - pr.start));
 	ret = 0;
 out:
 	if (threaded)
