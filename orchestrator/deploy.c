@@ -636,6 +636,51 @@ static int read_grub_cfg(struct ssh_conn *c, const struct conf_machine *m, const
 	return 0;
 }
 
+/*
+ * The machine's saved default entry (saved_entry in grubenv) into SAVED.
+ * Refused when it would let the test kernel become the default: unset or a
+ * number (GRUB then boots that position, and entry 0 is the top-level entry
+ * that update-grub points at the newest kernel), or a top-level "simple"
+ * entry (it boots whatever kernel sorts newest). The default must name one
+ * known-good kernel, e.g. "gnulinux-advanced-UUID>gnulinux-6.1.0-13-amd64-advanced-UUID".
+ */
+static int read_saved_entry(struct ssh_conn *c, const struct conf_machine *m, const char *env_path,
+			    const char *grub, struct buf *saved, long timeout_ms)
+{
+	const char *argv[] = { "sh", "-c", "[ -e \"$1\" ] || exit 0; exec cat -- \"$1\"", "klab-grubenv",
+			       env_path, NULL };
+	struct buf env = BUF_INIT;
+	const char *p, *e;
+	size_t i;
+	int ret = -1;
+
+	buf_reset(saved);
+	if (far_step(c, "read grubenv", argv, &env, timeout_ms) < 0)
+		goto out;
+	for (p = env.buf; p && *p; p = e ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		if (!strncmp(p, "saved_entry=", 12)) {
+			buf_reset(saved);
+			buf_add(saved, p + 12, e ? (size_t)(e - p - 12) : strlen(p + 12));
+		}
+	}
+	for (i = 0; i < saved->len && isdigit((unsigned char)saved->buf[i]); i++)
+		;
+	if (!saved->len || i == saved->len || strstr(saved->buf, "-simple-")) {
+		error("machine '%s' has no known-good default kernel: saved_entry in '%s' is %s%s%s, so GRUB's "
+		      "default boots %s, which the new kernel would become (run %s-set-default with the "
+		      "menu id of its good kernel, e.g. 'gnulinux-advanced-UUID>gnulinux-RELEASE-advanced-UUID')",
+		      m->name, env_path, saved->len ? "'" : "unset", saved->len ? saved->buf : "",
+		      saved->len ? "'" : "", saved->len && i != saved->len ? "the newest kernel" : "a position in the menu",
+		      grub);
+		goto out;
+	}
+	ret = 0;
+out:
+	buf_release(&env);
+	return ret;
+}
+
 /* A local file of the artifact: EXPLICIT, else NAME next to the image when it is there; NULL if none. */
 static char *artifact_file(const char *explicit, const char *image, const char *name)
 {
@@ -673,6 +718,30 @@ static int upload_boot_file(struct ssh_conn *c, const struct deploy_opts *o, con
 }
 
 /*
+ * Best effort, after a failure once grub-reboot has run: clear next_entry
+ * again, so that an unplanned reboot or power cycle later (another job's)
+ * does not boot the kernel under test.
+ */
+static void disarm_next_entry(struct ssh_conn *c, const struct conf_machine *m, long timeout_ms)
+{
+	static const char script[] =
+		"for g in grub grub2; do f=\"$1/$g/grubenv\"; "
+		"if [ -e \"$f\" ] && command -v $g-editenv >/dev/null 2>&1; then $g-editenv \"$f\" unset next_entry; fi; "
+		"done";
+	const char *argv[] = { "sh", "-c", script, "klab-disarm", m->boot_dir ? m->boot_dir : DEF_BOOT_DIR, NULL };
+	struct ssh_exec x = SSH_EXEC_INIT;
+
+	x.argv = argv;
+	x.timeout_ms = timeout_ms;
+	if (ssh_exec(c, &x) < 0 || x.status != 0)
+		warn("machine '%s': could not clear the one-time boot entry (next_entry in grubenv): "
+		     "its next reboot may boot the kernel under test", m->name);
+	else
+		info("machine '%s': one-time boot entry cleared after the failure", m->name);
+	ssh_exec_release(&x);
+}
+
+/*
  * Everything before the reboot: install the artifact under BOOT, make the
  * GRUB config, select its entry for the next boot only. ENTRY gets the
  * grub-reboot argument.
@@ -690,7 +759,8 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	char *map = artifact_file(a->system_map, a->image, "System.map");
 	char *kconfig = artifact_file(a->config, a->image, "config");
 	char *cfg_path = NULL, *env_path = NULL, *tool = NULL, *bootopt = NULL;
-	int ret = -1, rc;
+	struct buf saved = BUF_INIT;
+	int ret = -1, rc, selected = 0;
 
 	if (far_step(c, "look for the GRUB tools", probe, &t.have, step_ms) < 0)
 		goto out;
@@ -709,7 +779,8 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	}
 	cfg_path = xasprintf("%s/%s/grub.cfg", boot, t.grub);
 	env_path = xasprintf("%s/%s/grubenv", boot, t.grub);
-	if (read_grub_cfg(c, m, cfg_path, t.grub, &cfg, step_ms) < 0)
+	if (read_grub_cfg(c, m, cfg_path, t.grub, &cfg, step_ms) < 0 ||
+	    read_saved_entry(c, m, env_path, t.grub, &saved, step_ms) < 0)
 		goto out;
 
 	/* the files: /boot/vmlinuz-R, System.map-R, config-R, /lib/modules/R */
@@ -768,6 +839,12 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 		goto out;
 	}
 	info("machine '%s': boot entry of %s is '%s' (%s)", m->name, a->release, entry->buf, title.buf);
+	if (!strcmp(saved.buf, entry->buf)) {
+		error("machine '%s' has the kernel under test '%s' as its saved default entry: a power cycle "
+		      "would boot it again (set the default to a known-good kernel with %s-set-default)",
+		      m->name, a->release, t.grub);
+		goto out;
+	}
 
 	/* select it for the next boot only, and check grubenv says so */
 	tool = xasprintf("%s-reboot", t.grub);
@@ -778,6 +855,7 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 		if (far_step(c, "select the one-time boot entry (grub-reboot)", argv, NULL, step_ms) < 0)
 			goto out;
 	}
+	selected = 1;
 	free(tool);
 	tool = xasprintf("%s-editenv", t.grub);
 	if (has_tool(&t, tool)) {
@@ -797,12 +875,15 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	}
 	ret = 0;
 out:
+	if (ret < 0 && selected)
+		disarm_next_entry(c, m, step_ms);
 	buf_release(&t.have);
 	buf_release(&image);
 	buf_release(&cfg);
 	buf_release(&title);
 	buf_release(&env);
 	buf_release(&want);
+	buf_release(&saved);
 	free(map);
 	free(kconfig);
 	free(cfg_path);
@@ -857,8 +938,15 @@ int deploy_boot(struct ssh_conn *c, sqlite3 *db, const struct conf_machine *m,
 		     m->name, a->release, entry.buf);
 		t0 = now_ms();
 		if (boot_and_go_down(c, &ro, (const char *const *)reboot.v,
-				     m->reboot_cmd.n ? m->reboot_cmd.v[0] : "systemctl reboot", boot.buf, &rebooted) < 0)
+				     m->reboot_cmd.n ? m->reboot_cmd.v[0] : "systemctl reboot", boot.buf, &rebooted) < 0) {
+			/* still up (it never went down): take the one-time entry back */
+			if (ssh_reconnect(c) == 0)
+				disarm_next_entry(c, m, verify_ms);
+			else
+				warn("machine '%s': cannot reconnect to clear the one-time boot entry: "
+				     "its next reboot may boot the kernel under test", m->name);
 			goto done;
+		}
 		break;
 	case BOOT_KEXEC:
 	case BOOT_QEMU:

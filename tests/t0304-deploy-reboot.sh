@@ -69,6 +69,8 @@ test_expect_success ROOT,NETNS,SSHD 'set up a netns lab whose dut has GRUB, unam
 	done &&
 	mkdir -p "$B/grub" art &&
 	KLAB_LAB_DIR=$L KLAB_LAB_MACHINE=dut "$SB/grub-mkconfig" -o "$B/grub/grub.cfg" &&
+	printf "# GRUB Environment Block\nsaved_entry=%s\n" "gnulinux-advanced-$UUID>gnulinux-$REL-advanced-$UUID" \
+		>"$B/grub/grubenv" &&
 	echo "not a kernel: the stand-ins only check where it lands" >art/bzImage &&
 	echo "ffffffff81000000 T _text" >art/System.map &&
 	echo "CONFIG_KLAB_TEST=y" >art/config &&
@@ -145,6 +147,39 @@ test_expect_success ROOT,NETNS,SSHD 'reboot: a grub.cfg without GRUB_DEFAULT=sav
 	test_grep "GRUB_DEFAULT=saved" err &&
 	! test -e "$B/vmlinuz-6.99.5-klab-default0" &&
 	test "$(reboots)" = "$n"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'reboot: a saved default that would boot the newest kernel is refused before anything is installed' '
+	n=$(reboots) && cp "$B/grub/grubenv" grubenv.good &&
+	for bad in "" "saved_entry=0" "saved_entry=gnulinux-simple-$UUID"; do
+		printf "# GRUB Environment Block\n%s\n" "$bad" >"$B/grub/grubenv" &&
+		test_must_fail boot 6.99.7-klab-nosaved >out 2>err &&
+		test_grep "machine .dut. has no known-good default kernel: saved_entry in .$B/grub/grubenv. is" err &&
+		! test -e "$B/vmlinuz-6.99.7-klab-nosaved" || return 1
+	done &&
+	cp grubenv.good "$B/grub/grubenv" &&
+	test "$(reboots)" = "$n"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'reboot: the kernel under test as the saved default is refused; the one-time entry is cleared again' '
+	n=$(reboots) && cp "$B/grub/grubenv" grubenv.good &&
+	printf "# GRUB Environment Block\nsaved_entry=%s\n" "gnulinux-advanced-$UUID>gnulinux-6.99.8-klab-self-advanced-$UUID" \
+		>"$B/grub/grubenv" &&
+	test_must_fail boot 6.99.8-klab-self >out 2>err &&
+	cp grubenv.good "$B/grub/grubenv" &&
+	test_grep "has the kernel under test .6.99.8-klab-self. as its saved default entry" err &&
+	test "$(reboots)" = "$n"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'reboot: a reboot command that does not take the machine down: the one-time entry is cleared' '
+	reboot_conf rn.conf &&
+	printf "#!/bin/sh\nexit 0\n" >"$SCRATCH/noop-reboot" && chmod +x "$SCRATCH/noop-reboot" &&
+	sed -i "s|reboot_cmd = .*|reboot_cmd = $SCRATCH/noop-reboot|" rn.conf &&
+	CONF=rn.conf test_must_fail boot 6.99.10-klab-stays --down-ms 3000 >out 2>err &&
+	test_grep "one-time boot entry cleared after the failure" err &&
+	test_grep "^editenv unset next_entry\$" "$L/dut/boot-standin.log" &&
+	! grep -q "^next_entry=" "$B/grub/grubenv" &&
+	test_grep "saved_entry=gnulinux-advanced-$UUID>gnulinux-$REL-advanced-$UUID" "$B/grub/grubenv"
 '
 
 test_expect_success ROOT,NETNS,SSHD 'reboot: a reboot_cmd the machine does not have is refused before anything is installed' '

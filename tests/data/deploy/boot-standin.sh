@@ -81,11 +81,22 @@ grub-reboot)
 		echo "grub-reboot: error: cannot open \`$boot/grub/grubenv.new': Read-only file system." >&2
 		exit 1
 	fi
-	printf '# GRUB Environment Block\nnext_entry=%s\n' "$1" >"$boot/grub/grubenv" ;;
+	{
+		echo '# GRUB Environment Block'
+		grep -v '^#' "$boot/grub/grubenv" 2>/dev/null | grep -v '^next_entry='
+		echo "next_entry=$1"
+	} >"$boot/grub/grubenv.new" && mv "$boot/grub/grubenv.new" "$boot/grub/grubenv" ;;
 grub-editenv)
-	[ "${2:-}" = list ] || { echo "grub-editenv: only FILE list here" >&2; exit 2; }
-	[ -e "$1" ] && grep -v '^#' "$1"
-	exit 0 ;;
+	case ${2:-} in
+	list)
+		[ -e "$1" ] && grep -v '^#' "$1"
+		exit 0 ;;
+	unset)
+		echo "editenv unset ${3:-}" >>"$log"
+		[ -e "$1" ] && sed -i "/^${3:?}=/d" "$1"
+		exit 0 ;;
+	*)	echo "grub-editenv: only FILE list|unset VAR here" >&2; exit 2 ;;
+	esac ;;
 update-initramfs)
 	echo "initramfs $*" >>"$log"
 	[ $# = 5 ] && [ "$1 $2 $4" = "-c -k -b" ] || { echo "update-initramfs: unexpected arguments: $*" >&2; exit 2; }
@@ -102,7 +113,7 @@ reboot-standin)
 	sleep 1
 	next=$(sed -n 's/^next_entry=//p' "$state/root/boot/grub/grubenv" 2>/dev/null)
 	# GRUB boots next_entry once and clears it
-	[ -n "$next" ] && printf '# GRUB Environment Block\n' >"$state/root/boot/grub/grubenv"
+	[ -n "$next" ] && sed -i '/^next_entry=/d' "$state/root/boot/grub/grubenv"
 	rel=
 	if [ -n "$next" ] && [ ! -e "$state/standin-boots-default" ]; then
 		rel=${next##*>}; rel=${rel#gnulinux-}; rel=${rel%-advanced-*}
