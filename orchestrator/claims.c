@@ -188,14 +188,13 @@ static void add_claim(struct claim **v, size_t *n, int seq, const char *metric, 
 }
 
 /*
- * A sentence about sending: "tx", "transmit", "sending", or a dummy device
- * (which only transmits: it has no receive path, so a benchmark on one is a
- * transmit benchmark).
+ * A sentence about transmitting: "tx", "transmit", or a dummy device (which
+ * only transmits: it has no receive path, so a benchmark on one is a
+ * transmit benchmark). Not "sending": a UDP_RR client sends too.
  */
 static int tx_context(const char *sentence)
 {
-	static const char *const words[] = { "tx", "transmit", "transmits", "sending", "sender",
-					     "dummy" };
+	static const char *const words[] = { "tx", "transmit", "transmits", "dummy" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
 		if (find_word(sentence, words[i]) >= 0)

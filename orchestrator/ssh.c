@@ -1163,7 +1163,7 @@ static int verify_and_rename(struct ssh_conn *c, const char *local, const char *
 	static const char script[] = "sync -- \"$1\" & f=$!; " REMOTE_HASH_SH
 		"wait $f || exit 6; "
 		"if [ \"$s\" != \"$3\" ]; then echo \"$s\"; rm -f -- \"$1\"; exit 3; fi; "
-		"mv -f -- \"$1\" \"$2\" && sync -- \"$(dirname -- \"$2\")\"";
+		"mv -f -- \"$1\" \"$2\" || exit 1; sync -- \"$(dirname -- \"$2\")\" || exit 7";
 	const char *argv[] = { "sh", "-c", script, "klab-verify", tmp, remote, local_hex, NULL };
 	struct ssh_exec x = SSH_EXEC_INIT;
 	struct buf why = BUF_INIT;
@@ -1179,6 +1179,12 @@ static int verify_and_rename(struct ssh_conn *c, const char *local, const char *
 		buf_rtrim(&x.out);
 		error("upload of '%s' to '%s' on machine '%s' arrived damaged: sha256 %s, expected %s",
 		      local, remote, c->name, x.out.buf, local_hex);
+		goto out;
+	}
+	if (x.status == 7) {
+		describe_exit(&x, &why);
+		error("the upload '%s' on machine '%s' is in place, but its folder could not be flushed "
+		      "(sync: %s)", remote, c->name, why.buf);
 		goto out;
 	}
 	if (x.status == 6) {
