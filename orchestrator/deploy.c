@@ -408,47 +408,6 @@ static int has_line(const char *text, const char *line)
 	return 0;
 }
 
-/* The last non-empty line of a command's stderr (what a user needs to see). */
-static const char *last_line(struct buf *err)
-{
-	char *nl;
-
-	buf_rtrim(err);
-	nl = strrchr(err->buf, '\n');
-	return err->len ? (nl ? nl + 1 : err->buf) : "(no error output)";
-}
-
-/*
- * One install step on the far side: 0 when ARGV exited 0 (stdout appended
- * to OUT when not NULL), else -1 with "cannot STEP on machine 'M': 'CMD'
- * exited with status N: LAST STDERR LINE".
- */
-static int far_step(struct ssh_conn *c, const char *step, const char *const *argv, struct buf *out,
-		    long timeout_ms)
-{
-	struct ssh_exec x = SSH_EXEC_INIT;
-	int ret = -1;
-
-	x.argv = argv;
-	x.timeout_ms = timeout_ms;
-	if (ssh_exec(c, &x) < 0) {
-		error("cannot %s on machine '%s': '%s' %s", step, ssh_name(c), argv[0],
-		      x.timed_out ? "timed out" : x.dropped ? "lost the connection" : "could not run");
-		goto out;
-	}
-	if (x.status != 0) {
-		error("cannot %s on machine '%s': '%s' exited with status %d: %s", step, ssh_name(c), argv[0],
-		      x.status, last_line(&x.err));
-		goto out;
-	}
-	if (out)
-		buf_add(out, x.out.buf, x.out.len);
-	ret = 0;
-out:
-	ssh_exec_release(&x);
-	return ret;
-}
-
 /*
  * One shell-like word of a grub.cfg line at *P ('single', "double" quoted
  * or bare, concatenated as the shell does: 'It'\''s'), into W. 0 at the
@@ -622,7 +581,7 @@ static int read_grub_cfg(struct ssh_conn *c, const struct conf_machine *m, const
 	const char *argv[] = { "cat", "--", path, NULL };
 
 	buf_reset(cfg);
-	if (far_step(c, "read the GRUB config", argv, cfg, timeout_ms) < 0)
+	if (ssh_run_step(c, "read the GRUB config", argv, cfg, timeout_ms) < 0)
 		return -1;
 	if (!strstr(cfg->buf, "next_entry"))
 		return error("machine '%s' is not set up for a one-time boot: '%s' never reads next_entry from "
@@ -655,7 +614,7 @@ static int read_saved_entry(struct ssh_conn *c, const struct conf_machine *m, co
 	int ret = -1;
 
 	buf_reset(saved);
-	if (far_step(c, "read grubenv", argv, &env, timeout_ms) < 0)
+	if (ssh_run_step(c, "read grubenv", argv, &env, timeout_ms) < 0)
 		goto out;
 	for (p = env.buf; p && *p; p = e ? e + 1 : NULL) {
 		e = strchr(p, '\n');
@@ -762,7 +721,7 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	struct buf saved = BUF_INIT;
 	int ret = -1, rc, selected = 0;
 
-	if (far_step(c, "look for the GRUB tools", probe, &t.have, step_ms) < 0)
+	if (ssh_run_step(c, "look for the GRUB tools", probe, &t.have, step_ms) < 0)
 		goto out;
 	if (has_tool(&t, "grub-mkconfig") && has_tool(&t, "grub-reboot")) {
 		t.grub = "grub";
@@ -793,12 +752,12 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 		if (has_tool(&t, "update-initramfs")) {
 			const char *argv[] = { "update-initramfs", "-c", "-k", a->release, "-b", boot, NULL };
 
-			rc = far_step(c, "make the initramfs (update-initramfs)", argv, NULL, install_ms);
+			rc = ssh_run_step(c, "make the initramfs (update-initramfs)", argv, NULL, install_ms);
 		} else if (has_tool(&t, "dracut")) {
 			char *img = xasprintf("%s/initramfs-%s.img", boot, a->release);
 			const char *argv[] = { "dracut", "--force", img, a->release, NULL };
 
-			rc = far_step(c, "make the initramfs (dracut)", argv, NULL, install_ms);
+			rc = ssh_run_step(c, "make the initramfs (dracut)", argv, NULL, install_ms);
 			free(img);
 		} else {
 			rc = error("machine '%s' has initramfs = yes but neither update-initramfs nor dracut", m->name);
@@ -811,13 +770,13 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	if (!strcmp(boot, DEF_BOOT_DIR) && !strcmp(t.grub, "grub") && has_tool(&t, "update-grub")) {
 		const char *argv[] = { "update-grub", NULL };
 
-		rc = far_step(c, "add the boot entry (update-grub)", argv, NULL, install_ms);
+		rc = ssh_run_step(c, "add the boot entry (update-grub)", argv, NULL, install_ms);
 	} else {
 		tool = xasprintf("%s-mkconfig", t.grub);
 		{
 			const char *argv[] = { tool, "-o", cfg_path, NULL };
 
-			rc = far_step(c, "add the boot entry (grub-mkconfig)", argv, NULL, install_ms);
+			rc = ssh_run_step(c, "add the boot entry (grub-mkconfig)", argv, NULL, install_ms);
 		}
 		free(tool);
 		tool = NULL;
@@ -852,7 +811,7 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	{
 		const char *argv[] = { tool, bootopt, entry->buf, NULL };
 
-		if (far_step(c, "select the one-time boot entry (grub-reboot)", argv, NULL, step_ms) < 0)
+		if (ssh_run_step(c, "select the one-time boot entry (grub-reboot)", argv, NULL, step_ms) < 0)
 			goto out;
 	}
 	selected = 1;
@@ -861,7 +820,7 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	if (has_tool(&t, tool)) {
 		const char *argv[] = { tool, env_path, "list", NULL };
 
-		if (far_step(c, "read grubenv (grub-editenv)", argv, &env, step_ms) < 0)
+		if (ssh_run_step(c, "read grubenv (grub-editenv)", argv, &env, step_ms) < 0)
 			goto out;
 		buf_addf(&want, "next_entry=%s", entry->buf);
 		if (!has_line(env.buf, want.buf)) {

@@ -890,7 +890,9 @@ static void describe_exit(const struct ssh_exec *x, struct buf *out)
 	}
 }
 
-int ssh_run(struct ssh_conn *c, const char *const *argv, struct buf *out, long timeout_ms)
+/* ssh_run and ssh_run_step: STEP NULL for ssh_run's message. */
+static int run_checked(struct ssh_conn *c, const char *step, const char *const *argv, struct buf *out,
+		       long timeout_ms)
 {
 	struct ssh_exec x = SSH_EXEC_INIT;
 	struct buf why = BUF_INIT;
@@ -898,11 +900,22 @@ int ssh_run(struct ssh_conn *c, const char *const *argv, struct buf *out, long t
 
 	x.argv = argv;
 	x.timeout_ms = timeout_ms;
-	if (ssh_exec(c, &x) < 0)
+	if (ssh_exec(c, &x) < 0) {
+		if (step)
+			error("cannot %s on machine '%s': '%s' %s", step, c->name, argv[0],
+			      x.timed_out ? "timed out" : x.dropped ? "lost the connection" : "could not run");
 		goto out;
+	}
 	if (x.status != 0) {
-		describe_exit(&x, &why);
-		error("command '%s' failed on machine '%s' (%s)", cmd_word(argv), c->name, why.buf);
+		if (step) {
+			if (x.err.len)
+				last_line(&x.err, &why);
+			error("cannot %s on machine '%s': '%s' exited with status %d: %s", step, c->name, argv[0],
+			      x.status, why.len ? why.buf : "(no error output)");
+		} else {
+			describe_exit(&x, &why);
+			error("command '%s' failed on machine '%s' (%s)", cmd_word(argv), c->name, why.buf);
+		}
 		goto out;
 	}
 	if (out)
@@ -912,6 +925,17 @@ out:
 	buf_release(&why);
 	ssh_exec_release(&x);
 	return ret;
+}
+
+int ssh_run(struct ssh_conn *c, const char *const *argv, struct buf *out, long timeout_ms)
+{
+	return run_checked(c, NULL, argv, out, timeout_ms);
+}
+
+int ssh_run_step(struct ssh_conn *c, const char *step, const char *const *argv, struct buf *out,
+		 long timeout_ms)
+{
+	return run_checked(c, step, argv, out, timeout_ms);
 }
 
 /*

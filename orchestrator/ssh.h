@@ -107,6 +107,15 @@ void ssh_exec_release(struct ssh_exec *x);
 int ssh_run(struct ssh_conn *c, const char *const *argv, struct buf *out, long timeout_ms);
 
 /*
+ * ssh_run for one named step of a procedure (deploy's install steps): the
+ * same, but a failure is logged as "cannot STEP on machine 'M': 'CMD'
+ * exited with status N: LAST STDERR LINE" (or timed out, lost the
+ * connection, could not run).
+ */
+int ssh_run_step(struct ssh_conn *c, const char *step, const char *const *argv, struct buf *out,
+		 long timeout_ms);
+
+/*
  * sha256 of a remote file, computed on the far side (`openssl dgst -sha256`
  * when the machine has it, else `sha256sum`). 0 with hex filled in, 1 when
  * the file does not exist, -1 on an error.

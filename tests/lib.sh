@@ -168,6 +168,21 @@ test_grep() {
 	echo "test_grep: '$1' not found in $2:" >&2; cat "$2" >&2; return 1
 }
 
+# The GNU build id of the running kernel (hex) from /sys/kernel/notes, parsed
+# here independently of klab's own reader; empty when it has none.
+test_kernel_build_id() {
+	python3 -c '
+import struct
+d = open("/sys/kernel/notes", "rb").read(); o = 0
+while o + 12 <= len(d):
+    n, s, t = struct.unpack_from("=III", d, o)
+    name = d[o + 12:o + 12 + n]; do = o + 12 + ((n + 3) & ~3)
+    if t == 3 and name == b"GNU\0":
+        print(d[do:do + s].hex()); break
+    o = do + ((s + 3) & ~3)
+' 2>/dev/null
+}
+
 # A free TCP/UDP port on loopback.
 test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

@@ -9,17 +9,8 @@ DB=$SCRATCH/klab.db
 REL=$(uname -r)
 test_cleanup '"$KLAB" lab down --dir "$L"'
 
-# The build id of the running kernel, parsed here independently of deploy.c.
-BUILD_ID=$(python3 -c '
-import struct
-d = open("/sys/kernel/notes", "rb").read(); o = 0
-while o + 12 <= len(d):
-    n, s, t = struct.unpack_from("=III", d, o)
-    name = d[o + 12:o + 12 + n]; do = o + 12 + ((n + 3) & ~3)
-    if t == 3 and name == b"GNU\0":
-        print(d[do:do + s].hex()); break
-    o = do + ((s + 3) & ~3)
-' 2>/dev/null)
+# The build id of the running kernel, parsed independently of deploy.c.
+BUILD_ID=$(test_kernel_build_id)
 
 # kexec_conf FILE [extra dut keys...]: the lab config with dut booted by kexec and our db
 kexec_conf() {

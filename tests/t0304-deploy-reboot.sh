@@ -17,16 +17,7 @@ NEW=6.99.0-klab-reboot1
 UUID=0f3e6bd6-5c1c-4a29-9c61-klabstandin
 test_cleanup '"$KLAB" lab down --dir "$L"'
 
-BUILD_ID=$(python3 -c '
-import struct
-d = open("/sys/kernel/notes", "rb").read(); o = 0
-while o + 12 <= len(d):
-    n, s, t = struct.unpack_from("=III", d, o)
-    name = d[o + 12:o + 12 + n]; do = o + 12 + ((n + 3) & ~3)
-    if t == 3 and name == b"GNU\0":
-        print(d[do:do + s].hex()); break
-    o = do + ((s + 3) & ~3)
-' 2>/dev/null)
+BUILD_ID=$(test_kernel_build_id)
 
 # reboot_conf FILE [extra dut keys...]: the lab config, dut booted by (stand-in) reboot
 reboot_conf() {
