@@ -966,24 +966,24 @@ static struct json_object *apply_json(const struct apply_result *v, size_t n)
 	return a;
 }
 
-static char *col(sqlite3_stmt *st, int i)
+static char *col(struct db_stmt *st, int i)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const char *t = db_col_text(st, i);
 
 	return t ? xstrdup((const char *)t) : NULL;
 }
 
-int kernel_artifact_load(sqlite3 *db, int64_t id, struct kernel_artifact *a)
+int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *a)
 {
-	sqlite3_stmt *st = db_prepare(db, "SELECT key, tree, commit_id, variant, artifact_dir, release, build_id,"
+	struct db_stmt *st = db_prepare(db, "SELECT key, tree, commit_id, variant, artifact_dir, release, build_id,"
 				      " duration_s, apply_log, state FROM kernels WHERE id = ?", "i", id);
 	char *k, *al, *state;
 
 	memset(a, 0, sizeof(*a));
 	if (!st)
 		return -1;
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (db_step(st) != DB_ROW) {
+		db_finalize(st);
 		return error("no kernel with id %lld", (long long)id);
 	}
 	a->id = id;
@@ -996,10 +996,10 @@ int kernel_artifact_load(sqlite3 *db, int64_t id, struct kernel_artifact *a)
 	a->dir = col(st, 4);
 	a->release = col(st, 5);
 	a->build_id = col(st, 6);
-	a->duration_s = sqlite3_column_double(st, 7);
+	a->duration_s = db_col_double(st, 7);
 	al = col(st, 8);
 	state = col(st, 9);
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (state && strcmp(state, "ok")) {
 		error("kernel %lld is not built (state '%s')", (long long)id, state);
 		free(al);
@@ -1118,7 +1118,7 @@ static char *compiler_version(void)
 	return v;
 }
 
-static int mark_failed(sqlite3 *db, int64_t id, const char *msg, const struct apply_result *ap, size_t n)
+static int mark_failed(struct db *db, int64_t id, const char *msg, const struct apply_result *ap, size_t n)
 {
 	struct buf aj = BUF_INIT;
 	struct json_object *o = apply_json(ap, n);
@@ -1131,7 +1131,7 @@ static int mark_failed(sqlite3 *db, int64_t id, const char *msg, const struct ap
 	return -1;
 }
 
-int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_request *req,
+int build_kernel(const struct klab_config *cfg, struct db *db, const struct build_request *req,
 		 struct kernel_artifact *out)
 {
 	const char *cache = build_cache_dir();
@@ -1266,7 +1266,7 @@ int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_
 			   " VALUES (?,?,?,?,?,?,'building',?)", "ssssssd", key, t.name, commit, variant, compiler,
 			   artdir, now_wall()) < 0)
 			goto out_early;
-		kid = sqlite3_last_insert_rowid(db);
+		kid = db_last_id(db);
 	}
 	if (req->series_id)
 		db_run(db, "UPDATE kernels SET series_id = ? WHERE id = ?", "ii", req->series_id, kid);

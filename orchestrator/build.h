@@ -2,10 +2,10 @@
 #ifndef KLAB_BUILD_H
 #define KLAB_BUILD_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 
 #include "conf.h"
+#include "db.h"
 
 struct series;
 
@@ -101,11 +101,11 @@ struct kernel_artifact {
  * error, and nothing stored before is touched.
  * 0 (out filled) or -1 (logged).
  */
-int build_kernel(const struct klab_config *cfg, sqlite3 *db, const struct build_request *req,
+int build_kernel(const struct klab_config *cfg, struct db *db, const struct build_request *req,
 		 struct kernel_artifact *out);
 
 /* Fill OUT from the kernels row ID (artifact paths included): 0, or -1 (logged). */
-int kernel_artifact_load(sqlite3 *db, int64_t id, struct kernel_artifact *out);
+int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *out);
 
 void kernel_artifact_release(struct kernel_artifact *a);
 

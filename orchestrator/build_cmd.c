@@ -69,7 +69,7 @@ static struct json_object *jstr(const char *s)
 static const char *const cols = "id, key, tree, commit_id, variant, series_id, release, build_id, artifact_dir,"
 				" state, error, apply_log, duration_s, ccache_stats, created, compiler, config_sha256";
 
-static struct json_object *row_json(sqlite3_stmt *st)
+static struct json_object *row_json(struct db_stmt *st)
 {
 	struct json_object *o = json_object_new_object();
 	static const char *const names[] = { "id", "key", "tree", "commit", "variant", "series_id", "release",
@@ -77,15 +77,15 @@ static struct json_object *row_json(sqlite3_stmt *st)
 					     "duration_s", "ccache", "created", "compiler", "config_sha256" };
 
 	for (int i = 0; i < (int)ARRAY_SIZE(names); i++) {
-		int ty = sqlite3_column_type(st, i);
+		int ty = db_col_type(st, i);
 		struct json_object *v = NULL;
 
-		if (ty == SQLITE_INTEGER)
-			v = json_object_new_int64(sqlite3_column_int64(st, i));
-		else if (ty == SQLITE_FLOAT)
-			v = json_object_new_double(sqlite3_column_double(st, i));
-		else if (ty == SQLITE_TEXT) {
-			const char *t = (const char *)sqlite3_column_text(st, i);
+		if (ty == DB_INTEGER)
+			v = json_object_new_int64(db_col_int64(st, i));
+		else if (ty == DB_FLOAT)
+			v = json_object_new_double(db_col_double(st, i));
+		else if (ty == DB_TEXT) {
+			const char *t = db_col_text(st, i);
 
 			if (!strcmp(names[i], "apply_log") || !strcmp(names[i], "ccache"))
 				v = json_tokener_parse(t);
@@ -97,10 +97,10 @@ static struct json_object *row_json(sqlite3_stmt *st)
 	return o;
 }
 
-static int kernels_list(sqlite3 *db, int json)
+static int kernels_list(struct db *db, int json)
 {
 	char *sql = xasprintf("SELECT %s FROM kernels ORDER BY id", cols);
-	sqlite3_stmt *st = db_prepare(db, sql, "");
+	struct db_stmt *st = db_prepare(db, sql, "");
 	struct json_object *a = json_object_new_array();
 
 	free(sql);
@@ -111,18 +111,18 @@ static int kernels_list(sqlite3 *db, int json)
 	if (!json)
 		printf("%-4s %-8s %-18s %-9s %-7s %-30s %s\n", "ID", "STATE", "TREE", "VARIANT", "SECONDS", "RELEASE",
 		       "KEY");
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		if (json) {
 			json_object_array_add(a, row_json(st));
 			continue;
 		}
-		printf("%-4lld %-8s %-18s %-9s %7.0f %-30s %.16s\n", (long long)sqlite3_column_int64(st, 0),
-		       sqlite3_column_text(st, 9), sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "",
-		       sqlite3_column_text(st, 4), sqlite3_column_double(st, 12),
-		       sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "-",
-		       sqlite3_column_text(st, 1));
+		printf("%-4lld %-8s %-18s %-9s %7.0f %-30s %.16s\n", (long long)db_col_int64(st, 0),
+		       db_col_text(st, 9), db_col_text(st, 2) ? db_col_text(st, 2) : "",
+		       db_col_text(st, 4), db_col_double(st, 12),
+		       db_col_text(st, 6) ? db_col_text(st, 6) : "-",
+		       db_col_text(st, 1));
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (json)
 		print_json(a);
 	else
@@ -130,12 +130,12 @@ static int kernels_list(sqlite3 *db, int json)
 	return finish(0);
 }
 
-static int kernels_show(sqlite3 *db, const char *what, int json)
+static int kernels_show(struct db *db, const char *what, int json)
 {
 	char *sql = xasprintf("SELECT %s FROM kernels WHERE id = ? OR key = ? OR key LIKE ? ORDER BY id LIMIT 2", cols);
 	long id = 0;
 	char *like = xasprintf("%s%%", what);
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	struct json_object *o;
 	int n = 0, rc = 1;
 
@@ -146,12 +146,12 @@ static int kernels_show(sqlite3 *db, const char *what, int json)
 	if (!st)
 		return 1;
 	o = NULL;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		n++;
 		if (!o)
 			o = row_json(st);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (n == 0) {
 		error("no kernel '%s' (give an id or a key prefix of 8 or more digits)", what);
 		goto out;
@@ -188,7 +188,7 @@ static int kernels_build(int argc, char **argv, struct klab_ctx *ctx)
 	struct series *s = NULL;
 	const char *series_src = NULL;
 	const struct klab_config *cfg;
-	sqlite3 *db;
+	struct db *db;
 	int json = ctx->json, failed, rc = 1;
 	long series_id = 0, jobs = 0;
 
@@ -322,8 +322,8 @@ static int kernels_gc(int argc, char **argv, struct klab_ctx *ctx)
 {
 	long older_ms = -1;
 	int dry = 0, removed = 0, failed;
-	sqlite3 *db;
-	sqlite3_stmt *st;
+	struct db *db;
+	struct db_stmt *st;
 	struct strvec ids = STRVEC_INIT, dirs = STRVEC_INIT;
 	const struct klab_config *cfg;
 
@@ -352,10 +352,10 @@ static int kernels_gc(int argc, char **argv, struct klab_ctx *ctx)
 			" OR EXISTS (SELECT 1 FROM runs r WHERE r.kernel_id = k.id) FROM kernels k", "");
 	if (!st)
 		return 1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *dir = (const char *)sqlite3_column_text(st, 1);
-		const char *state = (const char *)sqlite3_column_text(st, 2);
-		int used = sqlite3_column_int(st, 4), gone = 0, old = 0;
+	while (db_step(st) == DB_ROW) {
+		const char *dir = db_col_text(st, 1);
+		const char *state = db_col_text(st, 2);
+		int used = db_col_int(st, 4), gone = 0, old = 0;
 
 		if (!strcmp(state, "ok")) {
 			char *img = dir ? xasprintf("%s/bzImage", dir) : NULL;
@@ -363,13 +363,13 @@ static int kernels_gc(int argc, char **argv, struct klab_ctx *ctx)
 			gone = !img || !file_exists(img);
 			free(img);
 		}
-		old = older_ms >= 0 && now_wall() - sqlite3_column_double(st, 3) > older_ms / 1000.0;
+		old = older_ms >= 0 && now_wall() - db_col_double(st, 3) > older_ms / 1000.0;
 		if (used || !(!strcmp(state, "failed") || gone || old))
 			continue;
-		strvec_pushf(&ids, "%lld", (long long)sqlite3_column_int64(st, 0));
+		strvec_pushf(&ids, "%lld", (long long)db_col_int64(st, 0));
 		strvec_push(&dirs, dir ? dir : "");
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	for (size_t i = 0; i < ids.n; i++) {
 		char *flog = xasprintf("%s.failed.log", dirs.v[i]);
 
@@ -396,7 +396,7 @@ int cmd_kernels(int argc, char **argv, struct klab_ctx *ctx)
 {
 	const char *sub = argc > 1 ? argv[1] : "list";
 	int json = ctx->json;
-	sqlite3 *db;
+	struct db *db;
 
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
 		usage();

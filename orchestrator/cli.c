@@ -89,7 +89,7 @@ struct klab_config *ctx_config(struct klab_ctx *ctx)
 	return ctx->cfg;
 }
 
-sqlite3 *ctx_db(struct klab_ctx *ctx)
+struct db *ctx_db(struct klab_ctx *ctx)
 {
 	const char *path = ctx->db_path;
 

@@ -2,10 +2,10 @@
 #ifndef KLAB_CMDS_H
 #define KLAB_CMDS_H
 
-#include <sqlite3.h>
 #include <stdio.h>
 
 #include "conf.h"
+#include "db.h"
 
 /*
  * Global options are parsed by klab.c before the subcommand runs. The
@@ -18,13 +18,13 @@ struct klab_ctx {
 	const char *config_path;	/* --config FILE, or NULL for the default */
 	const char *db_path;	/* --db FILE overrides [lab] db */
 	struct klab_config *cfg;
-	sqlite3 *db;
+	struct db *db;
 };
 
 /* The loaded config, or NULL after printing the errors. */
 struct klab_config *ctx_config(struct klab_ctx *ctx);
 /* The database (opened and migrated), or NULL after an error. */
-sqlite3 *ctx_db(struct klab_ctx *ctx);
+struct db *ctx_db(struct klab_ctx *ctx);
 
 /*
  * Every subcommand: argv[0] is the subcommand's name. Return 0 success,

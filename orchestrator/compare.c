@@ -28,12 +28,12 @@ struct groups {
 	size_t n, alloc;
 };
 
-static const char *col_text(sqlite3_stmt *st, int i)
+static const char *col_text(struct db_stmt *st, int i)
 {
-	return (const char *)sqlite3_column_text(st, i);
+	return db_col_text(st, i);
 }
 
-static char *col_dup(sqlite3_stmt *st, int i)
+static char *col_dup(struct db_stmt *st, int i)
 {
 	const char *s = col_text(st, i);
 
@@ -66,17 +66,17 @@ static void group_push(struct group *g, double v)
  * Read rows (workload, metric, unit, better, value) ordered by workload and
  * metric into groups; consecutive rows of one key form one group.
  */
-static int load_groups(sqlite3 *db, sqlite3_stmt *st, struct groups *gs)
+static int load_groups(struct db *db, struct db_stmt *st, struct groups *gs)
 {
 	int rc;
 
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		const char *w = col_text(st, 0), *m = col_text(st, 1);
 		struct group *g = gs->n ? &gs->g[gs->n - 1] : NULL;
 
-		if (!w || !m || sqlite3_column_type(st, 4) == SQLITE_NULL)
+		if (!w || !m || db_col_null(st, 4))
 			continue;
 		if (!g || strcmp(g->workload, w) || strcmp(g->metric, m)) {
 			if (gs->n == gs->alloc) {
@@ -90,11 +90,11 @@ static int load_groups(sqlite3 *db, sqlite3_stmt *st, struct groups *gs)
 			g->unit = col_dup(st, 2);
 			g->better = col_dup(st, 3);
 		}
-		group_push(g, sqlite3_column_double(st, 4));
+		group_push(g, db_col_double(st, 4));
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return error("database '%s': cannot read results: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read results: %s", db_file(db), db_errmsg(db));
 	return 0;
 }
 
@@ -132,10 +132,10 @@ struct side_sel {
 };
 
 /* Prepare PRE + the side's WHERE fragment + POST with the side's parameters bound. */
-static sqlite3_stmt *side_prepare(sqlite3 *db, const char *pre, const char *post, const struct side_sel *s)
+static struct db_stmt *side_prepare(struct db *db, const char *pre, const char *post, const struct side_sel *s)
 {
 	char *sql = xasprintf("%s%s%s", pre, s->where, post);
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 
 	if (s->kernel)
 		st = db_prepare(db, sql, "sni", s->kernel, (int64_t)s->warmup);
@@ -145,10 +145,10 @@ static sqlite3_stmt *side_prepare(sqlite3 *db, const char *pre, const char *post
 	return st;
 }
 
-static int load_side_metrics(sqlite3 *db, const struct side_sel *s, const struct compare_opts *o,
+static int load_side_metrics(struct db *db, const struct side_sel *s, const struct compare_opts *o,
 			     struct groups *gs)
 {
-	sqlite3_stmt *st = side_prepare(db,
+	struct db_stmt *st = side_prepare(db,
 		"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value)"
 		" FROM runs r JOIN metrics m ON m.run_id = r.id"
 		" WHERE ",
@@ -161,10 +161,10 @@ static int load_side_metrics(sqlite3 *db, const struct side_sel *s, const struct
 }
 
 /* Per-CPU shares as groups with metric "cpuN.FIELD" (unit "%"). */
-static int load_side_cpus(sqlite3 *db, const struct side_sel *s, struct groups *gs)
+static int load_side_cpus(struct db *db, const struct side_sel *s, struct groups *gs)
 {
 	static const char *fields[] = { "usr", "sys", "irq", "soft", "idle" };
-	sqlite3_stmt *st = side_prepare(db,
+	struct db_stmt *st = side_prepare(db,
 		"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id) AS bk,"
 		" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
 		" FROM runs r JOIN cpu_stats c ON c.run_id = r.id"
@@ -179,9 +179,9 @@ static int load_side_cpus(sqlite3 *db, const struct side_sel *s, struct groups *
 	 * Rows come per (workload, cpu, boot); fan each out to five groups,
 	 * found by a linear search within the current workload (few CPUs).
 	 */
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		const char *w = col_text(st, 0);
-		int cpu = sqlite3_column_int(st, 1);
+		int cpu = db_col_int(st, 1);
 
 		if (!w)
 			continue;
@@ -189,7 +189,7 @@ static int load_side_cpus(sqlite3 *db, const struct side_sel *s, struct groups *
 			char name[64];
 			struct group *g = NULL;
 
-			if (sqlite3_column_type(st, 3 + (int)f) == SQLITE_NULL)
+			if (db_col_type(st, 3 + (int)f) == DB_NULL)
 				continue;
 			if (cpu < 0)
 				snprintf(name, sizeof(name), "cpuall.%s", fields[f]);
@@ -215,12 +215,12 @@ static int load_side_cpus(sqlite3 *db, const struct side_sel *s, struct groups *
 				g->unit = xstrdup("%");
 				g->better = xstrdup("none");
 			}
-			group_push(g, sqlite3_column_double(st, 3 + (int)f));
+			group_push(g, db_col_double(st, 3 + (int)f));
 		}
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return error("database '%s': cannot read per-CPU results: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read per-CPU results: %s", db_file(db), db_errmsg(db));
 	return 0;
 }
 
@@ -230,9 +230,9 @@ struct profrow {
 	double pct;
 };
 
-static int load_side_profile(sqlite3 *db, const struct side_sel *s, struct profrow **out, size_t *n)
+static int load_side_profile(struct db *db, const struct side_sel *s, struct profrow **out, size_t *n)
 {
-	sqlite3_stmt *st = side_prepare(db,
+	struct db_stmt *st = side_prepare(db,
 		"WITH pr AS (SELECT r.id, r.workload FROM runs r"
 		"  WHERE ",
 		" AND r.status = 'ok' AND r.seq >= ?3"
@@ -248,7 +248,7 @@ static int load_side_profile(sqlite3 *db, const struct side_sel *s, struct profr
 	*n = 0;
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		if (!col_text(st, 0) || !col_text(st, 1))
 			continue;
 		if (*n == alloc) {
@@ -258,12 +258,12 @@ static int load_side_profile(sqlite3 *db, const struct side_sel *s, struct profr
 		(*out)[*n].workload = col_dup(st, 0);
 		(*out)[*n].symbol = col_dup(st, 1);
 		(*out)[*n].dso = col_dup(st, 2);
-		(*out)[*n].pct = sqlite3_column_double(st, 3);
+		(*out)[*n].pct = db_col_double(st, 3);
 		(*n)++;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return error("database '%s': cannot read profiles: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read profiles: %s", db_file(db), db_errmsg(db));
 	return 0;
 }
 
@@ -489,7 +489,7 @@ static int group_sort_cmp(const void *pa, const void *pb)
 }
 
 /* Compute a whole comparison between two side selections. */
-static int compare_sides(sqlite3 *db, const struct side_sel *sa, const struct side_sel *sb,
+static int compare_sides(struct db *db, const struct side_sel *sa, const struct side_sel *sb,
 			 const struct compare_opts *o, struct compare_result *res)
 {
 	struct groups ma = { 0 }, mb = { 0 }, ca = { 0 }, cb = { 0 };
@@ -551,9 +551,9 @@ struct claimrow {
 	double lo, hi;		/* signed % range */
 };
 
-static int load_claims(sqlite3 *db, int64_t job_id, struct claimrow **out, size_t *n)
+static int load_claims(struct db *db, int64_t job_id, struct claimrow **out, size_t *n)
 {
-	sqlite3_stmt *st = db_prepare(db,
+	struct db_stmt *st = db_prepare(db,
 		"SELECT e.metric, e.direction, e.lo_pct, e.hi_pct, e.before, e.after"
 		" FROM expectations e JOIN jobs j ON j.series_id = e.series_id"
 		" WHERE j.id = ?1 ORDER BY e.id", "i", job_id);
@@ -564,20 +564,20 @@ static int load_claims(sqlite3 *db, int64_t job_id, struct claimrow **out, size_
 	*n = 0;
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		const char *dir = col_text(st, 1);
 		double sign = dir && !strcmp(dir, "lower") ? -1 : 1, lo, hi;
 
 		if (!col_text(st, 0))
 			continue;
-		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
-			lo = sign * fabs(sqlite3_column_double(st, 2));
-			hi = sqlite3_column_type(st, 3) != SQLITE_NULL ?
-			     sign * fabs(sqlite3_column_double(st, 3)) : lo;
-		} else if (sqlite3_column_type(st, 4) != SQLITE_NULL &&
-			   sqlite3_column_type(st, 5) != SQLITE_NULL &&
-			   sqlite3_column_double(st, 4) != 0) {
-			lo = hi = 100 * (sqlite3_column_double(st, 5) / sqlite3_column_double(st, 4) - 1);
+		if (!db_col_null(st, 2)) {
+			lo = sign * fabs(db_col_double(st, 2));
+			hi = !db_col_null(st, 3) ?
+			     sign * fabs(db_col_double(st, 3)) : lo;
+		} else if (!db_col_null(st, 4) &&
+			   !db_col_null(st, 5) &&
+			   db_col_double(st, 4) != 0) {
+			lo = hi = 100 * (db_col_double(st, 5) / db_col_double(st, 4) - 1);
 		} else {
 			continue;
 		}
@@ -590,9 +590,9 @@ static int load_claims(sqlite3 *db, int64_t job_id, struct claimrow **out, size_
 		(*out)[*n].hi = lo < hi ? hi : lo;
 		(*n)++;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return error("database '%s': cannot read expectations: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read expectations: %s", db_file(db), db_errmsg(db));
 	return 0;
 }
 
@@ -600,16 +600,16 @@ static int load_claims(sqlite3 *db, int64_t job_id, struct claimrow **out, size_
  * Which workload types the job's series proposes (its commands: super_netperf
  * UDP_RR -> udp_rr, ...): bit 1 udp_rr, bit 2 udp_tx; 0 when it proposes none.
  */
-static int proposed_types(sqlite3 *db, int64_t job_id)
+static int proposed_types(struct db *db, int64_t job_id)
 {
-	sqlite3_stmt *st = db_prepare(db,
+	struct db_stmt *st = db_prepare(db,
 		"SELECT DISTINCT p.type FROM proposals p JOIN jobs j ON j.series_id = p.series_id"
 		" WHERE j.id = ?1", "i", job_id);
 	int types = 0;
 
 	if (!st)
 		return 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		const char *t = col_text(st, 0);
 
 		if (t && !strcmp(t, "udp_rr"))
@@ -617,7 +617,7 @@ static int proposed_types(sqlite3 *db, int64_t job_id)
 		else if (t && !strcmp(t, "udp_tx"))
 			types |= 2;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return types;
 }
 
@@ -657,18 +657,18 @@ static void apply_claims(struct compare_result *res, struct claimrow *c, size_t 
 	}
 }
 
-static void bind_double_or_null(sqlite3_stmt *st, int i, double v)
+static void bind_double_or_null(struct db_stmt *st, int i, double v)
 {
 	if (isnan(v) || isinf(v))
-		sqlite3_bind_null(st, i);
+		db_bind_null(st, i);
 	else
-		sqlite3_bind_double(st, i, v);
+		db_bind_double(st, i, v);
 }
 
 /* Replace the job's rows (only those of the workload/metric filter when one is given). */
-static int store(sqlite3 *db, const struct compare_result *res, const struct compare_opts *o)
+static int store(struct db *db, const struct compare_result *res, const struct compare_opts *o)
 {
-	sqlite3_stmt *st = NULL;
+	struct db_stmt *st = NULL;
 	double now = now_wall();
 
 	if (db_begin(db))
@@ -688,21 +688,20 @@ static int store(sqlite3 *db, const struct compare_result *res, const struct com
 		const struct compare_row *r = &res->rows[i];
 		const struct stats_cmp *s = &r->st;
 
-		sqlite3_reset(st);
-		sqlite3_clear_bindings(st);
-		sqlite3_bind_int64(st, 1, res->job_id);
-		sqlite3_bind_text(st, 2, res->label_a, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, res->label_b, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 4, r->workload, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 5, r->metric, -1, SQLITE_STATIC);
+		db_reset(st);
+		db_bind_int64(st, 1, res->job_id);
+		db_bind_text(st, 2, res->label_a);
+		db_bind_text(st, 3, res->label_b);
+		db_bind_text(st, 4, r->workload);
+		db_bind_text(st, 5, r->metric);
 		if (s->verdict == VERDICT_DESCRIPTIVE && r->unit && !strcmp(r->unit, "%"))
-			sqlite3_bind_text(st, 6, "pp", -1, SQLITE_STATIC);
+			db_bind_text(st, 6, "pp");
 		else if (r->unit)
-			sqlite3_bind_text(st, 6, r->unit, -1, SQLITE_STATIC);
+			db_bind_text(st, 6, r->unit);
 		if (r->better)
-			sqlite3_bind_text(st, 7, r->better, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 8, (int64_t)s->n_a);
-		sqlite3_bind_int64(st, 9, (int64_t)s->n_b);
+			db_bind_text(st, 7, r->better);
+		db_bind_int64(st, 8, (int64_t)s->n_a);
+		db_bind_int64(st, 9, (int64_t)s->n_b);
 		bind_double_or_null(st, 10, s->mean_a);
 		bind_double_or_null(st, 11, s->mean_b);
 		bind_double_or_null(st, 12, s->cov_a);
@@ -716,27 +715,27 @@ static int store(sqlite3 *db, const struct compare_result *res, const struct com
 		bind_double_or_null(st, 20, s->hl_ratio);
 		bind_double_or_null(st, 21, s->mde_pct);
 		bind_double_or_null(st, 22, s->threshold_pct);
-		sqlite3_bind_text(st, 23, stats_verdict_name(s->verdict), -1, SQLITE_STATIC);
+		db_bind_text(st, 23, stats_verdict_name(s->verdict));
 		if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0)
-			sqlite3_bind_int64(st, 24, s->extra_boots);
+			db_bind_int64(st, 24, s->extra_boots);
 		if (r->claim)
-			sqlite3_bind_text(st, 25, r->claim, -1, SQLITE_STATIC);
-		sqlite3_bind_double(st, 26, now);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			error("database '%s': cannot store comparison of job %lld: %s", sqlite3_db_filename(db, "main"),
-			      (long long)res->job_id, sqlite3_errmsg(db));
+			db_bind_text(st, 25, r->claim);
+		db_bind_double(st, 26, now);
+		if (db_step(st) != DB_DONE) {
+			error("database '%s': cannot store comparison of job %lld: %s", db_file(db),
+			      (long long)res->job_id, db_errmsg(db));
 			goto fail;
 		}
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return db_commit(db);
 fail:
-	sqlite3_finalize(st);
+	db_finalize(st);
 	db_rollback(db);
 	return -1;
 }
 
-static char *side_label(sqlite3 *db, int64_t job_id, const char *side)
+static char *side_label(struct db *db, int64_t job_id, const char *side)
 {
 	char *s = NULL;
 
@@ -750,7 +749,7 @@ static char *side_label(sqlite3 *db, int64_t job_id, const char *side)
 	return s;
 }
 
-int compare_job(sqlite3 *db, int64_t job_id, const struct compare_opts *opts,
+int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		struct compare_result *res_out)
 {
 	struct compare_opts o = opts ? *opts : (struct compare_opts)COMPARE_OPTS_INIT;
@@ -802,7 +801,7 @@ out:
 	return ret;
 }
 
-int compare_kernels(sqlite3 *db, const char *kernel_a, const char *kernel_b,
+int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 		    const struct compare_opts *opts, struct compare_result *res)
 {
 	struct compare_opts o = opts ? *opts : (struct compare_opts)COMPARE_OPTS_INIT;
@@ -837,9 +836,9 @@ int compare_kernels(sqlite3 *db, const char *kernel_a, const char *kernel_b,
 	return 0;
 }
 
-int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res)
+int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res)
 {
-	sqlite3_stmt *st = db_prepare(db,
+	struct db_stmt *st = db_prepare(db,
 		"SELECT label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b,"
 		" cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct,"
 		" threshold_pct, verdict, extra_boots, claim FROM comparisons WHERE job_id = ?1 ORDER BY id",
@@ -851,10 +850,10 @@ int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res)
 	res->job_id = job_id;
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		struct compare_row *r;
 		const char *v, *claim;
-#define D(i) (sqlite3_column_type(st, (i)) == SQLITE_NULL ? NAN : sqlite3_column_double(st, (i)))
+#define D(i) (db_col_type(st, (i)) == DB_NULL ? NAN : db_col_double(st, (i)))
 
 		if (!res->label_a) {
 			res->label_a = col_dup(st, 0);
@@ -870,8 +869,8 @@ int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res)
 		r->metric = col_dup(st, 3);
 		r->unit = col_dup(st, 4);
 		r->better = col_dup(st, 5);
-		r->st.n_a = (size_t)sqlite3_column_int64(st, 6);
-		r->st.n_b = (size_t)sqlite3_column_int64(st, 7);
+		r->st.n_a = (size_t)db_col_int64(st, 6);
+		r->st.n_b = (size_t)db_col_int64(st, 7);
 		r->st.mean_a = D(8);
 		r->st.mean_b = D(9);
 		r->st.cov_a = D(10);
@@ -892,7 +891,7 @@ int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res)
 		r->st.verdict = !v ? VERDICT_INCONCLUSIVE : !strcmp(v, "CHANGED") ? VERDICT_CHANGED :
 				!strcmp(v, "EQUIVALENT") ? VERDICT_EQUIVALENT :
 				!strcmp(v, "DESCRIPTIVE") ? VERDICT_DESCRIPTIVE : VERDICT_INCONCLUSIVE;
-		r->st.extra_boots = sqlite3_column_type(st, 22) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 22);
+		r->st.extra_boots = db_col_null(st, 22) ? -1 : db_col_int(st, 22);
 		claim = col_text(st, 23);
 		r->claim = !claim ? NULL : !strcmp(claim, "consistent") ? "consistent" :
 			   !strcmp(claim, "opposite") ? "opposite" : "outside";
@@ -903,10 +902,10 @@ int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res)
 		}
 #undef D
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return error("database '%s': cannot read comparisons of job %lld: %s", sqlite3_db_filename(db, "main"), (long long)job_id,
-			     sqlite3_errmsg(db));
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read comparisons of job %lld: %s", db_file(db), (long long)job_id,
+			     db_errmsg(db));
 	if (!res->n_rows)
 		return 0;
 	/* the profile differences are not stored: they are cheap to read again */
@@ -1223,7 +1222,7 @@ static void series_add_point(struct history_series *s, size_t *alloc, int64_t jo
 	s->pts[s->n++] = (struct history_point){ job, t, sum / n, n, 0 };
 }
 
-static int store_changepoints(sqlite3 *db, const struct history_series *s)
+static int store_changepoints(struct db *db, const struct history_series *s)
 {
 	double now = now_wall();
 
@@ -1251,7 +1250,7 @@ fail:
 	return -1;
 }
 
-int history_analyse(sqlite3 *db, const char *workload, const char *metric,
+int history_analyse(struct db *db, const char *workload, const char *metric,
 		    const char *tree, const char *machines, double threshold_pct,
 		    struct history_series **out, size_t *n_out)
 {
@@ -1259,7 +1258,7 @@ int history_analyse(sqlite3 *db, const char *workload, const char *metric,
 	 * One row per (job, side, boot): the boot value. The warm-up count of
 	 * each job comes from its spec like spec_warmup() does.
 	 */
-	sqlite3_stmt *st = db_prepare(db,
+	struct db_stmt *st = db_prepare(db,
 		"SELECT j.tree, j.dut || '+' || j.peer, j.id, j.created, r.side, AVG(m.value)"
 		" FROM jobs j JOIN runs r ON r.job_id = j.id"
 		" JOIN metrics m ON m.run_id = r.id AND m.name = ?2"
@@ -1288,13 +1287,13 @@ int history_analyse(sqlite3 *db, const char *workload, const char *metric,
 		int64_t job;
 		int row;
 
-		rc = sqlite3_step(st);
-		row = rc == SQLITE_ROW;
-		if (!row && rc != SQLITE_DONE)
+		rc = db_step(st);
+		row = rc == DB_ROW;
+		if (!row && rc != DB_DONE)
 			break;
 		t = row ? col_text(st, 0) : NULL;
 		mc = row ? col_text(st, 1) : NULL;
-		job = row ? sqlite3_column_int64(st, 2) : -2;
+		job = row ? db_col_int64(st, 2) : -2;
 		/* flush the previous job when the job changes (or at the end) */
 		if (cur_job >= 0 && job != cur_job) {
 			int k = cnt[1] ? 1 : 0;
@@ -1319,7 +1318,7 @@ int history_analyse(sqlite3 *db, const char *workload, const char *metric,
 		}
 		if (cur_job < 0) {
 			cur_job = job;
-			cur_t = sqlite3_column_double(st, 3);
+			cur_t = db_col_double(st, 3);
 			sum[0] = sum[1] = 0;
 			cnt[0] = cnt[1] = 0;
 		}
@@ -1327,13 +1326,13 @@ int history_analyse(sqlite3 *db, const char *workload, const char *metric,
 		{
 			int k = side && !strcmp(side, "B") ? 1 : 0;
 
-			sum[k] += sqlite3_column_double(st, 5);
+			sum[k] += db_col_double(st, 5);
 			cnt[k]++;
 		}
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		error("database '%s': cannot read the history of %s/%s: %s", sqlite3_db_filename(db, "main"), workload, metric, sqlite3_errmsg(db));
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		error("database '%s': cannot read the history of %s/%s: %s", db_file(db), workload, metric, db_errmsg(db));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1375,9 +1374,9 @@ void history_free(struct history_series *s, size_t n)
 	free(s);
 }
 
-int history_update_job(sqlite3 *db, int64_t job_id, double threshold_pct)
+int history_update_job(struct db *db, int64_t job_id, double threshold_pct)
 {
-	sqlite3_stmt *st = db_prepare(db,
+	struct db_stmt *st = db_prepare(db,
 		"SELECT DISTINCT r.workload, m.name, j.tree, j.dut || '+' || j.peer"
 		" FROM runs r JOIN metrics m ON m.run_id = r.id JOIN jobs j ON j.id = r.job_id"
 		" WHERE r.job_id = ?1 ORDER BY 1, 2", "i", job_id);
@@ -1387,7 +1386,7 @@ int history_update_job(sqlite3 *db, int64_t job_id, double threshold_pct)
 
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		strvec_push(&keys, col_text(st, 0));
 		strvec_push(&keys, col_text(st, 1));
 		if (!tree && col_text(st, 2))
@@ -1395,9 +1394,9 @@ int history_update_job(sqlite3 *db, int64_t job_id, double threshold_pct)
 		if (!machines && col_text(st, 3))
 			machines = col_dup(st, 3);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		ret = error("database '%s': %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+	db_finalize(st);
+	if (rc != DB_DONE)
+		ret = error("database '%s': %s", db_file(db), db_errmsg(db));
 	for (size_t i = 0; !ret && i + 1 < keys.n; i += 2) {
 		struct history_series *s;
 		size_t n;

@@ -2,11 +2,11 @@
 #ifndef KLAB_COMPARE_H
 #define KLAB_COMPARE_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "changepoint.h"
+#include "db.h"
 #include "stats.h"
 
 /*
@@ -89,7 +89,7 @@ struct compare_result {
  * result (free with compare_result_free()). 0, or -1 (logged, e.g. "job 12
  * has no runs on side B").
  */
-int compare_job(sqlite3 *db, int64_t job_id, const struct compare_opts *opts,
+int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		struct compare_result *res);
 
 /*
@@ -98,7 +98,7 @@ int compare_job(sqlite3 *db, int64_t job_id, const struct compare_opts *opts,
  * release (uname -r), its label in job_sides, its kernels.variant, or a
  * runs.kernel_label. 0, or -1 (logged, e.g. "no runs of kernel 'x'").
  */
-int compare_kernels(sqlite3 *db, const char *kernel_a, const char *kernel_b,
+int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 		    const struct compare_opts *opts, struct compare_result *res);
 
 /*
@@ -106,7 +106,7 @@ int compare_kernels(sqlite3 *db, const char *kernel_a, const char *kernel_b,
  * recomputed; the profile differences, which are not stored, are read
  * again from the job's runs): 1 found, 0 none, -1 error.
  */
-int compare_load_job(sqlite3 *db, int64_t job_id, struct compare_result *res);
+int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res);
 
 void compare_result_free(struct compare_result *res);
 
@@ -151,7 +151,7 @@ struct history_series {
  * the old ones of that series). *out is an array of *n series (free with
  * history_free()). 0 or -1.
  */
-int history_analyse(sqlite3 *db, const char *workload, const char *metric,
+int history_analyse(struct db *db, const char *workload, const char *metric,
 		    const char *tree, const char *machines, double threshold_pct,
 		    struct history_series **out, size_t *n);
 void history_free(struct history_series *s, size_t n);
@@ -160,6 +160,6 @@ void history_free(struct history_series *s, size_t n);
  * After a scheduled job finished: analyse every (workload, metric) series
  * the job contributes to and store its change points. 0 or -1.
  */
-int history_update_job(sqlite3 *db, int64_t job_id, double threshold_pct);
+int history_update_job(struct db *db, int64_t job_id, double threshold_pct);
 
 #endif

@@ -1,17 +1,29 @@
-/* db.c: open the sqlite database, apply the compiled-in migrations, query helpers, `klab db`. */
+/* db.c: the klab database over sqlite: open, migrations, statements, rows, `klab db`. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
+#include <sqlite3.h>
 
 #include "buf.h"
 #include "cmds.h"
 #include "db.h"
 #include "jsonh.h"
 #include "log.h"
+#include "strvec.h"
+
+struct db {
+	sqlite3 *sq;
+};
+
+struct db_stmt {
+	struct db *db;
+	sqlite3_stmt *st;
+};
 
 struct db_migration {
 	int version;
@@ -30,25 +42,24 @@ int db_latest_version(void)
 	return v;
 }
 
-/* The file name for messages: "database '/var/lib/klab/klab.db'". */
-static const char *dbname(sqlite3 *db)
+const char *db_file(struct db *db)
 {
-	const char *f = db ? sqlite3_db_filename(db, "main") : NULL;
+	const char *f = db ? sqlite3_db_filename(db->sq, "main") : NULL;
 
 	return f && *f ? f : ":memory:";
 }
 
-const char *db_errmsg(sqlite3 *db)
+const char *db_errmsg(struct db *db)
 {
-	return sqlite3_errmsg(db);
+	return sqlite3_errmsg(db->sq);
 }
 
-int db_exec(sqlite3 *db, const char *sql)
+int db_exec(struct db *db, const char *sql)
 {
 	char *msg = NULL;
 
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		error("database '%s': %s (in: %.80s%s)", dbname(db), msg ? msg : sqlite3_errmsg(db), sql,
+	if (sqlite3_exec(db->sq, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		error("database '%s': %s (in: %.80s%s)", db_file(db), msg ? msg : sqlite3_errmsg(db->sq), sql,
 		      strlen(sql) > 80 ? "..." : "");
 		sqlite3_free(msg);
 		return -1;
@@ -56,33 +67,58 @@ int db_exec(sqlite3 *db, const char *sql)
 	return 0;
 }
 
-int db_begin(sqlite3 *db)
+int db_begin(struct db *db)
 {
 	return db_exec(db, "BEGIN IMMEDIATE");
 }
 
-int db_commit(sqlite3 *db)
+int db_commit(struct db *db)
 {
 	return db_exec(db, "COMMIT");
 }
 
-void db_rollback(sqlite3 *db)
+void db_rollback(struct db *db)
 {
-	if (!sqlite3_get_autocommit(db))
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	if (!sqlite3_get_autocommit(db->sq))
+		sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
 }
 
-int db_version(sqlite3 *db)
+int db_in_transaction(struct db *db)
 {
-	sqlite3_stmt *st;
-	int v = -1;
+	return !sqlite3_get_autocommit(db->sq);
+}
 
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+int64_t db_last_id(struct db *db)
+{
+	return sqlite3_last_insert_rowid(db->sq);
+}
+
+int db_changes(struct db *db)
+{
+	return sqlite3_changes(db->sq);
+}
+
+int db_version(struct db *db)
+{
+	int64_t v = -1;
+
+	if (db_get_int(db, &v, "PRAGMA user_version", "") != 1)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return (int)v;
+}
+
+int db_tables(struct db *db, struct strvec *out)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
+					"AND name NOT LIKE 'sqlite_%' ORDER BY name", "");
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW)
+		strvec_push(out, db_col_text(st, 0));
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
 }
 
 /*
@@ -92,7 +128,7 @@ int db_version(sqlite3 *db)
  * (it was added later than a higher one) is still applied, so numbers
  * reserved for work in progress cannot be skipped.
  */
-static int applied(sqlite3 *db, int version, int cur, int have_table)
+static int applied(struct db *db, int version, int cur, int have_table)
 {
 	int64_t n = 0;
 
@@ -104,16 +140,16 @@ static int applied(sqlite3 *db, int version, int cur, int have_table)
 	return n > 0;
 }
 
-int db_migrate(sqlite3 *db, int target)
+int db_migrate(struct db *db, int target)
 {
 	int cur = db_version(db), latest = db_latest_version(), have_table;
 	int64_t n = 0;
 
 	if (cur < 0)
-		return error("database '%s': cannot read its schema version: %s", dbname(db), sqlite3_errmsg(db));
+		return error("database '%s': cannot read its schema version: %s", db_file(db), db_errmsg(db));
 	if (cur > latest)
 		return error("database '%s': schema version %d is newer than this klab knows (%d): upgrade klab",
-			     dbname(db), cur, latest);
+			     db_file(db), cur, latest);
 	if (!target)
 		target = latest;
 	if (db_get_int(db, &n, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
@@ -167,102 +203,147 @@ int db_migrate(sqlite3 *db, int target)
 		continue;
 fail:
 		db_rollback(db);
-		return error("database '%s': migration %s failed; the database is unchanged", dbname(db), m->name);
+		return error("database '%s': migration %s failed; the database is unchanged", db_file(db), m->name);
 	}
 	return 0;
 }
 
-int db_open_raw(const char *path, sqlite3 **out)
+int db_open_raw(const char *path, struct db **out)
 {
-	sqlite3 *db = NULL;
+	sqlite3 *sq = NULL;
+	struct db *db;
 
 	*out = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+	if (sqlite3_open_v2(path, &sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK) {
-		error("cannot open database '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close(db);
+		error("cannot open database '%s': %s", path, sq ? sqlite3_errmsg(sq) : "out of memory");
+		sqlite3_close(sq);
 		return -1;
 	}
-	sqlite3_busy_timeout(db, 10000);
+	sqlite3_busy_timeout(sq, 10000);
+	db = xcalloc(1, sizeof(*db));
+	db->sq = sq;
 	if (db_exec(db, "PRAGMA foreign_keys = ON") ||
 	    db_exec(db, "PRAGMA journal_mode = WAL") ||
 	    db_exec(db, "PRAGMA synchronous = NORMAL")) {
 		error("cannot open database '%s'", path);
-		sqlite3_close(db);
+		db_close(db);
 		return -1;
 	}
 	*out = db;
 	return 0;
 }
 
-int db_open(const char *path, sqlite3 **out)
+int db_open(const char *path, struct db **out)
 {
 	if (db_open_raw(path, out))
 		return -1;
 	if (db_migrate(*out, 0)) {
 		error("cannot open database '%s'", path);
-		sqlite3_close(*out);
+		db_close(*out);
 		*out = NULL;
 		return -1;
 	}
 	return 0;
 }
 
-void db_close(sqlite3 *db)
+void db_close(struct db *db)
 {
-	if (db)
-		sqlite3_close(db);
+	if (!db)
+		return;
+	sqlite3_close(db->sq);
+	free(db);
 }
 
-static int bind_va(sqlite3 *db, sqlite3_stmt *st, const char *types, va_list ap)
-{
-	int i = 1, rc = SQLITE_OK;
+/* ---- statements ---- */
 
-	for (const char *t = types; t && *t && rc == SQLITE_OK; t++, i++) {
+static int bind_rc(struct db_stmt *st, int i, int rc)
+{
+	if (rc != SQLITE_OK)
+		return error("database '%s': cannot bind parameter %d: %s", db_file(st->db), i,
+			     sqlite3_errmsg(st->db->sq));
+	return 0;
+}
+
+int db_bind_int64(struct db_stmt *st, int i, int64_t v)
+{
+	return bind_rc(st, i, sqlite3_bind_int64(st->st, i, v));
+}
+
+int db_bind_double(struct db_stmt *st, int i, double v)
+{
+	return bind_rc(st, i, sqlite3_bind_double(st->st, i, v));
+}
+
+int db_bind_text(struct db_stmt *st, int i, const char *s)
+{
+	if (!s)
+		return db_bind_null(st, i);
+	return bind_rc(st, i, sqlite3_bind_text(st->st, i, s, -1, SQLITE_TRANSIENT));
+}
+
+int db_bind_textn(struct db_stmt *st, int i, const char *s, size_t len)
+{
+	if (!s)
+		return db_bind_null(st, i);
+	return bind_rc(st, i, sqlite3_bind_text64(st->st, i, s, len, SQLITE_TRANSIENT, SQLITE_UTF8));
+}
+
+int db_bind_null(struct db_stmt *st, int i)
+{
+	return bind_rc(st, i, sqlite3_bind_null(st->st, i));
+}
+
+static int bind_va(struct db_stmt *st, const char *types, va_list ap)
+{
+	int i = 1;
+
+	for (const char *t = types; t && *t; t++, i++) {
+		int rc;
+
 		switch (*t) {
 		case 'i':
-			rc = sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+			rc = db_bind_int64(st, i, va_arg(ap, int64_t));
 			break;
 		case 'd':
-			rc = sqlite3_bind_double(st, i, va_arg(ap, double));
+			rc = db_bind_double(st, i, va_arg(ap, double));
 			break;
-		case 's': {
-			const char *s = va_arg(ap, const char *);
-
-			rc = s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+		case 's':
+			rc = db_bind_text(st, i, va_arg(ap, const char *));
 			break;
-		}
 		case 'n':
-			rc = sqlite3_bind_null(st, i);
+			rc = db_bind_null(st, i);
 			break;
 		default:
 			return error("db_prepare: bad type '%c'", *t);
 		}
+		if (rc)
+			return -1;
 	}
-	if (rc != SQLITE_OK)
-		return error("database '%s': cannot bind parameter %d: %s", dbname(db), i - 1, sqlite3_errmsg(db));
 	return 0;
 }
 
-static sqlite3_stmt *vprepare(sqlite3 *db, const char *sql, const char *types, va_list ap)
+static struct db_stmt *vprepare(struct db *db, const char *sql, const char *types, va_list ap)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st = xcalloc(1, sizeof(*st));
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		error("database '%s': %s (in: %s)", dbname(db), sqlite3_errmsg(db), sql);
+	st->db = db;
+	if (sqlite3_prepare_v2(db->sq, sql, -1, &st->st, NULL) != SQLITE_OK) {
+		error("database '%s': %s (in: %s)", db_file(db), sqlite3_errmsg(db->sq), sql);
+		free(st);
 		return NULL;
 	}
-	if (bind_va(db, st, types, ap)) {
-		sqlite3_finalize(st);
+	if (bind_va(st, types, ap)) {
+		db_finalize(st);
 		return NULL;
 	}
 	return st;
 }
 
-sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql, const char *types, ...)
+struct db_stmt *db_prepare(struct db *db, const char *sql, const char *types, ...)
 {
 	va_list ap;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 
 	va_start(ap, types);
 	st = vprepare(db, sql, types, ap);
@@ -270,10 +351,99 @@ sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql, const char *types, ...)
 	return st;
 }
 
-int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+int db_step(struct db_stmt *st)
+{
+	int rc = sqlite3_step(st->st);
+
+	if (rc == SQLITE_ROW)
+		return DB_ROW;
+	if (rc == SQLITE_DONE)
+		return DB_DONE;
+	error("database '%s': %s (in: %s)", db_file(st->db), sqlite3_errmsg(st->db->sq), sqlite3_sql(st->st));
+	return DB_ERROR;
+}
+
+int db_reset(struct db_stmt *st)
+{
+	sqlite3_reset(st->st);
+	sqlite3_clear_bindings(st->st);
+	return 0;
+}
+
+void db_finalize(struct db_stmt *st)
+{
+	if (!st)
+		return;
+	sqlite3_finalize(st->st);
+	free(st);
+}
+
+/* ---- columns ---- */
+
+int db_col_count(struct db_stmt *st)
+{
+	return sqlite3_column_count(st->st);
+}
+
+const char *db_col_name(struct db_stmt *st, int i)
+{
+	return sqlite3_column_name(st->st, i);
+}
+
+enum db_type db_col_type(struct db_stmt *st, int i)
+{
+	switch (sqlite3_column_type(st->st, i)) {
+	case SQLITE_INTEGER: return DB_INTEGER;
+	case SQLITE_FLOAT: return DB_FLOAT;
+	case SQLITE_TEXT: return DB_TEXT;
+	case SQLITE_BLOB: return DB_BLOB;
+	default: return DB_NULL;
+	}
+}
+
+int db_col_null(struct db_stmt *st, int i)
+{
+	return sqlite3_column_type(st->st, i) == SQLITE_NULL;
+}
+
+int64_t db_col_int64(struct db_stmt *st, int i)
+{
+	return sqlite3_column_int64(st->st, i);
+}
+
+int db_col_int(struct db_stmt *st, int i)
+{
+	return sqlite3_column_int(st->st, i);
+}
+
+double db_col_double(struct db_stmt *st, int i)
+{
+	return sqlite3_column_double(st->st, i);
+}
+
+double db_col_num(struct db_stmt *st, int i)
+{
+	return db_col_null(st, i) ? NAN : sqlite3_column_double(st->st, i);
+}
+
+const char *db_col_text(struct db_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st->st, i);
+}
+
+char *db_col_strdup(struct db_stmt *st, int i)
+{
+	const char *s = db_col_text(st, i);
+
+	return s ? xstrdup(s) : NULL;
+}
+
+/* ---- one-shot helpers ---- */
+
+int db_run(struct db *db, const char *sql, const char *types, ...)
 {
 	va_list ap;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc;
 
 	va_start(ap, types);
@@ -281,18 +451,16 @@ int db_run(sqlite3 *db, const char *sql, const char *types, ...)
 	va_end(ap);
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = db_step(st)) == DB_ROW)
 		;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return error("database '%s': %s (in: %s)", dbname(db), sqlite3_errmsg(db), sql);
-	return 0;
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
 }
 
-int db_get_int(sqlite3 *db, int64_t *out, const char *sql, const char *types, ...)
+int db_get_int(struct db *db, int64_t *out, const char *sql, const char *types, ...)
 {
 	va_list ap;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc, ret = 0;
 
 	va_start(ap, types);
@@ -300,22 +468,22 @@ int db_get_int(sqlite3 *db, int64_t *out, const char *sql, const char *types, ..
 	va_end(ap);
 	if (!st)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
-			*out = sqlite3_column_int64(st, 0);
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		if (!db_col_null(st, 0))
+			*out = db_col_int64(st, 0);
 		ret = 1;
-	} else if (rc != SQLITE_DONE) {
-		ret = error("database '%s': %s (in: %s)", dbname(db), sqlite3_errmsg(db), sql);
+	} else if (rc == DB_ERROR) {
+		ret = -1;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return ret;
 }
 
-int db_get_str(sqlite3 *db, char **out, const char *sql, const char *types, ...)
+int db_get_str(struct db *db, char **out, const char *sql, const char *types, ...)
 {
 	va_list ap;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc, ret = 0;
 
 	*out = NULL;
@@ -324,16 +492,14 @@ int db_get_str(sqlite3 *db, char **out, const char *sql, const char *types, ...)
 	va_end(ap);
 	if (!st)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const unsigned char *s = sqlite3_column_text(st, 0);
-
-		*out = s ? xstrdup((const char *)s) : NULL;
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		*out = db_col_strdup(st, 0);
 		ret = 1;
-	} else if (rc != SQLITE_DONE) {
-		ret = error("database '%s': %s (in: %s)", dbname(db), sqlite3_errmsg(db), sql);
+	} else if (rc == DB_ERROR) {
+		ret = -1;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return ret;
 }
 
@@ -341,8 +507,8 @@ int db_get_str(sqlite3 *db, char **out, const char *sql, const char *types, ...)
 
 static int db_info(struct klab_ctx *ctx)
 {
-	sqlite3 *db = ctx_db(ctx);
-	sqlite3_stmt *st;
+	struct db *db = ctx_db(ctx);
+	struct db_stmt *st;
 	struct json_object *o, *tables;
 	int ret = 0;
 
@@ -354,11 +520,11 @@ static int db_info(struct klab_ctx *ctx)
 		return 1;
 	o = json_object_new_object();
 	tables = json_object_new_object();
-	json_object_object_add(o, "path", json_object_new_string(sqlite3_db_filename(db, "main")));
+	json_object_object_add(o, "path", json_object_new_string(db_file(db)));
 	json_object_object_add(o, "schema_version", json_object_new_int(db_version(db)));
 	json_object_object_add(o, "latest_version", json_object_new_int(db_latest_version()));
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
+	while (db_step(st) == DB_ROW) {
+		const char *name = db_col_text(st, 0);
 		char *sql = xasprintf("SELECT count(*) FROM \"%s\"", name);
 		int64_t n = 0;
 
@@ -367,7 +533,7 @@ static int db_info(struct klab_ctx *ctx)
 		json_object_object_add(tables, name, json_object_new_int64(n));
 		free(sql);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	json_object_object_add(o, "tables", tables);
 	if (ctx->json) {
 		struct buf b = BUF_INIT;
@@ -376,7 +542,7 @@ static int db_info(struct klab_ctx *ctx)
 		printf("%s\n", b.buf);
 		buf_release(&b);
 	} else {
-		printf("database        %s\n", sqlite3_db_filename(db, "main"));
+		printf("database        %s\n", db_file(db));
 		printf("schema version  %d (this klab knows up to %d)\n", db_version(db), db_latest_version());
 		json_object_object_foreach(tables, k, v)
 			printf("  %-16s %8lld rows\n", k, (long long)json_object_get_int64(v));
@@ -390,16 +556,16 @@ int cmd_db(int argc, char **argv, struct klab_ctx *ctx)
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_usage("db", argc < 2 ? 2 : 0);
 	if (!strcmp(argv[1], "init")) {
-		sqlite3 *db = ctx_db(ctx);
+		struct db *db = ctx_db(ctx);
 
 		if (!db)
 			return 1;
 		if (!ctx->json)
 			printf("database '%s' is at schema version %d\n",
-			       sqlite3_db_filename(db, "main"), db_version(db));
+			       db_file(db), db_version(db));
 		else
 			printf("{\"path\": \"%s\", \"schema_version\": %d}\n",
-			       sqlite3_db_filename(db, "main"), db_version(db));
+			       db_file(db), db_version(db));
 		return 0;
 	}
 	if (!strcmp(argv[1], "info"))

@@ -1,9 +1,41 @@
-/* db.h: opening the klab sqlite database, migrations, and small query helpers. */
+/* db.h: the klab database: opening it, migrations, statements, rows and columns. */
 #ifndef KLAB_DB_H
 #define KLAB_DB_H
 
-#include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/*
+ * Every module reaches the database through this layer and never through
+ * the sqlite3 API, so that the store behind it can change (an embedded
+ * sqlite file today; a server later) without touching the callers.
+ *
+ * A connection is a `struct db`; a statement is a `struct db_stmt`, made
+ * by db_prepare() with its parameters bound, stepped row by row with
+ * db_step() and freed with db_finalize():
+ *
+ *	struct db_stmt *st = db_prepare(db, "SELECT id, name FROM jobs WHERE state = ?", "s", "queued");
+ *	if (!st)
+ *		return -1;
+ *	while ((rc = db_step(st)) == DB_ROW)
+ *		printf("%lld %s\n", (long long)db_col_int64(st, 0), db_col_text(st, 1));
+ *	db_finalize(st);
+ *	if (rc != DB_DONE)
+ *		return -1;	// db_step logged the error with the SQL
+ *
+ * SQL uses `?` placeholders only (bound parameters; never a value printed
+ * into the SQL text).
+ */
+struct db;
+struct db_stmt;
+
+/* db_step() results. */
+#define DB_ERROR (-1)
+#define DB_DONE 0
+#define DB_ROW 1
+
+/* db_col_type() results. */
+enum db_type { DB_NULL, DB_INTEGER, DB_FLOAT, DB_TEXT, DB_BLOB };
 
 /*
  * Open (creating if needed) the database at PATH: WAL journal, foreign keys
@@ -12,38 +44,92 @@
  * A database newer than this klab is refused. Returns 0 or -1 (logged,
  * naming the file).
  */
-int db_open(const char *path, sqlite3 **out);
+int db_open(const char *path, struct db **out);
 /* Open without migrating (for tests that build old databases): 0 or -1. */
-int db_open_raw(const char *path, sqlite3 **out);
+int db_open_raw(const char *path, struct db **out);
 /* Apply migrations up to `target` (0: all). 0 or -1. */
-int db_migrate(sqlite3 *db, int target);
-void db_close(sqlite3 *db);
+int db_migrate(struct db *db, int target);
+void db_close(struct db *db);
 /* The newest migration compiled in. */
 int db_latest_version(void);
-/* PRAGMA user_version. */
-int db_version(sqlite3 *db);
+/* The schema version the database is at (-1 on error). */
+int db_version(struct db *db);
+/*
+ * The database's file (for lock files beside it and for messages), or
+ * ":memory:" for an in-memory database. Never NULL.
+ */
+const char *db_file(struct db *db);
 
 /* Run SQL without results (may be several statements): 0 or -1 (logged). */
-int db_exec(sqlite3 *db, const char *sql);
-/* BEGIN IMMEDIATE / COMMIT / ROLLBACK: 0 or -1 (logged). */
-int db_begin(sqlite3 *db);
-int db_commit(sqlite3 *db);
-void db_rollback(sqlite3 *db);
+int db_exec(struct db *db, const char *sql);
+/*
+ * Transactions: BEGIN IMMEDIATE (takes the write lock at once, so two
+ * writers never deadlock half-way) / COMMIT / ROLLBACK (a no-op outside a
+ * transaction). 0 or -1 (logged).
+ */
+int db_begin(struct db *db);
+int db_commit(struct db *db);
+void db_rollback(struct db *db);
 
 /*
  * Prepare a statement and bind parameters described by `types`, one char
  * per `?`: 'i' int64_t, 'd' double, 's' const char * (NULL binds NULL),
  * 'n' NULL (no argument consumed). NULL on error (logged with the SQL).
- *	sqlite3_stmt *st = db_prepare(db, "SELECT id FROM jobs WHERE state = ? AND id > ?", "si", "queued", (int64_t)3);
+ *	struct db_stmt *st = db_prepare(db, "SELECT id FROM jobs WHERE state = ? AND id > ?", "si", "queued", (int64_t)3);
  */
-sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql, const char *types, ...);
+struct db_stmt *db_prepare(struct db *db, const char *sql, const char *types, ...);
+/* The next row: DB_ROW, DB_DONE, or DB_ERROR (logged with the SQL). */
+int db_step(struct db_stmt *st);
+/*
+ * Make a statement ready to run again: the rows are forgotten and every
+ * parameter is unbound (NULL) until bound anew. 0 or -1.
+ */
+int db_reset(struct db_stmt *st);
+void db_finalize(struct db_stmt *st);
+
+/* Bind parameter `i` (1-based) of a statement made with no or fewer types: 0 or -1 (logged). */
+int db_bind_int64(struct db_stmt *st, int i, int64_t v);
+int db_bind_double(struct db_stmt *st, int i, double v);
+/* A copy of the string is bound; NULL binds NULL. */
+int db_bind_text(struct db_stmt *st, int i, const char *s);
+/* The first len bytes of s (which need not be NUL-terminated). */
+int db_bind_textn(struct db_stmt *st, int i, const char *s, size_t len);
+int db_bind_null(struct db_stmt *st, int i);
+
+/*
+ * Columns of the current row, 0-based. A NULL value reads as 0 from the
+ * number getters and as NULL from the text getters; db_col_num() reads it
+ * as NaN, for statistics where "no value" must not look like zero.
+ */
+int db_col_count(struct db_stmt *st);
+const char *db_col_name(struct db_stmt *st, int i);
+enum db_type db_col_type(struct db_stmt *st, int i);
+int db_col_null(struct db_stmt *st, int i);
+int64_t db_col_int64(struct db_stmt *st, int i);
+int db_col_int(struct db_stmt *st, int i);
+double db_col_double(struct db_stmt *st, int i);
+double db_col_num(struct db_stmt *st, int i);
+/* Valid until the next db_step/db_reset/db_finalize of the statement. */
+const char *db_col_text(struct db_stmt *st, int i);
+/* A malloc'd copy, or NULL for NULL. */
+char *db_col_strdup(struct db_stmt *st, int i);
+
 /* Prepare, bind, step to completion (no rows expected): 0 or -1. */
-int db_run(sqlite3 *db, const char *sql, const char *types, ...);
-/* First column of the first row as int64 (*out untouched when no row): 1 row, 0 none, -1 error. */
-int db_get_int(sqlite3 *db, int64_t *out, const char *sql, const char *types, ...);
+int db_run(struct db *db, const char *sql, const char *types, ...);
+/* First column of the first row as int64 (*out untouched when no row or NULL): 1 row, 0 none, -1 error. */
+int db_get_int(struct db *db, int64_t *out, const char *sql, const char *types, ...);
 /* First column of the first row as a malloc'd string (NULL if no row / NULL value): 1, 0, -1. */
-int db_get_str(sqlite3 *db, char **out, const char *sql, const char *types, ...);
+int db_get_str(struct db *db, char **out, const char *sql, const char *types, ...);
+/* The rowid of the row the last INSERT on this connection made. */
+int64_t db_last_id(struct db *db);
+/* Rows changed by the last INSERT, UPDATE or DELETE on this connection. */
+int db_changes(struct db *db);
+/* 1 inside a transaction (BEGIN without COMMIT/ROLLBACK yet), else 0. */
+int db_in_transaction(struct db *db);
 /* The message of the last error on db. */
-const char *db_errmsg(sqlite3 *db);
+const char *db_errmsg(struct db *db);
+/* The names of the database's tables (schema_migrations included), sorted: 0 or -1. */
+struct strvec;
+int db_tables(struct db *db, struct strvec *out);
 
 #endif

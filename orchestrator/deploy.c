@@ -192,7 +192,7 @@ static int read_boot_id(struct ssh_conn *c, struct buf *out, long timeout_ms)
 
 /* ---- machine state ------------------------------------------------------------------ */
 
-int machine_set_state(sqlite3 *db, const char *name, const char *state, const char *reason)
+int machine_set_state(struct db *db, const char *name, const char *state, const char *reason)
 {
 	if (db_run(db, "INSERT INTO machines (name, state, state_since, state_reason) VALUES (?, ?, ?, ?) "
 		   "ON CONFLICT (name) DO UPDATE SET state = excluded.state, "
@@ -202,7 +202,7 @@ int machine_set_state(sqlite3 *db, const char *name, const char *state, const ch
 	return 0;
 }
 
-static void record_kernel(sqlite3 *db, const char *name, const struct deploy_result *r)
+static void record_kernel(struct db *db, const char *name, const struct deploy_result *r)
 {
 	if (!db)
 		return;
@@ -213,7 +213,7 @@ static void record_kernel(sqlite3 *db, const char *name, const struct deploy_res
 }
 
 /* Mark the machine broken, release its lease, and fail naming it. */
-static int fence(sqlite3 *db, const struct conf_machine *m, struct deploy_result *r, const char *why)
+static int fence(struct db *db, const struct conf_machine *m, struct deploy_result *r, const char *why)
 {
 	r->fenced = 1;
 	if (db) {
@@ -856,7 +856,7 @@ out:
 
 #define DEF_REBOOT_DOWN_MS 120000
 
-int deploy_boot(struct ssh_conn *c, sqlite3 *db, const struct conf_machine *m,
+int deploy_boot(struct ssh_conn *c, struct db *db, const struct conf_machine *m,
 		const struct deploy_artifact *a, const struct deploy_opts *o,
 		struct deploy_result *r)
 {

@@ -2,7 +2,7 @@
 #ifndef KLAB_DEPLOY_H
 #define KLAB_DEPLOY_H
 
-#include <sqlite3.h>
+#include "db.h"
 
 #include "buf.h"
 #include "conf.h"
@@ -81,7 +81,7 @@ void deploy_result_release(struct deploy_result *r);
  * recorded), and -1 is returned with a message naming the machine.
  * 0 when the machine runs the artifact's kernel; -1 otherwise (r says why).
  */
-int deploy_boot(struct ssh_conn *c, sqlite3 *db, const struct conf_machine *m,
+int deploy_boot(struct ssh_conn *c, struct db *db, const struct conf_machine *m,
 		const struct deploy_artifact *a, const struct deploy_opts *o,
 		struct deploy_result *r);
 
@@ -111,6 +111,6 @@ int deploy_parse_build_id(const unsigned char *notes, size_t len, struct buf *he
  * ('free', 'broken', 'drained') with the reason and the time now; the row
  * is created if missing. 0 or -1.
  */
-int machine_set_state(sqlite3 *db, const char *name, const char *state, const char *reason);
+int machine_set_state(struct db *db, const char *name, const char *state, const char *reason);
 
 #endif

@@ -225,10 +225,10 @@ static int64_t random_seed(void)
  * The kernel side A of a nightly: side B of the newest nightly of the same
  * schedule that ended done on the same machines (0: none).
  */
-static int64_t previous_nightly_kernel(sqlite3 *db, const char *schedule, const char *dut,
+static int64_t previous_nightly_kernel(struct db *db, const char *schedule, const char *dut,
 				       const char *peer, int64_t *job)
 {
-	sqlite3_stmt *st = db_prepare(db, "SELECT s.kernel_id, j.id FROM jobs j JOIN job_sides s ON "
+	struct db_stmt *st = db_prepare(db, "SELECT s.kernel_id, j.id FROM jobs j JOIN job_sides s ON "
 				      "s.job_id = j.id AND s.side = 'B' WHERE j.schedule = ? AND j.state = 'done' "
 				      "AND j.dut IS ? AND j.peer IS ? AND s.kernel_id IS NOT NULL "
 				      "ORDER BY j.id DESC LIMIT 1", "sss", schedule, dut, peer);
@@ -236,11 +236,11 @@ static int64_t previous_nightly_kernel(sqlite3 *db, const char *schedule, const 
 
 	if (!st)
 		return 0;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		k = sqlite3_column_int64(st, 0);
-		*job = sqlite3_column_int64(st, 1);
+	if (db_step(st) == DB_ROW) {
+		k = db_col_int64(st, 0);
+		*job = db_col_int64(st, 1);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return k;
 }
 
@@ -258,7 +258,7 @@ static struct json_object *side_json(const char *side, const char *label, const 
 	return o;
 }
 
-int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_submit_opts *o)
+int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct job_submit_opts *o)
 {
 	const struct conf_job *cj = conf_job(cfg, o->job);
 	struct json_object *spec = NULL, *sides, *wl, *profiles, *machines;
@@ -409,7 +409,7 @@ int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_
 		db_rollback(db);
 		goto out;
 	}
-	id = sqlite3_last_insert_rowid(db);
+	id = db_last_id(db);
 	for (size_t i = 0; i < json_object_array_length(sides); i++) {
 		struct json_object *s = json_object_array_get_idx(sides, i);
 		int64_t k = spec_int(s, "kernel_id", 0);
@@ -436,7 +436,7 @@ out:
 int64_t job_submit_schedule(void *arg, const struct conf_schedule *s)
 {
 	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
-	void **a = arg;	/* { sqlite3 *, const struct klab_config * } */
+	void **a = arg;	/* { struct db *, const struct klab_config * } */
 
 	o.job = s->job;
 	o.schedule = s->name;
@@ -516,7 +516,7 @@ int job_plan(struct json_object *spec, int64_t seed, struct strvec *keys)
 /* ---------------------------------------------------------------------- */
 /* Finding, cancelling, liveness. */
 
-int job_find(sqlite3 *db, const char *name_or_id, int64_t *id)
+int job_find(struct db *db, const char *name_or_id, int64_t *id)
 {
 	long v;
 	int r;
@@ -533,7 +533,7 @@ int job_find(sqlite3 *db, const char *name_or_id, int64_t *id)
 	return r < 0 ? -1 : error("no job named '%s' (klab jobs lists them)", name_or_id);
 }
 
-int job_cancel(sqlite3 *db, int64_t id)
+int job_cancel(struct db *db, int64_t id)
 {
 	char *state = NULL;
 	int ret = -1;
@@ -565,14 +565,14 @@ out:
 	return ret;
 }
 
-static char *lock_path(sqlite3 *db, int64_t id)
+static char *lock_path(struct db *db, int64_t id)
 {
-	const char *p = sqlite3_db_filename(db, "main");
+	const char *p = db_file(db);
 
 	return xasprintf("%s.job-%lld.lock", p && *p ? p : "klab", (long long)id);
 }
 
-static int lock_job(sqlite3 *db, int64_t id)
+static int lock_job(struct db *db, int64_t id)
 {
 	char *p = lock_path(db, id);
 	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -615,7 +615,7 @@ enum { DONE = 0, SKIPPED = 1 };
 
 struct job_ctx {
 	struct klab_config *cfg;
-	sqlite3 *db;
+	struct db *db;
 	int64_t id;
 	const struct job_run_opts *o;
 	struct json_object *spec;
@@ -2040,7 +2040,7 @@ static int lookup_step(const char *key, const char **name, step_fn *fn)
 /* Run one step of the plan unless it is done already. */
 static int do_step(struct job_ctx *j, const char *key)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	const char *name;
 	step_fn fn;
 	int64_t t;
@@ -2056,16 +2056,16 @@ static int do_step(struct job_ctx *j, const char *key)
 		return fail(j, "cannot read step '%s'", key);
 	j->attempt = 1;
 	j->step_started_prev = 0;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		const char *s = (const char *)sqlite3_column_text(st, 0);
+	if (db_step(st) == DB_ROW) {
+		const char *s = db_col_text(st, 0);
 		if (!strcmp(s, "done") || !strcmp(s, "skipped")) {
-			sqlite3_finalize(st);
+			db_finalize(st);
 			return STEP_OK;
 		}
-		j->attempt = sqlite3_column_int(st, 1) + 1;
-		j->step_started_prev = sqlite3_column_double(st, 2);
+		j->attempt = db_col_int(st, 1) + 1;
+		j->step_started_prev = db_col_double(st, 2);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 
 	if (cancel_requested(j))
 		return STEP_CANCEL;
@@ -2140,7 +2140,7 @@ static int finish(struct job_ctx *j, const char *state, const char *err)
 		      "ssdi", state, err, now_wall(), j->id);
 }
 
-int job_run(struct klab_config *cfg, sqlite3 *db, const char *db_path, int64_t id,
+int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t id,
 	    const struct job_run_opts *o)
 {
 	struct job_ctx j;

@@ -4,10 +4,10 @@
 
 #include <json-c/json.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdint.h>
 
 #include "conf.h"
+#include "db.h"
 #include "strvec.h"
 
 /*
@@ -40,9 +40,9 @@ struct job_submit_opts {
  * insert it as 'queued' with its job_sides rows. Returns the new job id, or
  * -1 after logging why ("job 'x': workload 'y' is not in the config").
  */
-int64_t job_submit(sqlite3 *db, const struct klab_config *cfg, const struct job_submit_opts *o);
+int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct job_submit_opts *o);
 
-/* For sched_tick(): submit the schedule's job; arg is a void *[2] = { sqlite3 *, const struct klab_config * }. */
+/* For sched_tick(): submit the schedule's job; arg is a void *[2] = { struct db *, const struct klab_config * }. */
 int64_t job_submit_schedule(void *arg, const struct conf_schedule *s);
 
 /*
@@ -79,7 +79,7 @@ struct job_run_opts {
  * stopped early (stop flag, or the machines were busy without wait_lease)
  * and can be resumed, -1 on an error before the job started (logged).
  */
-int job_run(struct klab_config *cfg, sqlite3 *db, const char *db_path, int64_t id,
+int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t id,
 	    const struct job_run_opts *o);
 
 /*
@@ -89,9 +89,9 @@ int job_run(struct klab_config *cfg, sqlite3 *db, const char *db_path, int64_t i
 int job_is_live(const char *db_path, int64_t id);
 
 /* Find a job by id ("12") or by name (the newest job of that name): 0 with *id set, or -1 (logged). */
-int job_find(sqlite3 *db, const char *name_or_id, int64_t *id);
+int job_find(struct db *db, const char *name_or_id, int64_t *id);
 
 /* Ask job ID to stop at its next safe point (a queued job is cancelled at once): 0 or -1. */
-int job_cancel(sqlite3 *db, int64_t id);
+int job_cancel(struct db *db, int64_t id);
 
 #endif

@@ -38,18 +38,18 @@ static int check_stdout(void)
 	return 0;
 }
 
-static const char *col_text(sqlite3_stmt *st, int i)
+static const char *col_text(struct db_stmt *st, int i)
 {
-	const char *s = (const char *)sqlite3_column_text(st, i);
+	const char *s = db_col_text(st, i);
 	return s ? s : "";
 }
 
-static struct json_object *col_json(sqlite3_stmt *st, int i)
+static struct json_object *col_json(struct db_stmt *st, int i)
 {
-	switch (sqlite3_column_type(st, i)) {
-	case SQLITE_NULL: return NULL;
-	case SQLITE_INTEGER: return json_object_new_int64(sqlite3_column_int64(st, i));
-	case SQLITE_FLOAT: return json_object_new_double(sqlite3_column_double(st, i));
+	switch (db_col_type(st, i)) {
+	case DB_NULL: return NULL;
+	case DB_INTEGER: return json_object_new_int64(db_col_int64(st, i));
+	case DB_FLOAT: return json_object_new_double(db_col_double(st, i));
 	default: return json_object_new_string(col_text(st, i));
 	}
 }
@@ -83,7 +83,7 @@ static void fmt_time(char *b, size_t n, double t)
 }
 
 /* Steps done (or skipped) and planned for a job. */
-static void job_progress(sqlite3 *db, int64_t id, const char *spec_text, int64_t seed, int64_t *done, int64_t *total)
+static void job_progress(struct db *db, int64_t id, const char *spec_text, int64_t seed, int64_t *done, int64_t *total)
 {
 	struct json_object *spec = json_parse(spec_text, strlen(spec_text), "job spec");
 	struct strvec plan = STRVEC_INIT;
@@ -116,7 +116,7 @@ int cmd_submit(int argc, char **argv, struct klab_ctx *ctx)
 	};
 	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
 	struct klab_config *cfg;
-	sqlite3 *db;
+	struct db *db;
 	char *mbox = NULL;
 	int c, ret = 1;
 	int64_t id;
@@ -193,8 +193,8 @@ usage:
 int cmd_jobs(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct json_object *arr;
-	sqlite3_stmt *st;
-	sqlite3 *db;
+	struct db_stmt *st;
+	struct db *db;
 	const char *state = NULL;
 	long limit = 50;
 
@@ -222,12 +222,12 @@ int cmd_jobs(int argc, char **argv, struct klab_ctx *ctx)
 	if (!st)
 		return 1;
 	arr = json_object_new_array();
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		struct json_object *o = json_object_new_object();
-		int64_t id = sqlite3_column_int64(st, 0), done, total;
-		double end = sqlite3_column_type(st, 7) == SQLITE_NULL ? now_wall() : sqlite3_column_double(st, 7);
+		int64_t id = db_col_int64(st, 0), done, total;
+		double end = db_col_null(st, 7) ? now_wall() : db_col_double(st, 7);
 
-		job_progress(db, id, col_text(st, 3), sqlite3_column_int64(st, 4), &done, &total);
+		job_progress(db, id, col_text(st, 3), db_col_int64(st, 4), &done, &total);
 		json_object_object_add(o, "id", json_object_new_int64(id));
 		json_object_object_add(o, "name", col_json(st, 1));
 		json_object_object_add(o, "state", col_json(st, 2));
@@ -236,9 +236,9 @@ int cmd_jobs(int argc, char **argv, struct klab_ctx *ctx)
 		json_object_object_add(o, "created", col_json(st, 5));
 		json_object_object_add(o, "started", col_json(st, 6));
 		json_object_object_add(o, "finished", col_json(st, 7));
-		json_object_object_add(o, "age_s", json_object_new_double(now_wall() - sqlite3_column_double(st, 5)));
-		json_object_object_add(o, "duration_s", sqlite3_column_type(st, 6) == SQLITE_NULL ? NULL :
-				       json_object_new_double(end - sqlite3_column_double(st, 6)));
+		json_object_object_add(o, "age_s", json_object_new_double(now_wall() - db_col_double(st, 5)));
+		json_object_object_add(o, "duration_s", db_col_null(st, 6) ? NULL :
+				       json_object_new_double(end - db_col_double(st, 6)));
 		json_object_object_add(o, "dut", col_json(st, 8));
 		json_object_object_add(o, "peer", col_json(st, 9));
 		json_object_object_add(o, "schedule", col_json(st, 10));
@@ -246,7 +246,7 @@ int cmd_jobs(int argc, char **argv, struct klab_ctx *ctx)
 		json_object_object_add(o, "pid", col_json(st, 12));
 		json_object_array_add(arr, o);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (ctx->json) {
 		print_json(arr);
 	} else {
@@ -279,18 +279,18 @@ int cmd_jobs(int argc, char **argv, struct klab_ctx *ctx)
 
 /* ---- job show | log ----------------------------------------------------- */
 
-static struct json_object *job_json(sqlite3 *db, int64_t id)
+static struct json_object *job_json(struct db *db, int64_t id)
 {
 	struct json_object *o = NULL, *steps, *runs, *sides;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t done = 0, total = 0;
 
 	st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
 			"schedule, error, pid, series_id, tree, cancel FROM jobs WHERE id = ?", "i", id);
 	if (!st)
 		return NULL;
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (db_step(st) != DB_ROW) {
+		db_finalize(st);
 		error("no job %lld", (long long)id);
 		return NULL;
 	}
@@ -302,15 +302,15 @@ static struct json_object *job_json(sqlite3 *db, int64_t id)
 		if (cols[i])
 			json_object_object_add(o, cols[i], col_json(st, i));
 	json_object_object_add(o, "spec", json_parse(col_text(st, 3), strlen(col_text(st, 3)), "job spec"));
-	job_progress(db, id, col_text(st, 3), sqlite3_column_int64(st, 4), &done, &total);
+	job_progress(db, id, col_text(st, 3), db_col_int64(st, 4), &done, &total);
 	json_object_object_add(o, "steps_done", json_object_new_int64(done));
 	json_object_object_add(o, "steps_total", json_object_new_int64(total));
-	sqlite3_finalize(st);
+	db_finalize(st);
 
 	sides = json_object_new_array();
 	st = db_prepare(db, "SELECT s.side, s.label, s.kernel_id, s.profile, k.release FROM job_sides s "
 			"LEFT JOIN kernels k ON k.id = s.kernel_id WHERE s.job_id = ? ORDER BY s.side", "i", id);
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
+	while (st && db_step(st) == DB_ROW) {
 		struct json_object *s = json_object_new_object();
 		json_object_object_add(s, "side", col_json(st, 0));
 		json_object_object_add(s, "label", col_json(st, 1));
@@ -319,13 +319,13 @@ static struct json_object *job_json(sqlite3 *db, int64_t id)
 		json_object_object_add(s, "release", col_json(st, 4));
 		json_object_array_add(sides, s);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	json_object_object_add(o, "sides", sides);
 
 	steps = json_object_new_array();
 	st = db_prepare(db, "SELECT key, name, state, attempts, started, finished, error, detail FROM steps "
 			"WHERE job_id = ? ORDER BY id", "i", id);
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
+	while (st && db_step(st) == DB_ROW) {
 		struct json_object *s = json_object_new_object();
 		json_object_object_add(s, "key", col_json(st, 0));
 		json_object_object_add(s, "name", col_json(st, 1));
@@ -334,18 +334,18 @@ static struct json_object *job_json(sqlite3 *db, int64_t id)
 		json_object_object_add(s, "started", col_json(st, 4));
 		json_object_object_add(s, "finished", col_json(st, 5));
 		json_object_object_add(s, "error", col_json(st, 6));
-		if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+		if (!db_col_null(st, 7))
 			json_object_object_add(s, "detail", json_tokener_parse(col_text(st, 7)));
 		json_object_array_add(steps, s);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	json_object_object_add(o, "steps", steps);
 
 	runs = json_object_new_array();
 	st = db_prepare(db, "SELECT r.id, r.uid, r.side, r.workload, r.seq, b.seq, r.status, r.machine, r.profile, "
 			"(SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name IN ('tps', 'tx_pps') LIMIT 1) "
 			"FROM runs r LEFT JOIN boots b ON b.id = r.boot_id WHERE r.job_id = ? ORDER BY r.id", "i", id);
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
+	while (st && db_step(st) == DB_ROW) {
 		struct json_object *r = json_object_new_object();
 		static const char *const rc[] = { "id", "uid", "side", "workload", "seq", "boot", "status",
 						  "machine", "profile", "headline" };
@@ -353,7 +353,7 @@ static struct json_object *job_json(sqlite3 *db, int64_t id)
 			json_object_object_add(r, rc[i], col_json(st, i));
 		json_object_array_add(runs, r);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	json_object_object_add(o, "runs", runs);
 	return o;
 }
@@ -471,7 +471,7 @@ static void print_log(struct json_object *o, int json)
 int cmd_job(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct json_object *o;
-	sqlite3 *db;
+	struct db *db;
 	int64_t id;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
@@ -501,7 +501,7 @@ int cmd_job(int argc, char **argv, struct klab_ctx *ctx)
 
 int cmd_cancel(int argc, char **argv, struct klab_ctx *ctx)
 {
-	sqlite3 *db;
+	struct db *db;
 	int64_t id;
 	char *state = NULL;
 
@@ -543,7 +543,7 @@ int cmd_run(int argc, char **argv, struct klab_ctx *ctx)
 	struct klab_config *cfg;
 	struct sigaction sa;
 	const char *what = NULL;
-	sqlite3 *db;
+	struct db *db;
 	int64_t id = 0;
 	int ret, quiet = 0;
 

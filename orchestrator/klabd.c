@@ -34,7 +34,7 @@ struct daemon {
 	const char *config_path;
 	char *db_path;
 	struct klab_config *cfg;
-	sqlite3 *db;
+	struct db *db;
 	int lock_fd;
 	long grace_s;
 	int max_jobs;		/* -j: overrides [lab] max_jobs */
@@ -161,7 +161,7 @@ static int start_job(struct daemon *d, int64_t id, const char *why)
 	if (pid == 0) {
 		struct job_run_opts o = JOB_RUN_OPTS_INIT;
 		struct sigaction sa;
-		sqlite3 *db;
+		struct db *db;
 		int rc;
 
 		/* The daemon's lock and database handle stay the daemon's. */
@@ -232,15 +232,15 @@ static void reap(struct daemon *d)
 /* Jobs run now by processes that are not our children (a klabd before us, or `klab run`). */
 static int foreign_live(struct daemon *d)
 {
-	sqlite3_stmt *st = db_prepare(d->db, "SELECT id FROM jobs WHERE state = 'running'", "");
+	struct db_stmt *st = db_prepare(d->db, "SELECT id FROM jobs WHERE state = 'running'", "");
 	int n = 0;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
+	while (st && db_step(st) == DB_ROW) {
+		int64_t id = db_col_int64(st, 0);
 		if (!find_kid(d, id) && job_is_live(d->db_path, id) == 1)
 			n++;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return n;
 }
 
@@ -258,7 +258,7 @@ static int machines_busy(struct daemon *d, int64_t id)
 static void start_jobs(struct daemon *d)
 {
 	int limit = job_limit(d), running = (int)d->n_kids + foreign_live(d);
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int64_t ids[64];
 	int n = 0, resumed[64];
 
@@ -267,14 +267,14 @@ static void start_jobs(struct daemon *d)
 	/* Interrupted jobs first (state running, nobody runs them), then the queue. */
 	st = db_prepare(d->db, "SELECT id, state FROM jobs WHERE state IN ('running', 'queued') "
 			"ORDER BY state = 'queued', id LIMIT 64", "");
-	while (st && sqlite3_step(st) == SQLITE_ROW && n < 64) {
-		int64_t id = sqlite3_column_int64(st, 0);
+	while (st && db_step(st) == DB_ROW && n < 64) {
+		int64_t id = db_col_int64(st, 0);
 		if (find_kid(d, id) || job_is_live(d->db_path, id))
 			continue;
-		resumed[n] = !strcmp((const char *)sqlite3_column_text(st, 1), "running");
+		resumed[n] = !strcmp(db_col_text(st, 1), "running");
 		ids[n++] = id;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	for (int i = 0; i < n && running < limit; i++) {
 		if (machines_busy(d, ids[i]))
 			continue;

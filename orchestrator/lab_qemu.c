@@ -853,7 +853,7 @@ static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
 /* The bzImage of a kernel built by klab (`klab kernels build`), by its id. */
 static char *kernel_by_id(struct klab_ctx *ctx, long id)
 {
-	sqlite3 *db = ctx_db(ctx);
+	struct db *db = ctx_db(ctx);
 	struct kernel_artifact a;
 	char *img = NULL;
 

@@ -19,7 +19,7 @@ static const char *fmt_clock(double t, char *b, size_t len)
 	return b;
 }
 
-int lease_sync_machines(sqlite3 *db, const struct klab_config *cfg)
+int lease_sync_machines(struct db *db, const struct klab_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_machines; i++) {
 		const struct conf_machine *m = &cfg->machines[i];
@@ -34,9 +34,9 @@ int lease_sync_machines(sqlite3 *db, const struct klab_config *cfg)
 }
 
 /* Inside a transaction: drop expired leases and leases of jobs that are not running. */
-static int reclaim_locked(sqlite3 *db)
+static int reclaim_locked(struct db *db)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int n = 0;
 
 	st = db_prepare(db, "SELECT l.machine, l.job_id, l.expires, j.state FROM leases l "
@@ -45,21 +45,21 @@ static int reclaim_locked(sqlite3 *db)
 			"d", now_wall());
 	if (!st)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		char tb[32];
-		const char *state = (const char *)sqlite3_column_text(st, 3);
-		double exp = sqlite3_column_double(st, 2);
+		const char *state = db_col_text(st, 3);
+		double exp = db_col_double(st, 2);
 		if (exp < now_wall())
 			log_msg(LOG_NOTICE, "reclaiming machine '%s' from job %lld: its lease expired at %s",
-				(const char *)sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1),
+				db_col_text(st, 0), (long long)db_col_int64(st, 1),
 				fmt_clock(exp, tb, sizeof(tb)));
 		else
 			log_msg(LOG_NOTICE, "reclaiming machine '%s' from job %lld, which is %s",
-				(const char *)sqlite3_column_text(st, 0), (long long)sqlite3_column_int64(st, 1),
+				db_col_text(st, 0), (long long)db_col_int64(st, 1),
 				state ? state : "gone");
 		n++;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (n && db_run(db, "DELETE FROM leases WHERE machine IN (SELECT l.machine FROM leases l "
 			"LEFT JOIN jobs j ON j.id = l.job_id WHERE l.expires < ? OR j.state IS NULL "
 			"OR j.state NOT IN ('queued', 'running'))", "d", now_wall()))
@@ -67,7 +67,7 @@ static int reclaim_locked(sqlite3 *db)
 	return n;
 }
 
-int lease_reclaim(sqlite3 *db)
+int lease_reclaim(struct db *db)
 {
 	int n;
 
@@ -85,30 +85,30 @@ int lease_reclaim(sqlite3 *db)
  * Inside a transaction: can JOB_ID use machine NAME? LEASE_OK (free or
  * already ours), LEASE_BUSY, LEASE_UNUSABLE, with the reason in why.
  */
-static enum lease_status check_machine(sqlite3 *db, int64_t job_id, const char *name, struct buf *why)
+static enum lease_status check_machine(struct db *db, int64_t job_id, const char *name, struct buf *why)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	enum lease_status ret = LEASE_ERROR;
 	char tb[32];
 
 	st = db_prepare(db, "SELECT state, state_since, state_reason FROM machines WHERE name = ?", "s", name);
 	if (!st)
 		return LEASE_ERROR;
-	switch (sqlite3_step(st)) {
-	case SQLITE_ROW: {
-		const char *state = (const char *)sqlite3_column_text(st, 0);
+	switch (db_step(st)) {
+	case DB_ROW: {
+		const char *state = db_col_text(st, 0);
 		if (strcmp(state, "free")) {
-			const char *reason = (const char *)sqlite3_column_text(st, 2);
+			const char *reason = db_col_text(st, 2);
 			if (why)
 				buf_addf(why, "machine '%s' is %s since %s%s%s", name, state,
-					 fmt_clock(sqlite3_column_double(st, 1), tb, sizeof(tb)),
+					 fmt_clock(db_col_double(st, 1), tb, sizeof(tb)),
 					 reason ? ": " : "", reason ? reason : "");
 			ret = LEASE_UNUSABLE;
 			goto out;
 		}
 		break;
 	}
-	case SQLITE_DONE:
+	case DB_DONE:
 		if (why)
 			buf_addf(why, "machine '%s' is not in the config", name);
 		ret = LEASE_UNUSABLE;
@@ -117,24 +117,24 @@ static enum lease_status check_machine(sqlite3 *db, int64_t job_id, const char *
 		error("cannot read machine '%s': %s", name, db_errmsg(db));
 		goto out;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	st = db_prepare(db, "SELECT job_id, expires FROM leases WHERE machine = ?", "s", name);
 	if (!st)
 		return LEASE_ERROR;
 	ret = LEASE_OK;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) != job_id) {
+	if (db_step(st) == DB_ROW && db_col_int64(st, 0) != job_id) {
 		if (why)
 			buf_addf(why, "machine '%s' is leased to job %lld until %s", name,
-				 (long long)sqlite3_column_int64(st, 0),
-				 fmt_clock(sqlite3_column_double(st, 1), tb, sizeof(tb)));
+				 (long long)db_col_int64(st, 0),
+				 fmt_clock(db_col_double(st, 1), tb, sizeof(tb)));
 		ret = LEASE_BUSY;
 	}
 out:
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return ret;
 }
 
-enum lease_status lease_acquire(sqlite3 *db, int64_t job_id, const char *dut, const char *peer,
+enum lease_status lease_acquire(struct db *db, int64_t job_id, const char *dut, const char *peer,
 				int ttl_s, struct buf *why)
 {
 	enum lease_status ret = LEASE_ERROR, s;
@@ -173,7 +173,7 @@ out:
 	return ret;
 }
 
-enum lease_status lease_acquire_pool(sqlite3 *db, const struct klab_config *cfg, int64_t job_id,
+enum lease_status lease_acquire_pool(struct db *db, const struct klab_config *cfg, int64_t job_id,
 				     const char *pool, int ttl_s, const char **dut, const char **peer,
 				     struct buf *why)
 {
@@ -214,21 +214,21 @@ enum lease_status lease_acquire_pool(sqlite3 *db, const struct klab_config *cfg,
 	return best;
 }
 
-int lease_renew(sqlite3 *db, int64_t job_id, int ttl_s)
+int lease_renew(struct db *db, int64_t job_id, int ttl_s)
 {
 	if (db_run(db, "UPDATE leases SET expires = ? WHERE job_id = ?", "di", now_wall() + ttl_s, job_id))
 		return -1;
-	if (sqlite3_changes(db) == 0)
+	if (db_changes(db) == 0)
 		return error("job %lld holds no machine lease any more", (long long)job_id);
 	return 0;
 }
 
-int lease_release(sqlite3 *db, int64_t job_id)
+int lease_release(struct db *db, int64_t job_id)
 {
 	return db_run(db, "DELETE FROM leases WHERE job_id = ?", "i", job_id);
 }
 
-int lease_free_pairs(sqlite3 *db, const struct klab_config *cfg)
+int lease_free_pairs(struct db *db, const struct klab_config *cfg)
 {
 	int n = 0;
 

@@ -2,11 +2,11 @@
 #ifndef KLAB_LEASE_H
 #define KLAB_LEASE_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 
 #include "buf.h"
 #include "conf.h"
+#include "db.h"
 
 /* Results of lease_acquire(). */
 enum lease_status {
@@ -20,7 +20,7 @@ enum lease_status {
  * Make sure every [machine] of the config has a row in `machines` (state
  * 'free'), updating host/port/role of existing rows. 0 or -1.
  */
-int lease_sync_machines(sqlite3 *db, const struct klab_config *cfg);
+int lease_sync_machines(struct db *db, const struct klab_config *cfg);
 
 /*
  * Lease DUT and PEER to JOB_ID for TTL_S seconds, both or neither, in one
@@ -31,7 +31,7 @@ int lease_sync_machines(sqlite3 *db, const struct klab_config *cfg);
  * until 12:01:02") or LEASE_UNUSABLE ("machine 'dut' is broken since ...:
  * REASON").
  */
-enum lease_status lease_acquire(sqlite3 *db, int64_t job_id, const char *dut, const char *peer,
+enum lease_status lease_acquire(struct db *db, int64_t job_id, const char *dut, const char *peer,
 				int ttl_s, struct buf *why);
 
 /*
@@ -40,26 +40,26 @@ enum lease_status lease_acquire(sqlite3 *db, int64_t job_id, const char *dut, co
  * lease_acquire(). *dut and *peer are set (borrowed from the config) on
  * LEASE_OK; LEASE_UNUSABLE when no pair of the pool is usable at all.
  */
-enum lease_status lease_acquire_pool(sqlite3 *db, const struct klab_config *cfg, int64_t job_id,
+enum lease_status lease_acquire_pool(struct db *db, const struct klab_config *cfg, int64_t job_id,
 				     const char *pool, int ttl_s, const char **dut, const char **peer,
 				     struct buf *why);
 
 /* Extend every lease of JOB_ID to now + TTL_S: 0, or -1 (also when the job holds no lease any more). */
-int lease_renew(sqlite3 *db, int64_t job_id, int ttl_s);
+int lease_renew(struct db *db, int64_t job_id, int ttl_s);
 
 /* Drop every lease of JOB_ID: 0 or -1. */
-int lease_release(sqlite3 *db, int64_t job_id);
+int lease_release(struct db *db, int64_t job_id);
 
 /*
  * Reclaim leases that expired or whose job is no longer running: returns
  * how many were dropped, or -1.
  */
-int lease_reclaim(sqlite3 *db);
+int lease_reclaim(struct db *db);
 
 /*
  * The number of dut+peer pairs of the config that are free now (both
  * machines usable and not leased): the daemon's concurrency bound.
  */
-int lease_free_pairs(sqlite3 *db, const struct klab_config *cfg);
+int lease_free_pairs(struct db *db, const struct klab_config *cfg);
 
 #endif

@@ -33,16 +33,16 @@ static void mrow_release(struct mrow *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static char *col_str(sqlite3_stmt *st, int i)
+static char *col_str(struct db_stmt *st, int i)
 {
-	const unsigned char *s = sqlite3_column_text(st, i);
+	const char *s = db_col_text(st, i);
 
 	return s ? xstrdup((const char *)s) : NULL;
 }
 
-static int mrow_load(sqlite3 *db, const struct conf_machine *m, struct mrow *r)
+static int mrow_load(struct db *db, const struct conf_machine *m, struct mrow *r)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -52,21 +52,21 @@ static int mrow_load(sqlite3 *db, const struct conf_machine *m, struct mrow *r)
 			"WHERE m.name = ?", "s", m->name);
 	if (!st)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	rc = db_step(st);
+	if (rc == DB_ROW) {
 		r->state = col_str(st, 0);
-		r->since = sqlite3_column_double(st, 1);
+		r->since = db_col_double(st, 1);
 		r->reason = col_str(st, 2);
 		r->last_kernel = col_str(st, 3);
 		r->last_build_id = col_str(st, 4);
-		r->last_seen = sqlite3_column_double(st, 5);
-		if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-			r->lease_job = sqlite3_column_int64(st, 6);
-			r->lease_expires = sqlite3_column_double(st, 7);
+		r->last_seen = db_col_double(st, 5);
+		if (!db_col_null(st, 6)) {
+			r->lease_job = db_col_int64(st, 6);
+			r->lease_expires = db_col_double(st, 7);
 		}
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	db_finalize(st);
+	if (rc != DB_ROW && rc != DB_DONE)
 		return error("cannot read machine '%s': %s", m->name, db_errmsg(db));
 	if (!r->state)
 		r->state = xstrdup("free");
@@ -128,7 +128,7 @@ int cmd_machines(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct klab_config *cfg = ctx_config(ctx);
 	struct json_object *arr;
-	sqlite3 *db;
+	struct db *db;
 	int json = ctx->json || has_flag(argc, argv, "--json");
 	size_t i;
 
@@ -235,7 +235,7 @@ out:
 	return ret;
 }
 
-static int do_repair(const struct klab_config *cfg, sqlite3 *db, const struct conf_machine *m)
+static int do_repair(const struct klab_config *cfg, struct db *db, const struct conf_machine *m)
 {
 	const char *uname[] = { "uname", "-r", NULL };
 	struct ssh_target t;
@@ -270,7 +270,7 @@ int cmd_machine(int argc, char **argv, struct klab_ctx *ctx)
 	const struct conf_machine *m;
 	const char *sub, *name, *fp = NULL, *reason = NULL;
 	int json = ctx->json, i;
-	sqlite3 *db;
+	struct db *db;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return machine_usage(argc < 2 ? 2 : 0);

@@ -58,9 +58,9 @@ static void mjob_free(struct mjob *j)
 	}
 }
 
-static int mjob_load(sqlite3 *db, int64_t id, struct mjob *j)
+static int mjob_load(struct db *db, int64_t id, struct mjob *j)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 
 	memset(j, 0, sizeof(*j));
 	st = db_prepare(db, "SELECT j.name, j.tree, j.dut, j.peer, j.order_seed, j.series_id, s.subject, s.author, "
@@ -68,31 +68,31 @@ static int mjob_load(sqlite3 *db, int64_t id, struct mjob *j)
 			"FROM jobs j LEFT JOIN series s ON s.id = j.series_id WHERE j.id = ?", "i", id);
 	if (!st)
 		return -1;
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (db_step(st) != DB_ROW) {
+		db_finalize(st);
 		return error("cannot report job %lld: no such job", (long long)id);
 	}
 	j->name = rep_colstr(st, 0);
 	j->tree = rep_colstr(st, 1);
 	j->dut = rep_colstr(st, 2);
 	j->peer = rep_colstr(st, 3);
-	j->have_seed = sqlite3_column_type(st, 4) != SQLITE_NULL;
-	j->seed = sqlite3_column_int64(st, 4);
-	j->series_id = sqlite3_column_int64(st, 5);
+	j->have_seed = !db_col_null(st, 4);
+	j->seed = db_col_int64(st, 4);
+	j->series_id = db_col_int64(st, 5);
 	j->subject = rep_colstr(st, 6);
 	j->author = rep_colstr(st, 7);
 	j->url = rep_colstr(st, 8);
 	j->msgid = rep_colstr(st, 9);
 	j->source = rep_colstr(st, 10);
-	j->total = sqlite3_column_int64(st, 11);
-	j->version = sqlite3_column_int64(st, 12);
-	sqlite3_finalize(st);
+	j->total = db_col_int64(st, 11);
+	j->version = db_col_int64(st, 12);
+	db_finalize(st);
 	st = db_prepare(db, "SELECT s.side, s.label, k.commit_id, k.release, s.profile FROM job_sides s "
 			"LEFT JOIN kernels k ON k.id = s.kernel_id WHERE s.job_id = ?", "i", id);
 	if (!st)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *sd = sqlite3_column_text(st, 0);
+	while (db_step(st) == DB_ROW) {
+		const char *sd = db_col_text(st, 0);
 		int i;
 
 		if (!sd || (sd[0] != 'A' && sd[0] != 'B'))
@@ -103,7 +103,7 @@ static int mjob_load(sqlite3 *db, int64_t id, struct mjob *j)
 		j->release[i] = rep_colstr(st, 3);
 		j->profile[i] = rep_colstr(st, 4);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	for (int i = 0; i < 2; i++)
 		if (!j->label[i])
 			j->label[i] = xstrdup(i ? "B" : "A");
@@ -111,7 +111,7 @@ static int mjob_load(sqlite3 *db, int64_t id, struct mjob *j)
 }
 
 /* "eth1 (idpf, 32 TX / 32 RX queues)" from the DUT's sysinfo, via sqlite's JSON functions. */
-static char *nic_line(sqlite3 *db, int64_t job)
+static char *nic_line(struct db *db, int64_t job)
 {
 	char *nic = NULL, *out = NULL, *driver = NULL;
 	int64_t tq = -1, rq = -1;
@@ -145,7 +145,7 @@ static char *nic_line(sqlite3 *db, int64_t job)
 	return out;
 }
 
-static void method_line(sqlite3 *db, int64_t job, const struct mjob *j, FILE *out)
+static void method_line(struct db *db, int64_t job, const struct mjob *j, FILE *out)
 {
 	int64_t boots = 0, runs = 0;
 
@@ -243,10 +243,10 @@ static void verdicts(const struct rep_cmp *c, size_t n, FILE *out)
  * least one claimed metric was checked, every check is "consistent" with a
  * CHANGED verdict, and no metric changed the worse way.
  */
-static int claims(sqlite3 *db, const struct mjob *j, const struct rep_cmp *c, size_t n, FILE *out,
+static int claims(struct db *db, const struct mjob *j, const struct rep_cmp *c, size_t n, FILE *out,
 		  struct buf *why)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	struct buf t = BUF_INIT;
 	int n_exp = 0, checked = 0, consistent = 0, worse = 0;
 
@@ -254,15 +254,15 @@ static int claims(sqlite3 *db, const struct mjob *j, const struct rep_cmp *c, si
 	if (j->series_id &&
 	    (st = db_prepare(db, "SELECT metric, direction, lo_pct, hi_pct, text FROM expectations WHERE series_id = ? "
 			     "ORDER BY patch_seq, id", "i", j->series_id))) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *metric = (const char *)sqlite3_column_text(st, 0);
+		while (db_step(st) == DB_ROW) {
+			const char *metric = db_col_text(st, 0);
 			double lo = rep_coldbl(st, 2), hi = rep_coldbl(st, 3);
 			int found = 0;
 
 			n_exp++;
-			fprintf(out, "  the series says: \"%s\"\n", clean(&t, (const char *)sqlite3_column_text(st, 4)));
+			fprintf(out, "  the series says: \"%s\"\n", clean(&t, db_col_text(st, 4)));
 			fprintf(out, "    expected: %s ", clean(&t, metric));
-			fprintf(out, "%s", clean(&t, (const char *)sqlite3_column_text(st, 1)));
+			fprintf(out, "%s", clean(&t, db_col_text(st, 1)));
 			if (isfinite(lo) && isfinite(hi))
 				fprintf(out, " by %g%% to %g%%", lo, hi);
 			else if (isfinite(lo))
@@ -289,7 +289,7 @@ static int claims(sqlite3 *db, const struct mjob *j, const struct rep_cmp *c, si
 			if (!found)
 				fprintf(out, "    measured: no workload of this job measured it\n");
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 	}
 	if (!n_exp)
 		fprintf(out, "  no performance claim was found in the series\n");
@@ -325,7 +325,7 @@ static int pdiff_cmp(const void *x, const void *y)
 	return a > b ? -1 : a < b;
 }
 
-static void profiles(sqlite3 *db, int64_t job, const struct rep_cmp *c, size_t n, FILE *out)
+static void profiles(struct db *db, int64_t job, const struct rep_cmp *c, size_t n, FILE *out)
 {
 	struct buf t = BUF_INIT;
 	int any = 0;
@@ -374,7 +374,7 @@ static void profiles(sqlite3 *db, int64_t job, const struct rep_cmp *c, size_t n
 }
 
 /* PNG charts to attach: run order and distribution of each workload's headline metric. */
-static int attachments(sqlite3 *db, int64_t job, const struct mjob *j, const struct rep_cmp *c, size_t n,
+static int attachments(struct db *db, int64_t job, const struct mjob *j, const struct rep_cmp *c, size_t n,
 		       const char *dir, FILE *out)
 {
 	struct plot_batch pb;
@@ -385,7 +385,7 @@ static int attachments(sqlite3 *db, int64_t job, const struct mjob *j, const str
 		return -1;
 	plot_batch_init(&pb, dir, PLOT_PNG);
 	for (size_t i = 0; i < n; i++) {
-		sqlite3_stmt *st;
+		struct db_stmt *st;
 		double *va, *vb;
 		size_t na = 0, nb = 0, cap = 16;
 		struct plot_ci ci = { 1, c[i].change_pct, c[i].ci_lo, c[i].ci_hi,
@@ -399,8 +399,8 @@ static int attachments(sqlite3 *db, int64_t job, const struct mjob *j, const str
 			continue;
 		va = xmalloc(cap * sizeof(double));
 		vb = xmalloc(cap * sizeof(double));
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const unsigned char *sd = sqlite3_column_text(st, 0);
+		while (db_step(st) == DB_ROW) {
+			const char *sd = db_col_text(st, 0);
 
 			if (na == cap || nb == cap) {
 				cap *= 2;
@@ -408,11 +408,11 @@ static int attachments(sqlite3 *db, int64_t job, const struct mjob *j, const str
 				vb = xrealloc(vb, cap * sizeof(double));
 			}
 			if (sd && sd[0] == 'B')
-				vb[nb++] = sqlite3_column_double(st, 1);
+				vb[nb++] = db_col_double(st, 1);
 			else
-				va[na++] = sqlite3_column_double(st, 1);
+				va[na++] = db_col_double(st, 1);
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 		buf_reset(&f);
 		buf_addf(&f, "j%lld-", (long long)job);
 		rep_slug(&f, c[i].workload);
@@ -446,7 +446,7 @@ static int attachments(sqlite3 *db, int64_t job, const struct mjob *j, const str
 	return ret;
 }
 
-int report_mail(sqlite3 *db, int64_t job_id, FILE *out, const struct report_mail_opts *opts)
+int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_mail_opts *opts)
 {
 	struct mjob j;
 	struct rep_cmp *c = NULL;

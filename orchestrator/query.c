@@ -191,8 +191,8 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 	size_t nb = 0, n_pos, rows = 0;
 	double t_since = 0, t_until = 0;
 	long lim = -1, job_id = 0;
-	sqlite3 *db;
-	sqlite3_stmt *st = NULL;
+	struct db *db;
+	struct db_stmt *st = NULL;
 	struct json_object *arr = NULL;
 	int ret = 1;
 
@@ -284,19 +284,16 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 #undef BIND_S
 #undef BIND_I
 #undef BIND_D
-	if (sqlite3_prepare_v2(db, sql.buf, -1, &st, NULL) != SQLITE_OK) {
-		error("database '%s': %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+	st = db_prepare(db, sql.buf, "");
+	if (!st)
 		goto out;
-	}
 	for (size_t i = 0; i < nb; i++) {
-		int b = types[i] == 'i' ? sqlite3_bind_int64(st, (int)i + 1, iv[i]) :
-			types[i] == 'd' ? sqlite3_bind_double(st, (int)i + 1, dv[i]) :
-			sqlite3_bind_text(st, (int)i + 1, sv[i], -1, SQLITE_STATIC);
+		int b = types[i] == 'i' ? db_bind_int64(st, (int)i + 1, iv[i]) :
+			types[i] == 'd' ? db_bind_double(st, (int)i + 1, dv[i]) :
+			db_bind_text(st, (int)i + 1, sv[i]);
 
-		if (b != SQLITE_OK) {
-			error("database '%s': cannot bind: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+		if (b)
 			goto out;
-		}
 	}
 	if (json)
 		arr = json_object_new_array();
@@ -305,19 +302,19 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 	else
 		printf("%7s %5s %4s %-20s %-10s %-16s %6s %3s %-19s %-22s %14s %s\n", "run", "job", "side",
 		       "kernel", "machine", "workload", "boot", "seq", "time (UTC)", "metric", "value", "unit");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *c_side = (const char *)sqlite3_column_text(st, 2);
-		const char *c_kernel = (const char *)sqlite3_column_text(st, 3);
-		const char *c_machine = (const char *)sqlite3_column_text(st, 4);
-		const char *c_wl = (const char *)sqlite3_column_text(st, 5);
-		const char *c_metric = (const char *)sqlite3_column_text(st, 9);
-		const char *c_unit = (const char *)sqlite3_column_text(st, 11);
-		int64_t run = sqlite3_column_int64(st, 0);
-		int has_job = sqlite3_column_type(st, 1) != SQLITE_NULL;
-		int has_boot = sqlite3_column_type(st, 6) != SQLITE_NULL;
-		int64_t c_job = sqlite3_column_int64(st, 1), boot = sqlite3_column_int64(st, 6);
-		int seq = sqlite3_column_int(st, 7);
-		double t = sqlite3_column_double(st, 8), v = sqlite3_column_double(st, 10);
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *c_side = db_col_text(st, 2);
+		const char *c_kernel = db_col_text(st, 3);
+		const char *c_machine = db_col_text(st, 4);
+		const char *c_wl = db_col_text(st, 5);
+		const char *c_metric = db_col_text(st, 9);
+		const char *c_unit = db_col_text(st, 11);
+		int64_t run = db_col_int64(st, 0);
+		int has_job = !db_col_null(st, 1);
+		int has_boot = !db_col_null(st, 6);
+		int64_t c_job = db_col_int64(st, 1), boot = db_col_int64(st, 6);
+		int seq = db_col_int(st, 7);
+		double t = db_col_double(st, 8), v = db_col_double(st, 10);
 		char ts[32], vs[40];
 
 		rows++;
@@ -375,8 +372,8 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 			       c_wl ? c_wl : "-", bt, seq, ts, c_metric ? c_metric : "-", vs, c_unit ? c_unit : "");
 		}
 	}
-	if (rc != SQLITE_DONE) {
-		error("database '%s': cannot query results: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+	if (rc != DB_DONE) {
+		error("database '%s': cannot query results: %s", db_file(db), db_errmsg(db));
 		goto out;
 	}
 	if (json) {
@@ -392,7 +389,7 @@ int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
 out:
 	if (arr)
 		json_object_put(arr);
-	sqlite3_finalize(st);
+	db_finalize(st);
 	buf_release(&sql);
 	return ret;
 }
@@ -449,7 +446,7 @@ int cmd_compare(int argc, char **argv, struct klab_ctx *ctx)
 	struct compare_result res = { 0 };
 	struct klab_config *cfg;
 	size_t n_pos;
-	sqlite3 *db;
+	struct db *db;
 
 	if ((rc = parse_opts("compare", argc, argv, opts, ARRAY_SIZE(opts), pos, 2, &n_pos)))
 		return rc;
@@ -618,7 +615,7 @@ int cmd_history(int argc, char **argv, struct klab_ctx *ctx)
 	struct klab_config *cfg;
 	size_t n_pos, n = 0;
 	double t = 0;
-	sqlite3 *db;
+	struct db *db;
 
 	if ((rc = parse_opts("history", argc, argv, opts, ARRAY_SIZE(opts), pos, 2, &n_pos)))
 		return rc;

@@ -35,7 +35,7 @@ struct page {
 };
 
 struct rep {
-	sqlite3 *db;
+	struct db *db;
 	char *outdir;
 	struct plot_batch pb;
 	struct chart_ref *charts;
@@ -54,16 +54,16 @@ struct rep {
 
 /* ---- small formatting helpers (shared with mailreport.c via report_int.h) ---- */
 
-char *rep_colstr(sqlite3_stmt *st, int i)
+char *rep_colstr(struct db_stmt *st, int i)
 {
-	const unsigned char *s = sqlite3_column_text(st, i);
+	const char *s = db_col_text(st, i);
 
 	return s ? xstrdup((const char *)s) : NULL;
 }
 
-double rep_coldbl(sqlite3_stmt *st, int i)
+double rep_coldbl(struct db_stmt *st, int i)
 {
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+	return db_col_null(st, i) ? NAN : db_col_double(st, i);
 }
 
 void rep_fmt_si(struct buf *b, double v)
@@ -140,18 +140,18 @@ static const char CMP_COLS[] =
 	"change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict, "
 	"claim, job_id, created";
 
-static void cmp_read(sqlite3_stmt *st, struct rep_cmp *c)
+static void cmp_read(struct db_stmt *st, struct rep_cmp *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->id = sqlite3_column_int64(st, 0);
+	c->id = db_col_int64(st, 0);
 	c->label_a = rep_colstr(st, 1);
 	c->label_b = rep_colstr(st, 2);
 	c->workload = rep_colstr(st, 3);
 	c->metric = rep_colstr(st, 4);
 	c->unit = rep_colstr(st, 5);
 	c->better = rep_colstr(st, 6);
-	c->n_a = sqlite3_column_int64(st, 7);
-	c->n_b = sqlite3_column_int64(st, 8);
+	c->n_a = db_col_int64(st, 7);
+	c->n_b = db_col_int64(st, 8);
 	c->mean_a = rep_coldbl(st, 9);
 	c->mean_b = rep_coldbl(st, 10);
 	c->cov_a = rep_coldbl(st, 11);
@@ -167,7 +167,7 @@ static void cmp_read(sqlite3_stmt *st, struct rep_cmp *c)
 	c->threshold_pct = rep_coldbl(st, 21);
 	c->verdict = rep_colstr(st, 22);
 	c->claim = rep_colstr(st, 23);
-	c->job_id = sqlite3_column_int64(st, 24);
+	c->job_id = db_col_int64(st, 24);
 	c->created = rep_coldbl(st, 25);
 }
 
@@ -201,10 +201,10 @@ static int cmp_order(const void *x, const void *y)
 	return r ? r : strcmp(a->metric, b->metric);
 }
 
-int rep_load_cmps(sqlite3 *db, int64_t job_id, struct rep_cmp **out, size_t *n)
+int rep_load_cmps(struct db *db, int64_t job_id, struct rep_cmp **out, size_t *n)
 {
 	struct buf sql = BUF_INIT;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	struct rep_cmp *v = NULL;
 	size_t nv = 0, av = 0;
 	int rc;
@@ -215,15 +215,15 @@ int rep_load_cmps(sqlite3 *db, int64_t job_id, struct rep_cmp **out, size_t *n)
 	buf_release(&sql);
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
 		if (nv == av) {
 			av = av ? 2 * av : 16;
 			v = xrealloc(v, av * sizeof(*v));
 		}
 		cmp_read(st, &v[nv++]);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	db_finalize(st);
+	if (rc != DB_DONE) {
 		rep_cmps_free(v, nv);
 		return error("cannot read the comparisons of job %lld: %s", (long long)job_id, db_errmsg(db));
 	}
@@ -488,9 +488,9 @@ static void job_free(struct job *j)
 	memset(j, 0, sizeof(*j));
 }
 
-static int job_load(sqlite3 *db, int64_t id, struct job *j)
+static int job_load(struct db *db, int64_t id, struct job *j)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int rc;
 
 	memset(j, 0, sizeof(*j));
@@ -498,12 +498,12 @@ static int job_load(sqlite3 *db, int64_t id, struct job *j)
 			"finished, order_seed, series_id FROM jobs WHERE id = ?", "i", id);
 	if (!st)
 		return -1;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	rc = db_step(st);
+	if (rc != DB_ROW) {
+		db_finalize(st);
 		return error("cannot report job %lld: no such job", (long long)id);
 	}
-	j->id = sqlite3_column_int64(st, 0);
+	j->id = db_col_int64(st, 0);
 	j->name = rep_colstr(st, 1);
 	j->state = rep_colstr(st, 2);
 	j->tree = rep_colstr(st, 3);
@@ -514,34 +514,34 @@ static int job_load(sqlite3 *db, int64_t id, struct job *j)
 	j->created = rep_coldbl(st, 8);
 	j->started = rep_coldbl(st, 9);
 	j->finished = rep_coldbl(st, 10);
-	j->have_seed = sqlite3_column_type(st, 11) != SQLITE_NULL;
-	j->order_seed = sqlite3_column_int64(st, 11);
-	j->series_id = sqlite3_column_int64(st, 12);
-	sqlite3_finalize(st);
+	j->have_seed = !db_col_null(st, 11);
+	j->order_seed = db_col_int64(st, 11);
+	j->series_id = db_col_int64(st, 12);
+	db_finalize(st);
 
 	if (j->series_id) {
 		st = db_prepare(db, "SELECT source, source_url, subject, author, message_id, version, total "
 				"FROM series WHERE id = ?", "i", j->series_id);
 		if (!st)
 			return -1;
-		if (sqlite3_step(st) == SQLITE_ROW) {
+		if (db_step(st) == DB_ROW) {
 			j->s_source = rep_colstr(st, 0);
 			j->s_url = rep_colstr(st, 1);
 			j->s_subject = rep_colstr(st, 2);
 			j->s_author = rep_colstr(st, 3);
 			j->s_msgid = rep_colstr(st, 4);
-			j->s_version = sqlite3_column_int64(st, 5);
-			j->s_total = sqlite3_column_int64(st, 6);
+			j->s_version = db_col_int64(st, 5);
+			j->s_total = db_col_int64(st, 6);
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 	}
 	st = db_prepare(db, "SELECT s.side, s.label, s.profile, k.tree, k.commit_id, k.variant, k.release, "
 			"k.build_id, k.compiler, s.kernel_id FROM job_sides s LEFT JOIN kernels k ON k.id = s.kernel_id "
 			"WHERE s.job_id = ? ORDER BY s.side", "i", id);
 	if (!st)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *sd = sqlite3_column_text(st, 0);
+	while (db_step(st) == DB_ROW) {
+		const char *sd = db_col_text(st, 0);
 		struct side *s;
 
 		if (!sd || (sd[0] != 'A' && sd[0] != 'B'))
@@ -555,9 +555,9 @@ static int job_load(sqlite3 *db, int64_t id, struct job *j)
 		s->release = rep_colstr(st, 6);
 		s->build_id = rep_colstr(st, 7);
 		s->compiler = rep_colstr(st, 8);
-		s->kernel_id = sqlite3_column_int64(st, 9);
+		s->kernel_id = db_col_int64(st, 9);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	for (int i = 0; i < 2; i++) {
 		j->side[i].present = j->side[i].label != NULL;
 		if (!j->side[i].label)
@@ -598,9 +598,9 @@ static void series_href(struct buf *h, const struct job *j)
 }
 
 /* NIC driver and queue counts of the job's DUT, from its sysinfo. */
-static void nic_facts(sqlite3 *db, const struct job *j, struct buf *nic, struct buf *cmdline)
+static void nic_facts(struct db *db, const struct job *j, struct buf *nic, struct buf *cmdline)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	char *sysinfo = NULL, *cl[2] = { NULL, NULL }, *want_nic = NULL;
 	struct json_object *o = NULL, *nics, *k;
 	int found = 0;
@@ -608,9 +608,9 @@ static void nic_facts(sqlite3 *db, const struct job *j, struct buf *nic, struct 
 	st = db_prepare(db, "SELECT side, cmdline, sysinfo, machine FROM boots WHERE job_id = ? ORDER BY seq", "i", j->id);
 	if (!st)
 		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *sd = sqlite3_column_text(st, 0);
-		const unsigned char *mach = sqlite3_column_text(st, 3);
+	while (db_step(st) == DB_ROW) {
+		const char *sd = db_col_text(st, 0);
+		const char *mach = db_col_text(st, 3);
 		int i = sd && sd[0] == 'B';
 
 		if (j->dut && mach && strcmp((const char *)mach, j->dut))
@@ -620,7 +620,7 @@ static void nic_facts(sqlite3 *db, const struct job *j, struct buf *nic, struct 
 		if (!sysinfo)
 			sysinfo = rep_colstr(st, 2);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	/* the workload NIC is named in the run spec */
 	if (db_get_str(db, &want_nic, "SELECT json_extract(result, '$.spec.nic') FROM runs "
 		       "WHERE job_id = ? AND json_valid(result) AND json_extract(result, '$.spec.nic') IS NOT NULL "
@@ -707,9 +707,9 @@ static void kernel_desc(struct buf *h, const struct side *s, char side)
 }
 
 /* Boots x runs per side and workload, e.g. "udp_rr_500: A 4 x 3, B 4 x 3". */
-static void boots_runs(sqlite3 *db, int64_t job, struct buf *h)
+static void boots_runs(struct db *db, int64_t job, struct buf *h)
 {
-	sqlite3_stmt *st = db_prepare(db,
+	struct db_stmt *st = db_prepare(db,
 		"SELECT workload, side, COUNT(DISTINCT boot_id), COUNT(*) FROM runs "
 		"WHERE job_id = ? AND status = 'ok' GROUP BY workload, side ORDER BY workload, side", "i", job);
 	char *last = NULL;
@@ -717,9 +717,9 @@ static void boots_runs(sqlite3 *db, int64_t job, struct buf *h)
 
 	if (!st)
 		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *wl = (const char *)sqlite3_column_text(st, 0);
-		int64_t boots = sqlite3_column_int64(st, 2), runs = sqlite3_column_int64(st, 3);
+	while (db_step(st) == DB_ROW) {
+		const char *wl = db_col_text(st, 0);
+		int64_t boots = db_col_int64(st, 2), runs = db_col_int64(st, 3);
 
 		if (!last || strcmp(last, wl)) {
 			if (n++)
@@ -729,7 +729,7 @@ static void boots_runs(sqlite3 *db, int64_t job, struct buf *h)
 			free(last);
 			last = xstrdup(wl);
 		}
-		const unsigned char *sd = sqlite3_column_text(st, 1);
+		const char *sd = db_col_text(st, 1);
 
 		buf_addf(h, "%s %s ", sd && sd[0] == 'B' ? "," : "", sd && sd[0] == 'B' ? "B" : "A");
 		if (boots > 0)
@@ -741,7 +741,7 @@ static void boots_runs(sqlite3 *db, int64_t job, struct buf *h)
 		else
 			buf_addf(h, "%lld runs in all", (long long)runs);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	free(last);
 	if (!n)
 		buf_addstr(h, "<span class=\"muted\">no runs stored</span>");
@@ -753,7 +753,7 @@ static void aa_noise(struct rep *r, const struct rep_cmp *c, size_t n, struct bu
 	int found = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		sqlite3_stmt *st;
+		struct db_stmt *st;
 
 		if (rep_metric_rank(c[i].metric) >= 10 || (i && !strcmp(c[i].workload, c[i - 1].workload)))
 			continue;
@@ -762,7 +762,7 @@ static void aa_noise(struct rep *r, const struct rep_cmp *c, size_t n, struct bu
 				"ss", c[i].workload, c[i].metric);
 		if (!st)
 			continue;
-		if (sqlite3_step(st) == SQLITE_ROW) {
+		if (db_step(st) == DB_ROW) {
 			double lo = rep_coldbl(st, 1), hi = rep_coldbl(st, 2);
 
 			if (found++)
@@ -771,18 +771,18 @@ static void aa_noise(struct rep *r, const struct rep_cmp *c, size_t n, struct bu
 			buf_addch(h, ' ');
 			html_escape(h, c[i].metric);
 			buf_addf(h, ": &plusmn;%.2f%% (95%% CI half-width, ", isfinite(lo) && isfinite(hi) ? (hi - lo) / 2 : NAN);
-			job_link(r, h, sqlite3_column_int64(st, 0));
+			job_link(r, h, db_col_int64(st, 0));
 			buf_addch(h, ')');
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 	}
 	if (!found)
 		buf_addstr(h, "<span class=\"muted\">not measured (run an A/A job to know the noise floor)</span>");
 }
 
-static void claims_section(sqlite3 *db, const struct job *j, struct buf *h)
+static void claims_section(struct db *db, const struct job *j, struct buf *h)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int n = 0;
 
 	if (!j->series_id)
@@ -791,16 +791,16 @@ static void claims_section(sqlite3 *db, const struct job *j, struct buf *h)
 			"FROM expectations WHERE series_id = ? ORDER BY patch_seq, id", "i", j->series_id);
 	if (!st)
 		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		double lo = rep_coldbl(st, 3), hi = rep_coldbl(st, 4);
 
 		if (!n++)
 			buf_addstr(h, "<h3>Claims found in the series</h3>\n<div class=\"table-wrap\"><table>"
 				   "<tr><th>patch</th><th>metric</th><th>expected</th><th>text</th></tr>\n");
-		buf_addf(h, "<tr><td class=\"num\">%lld</td><td><code>", (long long)sqlite3_column_int64(st, 0));
-		html_escape(h, (const char *)sqlite3_column_text(st, 1));
+		buf_addf(h, "<tr><td class=\"num\">%lld</td><td><code>", (long long)db_col_int64(st, 0));
+		html_escape(h, db_col_text(st, 1));
 		buf_addstr(h, "</code></td><td>");
-		html_escape(h, (const char *)sqlite3_column_text(st, 2));
+		html_escape(h, db_col_text(st, 2));
 		if (isfinite(lo) || isfinite(hi)) {
 			buf_addstr(h, " by ");
 			if (isfinite(lo))
@@ -812,10 +812,10 @@ static void claims_section(sqlite3 *db, const struct job *j, struct buf *h)
 			buf_addstr(h, "%");
 		}
 		buf_addstr(h, "</td><td>");
-		html_escape(h, (const char *)sqlite3_column_text(st, 8));
+		html_escape(h, db_col_text(st, 8));
 		buf_addstr(h, "</td></tr>\n");
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (n)
 		buf_addstr(h, "</table></div>\n");
 }
@@ -893,10 +893,10 @@ static void kpi_table(struct rep *r, const struct rep_cmp *c, size_t n, struct b
 }
 
 /* Values of METRIC for every ok run of the job's WORKLOAD, in run order. */
-static int load_runs(sqlite3 *db, int64_t job, const char *wl, const char *metric,
+static int load_runs(struct db *db, int64_t job, const char *wl, const char *metric,
 		     struct plot_run **out, int64_t **run_ids, size_t *n)
 {
-	sqlite3_stmt *st = db_prepare(db,
+	struct db_stmt *st = db_prepare(db,
 		"SELECT r.side, COALESCE(b.seq, 0), m.value, r.id FROM runs r "
 		"LEFT JOIN boots b ON b.id = r.boot_id "
 		"JOIN metrics m ON m.run_id = r.id AND m.name = ? "
@@ -908,8 +908,8 @@ static int load_runs(sqlite3 *db, int64_t job, const char *wl, const char *metri
 
 	if (!st)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *sd = sqlite3_column_text(st, 0);
+	while (db_step(st) == DB_ROW) {
+		const char *sd = db_col_text(st, 0);
 
 		if (nv == av) {
 			av = av ? 2 * av : 32;
@@ -917,12 +917,12 @@ static int load_runs(sqlite3 *db, int64_t job, const char *wl, const char *metri
 			ids = xrealloc(ids, av * sizeof(*ids));
 		}
 		v[nv].side = sd && sd[0] == 'B' ? 'B' : 'A';
-		v[nv].boot = (long)sqlite3_column_int64(st, 1);
+		v[nv].boot = (long)db_col_int64(st, 1);
 		v[nv].value = rep_coldbl(st, 2);
-		ids[nv] = sqlite3_column_int64(st, 3);
+		ids[nv] = db_col_int64(st, 3);
 		nv++;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	*out = v;
 	*run_ids = ids;
 	*n = nv;
@@ -962,9 +962,9 @@ static int64_t median_run(const struct plot_run *v, const int64_t *ids, size_t n
 	return best;
 }
 
-static size_t load_samples(sqlite3 *db, int64_t run, const char *metric, struct plot_xy **out)
+static size_t load_samples(struct db *db, int64_t run, const char *metric, struct plot_xy **out)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	struct plot_xy *v = NULL;
 	size_t n = 0, a = 0;
 
@@ -974,16 +974,16 @@ static size_t load_samples(sqlite3 *db, int64_t run, const char *metric, struct 
 	st = db_prepare(db, "SELECT t, value FROM samples WHERE run_id = ? AND metric = ? ORDER BY t", "is", run, metric);
 	if (!st)
 		return 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		if (n == a) {
 			a = a ? 2 * a : 64;
 			v = xrealloc(v, a * sizeof(*v));
 		}
-		v[n].x = sqlite3_column_double(st, 0);
-		v[n].y = sqlite3_column_double(st, 1);
+		v[n].x = db_col_double(st, 0);
+		v[n].y = db_col_double(st, 1);
 		n++;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	*out = v;
 	return n;
 }
@@ -998,10 +998,10 @@ static int cpu_busy_cmp(const void *x, const void *y)
 }
 
 /* Per-CPU averages of one side; the busiest MAX_CPUS_SHOWN, "all" first. */
-static size_t load_cpus(sqlite3 *db, int64_t job, const char *wl, char side, struct plot_cpu **out, size_t *total)
+static size_t load_cpus(struct db *db, int64_t job, const char *wl, char side, struct plot_cpu **out, size_t *total)
 {
 	char sd[2] = { side, 0 };
-	sqlite3_stmt *st = db_prepare(db,
+	struct db_stmt *st = db_prepare(db,
 		"SELECT c.cpu, AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), "
 		"AVG(COALESCE(c.nice, 0) + COALESCE(c.iowait, 0) + COALESCE(c.steal, 0)), AVG(c.idle) "
 		"FROM cpu_stats c JOIN runs r ON r.id = c.run_id "
@@ -1015,21 +1015,21 @@ static size_t load_cpus(sqlite3 *db, int64_t job, const char *wl, char side, str
 	*total = 0;
 	if (!st)
 		return 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		struct plot_cpu c;
-		int cpu = sqlite3_column_int(st, 0);
+		int cpu = db_col_int(st, 0);
 
 		memset(&c, 0, sizeof(c));
 		if (cpu < 0)
 			snprintf(c.label, sizeof(c.label), "all");
 		else
 			snprintf(c.label, sizeof(c.label), "cpu%d", cpu);
-		c.usr = sqlite3_column_double(st, 1);
-		c.sys = sqlite3_column_double(st, 2);
-		c.irq = sqlite3_column_double(st, 3);
-		c.soft = sqlite3_column_double(st, 4);
-		c.other = sqlite3_column_double(st, 5);
-		c.idle = sqlite3_column_double(st, 6);
+		c.usr = db_col_double(st, 1);
+		c.sys = db_col_double(st, 2);
+		c.irq = db_col_double(st, 3);
+		c.soft = db_col_double(st, 4);
+		c.other = db_col_double(st, 5);
+		c.idle = db_col_double(st, 6);
 		if (cpu < 0) {
 			all = c;
 			have_all = 1;
@@ -1041,7 +1041,7 @@ static size_t load_cpus(sqlite3 *db, int64_t job, const char *wl, char side, str
 		}
 		v[n++] = c;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	*total = n;
 	if (n > MAX_CPUS_SHOWN) {
 		/* keep the busiest, then put them back in CPU order */
@@ -1090,7 +1090,7 @@ static void bucket_label(char *out, size_t len, double lo, double hi)
 
 static void histograms_section(struct rep *r, const struct job *j, const char *wl, const char *wslug, struct buf *h)
 {
-	sqlite3_stmt *st = db_prepare(r->db,
+	struct db_stmt *st = db_prepare(r->db,
 		"SELECT h.name, h.lo, h.hi, SUM(CASE WHEN r.side = 'A' THEN h.count ELSE 0 END), "
 		"SUM(CASE WHEN r.side = 'B' THEN h.count ELSE 0 END) "
 		"FROM histograms h JOIN runs r ON r.id = h.run_id "
@@ -1106,8 +1106,8 @@ static void histograms_section(struct rep *r, const struct job *j, const char *w
 	for (;;) {
 		const char *nm;
 
-		rc = sqlite3_step(st);
-		nm = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+		rc = db_step(st);
+		nm = rc == DB_ROW ? db_col_text(st, 0) : NULL;
 		if (name && (!nm || strcmp(nm, name))) {
 			struct buf t = BUF_INIT, x = BUF_INIT, f = BUF_INIT, s = BUF_INIT;
 			char *file;
@@ -1132,7 +1132,7 @@ static void histograms_section(struct rep *r, const struct job *j, const char *w
 			name = NULL;
 			n = 0;
 		}
-		if (rc != SQLITE_ROW)
+		if (rc != DB_ROW)
 			break;
 		if (!name)
 			name = xstrdup(nm ? nm : "?");
@@ -1140,12 +1140,12 @@ static void histograms_section(struct rep *r, const struct job *j, const char *w
 			a = a ? 2 * a : 32;
 			bk = xrealloc(bk, a * sizeof(*bk));
 		}
-		bucket_label(bk[n].label, sizeof(bk[n].label), sqlite3_column_double(st, 1), sqlite3_column_double(st, 2));
-		bk[n].a = sqlite3_column_double(st, 3);
-		bk[n].b = sqlite3_column_double(st, 4);
+		bucket_label(bk[n].label, sizeof(bk[n].label), db_col_double(st, 1), db_col_double(st, 2));
+		bk[n].a = db_col_double(st, 3);
+		bk[n].b = db_col_double(st, 4);
 		n++;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	free(bk);
 	if (!shown) {
 		char *file = chart_file(r, "j%lld-%s-hist", (long long)j->id, wslug);
@@ -1200,10 +1200,10 @@ void rep_prof_free(struct rep_prof *p, size_t n)
  * counting as 0; with at least 3 profiled runs per side, Welch's t on the
  * per-run shares gives a p-value. Sorted by the larger share, top LIMIT.
  */
-int rep_load_profile(sqlite3 *db, int64_t job, const char *wl, size_t limit,
+int rep_load_profile(struct db *db, int64_t job, const char *wl, size_t limit,
 		     struct rep_prof **out, size_t *n_out, int *runs_a, int *runs_b)
 {
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	struct prof_row *rows = NULL;
 	struct rep_prof *syms = NULL;
 	size_t n = 0, a = 0, ns = 0, i, k;
@@ -1215,15 +1215,15 @@ int rep_load_profile(sqlite3 *db, int64_t job, const char *wl, size_t limit,
 			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' GROUP BY r.side", "is", job, wl);
 	if (!st)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *sd = sqlite3_column_text(st, 0);
+	while (db_step(st) == DB_ROW) {
+		const char *sd = db_col_text(st, 0);
 
 		if (sd && sd[0] == 'A')
-			nra = sqlite3_column_int(st, 1);
+			nra = db_col_int(st, 1);
 		else if (sd && sd[0] == 'B')
-			nrb = sqlite3_column_int(st, 1);
+			nrb = db_col_int(st, 1);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	*runs_a = nra;
 	*runs_b = nrb;
 	if (!nra && !nrb)
@@ -1234,23 +1234,23 @@ int rep_load_profile(sqlite3 *db, int64_t job, const char *wl, size_t limit,
 			"GROUP BY r.side, p.run_id, p.symbol", "is", job, wl);
 	if (!st)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *sd = sqlite3_column_text(st, 0);
+	while (db_step(st) == DB_ROW) {
+		const char *sd = db_col_text(st, 0);
 
 		if (n == a) {
 			a = a ? 2 * a : 256;
 			rows = xrealloc(rows, a * sizeof(*rows));
 		}
 		rows[n].side = sd && sd[0] == 'B' ? 'B' : 'A';
-		rows[n].run = sqlite3_column_int64(st, 1);
+		rows[n].run = db_col_int64(st, 1);
 		rows[n].symbol = rep_colstr(st, 2);
 		if (!rows[n].symbol)
 			rows[n].symbol = xstrdup("?");
 		rows[n].dso = rep_colstr(st, 3);
-		rows[n].pct = sqlite3_column_double(st, 4);
+		rows[n].pct = db_col_double(st, 4);
 		n++;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (n)
 		qsort(rows, n, sizeof(*rows), prof_row_cmp);
 	syms = xcalloc(n + 1, sizeof(*syms));
@@ -1515,7 +1515,7 @@ static int job_page(struct rep *r, int64_t id)
 	struct buf facts = BUF_INIT, kpi = BUF_INIT, wls = BUF_INIT, claims = BUF_INIT, t = BUF_INIT;
 	struct buf content = BUF_INIT, sub = BUF_INIT, state = BUF_INIT, nic = BUF_INIT, cl = BUF_INIT;
 	struct strvec workloads = STRVEC_INIT;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	char name[64], idstr[32];
 	int ret = -1;
 
@@ -1622,13 +1622,13 @@ static int job_page(struct rep *r, int64_t id)
 			strvec_push(&workloads, c[i].workload);
 	st = db_prepare(r->db, "SELECT DISTINCT workload FROM runs WHERE job_id = ? ORDER BY workload", "i", id);
 	if (st) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *w = (const char *)sqlite3_column_text(st, 0);
+		while (db_step(st) == DB_ROW) {
+			const char *w = db_col_text(st, 0);
 
 			if (w && strvec_find(&workloads, w) < 0)
 				strvec_push(&workloads, w);
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 	}
 	for (i = 0; i < workloads.n; i++)
 		workload_section(r, &j, c, n, workloads.v[i], &wls);
@@ -1681,7 +1681,7 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 	double *cpx = NULL;
 	size_t n = 0, a = 0, ncp = 0, nseg = 0, i;
 	char *unit = NULL, *file, *page = history_name(wl, metric);
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int ret = -1, ncp_rows = 0;
 	double last_cp_change = NAN;
 	int64_t last_cp_job = 0;
@@ -1703,18 +1703,18 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 		"GROUP BY j.id ORDER BY j.created, j.id", "ss", metric, wl);
 	if (!st)
 		goto out;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		if (n == a) {
 			a = a ? 2 * a : 32;
 			p = xrealloc(p, a * sizeof(*p));
 		}
-		p[n].job = sqlite3_column_int64(st, 0);
-		p[n].created = sqlite3_column_double(st, 1);
-		p[n].value = sqlite3_column_double(st, 2);
-		p[n].n = sqlite3_column_int64(st, 3);
+		p[n].job = db_col_int64(st, 0);
+		p[n].created = db_col_double(st, 1);
+		p[n].value = db_col_double(st, 2);
+		p[n].n = db_col_int64(st, 3);
 		n++;
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	xy = xcalloc(n + 1, sizeof(*xy));
 	for (i = 0; i < n; i++) {
 		xy[i].x = (double)(i + 1);
@@ -1727,8 +1727,8 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 			"FROM changepoints WHERE workload = ? AND metric = ? ORDER BY created, id", "ss", wl, metric);
 	if (!st)
 		goto out;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t job = sqlite3_column_int64(st, 0);
+	while (db_step(st) == DB_ROW) {
+		int64_t job = db_col_int64(st, 0);
 
 		if (!ncp_rows++)
 			buf_addstr(&cps, "<div class=\"table-wrap\"><table><tr><th>first job after</th><th>tree</th>"
@@ -1737,9 +1737,9 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 		buf_addstr(&cps, "<tr><td>");
 		job_link(r, &cps, job);
 		buf_addstr(&cps, "</td><td>");
-		html_escape(&cps, (const char *)sqlite3_column_text(st, 1));
+		html_escape(&cps, db_col_text(st, 1));
 		buf_addstr(&cps, "</td><td>");
-		html_escape(&cps, (const char *)sqlite3_column_text(st, 2));
+		html_escape(&cps, db_col_text(st, 2));
 		buf_addstr(&cps, "</td><td class=\"num\">");
 		rep_fmt_si(&cps, rep_coldbl(st, 3));
 		buf_addstr(&cps, "</td><td class=\"num\">");
@@ -1760,7 +1760,7 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 				cpx[ncp++] = (double)(i + 1);
 			}
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (ncp_rows)
 		buf_addstr(&cps, "</table></div>\n");
 	else
@@ -1832,7 +1832,7 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 		buf_release(&sql);
 		if (!st)
 			goto out;
-		while (sqlite3_step(st) == SQLITE_ROW) {
+		while (db_step(st) == DB_ROW) {
 			struct rep_cmp c;
 
 			cmp_read(st, &c);
@@ -1859,7 +1859,7 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 			buf_addstr(&cmps, "</td></tr>\n");
 			cmp_free(&c);
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 		if (k)
 			buf_addstr(&cmps, "</table></div>\n");
 		else
@@ -1920,16 +1920,16 @@ out:
 /* Every (workload, metric) that was compared or has change points gets a history page. */
 static int history_pages(struct rep *r, struct buf *tiles, struct buf *list)
 {
-	sqlite3_stmt *st = db_prepare(r->db,
+	struct db_stmt *st = db_prepare(r->db,
 		"SELECT workload, metric FROM comparisons UNION SELECT workload, metric FROM changepoints "
 		"ORDER BY 1, 2", "");
 	int n = 0, ret = 0;
 
 	if (!st)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *wl = (const char *)sqlite3_column_text(st, 0);
-		const char *m = (const char *)sqlite3_column_text(st, 1);
+	while (db_step(st) == DB_ROW) {
+		const char *wl = db_col_text(st, 0);
+		const char *m = db_col_text(st, 1);
 		char *page;
 
 		if (!wl || !m)
@@ -1950,7 +1950,7 @@ static int history_pages(struct rep *r, struct buf *tiles, struct buf *list)
 		buf_addstr(list, "</a>");
 		free(page);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (n)
 		buf_addstr(list, "</p>\n");
 	return ret;
@@ -2013,7 +2013,7 @@ static void verdict_summary(struct rep *r, int64_t job, struct buf *h)
 static int index_page(struct rep *r, const char *tiles, const char *hist_list)
 {
 	struct buf jobs = BUF_INIT, mach = BUF_INIT, content = BUF_INIT, tl = BUF_INIT;
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int n = 0, ret = -1;
 
 	st = db_prepare(r->db,
@@ -2024,9 +2024,9 @@ static int index_page(struct rep *r, const char *tiles, const char *hist_list)
 		(int64_t)r->max_jobs);
 	if (!st)
 		goto out;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		const char *state = (const char *)sqlite3_column_text(st, 2);
+	while (db_step(st) == DB_ROW) {
+		int64_t id = db_col_int64(st, 0);
+		const char *state = db_col_text(st, 2);
 
 		if (!n++)
 			buf_addstr(&jobs, "<div class=\"table-wrap\"><table><tr><th>job</th><th>state</th><th>created</th>"
@@ -2034,8 +2034,8 @@ static int index_page(struct rep *r, const char *tiles, const char *hist_list)
 		buf_addstr(&jobs, "<tr><td>");
 		job_link(r, &jobs, id);
 		buf_addstr(&jobs, "<br><span class=\"muted\">");
-		html_escape(&jobs, (const char *)sqlite3_column_text(st, 1));
-		if (sqlite3_column_type(st, 9) != SQLITE_NULL)
+		html_escape(&jobs, db_col_text(st, 1));
+		if (!db_col_null(st, 9))
 			buf_addstr(&jobs, " (scheduled)");
 		buf_addstr(&jobs, "</span></td><td><span class=\"s-");
 		rep_slug(&jobs, state ? state : "unknown");
@@ -2044,22 +2044,22 @@ static int index_page(struct rep *r, const char *tiles, const char *hist_list)
 		buf_addstr(&jobs, "</span></td><td>");
 		rep_fmt_time(&jobs, rep_coldbl(st, 3));
 		buf_addstr(&jobs, "</td><td><span class=\"side-a\">A</span> ");
-		html_escape(&jobs, (const char *)sqlite3_column_text(st, 6));
-		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+		html_escape(&jobs, db_col_text(st, 6));
+		if (!db_col_null(st, 7)) {
 			buf_addstr(&jobs, "<br><span class=\"side-b\">B</span> ");
-			html_escape(&jobs, (const char *)sqlite3_column_text(st, 7));
+			html_escape(&jobs, db_col_text(st, 7));
 		}
 		buf_addstr(&jobs, "</td><td>");
-		html_escape(&jobs, (const char *)sqlite3_column_text(st, 8));
+		html_escape(&jobs, db_col_text(st, 8));
 		buf_addstr(&jobs, "</td><td>");
-		html_escape(&jobs, (const char *)sqlite3_column_text(st, 4));
+		html_escape(&jobs, db_col_text(st, 4));
 		buf_addstr(&jobs, " &rarr; ");
-		html_escape(&jobs, (const char *)sqlite3_column_text(st, 5));
+		html_escape(&jobs, db_col_text(st, 5));
 		buf_addstr(&jobs, "</td><td>");
 		verdict_summary(r, id, &jobs);
 		buf_addstr(&jobs, "</td></tr>\n");
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (n)
 		buf_addstr(&jobs, "</table></div>\n");
 	else
@@ -2071,40 +2071,40 @@ static int index_page(struct rep *r, const char *tiles, const char *hist_list)
 			"ORDER BY m.name", "");
 	if (!st)
 		goto out;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *state = (const char *)sqlite3_column_text(st, 3);
+	while (db_step(st) == DB_ROW) {
+		const char *state = db_col_text(st, 3);
 
 		if (!n++)
 			buf_addstr(&mach, "<div class=\"table-wrap\"><table><tr><th>machine</th><th>host</th><th>role</th>"
 				   "<th>state</th><th>leased to</th><th>last kernel</th><th>last seen</th></tr>\n");
 		buf_addstr(&mach, "<tr><td><code>");
-		html_escape(&mach, (const char *)sqlite3_column_text(st, 0));
+		html_escape(&mach, db_col_text(st, 0));
 		buf_addstr(&mach, "</code></td><td>");
-		html_escape(&mach, (const char *)sqlite3_column_text(st, 1));
+		html_escape(&mach, db_col_text(st, 1));
 		buf_addstr(&mach, "</td><td>");
-		html_escape(&mach, (const char *)sqlite3_column_text(st, 2));
+		html_escape(&mach, db_col_text(st, 2));
 		buf_addstr(&mach, "</td><td><span class=\"");
 		buf_addstr(&mach, state && !strcmp(state, "free") ? "s-done" : "s-failed");
 		buf_addstr(&mach, "\">");
 		html_escape(&mach, state);
 		buf_addstr(&mach, "</span>");
-		if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
+		if (!db_col_null(st, 5)) {
 			buf_addstr(&mach, " <span class=\"muted\">(");
-			html_escape(&mach, (const char *)sqlite3_column_text(st, 5));
+			html_escape(&mach, db_col_text(st, 5));
 			buf_addstr(&mach, ")</span>");
 		}
 		buf_addstr(&mach, "</td><td>");
-		if (sqlite3_column_type(st, 8) != SQLITE_NULL)
-			job_link(r, &mach, sqlite3_column_int64(st, 8));
+		if (!db_col_null(st, 8))
+			job_link(r, &mach, db_col_int64(st, 8));
 		else
 			buf_addstr(&mach, "-");
 		buf_addstr(&mach, "</td><td>");
-		html_escape(&mach, (const char *)sqlite3_column_text(st, 6));
+		html_escape(&mach, db_col_text(st, 6));
 		buf_addstr(&mach, "</td><td>");
 		rep_fmt_time(&mach, rep_coldbl(st, 7));
 		buf_addstr(&mach, "</td></tr>\n");
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (n)
 		buf_addstr(&mach, "</table></div>\n");
 	else
@@ -2220,7 +2220,7 @@ static int rep_finish(struct rep *r, struct report_stats *st)
 	return ret;
 }
 
-static void rep_init(struct rep *r, sqlite3 *db, const char *outdir, const struct report_opts *o)
+static void rep_init(struct rep *r, struct db *db, const char *outdir, const struct report_opts *o)
 {
 	time_t now = time(NULL);
 	struct tm tm;
@@ -2285,7 +2285,7 @@ static int rep_run(struct rep *r, struct report_stats *st)
 	return ret;
 }
 
-int report_jobs(sqlite3 *db, const char *outdir, const int64_t *ids, size_t n,
+int report_jobs(struct db *db, const char *outdir, const int64_t *ids, size_t n,
 		const struct report_opts *opts, struct report_stats *st)
 {
 	struct rep r;
@@ -2300,16 +2300,16 @@ int report_jobs(sqlite3 *db, const char *outdir, const int64_t *ids, size_t n,
 	return ret;
 }
 
-int report_job(sqlite3 *db, const char *outdir, int64_t job_id)
+int report_job(struct db *db, const char *outdir, int64_t job_id)
 {
 	return report_jobs(db, outdir, &job_id, 1, NULL, NULL);
 }
 
-int report_write_all(sqlite3 *db, const char *outdir, const struct report_opts *opts,
+int report_write_all(struct db *db, const char *outdir, const struct report_opts *opts,
 		     struct report_stats *st)
 {
 	struct rep r;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	size_t a = 0;
 	int ret;
 
@@ -2320,14 +2320,14 @@ int report_write_all(sqlite3 *db, const char *outdir, const struct report_opts *
 		rep_release(&r);
 		return -1;
 	}
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while (db_step(s) == DB_ROW) {
 		if (r.n_jobs == a) {
 			a = a ? 2 * a : 32;
 			r.jobs = xrealloc(r.jobs, a * sizeof(*r.jobs));
 		}
-		r.jobs[r.n_jobs++] = sqlite3_column_int64(s, 0);
+		r.jobs[r.n_jobs++] = db_col_int64(s, 0);
 	}
-	sqlite3_finalize(s);
+	db_finalize(s);
 	ret = rep_run(&r, st);
 	rep_release(&r);
 	return ret;
@@ -2364,7 +2364,7 @@ int cmd_report(int argc, char **argv, struct klab_ctx *ctx)
 	struct report_stats st;
 	int64_t *ids = NULL;
 	size_t n = 0;
-	sqlite3 *db;
+	struct db *db;
 	int c, ret = 1;
 
 	optind = 1;

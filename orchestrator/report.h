@@ -2,9 +2,10 @@
 #ifndef KLAB_REPORT_H
 #define KLAB_REPORT_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "db.h"
 
 /* Knobs of one report run; a NULL pointer means all defaults. */
 struct report_opts {
@@ -28,7 +29,7 @@ struct report_stats {
  * drawn by one gnuplot process. Pages are written atomically, so a reader
  * never sees half a page. Returns 0 or -1 (logged); `st` may be NULL.
  */
-int report_write_all(sqlite3 *db, const char *outdir, const struct report_opts *opts,
+int report_write_all(struct db *db, const char *outdir, const struct report_opts *opts,
 		     struct report_stats *st);
 
 /*
@@ -36,9 +37,9 @@ int report_write_all(sqlite3 *db, const char *outdir, const struct report_opts *
  * pages (which link to them). report_job() is the one-job form the job
  * runner calls when a job finishes. 0 or -1 (logged).
  */
-int report_jobs(sqlite3 *db, const char *outdir, const int64_t *ids, size_t n,
+int report_jobs(struct db *db, const char *outdir, const int64_t *ids, size_t n,
 		const struct report_opts *opts, struct report_stats *st);
-int report_job(sqlite3 *db, const char *outdir, int64_t job_id);
+int report_job(struct db *db, const char *outdir, int64_t job_id);
 
 /* Options of the mail report. */
 struct report_mail_opts {
@@ -53,6 +54,6 @@ struct report_mail_opts {
  * differences, and a Tested-by: line only when the measurements support
  * the claim. 0 or -1 (logged: e.g. no such job).
  */
-int report_mail(sqlite3 *db, int64_t job_id, FILE *out, const struct report_mail_opts *opts);
+int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_mail_opts *opts);
 
 #endif

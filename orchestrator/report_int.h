@@ -2,11 +2,11 @@
 #ifndef KLAB_REPORT_INT_H
 #define KLAB_REPORT_INT_H
 
-#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
+#include "db.h"
 
 /* One row of the comparisons table; NaN for NULL numbers. */
 struct rep_cmp {
@@ -17,7 +17,7 @@ struct rep_cmp {
 };
 
 /* The latest comparison per (workload, metric) of a job, headline metrics first. 0 or -1. */
-int rep_load_cmps(sqlite3 *db, int64_t job_id, struct rep_cmp **out, size_t *n);
+int rep_load_cmps(struct db *db, int64_t job_id, struct rep_cmp **out, size_t *n);
 void rep_cmps_free(struct rep_cmp *c, size_t n);
 /* +1 the change goes the better way, -1 the worse way, 0 unknown or none. */
 int rep_direction(const struct rep_cmp *c);
@@ -33,12 +33,12 @@ struct rep_prof {
 	char *symbol, *dso;
 	double a, b, p;
 };
-int rep_load_profile(sqlite3 *db, int64_t job, const char *wl, size_t limit,
+int rep_load_profile(struct db *db, int64_t job, const char *wl, size_t limit,
 		     struct rep_prof **out, size_t *n_out, int *runs_a, int *runs_b);
 void rep_prof_free(struct rep_prof *p, size_t n);
 
-char *rep_colstr(sqlite3_stmt *st, int i);
-double rep_coldbl(sqlite3_stmt *st, int i);
+char *rep_colstr(struct db_stmt *st, int i);
+double rep_coldbl(struct db_stmt *st, int i);
 /* 2.268M, 12.5k; "-" for NaN. */
 void rep_fmt_si(struct buf *b, double v);
 /* +4.91%; "-" for NaN. */

@@ -186,57 +186,50 @@ static int num_at(struct json_object *o, const char *key, double *out)
 	return 1;
 }
 
-static void bind_int_or_null(sqlite3_stmt *st, int i, int64_t v)
+static void bind_int_or_null(struct db_stmt *st, int i, int64_t v)
 {
 	if (v)
-		sqlite3_bind_int64(st, i, v);
+		db_bind_int64(st, i, v);
 	else
-		sqlite3_bind_null(st, i);
+		db_bind_null(st, i);
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
+static void bind_text(struct db_stmt *st, int i, const char *s)
 {
 	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+		db_bind_text(st, i, s);
 	else
-		sqlite3_bind_null(st, i);
+		db_bind_null(st, i);
 }
 
-static void bind_num(sqlite3_stmt *st, int i, struct json_object *o, const char *key)
+static void bind_num(struct db_stmt *st, int i, struct json_object *o, const char *key)
 {
 	double d;
 
 	if (num_at(o, key, &d))
-		sqlite3_bind_double(st, i, d);
+		db_bind_double(st, i, d);
 	else
-		sqlite3_bind_null(st, i);
+		db_bind_null(st, i);
 }
 
-static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
+static struct db_stmt *prep(struct db *db, const char *sql)
 {
-	sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		error("cannot prepare '%s': %s", sql, sqlite3_errmsg(db));
-		return NULL;
-	}
-	return st;
+	return db_prepare(db, sql, "");
 }
 
-static int step_done(sqlite3 *db, sqlite3_stmt *st, const char *what)
+static int step_done(struct db *db, struct db_stmt *st, const char *what)
 {
-	int rc = sqlite3_step(st);
+	int rc = db_step(st);
 
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	if (rc != SQLITE_DONE)
-		return error("cannot store %s: %s", what, sqlite3_errmsg(db));
+	db_reset(st);
+	if (rc != DB_DONE)
+		return error("cannot store %s: %s", what, db_errmsg(db));
 	return 0;
 }
 
-static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
+static int store_rows(struct db *db, int64_t id, struct json_object *o)
 {
-	sqlite3_stmt *st = NULL;
+	struct db_stmt *st = NULL;
 	struct json_object *a;
 	size_t i, j;
 	int ret = -1;
@@ -246,7 +239,7 @@ static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
 			goto out;
 		for (i = 0; i < json_object_array_length(a); i++) {
 			struct json_object *m = json_object_array_get_idx(a, i);
-			sqlite3_bind_int64(st, 1, id);
+			db_bind_int64(st, 1, id);
 			bind_text(st, 2, str_at(m, "name"));
 			bind_num(st, 3, m, "value");
 			bind_text(st, 4, str_at(m, "unit"));
@@ -254,7 +247,7 @@ static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
 			if (step_done(db, st, "a metric"))
 				goto out;
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 		st = NULL;
 	}
 	if (json_object_object_get_ex(o, "series", &a) && a) {
@@ -266,15 +259,15 @@ static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
 				continue;
 			for (j = 0; j < json_object_array_length(pts); j++) {
 				struct json_object *p = json_object_array_get_idx(pts, j);
-				sqlite3_bind_int64(st, 1, id);
+				db_bind_int64(st, 1, id);
 				bind_text(st, 2, str_at(s, "metric"));
-				sqlite3_bind_double(st, 3, json_object_get_double(json_object_array_get_idx(p, 0)));
-				sqlite3_bind_double(st, 4, json_object_get_double(json_object_array_get_idx(p, 1)));
+				db_bind_double(st, 3, json_object_get_double(json_object_array_get_idx(p, 0)));
+				db_bind_double(st, 4, json_object_get_double(json_object_array_get_idx(p, 1)));
 				if (step_done(db, st, "a sample"))
 					goto out;
 			}
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 		st = NULL;
 	}
 	if (json_object_object_get_ex(o, "cpus", &a) && a) {
@@ -285,8 +278,8 @@ static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
 			struct json_object *c = json_object_array_get_idx(a, i);
 			double cpu = -1;
 			num_at(c, "cpu", &cpu);
-			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int64(st, 2, (int64_t)cpu);
+			db_bind_int64(st, 1, id);
+			db_bind_int64(st, 2, (int64_t)cpu);
 			bind_num(st, 3, c, "usr");
 			bind_num(st, 4, c, "nice");
 			bind_num(st, 5, c, "sys");
@@ -298,7 +291,7 @@ static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
 			if (step_done(db, st, "per-CPU figures"))
 				goto out;
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 		st = NULL;
 	}
 	if (json_object_object_get_ex(o, "histograms", &a) && a) {
@@ -312,16 +305,16 @@ static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
 				struct json_object *b = json_object_array_get_idx(bk, j);
 				double c = 0;
 				num_at(b, "count", &c);
-				sqlite3_bind_int64(st, 1, id);
+				db_bind_int64(st, 1, id);
 				bind_text(st, 2, str_at(h, "name"));
 				bind_num(st, 3, b, "lo");
 				bind_num(st, 4, b, "hi");
-				sqlite3_bind_int64(st, 5, (int64_t)c);
+				db_bind_int64(st, 5, (int64_t)c);
 				if (step_done(db, st, "a histogram bucket"))
 					goto out;
 			}
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 		st = NULL;
 	}
 	if (json_object_object_get_ex(o, "profile", &a) && a) {
@@ -329,7 +322,7 @@ static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
 			goto out;
 		for (i = 0; i < json_object_array_length(a); i++) {
 			struct json_object *p = json_object_array_get_idx(a, i);
-			sqlite3_bind_int64(st, 1, id);
+			db_bind_int64(st, 1, id);
 			bind_text(st, 2, str_at(p, "comm"));
 			bind_text(st, 3, str_at(p, "dso"));
 			bind_text(st, 4, str_at(p, "symbol"));
@@ -340,16 +333,16 @@ static int store_rows(sqlite3 *db, int64_t id, struct json_object *o)
 	}
 	ret = 0;
 out:
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return ret;
 }
 
-int result_store(sqlite3 *db, const char *json, size_t len, const struct result_meta *meta,
+int result_store(struct db *db, const char *json, size_t len, const struct result_meta *meta,
 		 int64_t *run_id)
 {
 	static const struct result_meta none;
 	struct json_object *o = NULL, *spec = NULL, *wl = NULL, *kernel = NULL, *timing = NULL;
-	sqlite3_stmt *st = NULL;
+	struct db_stmt *st = NULL;
 	const char *uid, *workload, *label, *machine;
 	int64_t id = 0;
 	char *what;
@@ -395,7 +388,7 @@ int result_store(sqlite3 *db, const char *json, size_t len, const struct result_
 	bind_int_or_null(st, 5, meta->kernel_id);
 	bind_text(st, 6, label);
 	bind_text(st, 7, workload);
-	sqlite3_bind_int64(st, 8, meta->seq);
+	db_bind_int64(st, 8, meta->seq);
 	bind_text(st, 9, machine);
 	bind_text(st, 10, meta->peer);
 	bind_text(st, 11, meta->profile);
@@ -406,11 +399,11 @@ int result_store(sqlite3 *db, const char *json, size_t len, const struct result_
 		bind_num(st, 13, timing, "duration_s");
 	bind_num(st, 14, timing, "warmup_s");
 	bind_text(st, 15, str_at(o, "status") ? str_at(o, "status") : "ok");
-	sqlite3_bind_text(st, 16, json, (int)len, SQLITE_TRANSIENT);
-	sqlite3_bind_double(st, 17, now_wall());
+	db_bind_textn(st, 16, json, len);
+	db_bind_double(st, 17, now_wall());
 	if (step_done(db, st, "the run"))
 		goto out;
-	id = sqlite3_last_insert_rowid(db);
+	id = db_last_id(db);
 	if (store_rows(db, id, o))
 		goto out;
 	if (db_commit(db))
@@ -426,7 +419,7 @@ out:
 	}
 	if (!ret && run_id)
 		*run_id = id;
-	sqlite3_finalize(st);
+	db_finalize(st);
 	json_object_put(o);
 	free(what);
 	return ret;

@@ -2,10 +2,11 @@
 #ifndef KLAB_RESULT_H
 #define KLAB_RESULT_H
 
-#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
+
+#include "db.h"
 
 /* The result schema version this klab reads. */
 #define RESULT_SCHEMA_VERSION_KNOWN 1
@@ -48,7 +49,7 @@ struct result_meta {
  * `meta` may be NULL. Returns 0 with *run_id set (if run_id is not
  * NULL), or -1 (logged; the database is left as it was).
  */
-int result_store(sqlite3 *db, const char *json, size_t len, const struct result_meta *meta,
+int result_store(struct db *db, const char *json, size_t len, const struct result_meta *meta,
 		 int64_t *run_id);
 
 #endif

@@ -317,7 +317,7 @@ void sched_fires_free(struct sched_fire *f, size_t n)
 	free(f);
 }
 
-int sched_tick(sqlite3 *db, const struct klab_config *cfg, time_t now, int slack_s,
+int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int slack_s,
 	       sched_submit_fn submit, void *arg, struct sched_fire **fires, size_t *n_fires)
 {
 	int ret = -1;
@@ -334,17 +334,17 @@ int sched_tick(sqlite3 *db, const struct klab_config *cfg, time_t now, int slack
 		snprintf(what, sizeof(what), "schedule '%s'", s->name);
 		if (cron_parse(&c, s->cron, what))
 			continue;
-		sqlite3_stmt *st = db_prepare(db, "SELECT cron, job, next_fire FROM schedules WHERE name = ?",
+		struct db_stmt *st = db_prepare(db, "SELECT cron, job, next_fire FROM schedules WHERE name = ?",
 					      "s", s->name);
 		if (!st)
 			goto out;
-		found = sqlite3_step(st) == SQLITE_ROW;
+		found = db_step(st) == DB_ROW;
 		if (found) {
-			cron = xstrdup((const char *)sqlite3_column_text(st, 0));
-			job = xstrdup((const char *)sqlite3_column_text(st, 1));
-			next = sqlite3_column_type(st, 2) == SQLITE_NULL ? 0 : (int64_t)sqlite3_column_double(st, 2);
+			cron = xstrdup(db_col_text(st, 0));
+			job = xstrdup(db_col_text(st, 1));
+			next = db_col_null(st, 2) ? 0 : (int64_t)db_col_double(st, 2);
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 
 		if (!found || strcmp(cron, s->cron) || strcmp(job, s->job) || next <= 0) {
 			time_t nf = cron_next(&c, now);
@@ -396,12 +396,12 @@ int sched_tick(sqlite3 *db, const struct klab_config *cfg, time_t now, int slack
 	}
 	/* Forget schedules no longer configured. */
 	{
-		sqlite3_stmt *st = db_prepare(db, "SELECT name FROM schedules", "");
+		struct db_stmt *st = db_prepare(db, "SELECT name FROM schedules", "");
 		struct strvec gone = STRVEC_INIT;
 		if (!st)
 			goto out;
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *n = (const char *)sqlite3_column_text(st, 0);
+		while (db_step(st) == DB_ROW) {
+			const char *n = db_col_text(st, 0);
 			size_t k;
 			for (k = 0; k < cfg->n_schedules; k++)
 				if (!strcmp(cfg->schedules[k].name, n))
@@ -409,7 +409,7 @@ int sched_tick(sqlite3 *db, const struct klab_config *cfg, time_t now, int slack
 			if (k == cfg->n_schedules)
 				strvec_push(&gone, n);
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 		for (size_t k = 0; k < gone.n; k++)
 			db_run(db, "DELETE FROM schedules WHERE name = ?", "s", gone.v[k]);
 		strvec_clear(&gone);

@@ -2,11 +2,11 @@
 #ifndef KLAB_SCHED_H
 #define KLAB_SCHED_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "conf.h"
+#include "db.h"
 
 /*
  * A parsed cron expression: "MIN HOUR DOM MON DOW" with '*', ranges
@@ -75,7 +75,7 @@ typedef int64_t (*sched_submit_fn)(void *arg, const struct conf_schedule *s);
  * sched_fires_free()). 0, or -1 on a database error (a bad cron
  * expression is logged and that schedule skipped).
  */
-int sched_tick(sqlite3 *db, const struct klab_config *cfg, time_t now, int slack_s,
+int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int slack_s,
 	       sched_submit_fn submit, void *arg, struct sched_fire **fires, size_t *n_fires);
 void sched_fires_free(struct sched_fire *f, size_t n);
 

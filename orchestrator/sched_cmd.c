@@ -14,7 +14,7 @@ int cmd_schedule(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct klab_config *cfg;
 	struct json_object *arr;
-	sqlite3 *db;
+	struct db *db;
 	time_t now = time(NULL);
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
@@ -37,16 +37,16 @@ int cmd_schedule(int argc, char **argv, struct klab_ctx *ctx)
 		struct cron c;
 		double last = 0, stored_next = 0;
 		time_t next;
-		sqlite3_stmt *st;
+		struct db_stmt *st;
 		char tb[64];
 
 		st = db_prepare(db, "SELECT last_fire, next_fire FROM schedules WHERE name = ? AND cron = ? AND job = ?",
 				"sss", s->name, s->cron, s->job);
-		if (st && sqlite3_step(st) == SQLITE_ROW) {
-			last = sqlite3_column_double(st, 0);
-			stored_next = sqlite3_column_double(st, 1);
+		if (st && db_step(st) == DB_ROW) {
+			last = db_col_double(st, 0);
+			stored_next = db_col_double(st, 1);
 		}
-		sqlite3_finalize(st);
+		db_finalize(st);
 		json_object_object_add(o, "name", json_object_new_string(s->name));
 		json_object_object_add(o, "cron", json_object_new_string(s->cron));
 		json_object_object_add(o, "job", json_object_new_string(s->job));

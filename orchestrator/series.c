@@ -1153,7 +1153,7 @@ static char *json_text(struct json_object *o)
 	return buf_detach(&b, NULL);
 }
 
-int series_store(sqlite3 *db, const struct series *s, int64_t *id, int *existed)
+int series_store(struct db *db, const struct series *s, int64_t *id, int *existed)
 {
 	int64_t sid = 0;
 	int r;
@@ -1179,7 +1179,7 @@ int series_store(sqlite3 *db, const struct series *s, int64_t *id, int *existed)
 		   s->source, s->source_url, s->subject, s->author, s->date, s->message_id,
 		   (int64_t)s->version, (int64_t)s->total, s->cover, s->content_sha256, now_wall()) < 0)
 		goto fail;
-	sid = sqlite3_last_insert_rowid(db);
+	sid = db_last_id(db);
 	for (size_t i = 0; i < s->n_patches; i++) {
 		const struct patch *p = &s->patches[i];
 		char *tj = json_text(trailers_json(p));
@@ -1195,21 +1195,21 @@ int series_store(sqlite3 *db, const struct series *s, int64_t *id, int *existed)
 	for (size_t i = 0; i < s->n_claims; i++) {
 		const struct claim *c = &s->claims[i];
 
-		sqlite3_stmt *st = db_prepare(db, "INSERT INTO expectations (series_id, patch_seq, metric,"
+		struct db_stmt *st = db_prepare(db, "INSERT INTO expectations (series_id, patch_seq, metric,"
 					      " direction, lo_pct, hi_pct, unit, text) VALUES (?,?,?,?,?,?,?,?)",
 					      "iissddss", sid, (int64_t)c->patch_seq, c->metric, c->direction,
 					      c->lo_pct, c->hi_pct, c->unit, c->text);
 
 		if (!st)
 			goto fail;
-		r = sqlite3_step(st);
-		sqlite3_finalize(st);
-		if (r != SQLITE_DONE) {
+		r = db_step(st);
+		db_finalize(st);
+		if (r != DB_DONE) {
 			error("cannot insert an expectation: %s", db_errmsg(db));
 			goto fail;
 		}
 		if (!isnan(c->before) && db_run(db, "UPDATE expectations SET before = ?, after = ? WHERE id = ?",
-						"ddi", c->before, c->after, (int64_t)sqlite3_last_insert_rowid(db)) < 0)
+						"ddi", c->before, c->after, (int64_t)db_last_id(db)) < 0)
 			goto fail;
 	}
 	for (size_t i = 0; i < s->n_proposals; i++) {
@@ -1231,17 +1231,17 @@ fail:
 	return error("cannot store series '%s'", s->subject);
 }
 
-static char *col_str(sqlite3_stmt *st, int i)
+static char *col_str(struct db_stmt *st, int i)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	const char *t = db_col_text(st, i);
 
 	return t ? xstrdup((const char *)t) : NULL;
 }
 
-int series_load_db(sqlite3 *db, int64_t id, struct series **out)
+int series_load_db(struct db *db, int64_t id, struct series **out)
 {
 	struct series *s = xcalloc(1, sizeof(*s));
-	sqlite3_stmt *st;
+	struct db_stmt *st;
 	int r;
 
 	strvec_init(&s->notes);
@@ -1249,9 +1249,9 @@ int series_load_db(sqlite3 *db, int64_t id, struct series **out)
 			" cover, content_sha256 FROM series WHERE id = ?", "i", id);
 	if (!st)
 		goto fail;
-	r = sqlite3_step(st);
-	if (r != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	r = db_step(st);
+	if (r != DB_ROW) {
+		db_finalize(st);
 		error("no series with id %lld", (long long)id);
 		goto fail;
 	}
@@ -1261,19 +1261,19 @@ int series_load_db(sqlite3 *db, int64_t id, struct series **out)
 	s->author = col_str(st, 3);
 	s->date = col_str(st, 4);
 	s->message_id = col_str(st, 5);
-	s->version = sqlite3_column_int(st, 6);
-	s->total = sqlite3_column_int(st, 7);
+	s->version = db_col_int(st, 6);
+	s->total = db_col_int(st, 7);
 	s->cover = col_str(st, 8);
 	snprintf(s->content_sha256, sizeof(s->content_sha256), "%s",
-		 sqlite3_column_text(st, 9) ? (const char *)sqlite3_column_text(st, 9) : "");
+		 db_col_text(st, 9) ? db_col_text(st, 9) : "");
 	s->format = xstrdup("database");
-	sqlite3_finalize(st);
+	db_finalize(st);
 
 	st = db_prepare(db, "SELECT seq, subject, author, date, message_id, body, diff, diffstat, trailers"
 			" FROM patches WHERE series_id = ? ORDER BY seq", "i", id);
 	if (!st)
 		goto fail;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		struct patch *p;
 		char *tj;
 		struct json_object *ta;
@@ -1281,7 +1281,7 @@ int series_load_db(sqlite3 *db, int64_t id, struct series **out)
 		s->patches = xrealloc(s->patches, (s->n_patches + 1) * sizeof(*s->patches));
 		p = &s->patches[s->n_patches++];
 		memset(p, 0, sizeof(*p));
-		p->seq = sqlite3_column_int(st, 0);
+		p->seq = db_col_int(st, 0);
 		p->subject = col_str(st, 1);
 		p->author = col_str(st, 2);
 		p->date = col_str(st, 3);
@@ -1327,34 +1327,34 @@ int series_load_db(sqlite3 *db, int64_t id, struct series **out)
 			}
 		}
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 
 	st = db_prepare(db, "SELECT patch_seq, metric, direction, lo_pct, hi_pct, before, after, unit, text"
 			" FROM expectations WHERE series_id = ? ORDER BY id", "i", id);
 	if (!st)
 		goto fail;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		struct claim *c;
 
 		s->claims = xrealloc(s->claims, (s->n_claims + 1) * sizeof(*s->claims));
 		c = &s->claims[s->n_claims++];
-		c->patch_seq = sqlite3_column_int(st, 0);
+		c->patch_seq = db_col_int(st, 0);
 		c->metric = col_str(st, 1);
 		c->direction = col_str(st, 2);
-		c->lo_pct = sqlite3_column_double(st, 3);
-		c->hi_pct = sqlite3_column_double(st, 4);
-		c->before = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5);
-		c->after = sqlite3_column_type(st, 6) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 6);
+		c->lo_pct = db_col_double(st, 3);
+		c->hi_pct = db_col_double(st, 4);
+		c->before = db_col_null(st, 5) ? NAN : db_col_double(st, 5);
+		c->after = db_col_null(st, 6) ? NAN : db_col_double(st, 6);
 		c->unit = col_str(st, 7);
 		c->text = col_str(st, 8);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 
 	st = db_prepare(db, "SELECT patch_seq, type, params, command FROM proposals WHERE series_id = ?"
 			" ORDER BY id", "i", id);
 	if (!st)
 		goto fail;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (db_step(st) == DB_ROW) {
 		struct proposal *p;
 		char *pj = col_str(st, 2);
 		struct json_object *po = pj ? json_parse(pj, strlen(pj), "proposals.params") : NULL;
@@ -1364,7 +1364,7 @@ int series_load_db(sqlite3 *db, int64_t id, struct series **out)
 		p = &s->proposals[s->n_proposals++];
 		memset(p, 0, sizeof(*p));
 		strvec_init(&p->params);
-		p->patch_seq = sqlite3_column_int(st, 0);
+		p->patch_seq = db_col_int(st, 0);
 		p->type = col_str(st, 1);
 		p->command = col_str(st, 3);
 		if (po && json_object_is_type(po, json_type_object)) {
@@ -1379,7 +1379,7 @@ int series_load_db(sqlite3 *db, int64_t id, struct series **out)
 			json_object_put(po);
 		free(pj);
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	*out = s;
 	return 0;
 fail:

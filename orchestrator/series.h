@@ -3,11 +3,11 @@
 #define KLAB_SERIES_H
 
 #include <json-c/json.h>
-#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "claims.h"
+#include "db.h"
 #include "strvec.h"
 
 struct trailer {
@@ -87,10 +87,10 @@ int series_parse(const char *text, size_t len, const char *what, const char *sou
  * is not stored again and its id is returned. 0 (*id set) or -1 (logged).
  * *existed (may be NULL) says which.
  */
-int series_store(sqlite3 *db, const struct series *s, int64_t *id, int *existed);
+int series_store(struct db *db, const struct series *s, int64_t *id, int *existed);
 
 /* Load a stored series (patches, expectations, proposals) by id: 0 or -1 (logged). */
-int series_load_db(sqlite3 *db, int64_t id, struct series **out);
+int series_load_db(struct db *db, int64_t id, struct series **out);
 
 void series_free(struct series *s);
 

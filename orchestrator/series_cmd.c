@@ -143,8 +143,8 @@ static int finish(int rc)
 
 static int series_list(struct klab_ctx *ctx, int json)
 {
-	sqlite3 *db = ctx_db(ctx);
-	sqlite3_stmt *st;
+	struct db *db = ctx_db(ctx);
+	struct db_stmt *st;
 	struct json_object *a;
 
 	if (!db)
@@ -158,29 +158,29 @@ static int series_list(struct klab_ctx *ctx, int json)
 	a = json_object_new_array();
 	if (!json)
 		printf("%-5s %-3s %-7s %-5s %s\n", "ID", "VER", "PATCHES", "CLAIM", "SUBJECT");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *subj = (const char *)sqlite3_column_text(st, 1);
+	while (db_step(st) == DB_ROW) {
+		const char *subj = db_col_text(st, 1);
 
 		if (json) {
 			struct json_object *o = json_object_new_object();
 
-			json_object_object_add(o, "id", json_object_new_int64(sqlite3_column_int64(st, 0)));
+			json_object_object_add(o, "id", json_object_new_int64(db_col_int64(st, 0)));
 			json_object_object_add(o, "subject", subj ? json_object_new_string(subj) : NULL);
-			json_object_object_add(o, "version", json_object_new_int(sqlite3_column_int(st, 2)));
-			json_object_object_add(o, "total", json_object_new_int(sqlite3_column_int(st, 3)));
+			json_object_object_add(o, "version", json_object_new_int(db_col_int(st, 2)));
+			json_object_object_add(o, "total", json_object_new_int(db_col_int(st, 3)));
 			json_object_object_add(o, "source",
-					       json_object_new_string((const char *)sqlite3_column_text(st, 4)));
-			json_object_object_add(o, "created", json_object_new_double(sqlite3_column_double(st, 5)));
-			json_object_object_add(o, "patches", json_object_new_int(sqlite3_column_int(st, 6)));
-			json_object_object_add(o, "expectations", json_object_new_int(sqlite3_column_int(st, 7)));
+					       json_object_new_string(db_col_text(st, 4)));
+			json_object_object_add(o, "created", json_object_new_double(db_col_double(st, 5)));
+			json_object_object_add(o, "patches", json_object_new_int(db_col_int(st, 6)));
+			json_object_object_add(o, "expectations", json_object_new_int(db_col_int(st, 7)));
 			json_object_array_add(a, o);
 		} else {
-			printf("%-5lld v%-2d %3d/%-3d %-5d %s\n", (long long)sqlite3_column_int64(st, 0),
-			       sqlite3_column_int(st, 2), sqlite3_column_int(st, 6), sqlite3_column_int(st, 3),
-			       sqlite3_column_int(st, 7), subj ? subj : "");
+			printf("%-5lld v%-2d %3d/%-3d %-5d %s\n", (long long)db_col_int64(st, 0),
+			       db_col_int(st, 2), db_col_int(st, 6), db_col_int(st, 3),
+			       db_col_int(st, 7), subj ? subj : "");
 		}
 	}
-	sqlite3_finalize(st);
+	db_finalize(st);
 	if (json)
 		print_json(a);
 	else
@@ -248,7 +248,7 @@ int cmd_series(int argc, char **argv, struct klab_ctx *ctx)
 		goto usage;
 	}
 	if (id) {
-		sqlite3 *db;
+		struct db *db;
 
 		if (strcmp(sub, "show") || srcs.n) {
 			error("--id goes with 'klab series show' and no SOURCE");
@@ -282,7 +282,7 @@ int cmd_series(int argc, char **argv, struct klab_ctx *ctx)
 			print_series(stdout, s, with_diff, 0);
 		rc = finish(0);
 	} else {
-		sqlite3 *db = ctx_db(ctx);
+		struct db *db = ctx_db(ctx);
 		int64_t sid;
 		int existed;
 

@@ -11,7 +11,7 @@
 #include "util.h"
 
 /* One job, 4 boots per side, 2 measured runs per boot after one warm-up; B is +3%, cost -10%. */
-static int make_job(sqlite3 *db)
+static int make_job(struct db *db)
 {
 	static const double noise[] = { 0.001, -0.002, 0.0015, -0.0005, 0.002, -0.001, 0.0005, -0.0015 };
 	int run = 0;
@@ -58,7 +58,7 @@ static const struct compare_row *row(const struct compare_result *r, const char 
 	return NULL;
 }
 
-static void test_job(sqlite3 *db)
+static void test_job(struct db *db)
 {
 	struct compare_opts o = COMPARE_OPTS_INIT;
 	struct compare_result res, st;
@@ -117,7 +117,7 @@ static void test_job(sqlite3 *db)
 	ok(compare_job(db, 42, NULL, NULL) == -1, "no job 42: -1");
 }
 
-static void test_history(sqlite3 *db)
+static void test_history(struct db *db)
 {
 	int64_t n = -1, idx = -1;
 
@@ -146,7 +146,7 @@ static void test_history(sqlite3 *db)
 }
 
 /* A "throughput" claim: tps when the series proposes nothing or udp_rr, not when it proposes only udp_tx. */
-static void test_throughput_claim(sqlite3 *db)
+static void test_throughput_claim(struct db *db)
 {
 	struct compare_opts o = COMPARE_OPTS_INIT;
 	struct compare_result res;
@@ -183,7 +183,7 @@ static void test_throughput_claim(sqlite3 *db)
 int main(void)
 {
 	char *path = xasprintf("%s/klab.db", tap_scratch_dir());
-	sqlite3 *db = NULL;
+	struct db *db = NULL;
 
 	if (db_open(path, &db)) {
 		ok(0, "open %s", path);

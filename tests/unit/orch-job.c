@@ -29,7 +29,7 @@
 	"[schedule \"nightly\"]\n\tcron = 0 3 * * *\n\tjob = night\n"
 
 
-static struct json_object *job_spec(sqlite3 *db, int64_t id)
+static struct json_object *job_spec(struct db *db, int64_t id)
 {
 	char *s = NULL;
 	struct json_object *o;
@@ -57,7 +57,7 @@ int main(void)
 {
 	char order[64], order2[64], path[512], *text;
 	struct klab_config cfg;
-	sqlite3 *db;
+	struct db *db;
 	int64_t id;
 
 	log_init("orch-job", 0, LOG_ERR);

@@ -11,11 +11,11 @@
 #include "log.h"
 #include "tap.h"
 
-static int64_t new_job(sqlite3 *db, const char *state)
+static int64_t new_job(struct db *db, const char *state)
 {
 	db_run(db, "INSERT INTO jobs (name, state, spec, created) VALUES ('t', ?, '{}', ?)", "sd",
 	       state, now_wall());
-	return sqlite3_last_insert_rowid(db);
+	return db_last_id(db);
 }
 
 static struct conf_machine mach(const char *name, enum machine_role role, const char *peer, const char *pool)
@@ -34,7 +34,7 @@ static struct conf_machine mach(const char *name, enum machine_role role, const 
 int main(void)
 {
 	char path[512];
-	sqlite3 *db;
+	struct db *db;
 	struct buf why = BUF_INIT;
 	struct conf_machine ms[4];
 	struct klab_config cfg;
@@ -119,7 +119,7 @@ int main(void)
 		for (int k = 0; k < 2; k++) {
 			pid[k] = fork();
 			if (pid[k] == 0) {
-				sqlite3 *d2;
+				struct db *d2;
 				if (db_open(path, &d2))
 					_exit(3);
 				int s = lease_acquire(d2, k ? b : a, "dut2", "peer2", 60, NULL);

@@ -35,7 +35,7 @@ int main(void)
 	char *dbpath = xasprintf("%s/r.db", scratch), *out = xasprintf("%s/out", scratch);
 	char *fixture = xasprintf("%s/report/fixture.sql", tap_data_dir());
 	char *a, *b, *mailpath;
-	sqlite3 *db = NULL;
+	struct db *db = NULL;
 	FILE *f;
 
 	log_init("orch-report", 0, LOG_WARNING);

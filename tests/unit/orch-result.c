@@ -10,7 +10,7 @@
 #include "tap.h"
 #include "util.h"
 
-static int64_t count(sqlite3 *db, const char *sql, int64_t id)
+static int64_t count(struct db *db, const char *sql, int64_t id)
 {
 	int64_t n = -1;
 
@@ -38,7 +38,7 @@ int main(void)
 	char *dbp = xasprintf("%s/klab.db", tap_scratch_dir());
 	struct result_meta meta = { 0 };
 	struct json_object *o;
-	sqlite3 *db;
+	struct db *db;
 	int64_t id = 0, id2 = 0, n = 0;
 	char *bad, *other;
 	double v = 0;
@@ -93,16 +93,16 @@ int main(void)
 		free(s);
 	}
 	{
-		sqlite3_stmt *st = db_prepare(db, "SELECT value FROM metrics WHERE run_id = ? AND name = 'tps'", "i", id);
-		if (st && sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_double(st, 0);
-		sqlite3_finalize(st);
+		struct db_stmt *st = db_prepare(db, "SELECT value FROM metrics WHERE run_id = ? AND name = 'tps'", "i", id);
+		if (st && db_step(st) == DB_ROW)
+			v = db_col_double(st, 0);
+		db_finalize(st);
 		is_double(v, 51977.0, 1e-6, "tps value");
 		st = db_prepare(db, "SELECT soft FROM cpu_stats WHERE run_id = ? AND cpu = -1", "i", id);
 		v = -1;
-		if (st && sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_double(st, 0);
-		sqlite3_finalize(st);
+		if (st && db_step(st) == DB_ROW)
+			v = db_col_double(st, 0);
+		db_finalize(st);
 		is_double(v, 10.78, 1e-9, "%%soft of all CPUs");
 	}
 

@@ -112,7 +112,7 @@ static void tick_tests(void)
 	struct sched_fire *f = NULL;
 	size_t n = 0;
 	char path[512];
-	sqlite3 *db;
+	struct db *db;
 	double next = 0;
 	time_t t0 = at("2026-06-01 12:00 +0000");
 

@@ -257,7 +257,7 @@ static int drive(int argc, char **argv)
 		buf_release(&out);
 	} else if (!strcmp(cmd, "boot")) {
 		struct deploy_result r;
-		sqlite3 *db = NULL;
+		struct db *db = NULL;
 
 		if (db_path && db_open(db_path, &db) < 0)
 			goto out;
