@@ -8,7 +8,6 @@
 #include "buf.h"
 #include "compare.h"
 #include "db.h"
-#include "jsonh.h"
 #include "log.h"
 #include "strvec.h"
 #include "util.h"
@@ -419,6 +418,10 @@ static void add_row(struct compare_result *res, size_t *alloc, const struct grou
 	if (is_percent(ga)) {
 		stats_compare_points(ga->v, ga->n, gb->v, gb->n, &r->st);
 		r->st.threshold_pct = t;
+		if (r->unit && !strcmp(r->unit, "%")) {
+			free(r->unit);
+			r->unit = xstrdup("pp");
+		}
 	} else {
 		stats_compare(ga->v, ga->n, gb->v, gb->n, t, &r->st);
 		r->headline = is_headline(r->metric, headline);
@@ -640,21 +643,39 @@ static int claim_matches(const char *claim_metric, const char *metric, int types
 	return 0;
 }
 
-static void apply_claims(struct compare_result *res, struct claimrow *c, size_t n, int types)
+/* The first claim about row R's metric (none for a descriptive row). */
+static const struct claimrow *claim_for(const struct compare_row *r, const struct claimrow *c, size_t n,
+					int types)
+{
+	if (r->st.verdict == VERDICT_DESCRIPTIVE)
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		if (claim_matches(c[k].metric, r->metric, types))
+			return &c[k];
+	return NULL;
+}
+
+/* Check every row against its claim (CHECK = 1), or only restore the claimed % change of loaded rows. */
+static void apply_claims(struct compare_result *res, const struct claimrow *c, size_t n, int types, int check)
 {
 	for (size_t i = 0; i < res->n_rows; i++) {
 		struct compare_row *r = &res->rows[i];
+		const struct claimrow *k = claim_for(r, c, n, types);
+		const char *v;
 
-		if (r->st.verdict == VERDICT_DESCRIPTIVE)
+		if (!k)
 			continue;
-		for (size_t k = 0; k < n; k++) {
-			if (!claim_matches(c[k].metric, r->metric, types))
-				continue;
-			r->claim = stats_claim_check(c[k].lo, c[k].hi, r->st.ci_lo, r->st.ci_hi);
-			r->claim_pct = (c[k].lo + c[k].hi) / 2;
-			break;
-		}
+		r->claim_pct = (k->lo + k->hi) / 2;
+		if (check && (v = stats_claim_check(k->lo, k->hi, r->st.ci_lo, r->st.ci_hi)))
+			r->claim = xstrdup(v);
 	}
+}
+
+static void claims_free(struct claimrow *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].metric);
+	free(c);
 }
 
 static void bind_double_or_null(struct db_stmt *st, int i, double v)
@@ -694,9 +715,7 @@ static int store(struct db *db, const struct compare_result *res, const struct c
 		db_bind_text(st, 3, res->label_b);
 		db_bind_text(st, 4, r->workload);
 		db_bind_text(st, 5, r->metric);
-		if (s->verdict == VERDICT_DESCRIPTIVE && r->unit && !strcmp(r->unit, "%"))
-			db_bind_text(st, 6, "pp");
-		else if (r->unit)
+		if (r->unit)
 			db_bind_text(st, 6, r->unit);
 		if (r->better)
 			db_bind_text(st, 7, r->better);
@@ -785,14 +804,12 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		goto out;
 	if (load_claims(db, job_id, &claims, &n_claims))
 		goto out;
-	apply_claims(&res, claims, n_claims, proposed_types(db, job_id));
+	apply_claims(&res, claims, n_claims, proposed_types(db, job_id), 1);
 	if (store(db, &res, &o))
 		goto out;
 	ret = 0;
 out:
-	for (size_t i = 0; i < n_claims; i++)
-		free(claims[i].metric);
-	free(claims);
+	claims_free(claims, n_claims);
 	free(spec);
 	if (!ret && res_out)
 		*res_out = res;
@@ -836,14 +853,99 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 	return 0;
 }
 
-int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res)
+/* ---- loading the stored rows --------------------------------------------- */
+
+/* The columns of `comparisons` that read_row() reads, in its order. */
+#define ROW_COLS \
+	"label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b," \
+	" change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict," \
+	" extra_boots, claim, job_id"
+
+static double col_dbl(struct db_stmt *st, int i)
+{
+	return db_col_null(st, i) ? NAN : db_col_double(st, i);
+}
+
+static enum stats_verdict verdict_of(const char *v)
+{
+	if (!v)
+		return VERDICT_INCONCLUSIVE;
+	if (!strcmp(v, "CHANGED"))
+		return VERDICT_CHANGED;
+	if (!strcmp(v, "EQUIVALENT"))
+		return VERDICT_EQUIVALENT;
+	if (!strcmp(v, "DESCRIPTIVE"))
+		return VERDICT_DESCRIPTIVE;
+	return VERDICT_INCONCLUSIVE;
+}
+
+/* One stored row (columns ROW_COLS from 2 on; 0 and 1 are the labels, 24 the job). */
+static void read_row(struct db_stmt *st, struct compare_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->workload = col_dup(st, 2);
+	r->metric = col_dup(st, 3);
+	r->unit = col_dup(st, 4);
+	r->better = col_dup(st, 5);
+	r->st.n_a = (size_t)db_col_int64(st, 6);
+	r->st.n_b = (size_t)db_col_int64(st, 7);
+	r->st.mean_a = col_dbl(st, 8);
+	r->st.mean_b = col_dbl(st, 9);
+	r->st.cov_a = col_dbl(st, 10);
+	r->st.cov_b = col_dbl(st, 11);
+	r->st.change_pct = col_dbl(st, 12);
+	r->st.ci_lo = col_dbl(st, 13);
+	r->st.ci_hi = col_dbl(st, 14);
+	r->st.ci90_lo = r->st.ci90_hi = NAN;
+	r->st.w.p = col_dbl(st, 15);
+	r->st.w.d = r->st.w.se = r->st.w.df = r->st.w.t = NAN;
+	r->st.u = NAN;
+	r->p_holm = col_dbl(st, 16);
+	r->headline = !isnan(r->p_holm);
+	r->st.p_mwu = col_dbl(st, 17);
+	r->st.hl_ratio = col_dbl(st, 18);
+	r->st.mde_pct = col_dbl(st, 19);
+	r->st.threshold_pct = col_dbl(st, 20);
+	r->st.verdict = verdict_of(col_text(st, 21));
+	r->st.extra_boots = db_col_null(st, 22) ? -1 : db_col_int(st, 22);
+	r->claim = col_dup(st, 23);
+	r->claim_pct = NAN;
+}
+
+static struct compare_row *push_row(struct compare_result *res, size_t *alloc)
+{
+	if (res->n_rows == *alloc) {
+		*alloc = *alloc ? 2 * *alloc : 32;
+		res->rows = xrealloc(res->rows, *alloc * sizeof(*res->rows));
+	}
+	return &res->rows[res->n_rows++];
+}
+
+/* The profile differences of a job's measured runs (they are not stored: cheap to read again). */
+static void load_job_profile(struct db *db, int64_t job_id, struct compare_result *res)
+{
+	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 1 }, sb = { JOB_SIDE, job_id, "B", NULL, 1 };
+	struct profrow *pa = NULL, *pb = NULL;
+	size_t npa = 0, npb = 0;
+	char *spec = NULL;
+
+	if (db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1)
+		sa.warmup = sb.warmup = spec_warmup(spec);
+	free(spec);
+	if (!load_side_profile(db, &sa, &pa, &npa) && !load_side_profile(db, &sb, &pb, &npb))
+		merge_profiles(pa, npa, pb, npb, res);
+	profrows_free(pa, npa);
+	profrows_free(pb, npb);
+}
+
+int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_result *res)
 {
 	struct db_stmt *st = db_prepare(db,
-		"SELECT label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b,"
-		" cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct,"
-		" threshold_pct, verdict, extra_boots, claim FROM comparisons WHERE job_id = ?1 ORDER BY id",
+		"SELECT " ROW_COLS " FROM comparisons WHERE id IN"
+		" (SELECT MAX(id) FROM comparisons WHERE job_id = ?1 GROUP BY workload, metric) ORDER BY id",
 		"i", job_id);
-	size_t alloc = 0;
+	struct claimrow *claims = NULL;
+	size_t alloc = 0, n_claims = 0;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -851,79 +953,69 @@ int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res)
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
-		struct compare_row *r;
-		const char *v, *claim;
-#define D(i) (db_col_type(st, (i)) == DB_NULL ? NAN : db_col_double(st, (i)))
-
 		if (!res->label_a) {
 			res->label_a = col_dup(st, 0);
 			res->label_b = col_dup(st, 1);
 		}
-		if (res->n_rows == alloc) {
-			alloc = alloc ? 2 * alloc : 32;
-			res->rows = xrealloc(res->rows, alloc * sizeof(*res->rows));
-		}
-		r = &res->rows[res->n_rows++];
-		memset(r, 0, sizeof(*r));
-		r->workload = col_dup(st, 2);
-		r->metric = col_dup(st, 3);
-		r->unit = col_dup(st, 4);
-		r->better = col_dup(st, 5);
-		r->st.n_a = (size_t)db_col_int64(st, 6);
-		r->st.n_b = (size_t)db_col_int64(st, 7);
-		r->st.mean_a = D(8);
-		r->st.mean_b = D(9);
-		r->st.cov_a = D(10);
-		r->st.cov_b = D(11);
-		r->st.change_pct = D(12);
-		r->st.ci_lo = D(13);
-		r->st.ci_hi = D(14);
-		r->st.ci90_lo = r->st.ci90_hi = NAN;
-		r->st.w.p = D(15);
-		r->st.w.d = r->st.w.se = r->st.w.df = r->st.w.t = NAN;
-		r->p_holm = D(16);
-		r->headline = !isnan(r->p_holm);
-		r->st.p_mwu = D(17);
-		r->st.hl_ratio = D(18);
-		r->st.mde_pct = D(19);
-		r->st.threshold_pct = D(20);
-		v = col_text(st, 21);
-		r->st.verdict = !v ? VERDICT_INCONCLUSIVE : !strcmp(v, "CHANGED") ? VERDICT_CHANGED :
-				!strcmp(v, "EQUIVALENT") ? VERDICT_EQUIVALENT :
-				!strcmp(v, "DESCRIPTIVE") ? VERDICT_DESCRIPTIVE : VERDICT_INCONCLUSIVE;
-		r->st.extra_boots = db_col_null(st, 22) ? -1 : db_col_int(st, 22);
-		claim = col_text(st, 23);
-		r->claim = !claim ? NULL : !strcmp(claim, "consistent") ? "consistent" :
-			   !strcmp(claim, "opposite") ? "opposite" : "outside";
-		r->claim_pct = NAN;
-		if (r->unit && !strcmp(r->unit, "pp")) {
-			free(r->unit);
-			r->unit = xstrdup("%");
-		}
-#undef D
+		read_row(st, push_row(res, &alloc));
 	}
 	db_finalize(st);
 	if (rc != DB_DONE)
-		return error("database '%s': cannot read comparisons of job %lld: %s", db_file(db), (long long)job_id,
-			     db_errmsg(db));
+		return error("database '%s': cannot read comparisons of job %lld: %s", db_file(db),
+			     (long long)job_id, db_errmsg(db));
 	if (!res->n_rows)
 		return 0;
-	/* the profile differences are not stored: they are cheap to read again */
-	{
-		struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 1 }, sb = { JOB_SIDE, job_id, "B", NULL, 1 };
-		struct profrow *pa = NULL, *pb = NULL;
-		size_t npa = 0, npb = 0;
-		char *spec = NULL;
-
-		if (db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1)
-			sa.warmup = sb.warmup = spec_warmup(spec);
-		free(spec);
-		if (!load_side_profile(db, &sa, &pa, &npa) && !load_side_profile(db, &sb, &pb, &npb))
-			merge_profiles(pa, npa, pb, npb, res);
-		profrows_free(pa, npa);
-		profrows_free(pb, npb);
-	}
+	if (!load_claims(db, job_id, &claims, &n_claims))
+		apply_claims(res, claims, n_claims, proposed_types(db, job_id), 0);
+	claims_free(claims, n_claims);
+	if (flags & COMPARE_LOAD_PROFILE)
+		load_job_profile(db, job_id, res);
 	return 1;
+}
+
+int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res)
+{
+	return compare_load(db, job_id, COMPARE_LOAD_PROFILE, res);
+}
+
+int compare_load_metric(struct db *db, const char *workload, const char *metric, unsigned flags,
+			size_t limit, struct compare_result **out, size_t *n_out)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT " ROW_COLS " FROM comparisons WHERE workload = ?1 AND metric = ?2"
+		" AND (?3 = 0 OR label_a = label_b) ORDER BY created DESC, id DESC LIMIT ?4",
+		"ssii", workload, metric, (int64_t)!!(flags & COMPARE_LOAD_AA), (int64_t)limit);
+	struct compare_result *v = NULL;
+	size_t n = 0, alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		size_t one = 0;
+
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			v = xrealloc(v, alloc * sizeof(*v));
+		}
+		memset(&v[n], 0, sizeof(v[n]));
+		v[n].job_id = db_col_int64(st, 24);
+		v[n].label_a = col_dup(st, 0);
+		v[n].label_b = col_dup(st, 1);
+		read_row(st, push_row(&v[n], &one));
+		n++;
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		compare_results_free(v, n);
+		return error("database '%s': cannot read the comparisons of %s/%s: %s", db_file(db),
+			     workload, metric, db_errmsg(db));
+	}
+	*out = v;
+	*n_out = n;
+	return 0;
 }
 
 void compare_result_free(struct compare_result *res)
@@ -933,6 +1025,7 @@ void compare_result_free(struct compare_result *res)
 		free(res->rows[i].metric);
 		free(res->rows[i].unit);
 		free(res->rows[i].better);
+		free(res->rows[i].claim);
 	}
 	free(res->rows);
 	for (size_t i = 0; i < res->n_prof; i++) {
@@ -946,266 +1039,63 @@ void compare_result_free(struct compare_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-/* ---- printing ------------------------------------------------------------ */
-
-static int is_cpu_row(const struct compare_row *r)
+void compare_results_free(struct compare_result *res, size_t n)
 {
-	return starts_with(r->metric, "cpu") && strchr(r->metric, '.') &&
-	       r->st.verdict == VERDICT_DESCRIPTIVE;
+	for (size_t i = 0; i < n; i++)
+		compare_result_free(&res[i]);
+	free(res);
 }
 
-static void fmt_num(char *out, size_t n, double v)
-{
-	if (isnan(v))
-		snprintf(out, n, "-");
-	else if (fabs(v) >= 1000 && fabs(v) < 1e13)
-		snprintf(out, n, "%.0f", v);
-	else
-		snprintf(out, n, "%.4g", v);
-}
+/* ---- reading order and direction ------------------------------------------ */
 
-static void fmt_p(char *out, size_t n, double p)
+int compare_direction(const struct compare_row *r)
 {
-	if (isnan(p))
-		snprintf(out, n, "-");
-	else if (p < 0.001)
-		snprintf(out, n, "%.1e", p);
-	else
-		snprintf(out, n, "%.3f", p);
-}
+	double c = r->st.change_pct;
 
-static void fmt_verdict(char *out, size_t n, const struct stats_cmp *s)
-{
-	if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots > 0)
-		snprintf(out, n, "INCONCLUSIVE(+%d)", s->extra_boots);
-	else if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots < 0 && !isnan(s->w.p))
-		snprintf(out, n, "INCONCLUSIVE(>%d)", STATS_MAX_BOOTS);
-	else
-		snprintf(out, n, "%s", stats_verdict_name(s->verdict));
-}
-
-/* "cpu3.soft" -> 3 and "soft"; "cpuall.soft" -> -1. 0, or -1 when not a per-CPU row. */
-static int cpu_row_parse(const struct compare_row *r, int *cpu, const char **field)
-{
-	const char *dot;
-
-	if (!is_cpu_row(r))
-		return -1;
-	dot = strchr(r->metric, '.');
-	*field = dot + 1;
-	if (starts_with(r->metric, "cpuall."))
-		*cpu = -1;
-	else
-		*cpu = atoi(r->metric + 3);
+	if (!r->better || !isfinite(c) || c == 0)
+		return 0;
+	if (!strcmp(r->better, "higher"))
+		return c > 0 ? 1 : -1;
+	if (!strcmp(r->better, "lower"))
+		return c < 0 ? 1 : -1;
 	return 0;
 }
 
-static void print_cpu_tables(FILE *out, const struct compare_result *res)
+int compare_metric_rank(const char *metric)
 {
-	static const char *fields[] = { "usr", "sys", "irq", "soft", "idle" };
-	const char *cur = NULL;
+	static const char *const head[] = { "tps", "tx_pps", "rx_pps", "tx_bps" };
+	size_t i;
 
-	for (size_t i = 0; i < res->n_rows; i++) {
-		int cpu_min = 1 << 30, cpu_max = -2, cpu;
-		const char *f;
-
-		if (cpu_row_parse(&res->rows[i], &cpu, &f) || (cur && !strcmp(cur, res->rows[i].workload)))
-			continue;
-		cur = res->rows[i].workload;
-		for (size_t k = i; k < res->n_rows && !strcmp(res->rows[k].workload, cur); k++)
-			if (!cpu_row_parse(&res->rows[k], &cpu, &f)) {
-				if (cpu < cpu_min)
-					cpu_min = cpu;
-				if (cpu > cpu_max)
-					cpu_max = cpu;
-			}
-		fprintf(out, "\nper-CPU time of %s: %% of the CPU, base -> test (difference in points, descriptive)\n  %-4s",
-			cur, "cpu");
-		for (size_t fi = 0; fi < ARRAY_SIZE(fields); fi++)
-			fprintf(out, fi + 1 < ARRAY_SIZE(fields) ? " %-19s" : " %s", fields[fi]);
-		fputc('\n', out);
-		for (int c = cpu_min; c <= cpu_max; c++) {
-			int any = 0;
-			char line[512];
-			size_t len = 0;
-
-			len += (size_t)snprintf(line + len, sizeof(line) - len, "  %-4s", "");
-			if (c < 0)
-				snprintf(line + 2, sizeof(line) - 2, "%-4s", "all");
-			else
-				snprintf(line + 2, sizeof(line) - 2, "%-4d", c);
-			len = strlen(line);
-			for (size_t fi = 0; fi < ARRAY_SIZE(fields); fi++) {
-				const struct compare_row *hit = NULL;
-
-				for (size_t k = i; k < res->n_rows && !strcmp(res->rows[k].workload, cur); k++)
-					if (!cpu_row_parse(&res->rows[k], &cpu, &f) && cpu == c && !strcmp(f, fields[fi]))
-						hit = &res->rows[k];
-				if (hit) {
-					any = 1;
-					len += (size_t)snprintf(line + len, sizeof(line) - len, " %5.1f->%5.1f %+6.1f",
-								hit->st.mean_a, hit->st.mean_b, hit->st.change_pct);
-				} else {
-					len += (size_t)snprintf(line + len, sizeof(line) - len, " %-19s", "-");
-				}
-				if (len >= sizeof(line))
-					len = sizeof(line) - 1;
-			}
-			if (any)
-				fprintf(out, "%s\n", line);
-		}
-	}
+	for (i = 0; i < ARRAY_SIZE(head); i++)
+		if (!strcmp(metric, head[i]))
+			return (int)i;
+	if (!strcmp(metric, "cpu_us_per_op"))
+		return 10;
+	if (starts_with(metric, "latency_"))
+		return 11;
+	if (!strcmp(metric, "cpu_busy_pct"))
+		return 12;
+	return 20;
 }
 
-void compare_print(FILE *out, const struct compare_result *res)
+static int row_order(const void *x, const void *y)
 {
-	const char *cur = NULL;
+	const struct compare_row *a = x, *b = y;
+	int r = strcmp(a->workload, b->workload);
 
-	if (res->job_id)
-		fprintf(out, "comparison of job %lld: A = %s, B = %s\n", (long long)res->job_id,
-			res->label_a ? res->label_a : "A", res->label_b ? res->label_b : "B");
-	else
-		fprintf(out, "comparison of kernels: A = %s, B = %s\n", res->label_a, res->label_b);
-	for (size_t i = 0; i < res->n_rows; i++) {
-		const struct compare_row *r = &res->rows[i];
-		const struct stats_cmp *s = &r->st;
-		char ma[32], mb[32], ci[48], pw[16], pm[16], v[32], mde[16];
-
-		if (is_cpu_row(r))
-			continue;
-		if (!cur || strcmp(cur, r->workload)) {
-			cur = r->workload;
-			fprintf(out, "\nworkload %s (T = %.3g%%; boots = unit, values are per-boot means)\n",
-				cur, s->threshold_pct);
-			fprintf(out, "%14s %7s  %-26s %14s %7s  %8s %8s  %-18s %6s  %s\n", "base", "±CoV",
-				"%change [95% CI]", "test", "±CoV", "p", "MWU p", "verdict", "MDE", "metric");
-		}
-		fmt_num(ma, sizeof(ma), s->mean_a);
-		fmt_num(mb, sizeof(mb), s->mean_b);
-		if (s->verdict == VERDICT_DESCRIPTIVE && r->unit && !strcmp(r->unit, "%"))
-			snprintf(ci, sizeof(ci), "%+.2f pp", s->change_pct);
-		else if (isnan(s->ci_lo))
-			snprintf(ci, sizeof(ci), "%+.2f%%", s->change_pct);
-		else
-			snprintf(ci, sizeof(ci), "%+.2f%% [%+.2f, %+.2f]", s->change_pct, s->ci_lo, s->ci_hi);
-		fmt_p(pw, sizeof(pw), !isnan(r->p_holm) ? r->p_holm : s->w.p);
-		fmt_p(pm, sizeof(pm), s->p_mwu);
-		fmt_verdict(v, sizeof(v), s);
-		if (isnan(s->mde_pct))
-			snprintf(mde, sizeof(mde), "-");
-		else
-			snprintf(mde, sizeof(mde), "%.2f%%", s->mde_pct);
-		fprintf(out, "%14s %6.2f%%  %-26s %14s %6.2f%%  %8s %8s  %-18s %6s  %s%s", ma,
-			isnan(s->cov_a) ? 0 : s->cov_a, ci, mb, isnan(s->cov_b) ? 0 : s->cov_b, pw, pm, v,
-			mde, r->metric, r->headline ? " *" : "");
-		if (r->claim)
-			fprintf(out, "  (claim %+.1f%%: %s)", r->claim_pct, r->claim);
-		fputc('\n', out);
-	}
-	/* per-CPU point differences: one line per workload and CPU, the five shares across */
-	print_cpu_tables(out, res);
-	cur = NULL;
-	for (size_t i = 0; i < res->n_prof; i++) {
-		const struct compare_prof *p = &res->prof[i];
-
-		if (!cur || strcmp(cur, p->workload)) {
-			cur = p->workload;
-			fprintf(out, "\nperf profile of %s, top differences (%% of samples; difference in points)\n",
-				cur);
-			fprintf(out, "  %7s %7s %8s  %s\n", "base", "test", "diff", "symbol");
-		}
-		if (p->dso && p->dso[0] == '[')
-			fprintf(out, "  %7.2f %7.2f %+8.2f  %s %s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
-				p->symbol, p->dso);
-		else
-			fprintf(out, "  %7.2f %7.2f %+8.2f  %s%s%s%s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
-				p->symbol, p->dso ? " (" : "", p->dso ? p->dso : "", p->dso ? ")" : "");
-	}
-	fprintf(out, "\n* headline metric: p is Holm-adjusted across the headline metrics\n");
+	if (r)
+		return r;
+	r = compare_metric_rank(a->metric) - compare_metric_rank(b->metric);
+	return r ? r : strcmp(a->metric, b->metric);
 }
 
-static struct json_object *jnum(double v)
+void compare_sort_rows(struct compare_result *res)
 {
-	return isnan(v) || isinf(v) ? NULL : json_object_new_double(v);
-}
-
-void compare_print_json(FILE *out, const struct compare_result *res)
-{
-	struct json_object *o = json_object_new_object(), *rows = json_object_new_array();
-	struct json_object *prof = json_object_new_array();
-	struct buf b = BUF_INIT;
-
-	if (res->job_id)
-		json_object_object_add(o, "job_id", json_object_new_int64(res->job_id));
-	json_object_object_add(o, "label_a", res->label_a ? json_object_new_string(res->label_a) : NULL);
-	json_object_object_add(o, "label_b", res->label_b ? json_object_new_string(res->label_b) : NULL);
-	for (size_t i = 0; i < res->n_rows; i++) {
-		const struct compare_row *r = &res->rows[i];
-		const struct stats_cmp *s = &r->st;
-		struct json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "workload", json_object_new_string(r->workload));
-		json_object_object_add(j, "metric", json_object_new_string(r->metric));
-		json_object_object_add(j, "unit", r->unit ? json_object_new_string(
-			s->verdict == VERDICT_DESCRIPTIVE && !strcmp(r->unit, "%") ? "pp" : r->unit) : NULL);
-		json_object_object_add(j, "better", r->better ? json_object_new_string(r->better) : NULL);
-		json_object_object_add(j, "headline", json_object_new_boolean(r->headline));
-		json_object_object_add(j, "n_a", json_object_new_int64((int64_t)s->n_a));
-		json_object_object_add(j, "n_b", json_object_new_int64((int64_t)s->n_b));
-		json_object_object_add(j, "mean_a", jnum(s->mean_a));
-		json_object_object_add(j, "mean_b", jnum(s->mean_b));
-		json_object_object_add(j, "cov_a", jnum(s->cov_a));
-		json_object_object_add(j, "cov_b", jnum(s->cov_b));
-		json_object_object_add(j, "change_pct", jnum(s->change_pct));
-		json_object_object_add(j, "ci_lo", jnum(s->ci_lo));
-		json_object_object_add(j, "ci_hi", jnum(s->ci_hi));
-		json_object_object_add(j, "ci90_lo", jnum(s->ci90_lo));
-		json_object_object_add(j, "ci90_hi", jnum(s->ci90_hi));
-		json_object_object_add(j, "t", jnum(s->w.t));
-		json_object_object_add(j, "df", jnum(s->w.df));
-		json_object_object_add(j, "p_welch", jnum(s->w.p));
-		json_object_object_add(j, "u", jnum(s->u));
-		json_object_object_add(j, "p_holm", jnum(r->p_holm));
-		json_object_object_add(j, "p_mwu", jnum(s->p_mwu));
-		json_object_object_add(j, "hl_ratio", jnum(s->hl_ratio));
-		json_object_object_add(j, "mde_pct", jnum(s->mde_pct));
-		json_object_object_add(j, "threshold_pct", jnum(s->threshold_pct));
-		json_object_object_add(j, "verdict", json_object_new_string(stats_verdict_name(s->verdict)));
-		json_object_object_add(j, "extra_boots", s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0 ?
-				       json_object_new_int(s->extra_boots) : NULL);
-		json_object_object_add(j, "claim", r->claim ? json_object_new_string(r->claim) : NULL);
-		json_object_object_add(j, "claim_pct", jnum(r->claim_pct));
-		json_object_array_add(rows, j);
-	}
-	json_object_object_add(o, "comparisons", rows);
-	for (size_t i = 0; i < res->n_prof; i++) {
-		const struct compare_prof *p = &res->prof[i];
-		struct json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "workload", json_object_new_string(p->workload));
-		json_object_object_add(j, "symbol", json_object_new_string(p->symbol));
-		json_object_object_add(j, "dso", p->dso ? json_object_new_string(p->dso) : NULL);
-		json_object_object_add(j, "pct_a", jnum(p->pct_a));
-		json_object_object_add(j, "pct_b", jnum(p->pct_b));
-		json_object_object_add(j, "diff_pp", jnum(p->pct_b - p->pct_a));
-		json_object_array_add(prof, j);
-	}
-	json_object_object_add(o, "profile", prof);
-	json_to_buf(&b, o, 1);
-	fprintf(out, "%s\n", b.buf);
-	buf_release(&b);
-	json_object_put(o);
+	if (res->n_rows)
+		qsort(res->rows, res->n_rows, sizeof(*res->rows), row_order);
 }
 
 /* ---- nightly history ------------------------------------------------------ */
-
-struct hrow {
-	char *tree, *machines;
-	int64_t job;
-	double created;
-	char side;
-	double value;		/* a boot value */
-};
 
 static int same_str(const char *a, const char *b)
 {

@@ -51,16 +51,20 @@ struct compare_opts {
 
 #define COMPARE_OPTS_INIT { 1.0, -1, NULL, NULL, NULL, NULL }
 
-/* One comparison row, as stored in `comparisons`. */
+/*
+ * One comparison row: what a row of `comparisons` stores, and what every
+ * output (klab compare, the report pages, the mail report) prints through
+ * the formatters of compare_fmt.h. The strings are owned by the row.
+ */
 struct compare_row {
 	char *workload;
 	char *metric;
-	char *unit;		/* may be NULL */
+	char *unit;		/* may be NULL; "pp" for a percentage compared as a point difference */
 	char *better;		/* higher | lower | none | NULL */
-	int headline;
+	int headline;		/* 1: in the Holm family (a loaded row: p_holm is stored) */
 	struct stats_cmp st;	/* the statistics (st.verdict etc.) */
 	double p_holm;		/* NaN when not a headline metric */
-	const char *claim;	/* consistent | outside | opposite | NULL (static string) */
+	char *claim;		/* consistent | outside | opposite | NULL (a loaded row: the stored text) */
 	double claim_pct;	/* the claimed % change (NaN without a claim) */
 };
 
@@ -102,19 +106,44 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 		    const struct compare_opts *opts, struct compare_result *res);
 
 /*
- * Load the stored comparison rows of a job (the statistics are not
- * recomputed; the profile differences, which are not stored, are read
- * again from the job's runs): 1 found, 0 none, -1 error.
+ * The one loader of a job's stored comparisons: the latest row per
+ * (workload, metric), in the order they were stored. The statistics are
+ * not recomputed; what `comparisons` does not store is read again: the
+ * claimed % change (claim_pct) from the series' expectations and, with
+ * COMPARE_LOAD_PROFILE, the profile differences from the job's runs.
+ * 1 found, 0 none, -1 error. compare_load_job() is
+ * compare_load(db, job_id, COMPARE_LOAD_PROFILE, res).
  */
+#define COMPARE_LOAD_PROFILE 1u
+int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_result *res);
 int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res);
 
+/*
+ * The stored comparisons of WORKLOAD/METRIC across jobs, newest first, at
+ * most LIMIT; with COMPARE_LOAD_AA only A/A ones (label_a = label_b). *out
+ * is an array of *n results of one row each (job, labels, the row); free
+ * it with compare_results_free(). 0 or -1.
+ */
+#define COMPARE_LOAD_AA 2u
+int compare_load_metric(struct db *db, const char *workload, const char *metric, unsigned flags,
+			size_t limit, struct compare_result **out, size_t *n);
+
 void compare_result_free(struct compare_result *res);
+void compare_results_free(struct compare_result *res, size_t n);
+
+/* +1: the row changed the better way (its `better`), -1: the worse way, 0: unknown or none. */
+int compare_direction(const struct compare_row *r);
+/* Reading order of metrics: throughput (tps, tx_pps, rx_pps, tx_bps), then cost, latency, busy, the rest. */
+int compare_metric_rank(const char *metric);
+/* Sort the rows by workload, then compare_metric_rank(), then name: the order of the report pages and mail. */
+void compare_sort_rows(struct compare_result *res);
 
 /*
  * Print a result as the LKP/mmtests-like text table: per workload, one line
  * per metric (base mean ±CoV, % change [95% CI], test mean ±CoV, p, MWU p,
  * verdict, MDE, metric), then the per-CPU point differences and the top
  * profile differences. Used by `klab compare` and by a job's final output.
+ * Both printers live in compare_fmt.c, beside the formatters they use.
  */
 void compare_print(FILE *out, const struct compare_result *res);
 /* The same as one JSON document (pretty), for --json. */

@@ -1,4 +1,4 @@
-/* orch-compare.c: the compare.h C API (compare_job, compare_load_job, compare_print, history_update_job) on a real sqlite file. */
+/* orch-compare.c: the compare.h C API (compare_job, the loaders, compare_print, history_update_job) and the formatters of compare_fmt.h, on a real sqlite file. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "compare.h"
+#include "compare_fmt.h"
 #include "db.h"
 #include "tap.h"
 #include "util.h"
@@ -94,6 +95,20 @@ static void test_job(struct db *db)
 		is_double(row(&st, "tps")->st.ci_lo, tps->st.ci_lo, 1e-9, "CI round-trips");
 		is_str(stats_verdict_name(row(&st, "tps")->st.verdict), "CHANGED", "verdict round-trips");
 	}
+	if (row(&st, "cpu_us_per_op")) {
+		is_str(row(&st, "cpu_us_per_op")->claim, "consistent", "claim round-trips");
+		is_double(row(&st, "cpu_us_per_op")->claim_pct, -10, 1e-9, "the claimed change is read again from the series");
+	}
+	if (row(&st, "cpu_busy_pct"))
+		is_str(row(&st, "cpu_busy_pct")->unit, "pp", "a point difference has unit pp, computed or loaded");
+	is_str(busy->unit, "pp", "the computed row too");
+	f = open_memstream(&text, &len);
+	compare_print(f, &st);
+	fclose(f);
+	ok(strstr(text, "(claim -10.0%: consistent)") != NULL, "compare_print of the stored rows shows the claimed change");
+	ok(!strstr(text, "nan"), "and no NaN anywhere");
+	ok(strstr(text, "CHANGED (better)") != NULL, "the verdict says which way");
+	free(text);
 	f = open_memstream(&text, &len);
 	compare_print(f, &res);
 	fclose(f);
@@ -115,6 +130,100 @@ static void test_job(struct db *db)
 		   row(&res, "tps")->st.mean_a);
 	compare_result_free(&res);
 	ok(compare_job(db, 42, NULL, NULL) == -1, "no job 42: -1");
+}
+
+static const char *fmt(void (*f)(struct buf *, double), double v)
+{
+	static struct buf b = BUF_INIT;
+
+	buf_reset(&b);
+	f(&b, v);
+	return b.buf;
+}
+
+static const char *fmt_row(void (*f)(struct buf *, const struct compare_row *), const struct compare_row *r)
+{
+	static struct buf b = BUF_INIT;
+
+	buf_reset(&b);
+	f(&b, r);
+	return b.buf;
+}
+
+/* The one set of formatters: every output prints p, changes, CIs and verdicts through these. */
+static void test_formatters(void)
+{
+	struct compare_row r;
+
+	is_str(fmt(compare_fmt_p, 1.1e-10), "<0.0001", "a tiny p");
+	is_str(fmt(compare_fmt_p, 0.0001), "0.0001", "p at the edge");
+	is_str(fmt(compare_fmt_p, 0.00216), "0.0022", "p below 0.01: four decimals");
+	is_str(fmt(compare_fmt_p, 0.5566), "0.557", "p from 0.01: three");
+	is_str(fmt(compare_fmt_p, NAN), "-", "no p");
+	is_str(fmt(compare_fmt_num, 2379273.4), "2379273", "a large plain number");
+	is_str(fmt(compare_fmt_num, 3.0844), "3.084", "4 significant digits");
+	is_str(fmt(compare_fmt_num, 0.000123), "0.000123", "a small number is not printed as zero");
+	is_str(fmt(compare_fmt_si, 2379273), "2.379M", "SI prefix");
+	is_str(fmt(compare_fmt_si, 12500), "12.5k", "k from 10000");
+	is_str(fmt(compare_fmt_pct, 4.666), "+4.67%", "signed percent");
+	is_str(fmt(compare_fmt_mde, 0.789), "0.79%", "MDE");
+	is_str(fmt(compare_fmt_mde, NAN), "-", "no MDE");
+
+	memset(&r, 0, sizeof(r));
+	r.better = (char *)"lower";
+	r.st.change_pct = -14.84;
+	r.st.ci_lo = -15.79;
+	r.st.ci_hi = -13.88;
+	r.st.w.p = 1e-10;
+	r.st.verdict = VERDICT_CHANGED;
+	is_str(fmt_row(compare_fmt_change_ci, &r), "-14.84% [-15.79%, -13.88%]", "change with CI");
+	is_str(fmt_row(compare_fmt_verdict, &r), "CHANGED (better)", "lower is better");
+	r.better = (char *)"higher";
+	is_str(fmt_row(compare_fmt_verdict, &r), "CHANGED (worse)", "higher is better");
+	r.st.verdict = VERDICT_INCONCLUSIVE;
+	r.st.extra_boots = 31;
+	is_str(fmt_row(compare_fmt_verdict, &r), "INCONCLUSIVE(+31)", "inconclusive, with the boots to add");
+	r.st.extra_boots = -1;
+	is_str(fmt_row(compare_fmt_verdict, &r), "INCONCLUSIVE(>100)", "more boots than the cap");
+	r.unit = (char *)"pp";
+	r.st.ci_lo = r.st.ci_hi = NAN;
+	r.st.change_pct = -0.45;
+	r.st.verdict = VERDICT_DESCRIPTIVE;
+	is_str(fmt_row(compare_fmt_change_ci, &r), "-0.45 pp", "a point difference, no CI");
+	is_str(fmt_row(compare_fmt_ci, &r), "", "no CI prints nothing");
+	is_str(fmt_row(compare_fmt_verdict, &r), "DESCRIPTIVE", "descriptive");
+	is_str(compare_claim_words("consistent"), "consistent with the claim", "claim words");
+	ok(compare_claim_words(NULL) == NULL, "no claim, no words");
+}
+
+/* The loaders of the report pages: a job's rows without the profile, in reading order; A/A rows of a metric. */
+static void test_loaders(struct db *db)
+{
+	struct compare_result res, *m;
+	size_t n = 0;
+
+	ok(compare_load(db, 1, 0, &res) == 1, "compare_load without the profile");
+	is_int(res.n_prof, 0, "no profile read");
+	compare_sort_rows(&res);
+	ok(res.n_rows >= 3 && !strcmp(res.rows[0].metric, "tps") && !strcmp(res.rows[1].metric, "cpu_us_per_op"),
+	   "reading order: throughput, then cost (%s, %s)", res.n_rows ? res.rows[0].metric : "-",
+	   res.n_rows > 1 ? res.rows[1].metric : "-");
+	if (res.n_rows)
+		is_int(compare_direction(&res.rows[0]), 1, "tps went up: the better way");
+	compare_result_free(&res);
+	ok(compare_load(db, 42, 0, &res) == 0, "no rows: 0");
+	compare_result_free(&res);
+
+	ok(compare_load_metric(db, "udp_rr_500", "tps", 0, 10, &m, &n) == 0 && n == 1, "one stored tps comparison");
+	if (n) {
+		is_int(m[0].job_id, 1, "of job 1");
+		is_str(m[0].label_a, "xps-off", "with its labels");
+		is_int(m[0].n_rows, 1, "one row");
+	}
+	compare_results_free(m, n);
+	ok(compare_load_metric(db, "udp_rr_500", "tps", COMPARE_LOAD_AA, 10, &m, &n) == 0 && n == 0,
+	   "job 1 is not an A/A comparison");
+	compare_results_free(m, n);
 }
 
 static void test_history(struct db *db)
@@ -191,6 +300,8 @@ int main(void)
 	}
 	ok(make_job(db) == 0, "fixture job stored");
 	test_job(db);
+	test_formatters();
+	test_loaders(db);
 	test_throughput_claim(db);
 	test_history(db);
 	db_close(db);

@@ -1,0 +1,50 @@
+/* compare_fmt.h: a comparison in words and numbers: the one set of formatters that klab compare, the pages and the mail call. */
+#ifndef KLAB_COMPARE_FMT_H
+#define KLAB_COMPARE_FMT_H
+
+#include "buf.h"
+#include "compare.h"
+
+/*
+ * Every function appends to `b` and prints "-" for a value that is not
+ * known (NaN), so a caller never tests for NaN before printing. The text
+ * is plain: the pages escape nothing here because nothing here comes from
+ * outside klab, except compare_claim_words() of an unknown stored claim,
+ * which the pages pass through html_escape() like any stored string.
+ */
+
+/*
+ * A p value: "<0.0001" below 0.0001, four decimals below 0.01 (0.0022),
+ * else three (0.557). Below 0.0001 the exact value says nothing more to a
+ * reader deciding on a change from a handful of boots, and fixed decimals
+ * line up in a column where 1.1e-10 and 0.002 do not.
+ */
+void compare_fmt_p(struct buf *b, double p);
+/* A plain number: an integer from 1000 on (2379273), else 4 significant digits (3.084, 0.0001234). */
+void compare_fmt_num(struct buf *b, double v);
+/* A number with an SI prefix from 10000 on, 4 significant digits: 2.379M, 12.5k, 3.084. */
+void compare_fmt_si(struct buf *b, double v);
+/* A signed percentage with two decimals: +4.67%. */
+void compare_fmt_pct(struct buf *b, double v);
+/* An unsigned one, for an MDE or a CI half-width: 0.79%. */
+void compare_fmt_mde(struct buf *b, double v);
+
+/* The change of a row: "+4.67%", or "-0.45 pp" for a point difference (unit "pp"). */
+void compare_fmt_change(struct buf *b, const struct compare_row *r);
+/* Its 95% CI: "[+4.07%, +5.26%]"; nothing at all when the CI is not known. */
+void compare_fmt_ci(struct buf *b, const struct compare_row *r);
+/* Both, the way a reader meets them: "+4.67% [+4.07%, +5.26%]". */
+void compare_fmt_change_ci(struct buf *b, const struct compare_row *r);
+
+/*
+ * The verdict in words: "CHANGED (better)", "CHANGED (worse)" or "CHANGED"
+ * from the metric's `better`; "EQUIVALENT"; "DESCRIPTIVE"; "INCONCLUSIVE",
+ * with the boots per side that would likely settle it: "INCONCLUSIVE(+31)",
+ * "INCONCLUSIVE(>100)".
+ */
+void compare_fmt_verdict(struct buf *b, const struct compare_row *r);
+
+/* A claim check in words ("consistent with the claim"); NULL for no claim; unknown text as it is. */
+const char *compare_claim_words(const char *claim);
+
+#endif
