@@ -5,11 +5,12 @@
 #include <string.h>
 
 #include "buf.h"
-#include "db.h"
+#include "compare.h"
+#include "compare_fmt.h"
 #include "log.h"
 #include "plot.h"
 #include "report.h"
-#include "report_int.h"
+#include "report_data.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -29,183 +30,100 @@ static const char *clean(struct buf *b, const char *s)
 	return b->buf;
 }
 
-/* Plain numbers as LKP prints them: 2380000, 8.80, 0.8500. */
-static void num(struct buf *b, double v)
+/* "workload.metric", on one line. */
+static void row_name(struct buf *b, const struct compare_row *r)
 {
-	if (!isfinite(v))
-		buf_addstr(b, "-");
-	else if (fabs(v) >= 1000)
-		buf_addf(b, "%.0f", v);
-	else if (fabs(v) >= 1)
-		buf_addf(b, "%.2f", v);
+	line_clean(b, r->workload);
+	buf_addch(b, '.');
+	line_clean(b, r->metric);
+}
+
+/* "eth1 (idpf, 32 TX / 32 RX queues)": the NIC the runs' spec names, as the DUT's sysinfo describes it. */
+static char *nic_line(struct db *db, const struct rep_job *j)
+{
+	struct rep_sysinfo si;
+	const struct rep_nic *n;
+	char *out = NULL;
+
+	rep_sysinfo_load(db, j, &si);
+	if (!si.spec_nic)
+		goto out;
+	n = si.n_nics ? &si.nics[0] : NULL;
+	if (n && n->driver && n->tx_queues >= 0)
+		out = xasprintf("%s (%s, %d TX / %d RX queues)", si.spec_nic, n->driver, n->tx_queues, n->rx_queues);
+	else if (n && n->driver)
+		out = xasprintf("%s (%s)", si.spec_nic, n->driver);
 	else
-		buf_addf(b, "%.4f", v);
-}
-
-struct mjob {
-	char *name, *tree, *dut, *peer, *subject, *author, *url, *msgid, *source;
-	char *label[2], *commit[2], *release[2], *profile[2];
-	int64_t series_id, seed, total, version;
-	int have_seed;
-};
-
-static void mjob_free(struct mjob *j)
-{
-	free(j->name); free(j->tree); free(j->dut); free(j->peer); free(j->subject);
-	free(j->author); free(j->url); free(j->msgid); free(j->source);
-	for (int i = 0; i < 2; i++) {
-		free(j->label[i]); free(j->commit[i]); free(j->release[i]); free(j->profile[i]);
-	}
-}
-
-static int mjob_load(struct db *db, int64_t id, struct mjob *j)
-{
-	struct db_stmt *st;
-
-	memset(j, 0, sizeof(*j));
-	st = db_prepare(db, "SELECT j.name, j.tree, j.dut, j.peer, j.order_seed, j.series_id, s.subject, s.author, "
-			"s.source_url, s.message_id, s.source, s.total, s.version "
-			"FROM jobs j LEFT JOIN series s ON s.id = j.series_id WHERE j.id = ?", "i", id);
-	if (!st)
-		return -1;
-	if (db_step(st) != DB_ROW) {
-		db_finalize(st);
-		return error("cannot report job %lld: no such job", (long long)id);
-	}
-	j->name = rep_colstr(st, 0);
-	j->tree = rep_colstr(st, 1);
-	j->dut = rep_colstr(st, 2);
-	j->peer = rep_colstr(st, 3);
-	j->have_seed = !db_col_null(st, 4);
-	j->seed = db_col_int64(st, 4);
-	j->series_id = db_col_int64(st, 5);
-	j->subject = rep_colstr(st, 6);
-	j->author = rep_colstr(st, 7);
-	j->url = rep_colstr(st, 8);
-	j->msgid = rep_colstr(st, 9);
-	j->source = rep_colstr(st, 10);
-	j->total = db_col_int64(st, 11);
-	j->version = db_col_int64(st, 12);
-	db_finalize(st);
-	st = db_prepare(db, "SELECT s.side, s.label, k.commit_id, k.release, s.profile FROM job_sides s "
-			"LEFT JOIN kernels k ON k.id = s.kernel_id WHERE s.job_id = ?", "i", id);
-	if (!st)
-		return -1;
-	while (db_step(st) == DB_ROW) {
-		const char *sd = db_col_text(st, 0);
-		int i;
-
-		if (!sd || (sd[0] != 'A' && sd[0] != 'B'))
-			continue;
-		i = sd[0] - 'A';
-		j->label[i] = rep_colstr(st, 1);
-		j->commit[i] = rep_colstr(st, 2);
-		j->release[i] = rep_colstr(st, 3);
-		j->profile[i] = rep_colstr(st, 4);
-	}
-	db_finalize(st);
-	for (int i = 0; i < 2; i++)
-		if (!j->label[i])
-			j->label[i] = xstrdup(i ? "B" : "A");
-	return 0;
-}
-
-/* "eth1 (idpf, 32 TX / 32 RX queues)" from the DUT's sysinfo, via sqlite's JSON functions. */
-static char *nic_line(struct db *db, int64_t job)
-{
-	char *nic = NULL, *out = NULL, *driver = NULL;
-	int64_t tq = -1, rq = -1;
-	char *path;
-
-	if (db_get_str(db, &nic, "SELECT json_extract(result, '$.spec.nic') FROM runs WHERE job_id = ? "
-		       "AND json_valid(result) AND json_extract(result, '$.spec.nic') IS NOT NULL LIMIT 1", "i", job) < 1)
-		return NULL;
-	path = xasprintf("$.nics.\"%s\"", nic);
-	if (!strchr(nic, '"')) {
-		char *d = xasprintf("%s.driver", path), *t = xasprintf("%s.tx_queues", path), *r = xasprintf("%s.rx_queues", path);
-		const char *q = "SELECT json_extract(sysinfo, ?) FROM boots WHERE job_id = ? AND json_valid(sysinfo) "
-				"AND json_extract(sysinfo, ?) IS NOT NULL ORDER BY seq LIMIT 1";
-
-		db_get_str(db, &driver, q, "sis", d, job, d);
-		db_get_int(db, &tq, q, "sis", t, job, t);
-		db_get_int(db, &rq, q, "sis", r, job, r);
-		free(d);
-		free(t);
-		free(r);
-	}
-	if (driver && tq >= 0)
-		out = xasprintf("%s (%s, %lld TX / %lld RX queues)", nic, driver, (long long)tq, (long long)rq);
-	else if (driver)
-		out = xasprintf("%s (%s)", nic, driver);
-	else
-		out = xstrdup(nic);
-	free(path);
-	free(nic);
-	free(driver);
+		out = xstrdup(si.spec_nic);
+out:
+	rep_sysinfo_free(&si);
 	return out;
 }
 
-static void method_line(struct db *db, int64_t job, const struct mjob *j, FILE *out)
+static void method_line(struct db *db, const struct rep_job *j, FILE *out)
 {
+	struct rep_count *c;
 	int64_t boots = 0, runs = 0;
+	size_t n;
 
-	db_get_int(db, &boots, "SELECT COUNT(DISTINCT boot_id) FROM runs WHERE job_id = ? AND side = 'A' AND status = 'ok'",
-		   "i", job);
-	db_get_int(db, &runs, "SELECT COUNT(*) FROM runs WHERE job_id = ? AND side = 'A' AND status = 'ok' AND workload = "
-		   "(SELECT MIN(workload) FROM runs WHERE job_id = ?)", "ii", job, job);
+	/* the first workload's side A stands for the method */
+	rep_counts_load(db, j->id, &c, &n);
+	for (size_t i = 0; i < n; i++)
+		if (c[i].side == 'A') {
+			boots = c[i].boots;
+			runs = c[i].runs;
+			break;
+		}
+	rep_counts_free(c, n);
 	fprintf(out, "method:       ");
 	if (boots > 0 && runs % boots == 0)
 		fprintf(out, "%lld boots x %lld runs per kernel", (long long)boots, (long long)(runs / boots));
 	else
 		fprintf(out, "%lld boots per kernel", (long long)boots);
 	if (j->have_seed)
-		fprintf(out, ", randomised ABBA order (seed %lld)", (long long)j->seed);
+		fprintf(out, ", randomised ABBA order (seed %lld)", (long long)j->order_seed);
 	fprintf(out, ";\n              Welch's t on log values of per-boot means with a 95%% CI,\n"
 		"              exact Mann-Whitney as a check\n");
 }
 
-static void table(const struct rep_cmp *c, size_t n, const struct mjob *j, FILE *out)
+static void table(const struct compare_result *res, const struct rep_job *j, FILE *out)
 {
 	struct buf t = BUF_INIT, l = BUF_INIT;
 
-	fprintf(out, "A: %s\n", clean(&l, j->label[0]));
-	fprintf(out, "B: %s\n\n", clean(&l, j->label[1]));
+	fprintf(out, "A: %s\n", clean(&l, j->side[0].label));
+	fprintf(out, "B: %s\n\n", clean(&l, j->side[1].label));
 	fprintf(out, "        A                                             B\n");
 	fprintf(out, "---------------- ---------------------------- ----------------\n");
 	fprintf(out, "      mean  %%CoV  %%change [95%% CI]                 mean  %%CoV\n");
 	fprintf(out, "          \\          |                              \\\n");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+
 		buf_reset(&t);
-		num(&t, c[i].mean_a);
+		compare_fmt_num(&t, r->st.mean_a);
 		fprintf(out, "%10s", t.buf);
-		if (isfinite(c[i].cov_a))
-			fprintf(out, " \u00b1%5.2f%%", c[i].cov_a);
+		if (isfinite(r->st.cov_a))
+			fprintf(out, " \u00b1%5.2f%%", r->st.cov_a);
 		else
 			fprintf(out, "      -");
 		buf_reset(&t);
-		if (isfinite(c[i].change_pct))
-			buf_addf(&t, "%+.2f%%", c[i].change_pct);
-		else
-			buf_addstr(&t, "-");
+		compare_fmt_change(&t, r);
 		fprintf(out, " %9s", t.buf);
 		buf_reset(&t);
-		if (isfinite(c[i].ci_lo) && isfinite(c[i].ci_hi))
-			buf_addf(&t, "[%+.2f%%, %+.2f%%]", c[i].ci_lo, c[i].ci_hi);
+		compare_fmt_ci(&t, r);
 		fprintf(out, " %-20s", t.buf);
 		buf_reset(&t);
-		num(&t, c[i].mean_b);
+		compare_fmt_num(&t, r->st.mean_b);
 		fprintf(out, "%10s", t.buf);
-		if (isfinite(c[i].cov_b))
-			fprintf(out, " \u00b1%5.2f%%", c[i].cov_b);
+		if (isfinite(r->st.cov_b))
+			fprintf(out, " \u00b1%5.2f%%", r->st.cov_b);
 		else
 			fprintf(out, "      -");
 		buf_reset(&t);
-		line_clean(&t, c[i].workload);
-		buf_addch(&t, '.');
-		line_clean(&t, c[i].metric);
-		if (c[i].unit && *c[i].unit) {
+		row_name(&t, r);
+		if (r->unit && *r->unit) {
 			buf_addstr(&t, " (");
-			line_clean(&t, c[i].unit);
+			line_clean(&t, r->unit);
 			buf_addch(&t, ')');
 		}
 		fprintf(out, "  %s\n", t.buf);
@@ -214,28 +132,33 @@ static void table(const struct rep_cmp *c, size_t n, const struct mjob *j, FILE 
 	buf_release(&l);
 }
 
-static void verdicts(const struct rep_cmp *c, size_t n, FILE *out)
+static void verdicts(const struct compare_result *res, FILE *out)
 {
-	struct buf t = BUF_INIT;
+	struct buf t = BUF_INIT, v = BUF_INIT;
 
 	fprintf(out, "verdicts:\n");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+
 		buf_reset(&t);
-		line_clean(&t, c[i].workload);
-		buf_addch(&t, '.');
-		line_clean(&t, c[i].metric);
-		fprintf(out, "  %-40s %-18s p=", t.buf, rep_verdict_text(&c[i]));
+		row_name(&t, r);
+		buf_reset(&v);
+		compare_fmt_verdict(&v, r);
+		fprintf(out, "  %-40s %-18s p=", t.buf, v.buf);
 		buf_reset(&t);
-		rep_fmt_p(&t, c[i].p_welch);
+		compare_fmt_p(&t, r->st.w.p);
 		buf_addstr(&t, " (Holm ");
-		rep_fmt_p(&t, c[i].p_holm);
+		compare_fmt_p(&t, r->p_holm);
 		buf_addstr(&t, "), MWU p=");
-		rep_fmt_p(&t, c[i].p_mwu);
-		if (isfinite(c[i].mde_pct))
-			buf_addf(&t, ", MDE %.2f%%", c[i].mde_pct);
+		compare_fmt_p(&t, r->st.p_mwu);
+		if (isfinite(r->st.mde_pct)) {
+			buf_addstr(&t, ", MDE ");
+			compare_fmt_mde(&t, r->st.mde_pct);
+		}
 		fprintf(out, "%s\n", t.buf);
 	}
 	buf_release(&t);
+	buf_release(&v);
 }
 
 /*
@@ -243,66 +166,61 @@ static void verdicts(const struct rep_cmp *c, size_t n, FILE *out)
  * least one claimed metric was checked, every check is "consistent" with a
  * CHANGED verdict, and no metric changed the worse way.
  */
-static int claims(struct db *db, const struct mjob *j, const struct rep_cmp *c, size_t n, FILE *out,
+static int claims(struct db *db, const struct rep_job *j, const struct compare_result *res, FILE *out,
 		  struct buf *why)
 {
-	struct db_stmt *st;
-	struct buf t = BUF_INIT;
-	int n_exp = 0, checked = 0, consistent = 0, worse = 0;
+	struct rep_claim *e;
+	struct buf t = BUF_INIT, v = BUF_INIT;
+	size_t n_exp;
+	int checked = 0, consistent = 0, worse = 0;
 
 	fprintf(out, "claim check:\n");
-	if (j->series_id &&
-	    (st = db_prepare(db, "SELECT metric, direction, lo_pct, hi_pct, text FROM expectations WHERE series_id = ? "
-			     "ORDER BY patch_seq, id", "i", j->series_id))) {
-		while (db_step(st) == DB_ROW) {
-			const char *metric = db_col_text(st, 0);
-			double lo = rep_coldbl(st, 2), hi = rep_coldbl(st, 3);
-			int found = 0;
+	rep_claims_load(db, j->series_id, &e, &n_exp);
+	for (size_t k = 0; k < n_exp; k++) {
+		int found = 0;
 
-			n_exp++;
-			fprintf(out, "  the series says: \"%s\"\n", clean(&t, db_col_text(st, 4)));
-			fprintf(out, "    expected: %s ", clean(&t, metric));
-			fprintf(out, "%s", clean(&t, db_col_text(st, 1)));
-			if (isfinite(lo) && isfinite(hi))
-				fprintf(out, " by %g%% to %g%%", lo, hi);
-			else if (isfinite(lo))
-				fprintf(out, " by at least %g%%", lo);
-			fprintf(out, "\n");
-			for (size_t i = 0; metric && i < n; i++) {
-				if (strcmp(c[i].metric, metric))
-					continue;
-				found++;
-				buf_reset(&t);
-				line_clean(&t, c[i].workload);
-				buf_addch(&t, '.');
-				line_clean(&t, c[i].metric);
-				buf_addch(&t, ' ');
-				rep_fmt_pct(&t, c[i].change_pct);
-				buf_addstr(&t, " [");
-				rep_fmt_pct(&t, c[i].ci_lo);
-				buf_addstr(&t, ", ");
-				rep_fmt_pct(&t, c[i].ci_hi);
-				buf_addstr(&t, "]");
-				fprintf(out, "    measured: %s, %s: %s\n", t.buf, rep_verdict_text(&c[i]),
-					rep_claim_text(c[i].claim) ? rep_claim_text(c[i].claim) : "not checked");
-			}
-			if (!found)
-				fprintf(out, "    measured: no workload of this job measured it\n");
+		fprintf(out, "  the series says: \"%s\"\n", clean(&t, e[k].text));
+		fprintf(out, "    expected: %s ", clean(&t, e[k].metric));
+		fprintf(out, "%s", clean(&t, e[k].direction));
+		if (isfinite(e[k].lo) && isfinite(e[k].hi))
+			fprintf(out, " by %g%% to %g%%", e[k].lo, e[k].hi);
+		else if (isfinite(e[k].lo))
+			fprintf(out, " by at least %g%%", e[k].lo);
+		fprintf(out, "\n");
+		for (size_t i = 0; e[k].metric && i < res->n_rows; i++) {
+			const struct compare_row *r = &res->rows[i];
+			const char *words = compare_claim_words(r->claim);
+
+			if (strcmp(r->metric, e[k].metric))
+				continue;
+			found++;
+			buf_reset(&t);
+			row_name(&t, r);
+			buf_addch(&t, ' ');
+			compare_fmt_change_ci(&t, r);
+			buf_reset(&v);
+			compare_fmt_verdict(&v, r);
+			fprintf(out, "    measured: %s, %s: %s\n", t.buf, v.buf, words ? words : "not checked");
 		}
-		db_finalize(st);
+		if (!found)
+			fprintf(out, "    measured: no workload of this job measured it\n");
 	}
 	if (!n_exp)
 		fprintf(out, "  no performance claim was found in the series\n");
-	for (size_t i = 0; i < n; i++) {
-		if (c[i].claim) {
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+
+		if (r->claim) {
 			checked++;
-			if (!strcmp(c[i].claim, "consistent") && c[i].verdict && !strcmp(c[i].verdict, "CHANGED"))
+			if (!strcmp(r->claim, "consistent") && r->st.verdict == VERDICT_CHANGED)
 				consistent++;
 		}
-		if (c[i].verdict && !strcmp(c[i].verdict, "CHANGED") && rep_direction(&c[i]) < 0)
+		if (r->st.verdict == VERDICT_CHANGED && compare_direction(r) < 0)
 			worse++;
 	}
+	rep_claims_free(e, n_exp);
 	buf_release(&t);
+	buf_release(&v);
 	if (!checked)
 		buf_addstr(why, n_exp ? "no claimed metric was checked by this job"
 				      : "the series makes no performance claim to test");
@@ -325,12 +243,13 @@ static int pdiff_cmp(const void *x, const void *y)
 	return a > b ? -1 : a < b;
 }
 
-static void profiles(struct db *db, int64_t job, const struct rep_cmp *c, size_t n, FILE *out)
+static void profiles(struct db *db, int64_t job, const struct compare_result *res, FILE *out)
 {
+	const struct compare_row *c = res->rows;
 	struct buf t = BUF_INIT;
 	int any = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < res->n_rows; i++) {
 		struct rep_prof *p;
 		struct pdiff *d;
 		size_t np, k;
@@ -339,7 +258,7 @@ static void profiles(struct db *db, int64_t job, const struct rep_cmp *c, size_t
 		if (i && !strcmp(c[i].workload, c[i - 1].workload))
 			continue;
 		if (rep_load_profile(db, job, c[i].workload, 40, &p, &np, &ra, &rb) < 0 || !np) {
-			rep_prof_free(p, 0);
+			rep_prof_free(p, np);
 			continue;
 		}
 		d = xcalloc(np, sizeof(*d));
@@ -355,28 +274,25 @@ static void profiles(struct db *db, int64_t job, const struct rep_cmp *c, size_t
 			fprintf(out, "  %6.2f  %6.2f  %+7.2f  ", d[k].p->a, d[k].p->b, d[k].d);
 			if (ra >= 3 && rb >= 3) {
 				buf_reset(&t);
-				rep_fmt_p(&t, d[k].p->p);
+				compare_fmt_p(&t, d[k].p->p);
 				fprintf(out, "%7s ", t.buf);
 			}
 			fprintf(out, "%s\n", clean(&t, d[k].p->symbol));
 		}
 		any = 1;
 		free(d);
-		for (k = 0; k < np; k++) {
-			free(p[k].symbol);
-			free(p[k].dso);
-		}
-		free(p);
+		rep_prof_free(p, np);
 	}
 	if (!any)
 		fprintf(out, "\nno perf profile was recorded, so there are no profile differences to show\n");
 	buf_release(&t);
 }
 
-/* PNG charts to attach: run order and distribution of each workload's headline metric. */
-static int attachments(struct db *db, int64_t job, const struct mjob *j, const struct rep_cmp *c, size_t n,
-		       const char *dir, FILE *out)
+/* PNG charts to attach: the distribution of each workload's headline metric, and its CI. */
+static int attachments(struct db *db, const struct rep_job *j, const struct compare_result *res, const char *dir,
+		       FILE *out)
 {
+	const struct compare_row *c = res->rows;
 	struct plot_batch pb;
 	struct buf f = BUF_INIT, t = BUF_INIT, y = BUF_INIT;
 	int ret = 0;
@@ -384,37 +300,27 @@ static int attachments(struct db *db, int64_t job, const struct mjob *j, const s
 	if (mkdir_p(dir) < 0)
 		return -1;
 	plot_batch_init(&pb, dir, PLOT_PNG);
-	for (size_t i = 0; i < n; i++) {
-		struct db_stmt *st;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		struct plot_run *runs;
+		int64_t *ids;
 		double *va, *vb;
-		size_t na = 0, nb = 0, cap = 16;
-		struct plot_ci ci = { 1, c[i].change_pct, c[i].ci_lo, c[i].ci_hi,
-				      isfinite(c[i].threshold_pct) ? c[i].threshold_pct : 0 };
+		size_t nr, na = 0, nb = 0;
+		struct plot_ci ci = { 1, c[i].st.change_pct, c[i].st.ci_lo, c[i].st.ci_hi,
+				      isfinite(c[i].st.threshold_pct) ? c[i].st.threshold_pct : 0 };
 
 		if (i && !strcmp(c[i].workload, c[i - 1].workload))
 			continue;
-		st = db_prepare(db, "SELECT r.side, m.value FROM runs r JOIN metrics m ON m.run_id = r.id AND m.name = ? "
-				"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok'", "sis", c[i].metric, job, c[i].workload);
-		if (!st)
-			continue;
-		va = xmalloc(cap * sizeof(double));
-		vb = xmalloc(cap * sizeof(double));
-		while (db_step(st) == DB_ROW) {
-			const char *sd = db_col_text(st, 0);
-
-			if (na == cap || nb == cap) {
-				cap *= 2;
-				va = xrealloc(va, cap * sizeof(double));
-				vb = xrealloc(vb, cap * sizeof(double));
-			}
-			if (sd && sd[0] == 'B')
-				vb[nb++] = db_col_double(st, 1);
+		rep_runs_load(db, j->id, c[i].workload, c[i].metric, &runs, &ids, &nr);
+		va = xmalloc((nr + 1) * sizeof(double));
+		vb = xmalloc((nr + 1) * sizeof(double));
+		for (size_t k = 0; k < nr; k++) {
+			if (runs[k].side == 'B')
+				vb[nb++] = runs[k].value;
 			else
-				va[na++] = db_col_double(st, 1);
+				va[na++] = runs[k].value;
 		}
-		db_finalize(st);
 		buf_reset(&f);
-		buf_addf(&f, "j%lld-", (long long)job);
+		buf_addf(&f, "j%lld-", (long long)j->id);
 		rep_slug(&f, c[i].workload);
 		buf_addstr(&f, "-dist.png");
 		buf_reset(&t);
@@ -423,9 +329,11 @@ static int attachments(struct db *db, int64_t job, const struct mjob *j, const s
 		buf_addstr(&y, c[i].metric);
 		if (c[i].unit)
 			buf_addf(&y, " (%s)", c[i].unit);
-		plot_distribution(&pb, f.buf, t.buf, y.buf, va, na, vb, nb, j->label[0], j->label[1], &ci);
+		plot_distribution(&pb, f.buf, t.buf, y.buf, va, na, vb, nb, j->side[0].label, j->side[1].label, &ci);
 		free(va);
 		free(vb);
+		free(runs);
+		free(ids);
 	}
 	if (pb.files.n) {
 		if (!plot_gnuplot()) {
@@ -448,64 +356,68 @@ static int attachments(struct db *db, int64_t job, const struct mjob *j, const s
 
 int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_mail_opts *opts)
 {
-	struct mjob j;
-	struct rep_cmp *c = NULL;
+	struct rep_job j;
+	struct compare_result res;
 	struct buf t = BUF_INIT, why = BUF_INIT;
 	struct strvec wls = STRVEC_INIT;
 	const char *tested_by = opts && opts->tested_by ? opts->tested_by : getenv("KLAB_TESTED_BY");
 	char *nic;
-	size_t n = 0, i;
-	int ret = -1, supported;
+	size_t i;
+	int ret = -1, supported, found;
 
-	if (mjob_load(db, job_id, &j) < 0)
+	memset(&res, 0, sizeof(res));
+	if (rep_job_load(db, job_id, &j) < 0)
+		return -1;
+	if ((found = compare_load(db, job_id, 0, &res)) < 0)
 		goto out;
-	if (rep_load_cmps(db, job_id, &c, &n) < 0)
-		goto out;
-	if (!n) {
+	if (!found) {
 		error("cannot write the mail report of job %lld: no comparison computed yet (klab compare)",
 		      (long long)job_id);
 		goto out;
 	}
+	compare_sort_rows(&res);
 	if (!tested_by || !*tested_by)
 		tested_by = DEFAULT_TESTED_BY;
 
-	buf_addstr(&t, j.subject ? j.subject : j.name ? j.name : "klab job");
+	buf_addstr(&t, j.s_subject ? j.s_subject : j.name ? j.name : "klab job");
 	fprintf(out, "Subject: %s%s\n", starts_with(t.buf, "Re:") ? "" : "Re: ", clean(&why, t.buf));
 	buf_reset(&why);
-	if (j.msgid && *j.msgid)
-		fprintf(out, "In-Reply-To: %s\n", clean(&t, j.msgid));
+	if (j.s_msgid && *j.s_msgid)
+		fprintf(out, "In-Reply-To: %s\n", clean(&t, j.s_msgid));
 	fprintf(out, "\nHello,\n\nklab measured the performance of the %s on a base and a patched kernel.\n\n",
-		j.subject ? "series below" : "two kernels below");
-	if (j.subject) {
-		fprintf(out, "series:       %s\n", clean(&t, j.subject));
-		if (j.author)
-			fprintf(out, "author:       %s\n", clean(&t, j.author));
-		if (j.url || j.source)
-			fprintf(out, "link:         %s\n", clean(&t, j.url ? j.url : j.source));
+		j.s_subject ? "series below" : "two kernels below");
+	if (j.s_subject) {
+		fprintf(out, "series:       %s\n", clean(&t, j.s_subject));
+		if (j.s_author)
+			fprintf(out, "author:       %s\n", clean(&t, j.s_author));
+		if (j.s_url || j.s_source)
+			fprintf(out, "link:         %s\n", clean(&t, j.s_url ? j.s_url : j.s_source));
 	}
 	for (int s = 0; s < 2; s++) {
-		fprintf(out, "%s %s:  %s", s ? "patched" : "base   ", s ? "(B)" : "(A)", clean(&t, j.label[s]));
-		if (j.tree || j.commit[s]) {
+		const struct rep_side *sd = &j.side[s];
+
+		fprintf(out, "%s %s:  %s", s ? "patched" : "base   ", s ? "(B)" : "(A)", clean(&t, sd->label));
+		if (j.tree || sd->commit) {
 			fprintf(out, "  %s", clean(&t, j.tree));
-			if (j.commit[s])
-				fprintf(out, " %.12s", clean(&t, j.commit[s]));
-			if (s && j.subject)
+			if (sd->commit)
+				fprintf(out, " %.12s", clean(&t, sd->commit));
+			if (s && j.s_subject)
 				fprintf(out, " + the series");
 		}
 		fprintf(out, "\n");
 	}
 	fprintf(out, "test machine: %s", clean(&t, j.dut));
 	fprintf(out, " -> %s", clean(&t, j.peer));
-	nic = nic_line(db, job_id);
+	nic = nic_line(db, &j);
 	if (nic)
 		fprintf(out, ", NIC %s", clean(&t, nic));
 	free(nic);
-	fprintf(out, "\ntuning:       %s", clean(&t, j.profile[0] ? j.profile[0] : "default"));
-	if (j.profile[1] && (!j.profile[0] || strcmp(j.profile[0], j.profile[1])))
-		fprintf(out, " (A), %s (B)", clean(&t, j.profile[1]));
-	for (i = 0; i < n; i++)
-		if (strvec_find(&wls, c[i].workload) < 0)
-			strvec_push(&wls, c[i].workload);
+	fprintf(out, "\ntuning:       %s", clean(&t, j.side[0].profile ? j.side[0].profile : "default"));
+	if (j.side[1].profile && (!j.side[0].profile || strcmp(j.side[0].profile, j.side[1].profile)))
+		fprintf(out, " (A), %s (B)", clean(&t, j.side[1].profile));
+	for (i = 0; i < res.n_rows; i++)
+		if (strvec_find(&wls, res.rows[i].workload) < 0)
+			strvec_push(&wls, res.rows[i].workload);
 	buf_reset(&why);
 	for (i = 0; i < wls.n; i++) {
 		if (i)
@@ -514,15 +426,15 @@ int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_ma
 	}
 	fprintf(out, "\ntestcase:     %s\n", why.buf);
 	buf_reset(&why);
-	method_line(db, job_id, &j, out);
+	method_line(db, &j, out);
 	fprintf(out, "\n");
-	table(c, n, &j, out);
+	table(&res, &j, out);
 	fprintf(out, "\n");
-	verdicts(c, n, out);
+	verdicts(&res, out);
 	fprintf(out, "\n");
-	supported = claims(db, &j, c, n, out, &why);
-	profiles(db, job_id, c, n, out);
-	if (opts && opts->png_dir && attachments(db, job_id, &j, c, n, opts->png_dir, out) < 0)
+	supported = claims(db, &j, &res, out, &why);
+	profiles(db, job_id, &res, out);
+	if (opts && opts->png_dir && attachments(db, &j, &res, opts->png_dir, out) < 0)
 		goto out;
 	fprintf(out, "\n");
 	if (supported)
@@ -533,8 +445,8 @@ int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_ma
 	fprintf(out, "\n-- \nklab %s, job %lld\n", KLAB_VERSION, (long long)job_id);
 	ret = 0;
 out:
-	mjob_free(&j);
-	rep_cmps_free(c, n);
+	rep_job_free(&j);
+	compare_result_free(&res);
 	strvec_clear(&wls);
 	buf_release(&t);
 	buf_release(&why);

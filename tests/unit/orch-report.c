@@ -1,4 +1,4 @@
-/* orch-report.c: the report API the job runner calls (report_job), file names from outside strings, the mail report. */
+/* orch-report.c: the report API the job runner calls (report_job), the data side (report_data.h), file names from outside strings, the mail report. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "db.h"
 #include "log.h"
 #include "report.h"
-#include "report_int.h"
+#include "report_data.h"
 #include "tap.h"
 #include "util.h"
 
@@ -17,6 +17,41 @@ static char *slug(const char *s)
 
 	rep_slug(&b, s);
 	return buf_detach(&b, NULL);
+}
+
+/* The data side the pages and the mail share, on the fixture job 1. */
+static void test_data(struct db *db)
+{
+	struct rep_job j;
+	struct rep_sysinfo si;
+	struct rep_count *c;
+	struct rep_hist *h;
+	size_t n;
+
+	ok(rep_job_load(db, 1, &j) == 0, "job 1 loads");
+	is_str(j.side[0].label, "6.1.192-klab-base", "side A label");
+	ok(j.side[1].present && j.side[1].commit != NULL, "side B with its kernel");
+	ok(j.s_subject && strstr(j.s_subject, "alien skbs"), "the series subject");
+	ok(j.have_seed && j.order_seed == 20251016, "the order seed");
+	rep_sysinfo_load(db, &j, &si);
+	is_str(si.spec_nic, "eth1", "the NIC the run spec names");
+	ok(si.n_nics == 1 && si.nics[0].driver && !strcmp(si.nics[0].driver, "idpf") && si.nics[0].tx_queues == 32,
+	   "only that NIC, with its driver and queues");
+	ok(si.cmdline[0] && strstr(si.cmdline[0], "mitigations=off"), "the boot's cmdline");
+	rep_sysinfo_free(&si);
+	rep_counts_load(db, 1, &c, &n);
+	ok(n == 4 && !strcmp(c[0].workload, "udp_rr_500") && c[0].side == 'A' && c[0].boots == 4 && c[0].runs == 12,
+	   "4 boots x 3 runs per side and workload");
+	rep_counts_free(c, n);
+	rep_hists_load(db, 1, "udp_rr_500", &h, &n);
+	ok(n == 2 && !strcmp(h[0].name, "__dev_queue_xmit_ns") && !strcmp(h[1].name, "rtt_us"),
+	   "two histograms of udp_rr_500, by name");
+	if (n == 2)
+		ok(h[1].n == 4 && !strcmp(h[1].bk[0].label, "[8, 16)") && !strcmp(h[0].bk[h[0].n - 1].label, "[128K, 256K)"),
+		   "buckets labelled as bpftrace prints them (%s, %s)", h[1].bk[0].label, h[0].bk[h[0].n - 1].label);
+	rep_hists_free(h, n);
+	rep_job_free(&j);
+	ok(rep_job_load(db, 999, &j) < 0, "no job 999");
 }
 
 static int exists(const char *dir, const char *name)
@@ -60,6 +95,7 @@ int main(void)
 	ok(db_open(dbpath, &db) == 0, "database opens");
 	ok(buf_read_file(&sql, fixture) == 0, "fixture reads");
 	ok(db_exec(db, sql.buf) == 0, "fixture loads");
+	test_data(db);
 
 	ok(report_job(db, out, 1) == 0, "report_job renders job 1");
 	ok(exists(out, "job-1.html") && exists(out, "index.html") && exists(out, "style.css"),
@@ -86,6 +122,8 @@ int main(void)
 	ok(buf_read_file(&mail, mailpath) == 0, "mail report reads back");
 	ok(strstr(mail.buf, "+48.75% [+46.91%, +50.62%]") != NULL, "tx_pps change and CI from the fixture");
 	ok(strstr(mail.buf, "\nTested-by: ") != NULL, "Tested-by when the claim holds");
+	ok(strstr(mail.buf, "p=<0.0001 (Holm <0.0001)") != NULL, "p values in the one format");
+	ok(strstr(mail.buf, "NIC eth1 (idpf, 32 TX / 32 RX queues)") != NULL, "the NIC from the data side");
 	f = fopen(mailpath, "w");
 	ok(f && report_mail(db, 3, f, NULL) < 0, "no mail report without comparisons");
 	if (f)
