@@ -51,16 +51,6 @@ static const char *const guest_names[2] = { "dut", "peer" };
 #define SSH_ATTEMPT_MS 8000	/* one ssh probe; slirp may accept and then hang */
 #define QEMU_START_MS 60000	/* qemu's own start-up until it daemonizes */
 
-struct up_opts {
-	const char *kernel;
-	long kernel_id;
-	long smp, mem_mb, index, queues, timeout_s;
-	const char *dir;
-	const char *accel;	/* auto | kvm | tcg */
-	const char *profile;	/* tuning profile named in the fragment's machines */
-	const char *srcdir;	/* where kernels/lab/ is */
-};
-
 /* ---- small helpers ------------------------------------------------------ */
 
 static char *default_dir(long index)
@@ -740,6 +730,187 @@ static void stop_guests(const struct qlab_state *st)
 		}
 }
 
+/* ---- up, down, probe ------------------------------------------------------ */
+
+char *qlab_dir(const char *dir, long index)
+{
+	char *d = dir ? xstrdup(dir) : default_dir(index), *abs = xabspath(d);
+
+	free(d);
+	return abs;
+}
+
+/* A folder about to hold a new lab: missing, empty, or a stopped lab of ours. */
+static int prepare_dir(const char *dir)
+{
+	struct qlab_state old;
+	int r = qlab_state_load(dir, &old), i;
+	struct stat sb;
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		for (i = 0; i < 2; i++)
+			if (qlab_pid_alive(old.g[i].pid, dir, old.g[i].name)) {
+				error("a qemu lab is already up in '%s' (guest '%s', pid %ld); "
+				      "run `klab lab down --qemu --dir %s` first",
+				      dir, old.g[i].name, (long)old.g[i].pid, dir);
+				qlab_state_free(&old);
+				return -1;
+			}
+		qlab_state_free(&old);
+		return remove_tree(dir);
+	}
+	if (stat(dir, &sb) == 0) {
+		if (rmdir(dir) < 0)	/* an empty folder goes; anything else stays */
+			return error("lab folder '%s' exists and is not a klab qemu lab; "
+				     "give an empty or new folder with --dir", dir);
+	}
+	return 0;
+}
+
+int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
+{
+	char *p = NULL;
+	int i, sock_port = 0, started = 0, ret = -1;
+	int64_t t0 = now_ms();
+
+	memset(st, 0, sizeof(*st));
+	{
+		char *qemu = run_which("qemu-system-x86_64");
+
+		if (!qemu)
+			return error("qemu-system-x86_64 not found: install the Debian package "
+				     "qemu-system-x86 (make deps)");
+		free(qemu);
+	}
+
+	st->index = (int)o->index;
+	st->smp = (int)o->smp;
+	st->mem_mb = (int)o->mem_mb;
+	st->queues = (int)o->queues;
+	st->kvm = use_kvm(o->accel);
+	snprintf(st->nic, sizeof(st->nic), "%s", o->queues > 1 ? "tap" : "socket");
+	st->dir = qlab_dir(o->dir, o->index);
+	if (plain_path(st->dir, "lab folder") < 0)
+		goto out;
+	if (!file_exists(o->kernel)) {
+		error("kernel image '%s' not found", o->kernel);
+		goto out;
+	}
+	p = xabspath(o->kernel);
+	if (prepare_dir(st->dir) < 0)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		snprintf(st->g[i].name, sizeof(st->g[i].name), "%s", guest_names[i]);
+		snprintf(st->g[i].addr, sizeof(st->g[i].addr), QLAB_LAB_FMT, 100 + st->index, i + 1);
+	}
+
+	/* the folder: kernel copy, guest files, ports, keys, known_hosts */
+	{
+		char *k = xasprintf("%s/kernel", st->dir), *g = xasprintf("%s/guest", st->dir);
+		int bad = mkdir_p(k) < 0 || mkdir_p(g) < 0;
+
+		free(k);
+		free(g);
+		if (bad)
+			goto out;
+	}
+	st->kernel = xasprintf("%s/kernel/bzImage", st->dir);
+	if (copy_file(p, st->kernel, 0644) < 0)
+		goto out;
+	{
+		char *from = xasprintf("%s/kernels/lab/guest-init.sh", src_dir());
+		char *to = xasprintf("%s/guest/init.sh", st->dir);
+		char *from2 = xasprintf("%s/kernels/lab/sshd_config", src_dir());
+		char *to2 = xasprintf("%s/guest/sshd_config", st->dir);
+		int bad = copy_file(from, to, 0755) < 0 || copy_file(from2, to2, 0644) < 0;
+
+		free(from);
+		free(to);
+		free(from2);
+		free(to2);
+		if (bad) {
+			error("cannot copy the guest files from '%s/kernels/lab' "
+			      "(set KLAB_SRCDIR to the klab source tree)", src_dir());
+			goto out;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		int port;
+
+		do {
+			port = free_port();
+		} while (port > 0 && ((i > 0 && port == st->g[0].ssh_port) ||
+				      (i > 1 && port == st->g[1].ssh_port)));
+		if (port < 0)
+			goto out;
+		if (i < 2)
+			st->g[i].ssh_port = port;
+		else
+			sock_port = port;
+	}
+	if (make_keys(st) < 0)
+		goto out;
+	if (!strcmp(st->nic, "tap") && tap_up(st->index) < 0)
+		goto out;
+	if (qlab_state_save(st) < 0)
+		goto out;
+
+	printf("lab: booting dut and peer (%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
+	       st->kvm ? "kvm" : "tcg", st->smp, st->mem_mb, st->nic, st->queues,
+	       st->queues > 1 ? "s" : "", p);
+	fflush(stdout);
+	for (i = 0; i < 2; i++) {
+		if (start_guest(st, i, sock_port) < 0)
+			goto fail;
+		started++;
+		if (qlab_state_save(st) < 0)
+			goto fail;
+	}
+	if (wait_ssh(st, o->timeout_s, t0) < 0)
+		goto fail;
+	if (write_fragment(st, o->profile) < 0)
+		goto fail;
+	ret = 0;
+	goto out;
+fail:
+	if (started)
+		stop_guests(st);
+	if (!strcmp(st->nic, "tap"))
+		tap_down(st->index);
+	fprintf(stderr, "klab: the lab folder '%s' is kept for inspection; "
+		"`klab lab down --qemu --dir %s` removes it\n", st->dir, st->dir);
+out:
+	free(p);
+	if (ret < 0)
+		qlab_state_free(st);
+	return ret;
+}
+
+int qlab_down(const struct qlab_state *st)
+{
+	stop_guests(st);
+	if (!strcmp(st->nic, "tap"))
+		tap_down(st->index);
+	return remove_tree(st->dir);
+}
+
+int qlab_probe(const struct qlab_state *st, struct buf *rel, const char *relv[2])
+{
+	int i, running = 0;
+
+	for (i = 0; i < 2; i++) {
+		relv[i] = NULL;
+		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+			running++;
+			if (ssh_probe(st, i, &rel[i]) == 0)
+				relv[i] = rel[i].buf;
+		}
+	}
+	return running;
+}
+
 /* ---- commands ----------------------------------------------------------- */
 
 enum { O_QEMU = 256, O_KERNEL, O_KERNEL_ID, O_SMP, O_MEM, O_DIR, O_INDEX, O_QUEUES, O_ACCEL,
@@ -787,17 +958,13 @@ static int parse_num(const char *opt, const char *v, long min, long max, long *o
 	return 0;
 }
 
-static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
+static int parse_opts(int argc, char **argv, struct qlab_opts *o, long *kernel_id, int up)
 {
+	static const struct qlab_opts init = QLAB_OPTS_INIT;
 	int c;
 
-	memset(o, 0, sizeof(*o));
-	o->kernel_id = -1;
-	o->smp = 1;
-	o->mem_mb = 1024;
-	o->queues = 1;
-	o->timeout_s = 300;
-	o->accel = "auto";
+	*o = init;
+	*kernel_id = -1;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", lab_options, NULL)) != -1) {
@@ -829,7 +996,7 @@ static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
 			case O_KERNEL: o->kernel = optarg; break;
 			case O_PROFILE: o->profile = optarg; break;
 			case O_KERNEL_ID:
-				bad = parse_num("kernel-id", optarg, 1, LONG_MAX, &o->kernel_id);
+				bad = parse_num("kernel-id", optarg, 1, LONG_MAX, kernel_id);
 				break;
 			case O_SMP: bad = parse_num("smp", optarg, 1, 8, &o->smp); break;
 			case O_MEM: bad = parse_num("mem", optarg, 256, 65536, &o->mem_mb); break;
@@ -869,35 +1036,6 @@ static char *kernel_by_id(struct klab_ctx *ctx, long id)
 		img = xstrdup(a.image);
 	kernel_artifact_release(&a);
 	return img;
-}
-
-/* A folder about to hold a new lab: missing, empty, or a stopped lab of ours. */
-static int prepare_dir(const char *dir)
-{
-	struct qlab_state old;
-	int r = qlab_state_load(dir, &old), i;
-	struct stat sb;
-
-	if (r < 0)
-		return -1;
-	if (r == 0) {
-		for (i = 0; i < 2; i++)
-			if (qlab_pid_alive(old.g[i].pid, dir, old.g[i].name)) {
-				error("a qemu lab is already up in '%s' (guest '%s', pid %ld); "
-				      "run `klab lab down --qemu --dir %s` first",
-				      dir, old.g[i].name, (long)old.g[i].pid, dir);
-				qlab_state_free(&old);
-				return -1;
-			}
-		qlab_state_free(&old);
-		return remove_tree(dir);
-	}
-	if (stat(dir, &sb) == 0) {
-		if (rmdir(dir) < 0)	/* an empty folder goes; anything else stays */
-			return error("lab folder '%s' exists and is not a klab qemu lab; "
-				     "give an empty or new folder with --dir", dir);
-	}
-	return 0;
 }
 
 static void print_guests_json(const struct qlab_state *st, const char *const *release)
@@ -940,17 +1078,17 @@ static void print_guests_json(const struct qlab_state *st, const char *const *re
 
 int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct up_opts o;
+	struct qlab_opts o;
 	struct qlab_state st;
-	char *p = NULL, *dflt = NULL;
-	int r, i, sock_port = 0, started = 0, ret = 1;
+	char *img = NULL;
+	long kernel_id;
+	int r, i, ret = 1;
 	int64_t t0 = now_ms();
 
-	memset(&st, 0, sizeof(st));
-	r = parse_opts(argc, argv, &o, 1);
+	r = parse_opts(argc, argv, &o, &kernel_id, 1);
 	if (r)
 		return r == 3 ? 0 : lab_usage(r);
-	if (!o.kernel == (o.kernel_id < 0)) {
+	if (!o.kernel == (kernel_id < 0)) {
 		error("give the kernel to boot: --kernel BZIMAGE or --kernel-id ID (one of them)");
 		return lab_usage(2);
 	}
@@ -960,108 +1098,13 @@ int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 		      o.profile);
 		return lab_usage(2);
 	}
-	{
-		char *qemu = run_which("qemu-system-x86_64");
-
-		if (!qemu)
-			return error("qemu-system-x86_64 not found: install the Debian package "
-				     "qemu-system-x86 (make deps)"), 1;
-		free(qemu);
+	if (!o.kernel) {
+		if (!(img = kernel_by_id(ctx, kernel_id)))
+			return 1;
+		o.kernel = img;
 	}
-
-	st.index = o.index;
-	st.smp = o.smp;
-	st.mem_mb = o.mem_mb;
-	st.queues = o.queues;
-	st.kvm = use_kvm(o.accel);
-	snprintf(st.nic, sizeof(st.nic), "%s", o.queues > 1 ? "tap" : "socket");
-	if (!o.dir)
-		o.dir = dflt = default_dir(o.index);
-	st.dir = xabspath(o.dir);
-	if (plain_path(st.dir, "lab folder") < 0)
+	if (qlab_up(&o, &st) < 0)
 		goto out;
-	if (o.kernel) {
-		if (!file_exists(o.kernel)) {
-			error("kernel image '%s' not found", o.kernel);
-			goto out;
-		}
-		p = xabspath(o.kernel);
-	} else if (!(p = kernel_by_id(ctx, o.kernel_id))) {
-		goto out;
-	}
-	if (prepare_dir(st.dir) < 0)
-		goto out;
-	for (i = 0; i < 2; i++) {
-		snprintf(st.g[i].name, sizeof(st.g[i].name), "%s", guest_names[i]);
-		snprintf(st.g[i].addr, sizeof(st.g[i].addr), QLAB_LAB_FMT, 100 + st.index, i + 1);
-	}
-
-	/* the folder: kernel copy, guest files, ports, keys, known_hosts */
-	{
-		char *k = xasprintf("%s/kernel", st.dir), *g = xasprintf("%s/guest", st.dir);
-		int bad = mkdir_p(k) < 0 || mkdir_p(g) < 0;
-
-		free(k);
-		free(g);
-		if (bad)
-			goto out;
-	}
-	st.kernel = xasprintf("%s/kernel/bzImage", st.dir);
-	if (copy_file(p, st.kernel, 0644) < 0)
-		goto out;
-	{
-		char *from = xasprintf("%s/kernels/lab/guest-init.sh", src_dir());
-		char *to = xasprintf("%s/guest/init.sh", st.dir);
-		char *from2 = xasprintf("%s/kernels/lab/sshd_config", src_dir());
-		char *to2 = xasprintf("%s/guest/sshd_config", st.dir);
-		int bad = copy_file(from, to, 0755) < 0 || copy_file(from2, to2, 0644) < 0;
-
-		free(from);
-		free(to);
-		free(from2);
-		free(to2);
-		if (bad) {
-			error("cannot copy the guest files from '%s/kernels/lab' "
-			      "(set KLAB_SRCDIR to the klab source tree)", src_dir());
-			goto out;
-		}
-	}
-	for (i = 0; i < 3; i++) {
-		int port;
-
-		do {
-			port = free_port();
-		} while (port > 0 && ((i > 0 && port == st.g[0].ssh_port) ||
-				      (i > 1 && port == st.g[1].ssh_port)));
-		if (port < 0)
-			goto out;
-		if (i < 2)
-			st.g[i].ssh_port = port;
-		else
-			sock_port = port;
-	}
-	if (make_keys(&st) < 0)
-		goto out;
-	if (!strcmp(st.nic, "tap") && tap_up(st.index) < 0)
-		goto out;
-	if (qlab_state_save(&st) < 0)
-		goto out;
-
-	printf("lab: booting dut and peer (%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
-	       st.kvm ? "kvm" : "tcg", st.smp, st.mem_mb, st.nic, st.queues,
-	       st.queues > 1 ? "s" : "", p);
-	fflush(stdout);
-	for (i = 0; i < 2; i++) {
-		if (start_guest(&st, i, sock_port) < 0)
-			goto fail;
-		started++;
-		if (qlab_state_save(&st) < 0)
-			goto fail;
-	}
-	if (wait_ssh(&st, o.timeout_s, t0) < 0)
-		goto fail;
-	if (write_fragment(&st, o.profile) < 0)
-		goto fail;
 	if (ctx->json) {
 		print_guests_json(&st, NULL);
 	} else {
@@ -1071,42 +1114,31 @@ int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 			printf("lab:   %-4s  qemu pid %-7ld ssh root@127.0.0.1 -p %-5d  %s on eth1\n",
 			       st.g[i].name, (long)st.g[i].pid, st.g[i].ssh_port, st.g[i].addr);
 	}
+	qlab_state_free(&st);
 	ret = 0;
-	goto out;
-fail:
-	if (started)
-		stop_guests(&st);
-	if (!strcmp(st.nic, "tap"))
-		tap_down(st.index);
-	fprintf(stderr, "klab: the lab folder '%s' is kept for inspection; "
-		"`klab lab down --qemu --dir %s` removes it\n", st.dir, st.dir);
 out:
 	if (fflush(stdout) || ferror(stdout))
 		ret = 1;
-	free(p);
-	free(dflt);
-	qlab_state_free(&st);
+	free(img);
 	return ret;
 }
 
 static int load_for(int argc, char **argv, struct qlab_state *st, int *missing)
 {
-	struct up_opts o;
-	char *dflt = NULL, *dir;
+	struct qlab_opts o;
+	long kernel_id;
+	char *dir;
 	int r;
 
-	r = parse_opts(argc, argv, &o, 0);
+	r = parse_opts(argc, argv, &o, &kernel_id, 0);
 	if (r)
 		return r == 3 ? 3 : lab_usage(r);
-	if (!o.dir)
-		o.dir = dflt = default_dir(o.index);
-	dir = xabspath(o.dir);
+	dir = qlab_dir(o.dir, o.index);
 	r = qlab_state_load(dir, st);
 	*missing = r == 1;
 	if (r == 1)
 		st->dir = xstrdup(dir);
 	free(dir);
-	free(dflt);
 	return r < 0 ? 1 : 0;
 }
 
@@ -1124,10 +1156,7 @@ int lab_qemu_down(int argc, char **argv, struct klab_ctx *ctx)
 		qlab_state_free(&st);
 		return 0;
 	}
-	stop_guests(&st);
-	if (!strcmp(st.nic, "tap"))
-		tap_down(st.index);
-	r = remove_tree(st.dir);
+	r = qlab_down(&st);
 	if (r == 0)
 		printf("lab: qemu lab %d stopped (pids %ld %ld) and '%s' removed\n", st.index,
 		       (long)st.g[0].pid, (long)st.g[1].pid, st.dir);
@@ -1140,7 +1169,7 @@ int lab_qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 	struct qlab_state st;
 	struct buf rel[2] = { BUF_INIT, BUF_INIT };
 	const char *relv[2] = { NULL, NULL };
-	int missing = 0, r, i, running = 0;
+	int missing = 0, r, i, running;
 
 	memset(&st, 0, sizeof(st));
 	r = load_for(argc, argv, &st, &missing);
@@ -1154,12 +1183,7 @@ int lab_qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 		qlab_state_free(&st);
 		return 1;
 	}
-	for (i = 0; i < 2; i++)
-		if (qlab_pid_alive(st.g[i].pid, st.dir, st.g[i].name)) {
-			running++;
-			if (ssh_probe(&st, i, &rel[i]) == 0)
-				relv[i] = rel[i].buf;
-		}
+	running = qlab_probe(&st, rel, relv);
 	if (ctx->json) {
 		print_guests_json(&st, relv);
 	} else {
