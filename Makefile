@@ -13,6 +13,7 @@
 # Sources are found by wildcard so a new file needs no Makefile edit:
 #   lib/*.c                       the helper library, linked by everything
 #   orchestrator/*.c              klab and klabd (klab.c and klabd.c hold main)
+#   orchestrator/cmd/*.c          the klab commands, linked into klab only
 #   agents/*.c                    klab-agent (main.c holds main)
 #   workloads/*.c                 generators; workloads/bin-NAME.c holds the main
 #                                 of the standalone program klab-NAME, the rest is
@@ -50,6 +51,7 @@ ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -ljson-c -lpthread -lm
 LIB_SRC := $(wildcard lib/*.c)
 ORCH_MAINS := orchestrator/klab.c orchestrator/klabd.c
 ORCH_SRC := $(filter-out $(ORCH_MAINS),$(wildcard orchestrator/*.c)) $(BUILD)/gen/migrations.c
+CMD_SRC := $(wildcard orchestrator/cmd/*.c)
 AGENT_MAINS := agents/main.c
 AGENT_SRC := $(filter-out $(AGENT_MAINS),$(wildcard agents/*.c))
 WL_MAINS := $(wildcard workloads/bin-*.c)
@@ -59,6 +61,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(BUILD)/%,%,$(1)))
 
 LIB_OBJ := $(call obj,$(LIB_SRC))
 ORCH_OBJ := $(call obj,$(ORCH_SRC))
+CMD_OBJ := $(call obj,$(CMD_SRC))
 AGENT_OBJ := $(call obj,$(AGENT_SRC))
 WL_OBJ := $(call obj,$(WL_SRC))
 
@@ -99,7 +102,7 @@ $(BUILD)/gen/migrations.c: db/embed.sh $(wildcard db/migrations/*.sql)
 	bash db/embed.sh db/migrations > $@.tmp && mv $@.tmp $@
 
 # --- programs --------------------------------------------------------------
-$(BUILD)/bin/klab: $(call obj,orchestrator/klab.c) $(ORCH_OBJ) $(LIB_OBJ)
+$(BUILD)/bin/klab: $(call obj,orchestrator/klab.c) $(CMD_OBJ) $(ORCH_OBJ) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(ORCH_LIBS)
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmds.h"
+#include "cmd/cmd.h"
 #include "db.h"
 #include "log.h"
 

@@ -1,4 +1,4 @@
-/* job_cmd.c: `klab submit`, `klab jobs`, `klab job show|log`, `klab cancel`, `klab run`. */
+/* cmd/job.c: `klab submit`, `klab jobs`, `klab job show|log`, `klab cancel`, `klab run`. */
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmds.h"
+#include "cmd.h"
 #include "compare.h"
 #include "db.h"
 #include "job.h"

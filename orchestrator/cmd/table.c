@@ -1,13 +1,11 @@
-/* cli.c: the klab subcommand table, help texts, and the lazily opened config and database. */
+/* cmd/table.c: the klab subcommand table and help texts. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cmds.h"
-#include "db.h"
-#include "log.h"
+#include "cmd.h"
 
 const struct klab_cmd klab_cmds[] = {
 	{ "config", cmd_config, "config check [FILE] | config show [FILE]",
@@ -61,51 +59,3 @@ int cmd_usage(const char *name, int status)
 	klab_usage_all(f);
 	return status;
 }
-
-struct klab_config *ctx_config(struct klab_ctx *ctx)
-{
-	const char *path;
-
-	if (ctx->cfg)
-		return ctx->cfg;
-	path = ctx->config_path ? ctx->config_path : conf_default_path();
-	if (!path) {
-		error("no configuration file: give --config FILE or set KLAB_CONFIG "
-		      "(config.example documents every key)");
-		return NULL;
-	}
-	ctx->cfg = xcalloc(1, sizeof(*ctx->cfg));
-	if (conf_load(ctx->cfg, path)) {
-		free(ctx->cfg);
-		ctx->cfg = NULL;
-		return NULL;
-	}
-	if (ctx->cfg->lab.log_level && log_get_level() < LOG_INFO) {
-		int lvl = log_level_parse(ctx->cfg->lab.log_level);
-
-		if (lvl >= 0)
-			log_set_level(lvl);
-	}
-	return ctx->cfg;
-}
-
-struct db *ctx_db(struct klab_ctx *ctx)
-{
-	const char *path = ctx->db_path;
-
-	if (ctx->db)
-		return ctx->db;
-	if (!path)
-		path = getenv("KLAB_DB");
-	if (!path) {
-		struct klab_config *cfg = ctx_config(ctx);
-
-		if (!cfg)
-			return NULL;
-		path = cfg->lab.db;
-	}
-	if (db_open(path, &ctx->db))
-		return NULL;
-	return ctx->db;
-}
-

@@ -1,11 +1,11 @@
-/* series_cmd.c: `klab series show|import|list`: patch intake from the command line. */
+/* cmd/series.c: `klab series show|import|list`: patch intake from the command line. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "cmds.h"
+#include "cmd.h"
 #include "db.h"
 #include "jsonh.h"
 #include "log.h"

@@ -1,4 +1,4 @@
-/* query.c: `klab query`, `klab compare` and `klab history`: results, A/B comparisons and nightly series. */
+/* cmd/query.c: `klab query`, `klab compare` and `klab history`: results, A/B comparisons and nightly series. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 
 #include "buf.h"
-#include "cmds.h"
+#include "cmd.h"
 #include "compare.h"
 #include "conf.h"
 #include "db.h"

@@ -1,4 +1,4 @@
-/* build_cmd.c: `klab kernels list|show|build|gc`: the built kernels and the artifact store. */
+/* cmd/kernels.c: `klab kernels list|show|build|gc`: the built kernels and the artifact store. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "buf.h"
 #include "build.h"
-#include "cmds.h"
+#include "cmd.h"
 #include "db.h"
 #include "jsonh.h"
 #include "log.h"

@@ -1,9 +1,9 @@
-/* conf_cmd.c: `klab config check [FILE]` and `klab config show [FILE]`. */
+/* cmd/config.c: `klab config check [FILE]` and `klab config show [FILE]`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
+#include "cmd.h"
 #include "log.h"
 
 int cmd_config(int argc, char **argv, struct klab_ctx *ctx)

@@ -1,10 +1,10 @@
-/* sched_cmd.c: `klab schedule list`: schedules with their last and next fire times. */
+/* cmd/schedule.c: `klab schedule list`: schedules with their last and next fire times. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "cmds.h"
+#include "cmd.h"
 #include "db.h"
 #include "jsonh.h"
 #include "log.h"

@@ -1,4 +1,4 @@
-/* machine_cmd.c: `klab machines` and `klab machine trust|show|drain|undrain|repair NAME`. */
+/* cmd/machine.c: `klab machines` and `klab machine trust|show|drain|undrain|repair NAME`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include <json-c/json.h>
 
 #include "buf.h"
-#include "cmds.h"
+#include "cmd.h"
 #include "db.h"
 #include "deploy.h"
 #include "jsonh.h"
