@@ -289,12 +289,19 @@ static int opt_label(char *buf, size_t n, const struct opt *o)
 
 void opt_help(FILE *f, const struct opt_spec *spec)
 {
-	int any = 0;
-
 	opt_usage(f, spec);
+	if (spec->summary && *spec->summary)
+		fprintf(f, "\n%s\n", spec->summary);
 	if (spec->doc && *spec->doc)
 		fprintf(f, "\n%s%s", spec->doc, spec->doc[strlen(spec->doc) - 1] == '\n' ? "" : "\n");
-	for (const struct opt *o = spec->opts; o && o->type != OPT_T_END; o++) {
+	opt_list(f, spec->opts);
+}
+
+void opt_list(FILE *f, const struct opt *opts)
+{
+	int any = 0;
+
+	for (const struct opt *o = opts; o && o->type != OPT_T_END; o++) {
 		char label[128];
 		int len;
 

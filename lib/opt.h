@@ -20,7 +20,8 @@ struct strvec;
  *		OPT_END(),
  *	};
  *	static const char *const build_usage[] = { "[--tree NAME] [-j N] [--force]", NULL };
- *	static const struct opt_spec spec = { "klab kernels build", build_usage, NULL, build_opts };
+ *	static const struct opt_spec spec = { "klab kernels build", build_usage,
+ *					      "build a kernel", NULL, build_opts };
  *
  *	argc = opt_parse(&spec, argc, argv, 0);
  *	if (argc < 0)
@@ -92,7 +93,8 @@ struct opt {
 struct opt_spec {
 	const char *prog;		/* "klab kernels build": messages and usage lines begin with it */
 	const char *const *usage;	/* what follows prog in each synopsis line; NULL-terminated */
-	const char *doc;		/* text --help prints after the synopsis, or NULL */
+	const char *summary;		/* one line: what the command does, or NULL */
+	const char *doc;		/* more text --help prints after the summary, or NULL */
 	const struct opt *opts;		/* NULL: no options */
 };
 
@@ -117,8 +119,10 @@ int opt_usage_error(const struct opt_spec *spec, const char *fmt, ...) __attribu
 
 /* The synopsis lines: "usage: PROG USAGE" and "   or: PROG USAGE". */
 void opt_usage(FILE *f, const struct opt_spec *spec);
-/* The synopsis, the doc and every visible option with its help. */
+/* The synopsis, the summary, the doc and the options (opt_list). */
 void opt_help(FILE *f, const struct opt_spec *spec);
+/* Every visible option with its help, one per line (after a blank line, if there are any). */
+void opt_list(FILE *f, const struct opt *opts);
 /* The visible options as roff .TP paragraphs (for a man page). */
 void opt_man(FILE *f, const struct opt *opts);
 /* Text for roff: backslashes and dashes escaped, a leading '.' or '\'' guarded. */

@@ -6,7 +6,7 @@
 #include "cmd.h"
 #include "log.h"
 
-int cmd_config(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_config(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct klab_config cfg;
 	const char *path;

@@ -1,10 +1,14 @@
-/* cmd/ctx.c: what the commands share: the config and the database, opened on first use. */
+/* cmd/ctx.c: what the commands share: the config and the database, opened on first use, and the output format. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cmd.h"
 #include "db.h"
 #include "log.h"
+#include "util.h"
+
+struct klab_ctx klab_ctx;
+int cmd_format = PRINT_FMT_TEXT;
 
 struct klab_config *ctx_config(struct klab_ctx *ctx)
 {
@@ -33,6 +37,18 @@ struct klab_config *ctx_config(struct klab_ctx *ctx)
 	return ctx->cfg;
 }
 
+struct klab_config *ctx_config_optional(struct klab_ctx *ctx, int *failed)
+{
+	const char *path = ctx->config_path ? ctx->config_path : conf_default_path();
+
+	*failed = 0;
+	if (!ctx->cfg && !ctx->config_path && (!path || !file_exists(path)))
+		return NULL;
+	if (!ctx_config(ctx))
+		*failed = 1;
+	return ctx->cfg;
+}
+
 struct db *ctx_db(struct klab_ctx *ctx)
 {
 	const char *path = ctx->db_path;
@@ -53,3 +69,13 @@ struct db *ctx_db(struct klab_ctx *ctx)
 	return ctx->db;
 }
 
+void ctx_release(struct klab_ctx *ctx)
+{
+	db_close(ctx->db);
+	ctx->db = NULL;
+	if (ctx->cfg) {
+		conf_free(ctx->cfg);
+		free(ctx->cfg);
+		ctx->cfg = NULL;
+	}
+}

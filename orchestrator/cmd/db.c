@@ -57,7 +57,7 @@ static int db_info(struct klab_ctx *ctx)
 	return ret;
 }
 
-int cmd_db(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_db(int argc, char **argv, struct klab_ctx *ctx)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_usage("db", argc < 2 ? 2 : 0);

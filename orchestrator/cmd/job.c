@@ -100,7 +100,7 @@ static void job_progress(struct db *db, int64_t id, const char *spec_text, int64
 
 /* ---- submit ------------------------------------------------------------ */
 
-int cmd_submit(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_submit(int argc, char **argv, struct klab_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, 'j' },
@@ -190,7 +190,7 @@ usage:
 
 /* ---- jobs --------------------------------------------------------------- */
 
-int cmd_jobs(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_jobs(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct json_object *arr;
 	struct db_stmt *st;
@@ -468,7 +468,7 @@ static void print_log(struct json_object *o, int json)
 	json_object_put(ev);
 }
 
-int cmd_job(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_job(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct json_object *o;
 	struct db *db;
@@ -499,7 +499,7 @@ int cmd_job(int argc, char **argv, struct klab_ctx *ctx)
 
 /* ---- cancel --------------------------------------------------------------- */
 
-int cmd_cancel(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_cancel(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct db *db;
 	int64_t id;
@@ -537,7 +537,7 @@ static void on_stop(int sig)
 	run_stop = 1;
 }
 
-int cmd_run(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_run(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct job_run_opts o = JOB_RUN_OPTS_INIT;
 	struct klab_config *cfg;

@@ -392,7 +392,7 @@ static int kernels_gc(int argc, char **argv, struct klab_ctx *ctx)
 	return finish(0);
 }
 
-int cmd_kernels(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_kernels(int argc, char **argv, struct klab_ctx *ctx)
 {
 	const char *sub = argc > 1 ? argv[1] : "list";
 	int json = ctx->json;

@@ -395,7 +395,7 @@ static int lab_status(const struct nlab *l, int json)
 	return up ? 0 : 1;
 }
 
-int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_lab(int argc, char **argv, struct klab_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "netns", no_argument, NULL, 'n' },

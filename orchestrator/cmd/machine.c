@@ -124,7 +124,7 @@ static int has_flag(int argc, char **argv, const char *flag)
 	return 0;
 }
 
-int cmd_machines(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_machines(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct klab_config *cfg = ctx_config(ctx);
 	struct json_object *arr;
@@ -264,7 +264,7 @@ out:
 	return ret;
 }
 
-int cmd_machine(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_machine(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct klab_config *cfg;
 	const struct conf_machine *m;

@@ -19,7 +19,7 @@
 
 /* ---- small option parser: "--name VALUE", "--name=VALUE", flags ---------- */
 
-struct opt {
+struct qopt {
 	const char *name;	/* without the dashes */
 	int takes_value;
 	const char **value;	/* where a value goes */
@@ -30,14 +30,14 @@ struct opt {
  * Parse argv[1..] against opts; words that are not options are collected
  * into pos[] (up to max_pos). Returns 0, or 2 after printing a usage error.
  */
-static int parse_opts(const char *cmd, int argc, char **argv, const struct opt *opts, size_t n_opts,
+static int parse_opts(const char *cmd, int argc, char **argv, const struct qopt *opts, size_t n_opts,
 		      const char **pos, size_t max_pos, size_t *n_pos)
 {
 	*n_pos = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq;
 		size_t len;
-		const struct opt *o = NULL;
+		const struct qopt *o = NULL;
 
 		if (strcmp(a, "--") == 0) {
 			while (++i < argc) {
@@ -169,13 +169,13 @@ static void csv_field(FILE *f, const char *s)
 	" UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side" \
 	" WHERE js.label = ?)"
 
-int cmd_query(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_query(int argc, char **argv, struct klab_ctx *ctx)
 {
 	const char *job = NULL, *tree = NULL, *kernel = NULL, *machine = NULL, *workload = NULL;
 	const char *metric = NULL, *since = NULL, *until = NULL, *side = NULL, *limit = NULL;
 	const char *pos[1];
 	int json = ctx->json, csv = 0, help = 0, rc;
-	const struct opt opts[] = {
+	const struct qopt opts[] = {
 		{ "job", 1, &job, NULL }, { "tree", 1, &tree, NULL }, { "kernel", 1, &kernel, NULL },
 		{ "machine", 1, &machine, NULL }, { "workload", 1, &workload, NULL },
 		{ "metric", 1, &metric, NULL }, { "since", 1, &since, NULL }, { "until", 1, &until, NULL },
@@ -432,12 +432,12 @@ static int all_digits(const char *s)
 	return 1;
 }
 
-int cmd_compare(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_compare(int argc, char **argv, struct klab_ctx *ctx)
 {
 	const char *workload = NULL, *metric = NULL, *threshold = NULL, *warmup = NULL;
 	const char *pos[2];
 	int json = ctx->json, stored = 0, help = 0, rc, ret = 1;
-	const struct opt opts[] = {
+	const struct qopt opts[] = {
 		{ "workload", 1, &workload, NULL }, { "metric", 1, &metric, NULL },
 		{ "threshold", 1, &threshold, NULL }, { "warmup", 1, &warmup, NULL },
 		{ "stored", 0, NULL, &stored }, { "json", 0, NULL, &json }, { "help", 0, NULL, &help },
@@ -602,12 +602,12 @@ static struct json_object *history_json(const struct history_series *s)
 	return o;
 }
 
-int cmd_history(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_history(int argc, char **argv, struct klab_ctx *ctx)
 {
 	const char *tree = NULL, *machines = NULL, *threshold = NULL;
 	const char *pos[2];
 	int json = ctx->json, help = 0, rc, ret = 1;
-	const struct opt opts[] = {
+	const struct qopt opts[] = {
 		{ "tree", 1, &tree, NULL }, { "machines", 1, &machines, NULL },
 		{ "threshold", 1, &threshold, NULL }, { "json", 0, NULL, &json }, { "help", 0, NULL, &help },
 	};

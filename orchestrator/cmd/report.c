@@ -30,7 +30,7 @@ static int report_usage(int status)
 	return status;
 }
 
-int cmd_report(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_report(int argc, char **argv, struct klab_ctx *ctx)
 {
 	static const struct option longopts[] = {
 		{ "out", required_argument, NULL, 'o' },

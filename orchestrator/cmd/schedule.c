@@ -10,7 +10,7 @@
 #include "log.h"
 #include "sched.h"
 
-int cmd_schedule(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_schedule(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct klab_config *cfg;
 	struct json_object *arr;

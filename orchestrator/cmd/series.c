@@ -188,7 +188,7 @@ static int series_list(struct klab_ctx *ctx, int json)
 	return finish(0);
 }
 
-int cmd_series(int argc, char **argv, struct klab_ctx *ctx)
+int oldcmd_series(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct series_opts o = { 0 };
 	struct strvec srcs = STRVEC_INIT;

@@ -46,7 +46,7 @@ static const struct opt opts[] = {
 };
 
 static const char *const usage[] = { "[--tree NAME] [-j N] [--force]", "--when WHEN", NULL };
-static const struct opt_spec spec = { "klab kernels build", usage, "Builds a kernel.", opts };
+static const struct opt_spec spec = { "klab kernels build", usage, "build a kernel", "Builds a kernel.", opts };
 
 static void reset(void)
 {
@@ -201,6 +201,8 @@ static void test_help(void)
 	is_str(out.buf,
 	       "usage: klab kernels build [--tree NAME] [-j N] [--force]\n"
 	       "   or: klab kernels build --when WHEN\n"
+	       "\n"
+	       "build a kernel\n"
 	       "\n"
 	       "Builds a kernel.\n"
 	       "\n"
