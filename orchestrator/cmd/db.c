@@ -3,32 +3,59 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
-#include "buf.h"
 #include "cmd.h"
 #include "db.h"
-#include "jsonh.h"
 #include "log.h"
+#include "util.h"
 
-static int db_info(struct klab_ctx *ctx)
+static const struct opt db_opts[] = { OPT_JSON(), OPT_END() };
+static const char *const no_usage[] = { "", NULL };
+static const struct opt_spec init_spec = {
+	"klab db init", no_usage, "create the database, or apply the migrations it lacks",
+	"The database is --db FILE, $KLAB_DB, or [lab] db of the configuration.\n", db_opts,
+};
+static const struct opt_spec info_spec = {
+	"klab db info", no_usage, "the database's schema version and the row count of every table", NULL, db_opts,
+};
+
+static int db_init(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct db *db = ctx_db(ctx);
-	struct db_stmt *st;
-	struct json_object *o, *tables;
-	int ret = 0;
+	struct db *db;
+	int st;
 
-	if (!db)
+	if ((argc = cmd_parse(&init_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc)
+		return cmd_usage_error(&init_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)))
+		return 1;
+	cmd_print_begin();
+	print_str(PRINT_ANY, "path", "database '%s'", db_file(db));
+	print_int(PRINT_ANY, "schema_version", " is at schema version %lld\n", db_version(db));
+	return cmd_print_end();
+}
+
+static int db_info(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct db_stmt *st;
+	struct db *db;
+	int ret = 0, s;
+
+	if ((argc = cmd_parse(&info_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&info_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)))
 		return 1;
 	st = db_prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
 			"AND name NOT LIKE 'sqlite_%' ORDER BY name", "");
 	if (!st)
 		return 1;
-	o = json_object_new_object();
-	tables = json_object_new_object();
-	json_object_object_add(o, "path", json_object_new_string(db_file(db)));
-	json_object_object_add(o, "schema_version", json_object_new_int(db_version(db)));
-	json_object_object_add(o, "latest_version", json_object_new_int(db_latest_version()));
+	cmd_print_begin();
+	print_str(PRINT_ANY, "path", "database        %s\n", db_file(db));
+	print_int(PRINT_ANY, "schema_version", "schema version  %lld", db_version(db));
+	print_int(PRINT_ANY, "latest_version", " (this klab knows up to %lld)\n", db_latest_version());
+	print_obj_begin("tables");
 	while (db_step(st) == DB_ROW) {
 		const char *name = db_col_text(st, 0);
 		char *sql = xasprintf("SELECT count(*) FROM \"%s\"", name);
@@ -36,46 +63,19 @@ static int db_info(struct klab_ctx *ctx)
 
 		if (db_get_int(db, &n, sql, "") < 0)
 			ret = 1;
-		json_object_object_add(tables, name, json_object_new_int64(n));
+		print_text("  %-16s", name);
+		print_int(PRINT_ANY, name, " %8lld rows\n", n);
 		free(sql);
 	}
 	db_finalize(st);
-	json_object_object_add(o, "tables", tables);
-	if (ctx->json) {
-		struct buf b = BUF_INIT;
-
-		json_to_buf(&b, o, 1);
-		printf("%s\n", b.buf);
-		buf_release(&b);
-	} else {
-		printf("database        %s\n", db_file(db));
-		printf("schema version  %d (this klab knows up to %d)\n", db_version(db), db_latest_version());
-		json_object_object_foreach(tables, k, v)
-			printf("  %-16s %8lld rows\n", k, (long long)json_object_get_int64(v));
-	}
-	json_object_put(o);
-	return ret;
+	print_obj_end();
+	return cmd_print_end() | ret;
 }
 
-int oldcmd_db(int argc, char **argv, struct klab_ctx *ctx)
-{
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return cmd_usage("db", argc < 2 ? 2 : 0);
-	if (!strcmp(argv[1], "init")) {
-		struct db *db = ctx_db(ctx);
-
-		if (!db)
-			return 1;
-		if (!ctx->json)
-			printf("database '%s' is at schema version %d\n",
-			       db_file(db), db_version(db));
-		else
-			printf("{\"path\": \"%s\", \"schema_version\": %d}\n",
-			       db_file(db), db_version(db));
-		return 0;
-	}
-	if (!strcmp(argv[1], "info"))
-		return db_info(ctx);
-	error("unknown db subcommand '%s' (init, info)", argv[1]);
-	return 2;
-}
+static const struct klab_cmd db_init_cmd = { "init", db_init, &init_spec, NULL, 0 };
+static const struct klab_cmd db_info_cmd = { "info", db_info, &info_spec, NULL, 0 };
+static const struct klab_cmd *const db_subs[] = { &db_init_cmd, &db_info_cmd, NULL };
+static const struct opt_spec db_spec = {
+	"klab db", NULL, "create or upgrade the database; show its version and row counts", NULL, NULL,
+};
+const struct klab_cmd cmd_db = { "db", NULL, &db_spec, db_subs, 0 };

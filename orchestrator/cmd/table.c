@@ -15,9 +15,6 @@
 	static const struct opt_spec var##_spec = { "klab " nm, var##_usage, sum, NULL, NULL }; \
 	const struct klab_cmd var = { nm, fn, &var##_spec, NULL, CMD_LEGACY };
 
-LEGACY(cmd_config, "config", oldcmd_config, "check [FILE] | config show [FILE]",
-       "check a configuration file (every error as FILE:LINE: message) or print it normalised")
-LEGACY(cmd_db, "db", oldcmd_db, "init | db info", "create or upgrade the database; show its version and row counts")
 LEGACY(cmd_machines, "machines", oldcmd_machines, "", "list test machines: state, lease, last kernel, last seen")
 LEGACY(cmd_machine, "machine", oldcmd_machine, "trust|show|drain|undrain|repair NAME",
        "record a machine's SSH host key, take it out of or back into service")
