@@ -114,8 +114,6 @@ extern const struct klab_cmd cmd_report;	/* cmd/report.c */
 
 /* transitional: the commands not yet on option tables, and their help */
 int cmd_usage(const char *name, int status);
-int oldcmd_machines(int argc, char **argv, struct klab_ctx *ctx);
-int oldcmd_machine(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_lab(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_series(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_kernels(int argc, char **argv, struct klab_ctx *ctx);

@@ -4,13 +4,12 @@
 #include <string.h>
 #include <time.h>
 
-#include <json-c/json.h>
+#include <math.h>
 
 #include "buf.h"
 #include "cmd.h"
 #include "db.h"
 #include "deploy.h"
-#include "jsonh.h"
 #include "lease.h"
 #include "log.h"
 #include "ssh.h"
@@ -86,112 +85,97 @@ static void fmt_time(double t, char *out, size_t n)
 	strftime(out, n, "%Y-%m-%d %H:%M:%SZ", &tm);
 }
 
-static struct json_object *mrow_json(const struct mrow *r)
+/* The data of one machine (JSON and CSV): the same keys in machines and machine show. */
+static void mrow_data(const struct mrow *r)
 {
-	struct json_object *o = json_object_new_object();
 	const struct conf_machine *m = r->m;
 
-	json_object_object_add(o, "name", json_object_new_string(m->name));
-	json_object_object_add(o, "host", json_object_new_string(m->host ? m->host : ""));
-	json_object_object_add(o, "port", json_object_new_int(m->port ? m->port : 22));
-	json_object_object_add(o, "role", json_object_new_string(m->role == ROLE_DUT ? "dut" : "peer"));
-	json_object_object_add(o, "boot", json_object_new_string(boot_method_name(m->boot)));
-	json_object_object_add(o, "state", json_object_new_string(r->state));
-	json_object_object_add(o, "state_since", r->since > 0 ? json_object_new_double(r->since) : NULL);
-	json_object_object_add(o, "state_reason", r->reason ? json_object_new_string(r->reason) : NULL);
-	json_object_object_add(o, "lease_job", r->lease_job ? json_object_new_int64(r->lease_job) : NULL);
-	json_object_object_add(o, "lease_expires", r->lease_job ? json_object_new_double(r->lease_expires) : NULL);
-	json_object_object_add(o, "last_kernel", r->last_kernel ? json_object_new_string(r->last_kernel) : NULL);
-	json_object_object_add(o, "last_build_id", r->last_build_id ? json_object_new_string(r->last_build_id) : NULL);
-	json_object_object_add(o, "last_seen", r->last_seen > 0 ? json_object_new_double(r->last_seen) : NULL);
-	return o;
+	print_data_str("name", m->name);
+	print_data_str("host", m->host ? m->host : "");
+	print_data_int("port", m->port ? m->port : 22);
+	print_data_str("role", m->role == ROLE_DUT ? "dut" : "peer");
+	print_data_str("boot", boot_method_name(m->boot));
+	print_data_str("state", r->state);
+	print_data_time("state_since", r->since > 0 ? r->since : NAN);
+	print_data_str("state_reason", r->reason);
+	if (r->lease_job) {
+		print_data_int("lease_job", r->lease_job);
+		print_data_time("lease_expires", r->lease_expires);
+	} else {
+		print_data_null("lease_job");
+		print_data_null("lease_expires");
+	}
+	print_data_str("last_kernel", r->last_kernel);
+	print_data_str("last_build_id", r->last_build_id);
+	print_data_time("last_seen", r->last_seen > 0 ? r->last_seen : NAN);
 }
 
-static void print_json(struct json_object *o)
-{
-	struct buf b = BUF_INIT;
+/* ---- klab machines ----------------------------------------------------------------- */
 
-	json_to_buf(&b, o, 1);
-	printf("%s\n", b.buf);
-	buf_release(&b);
-}
+static const char *const machine_cols[] = {
+	"name", "host", "port", "role", "boot", "state", "state_since", "state_reason", "lease_job",
+	"lease_expires", "last_kernel", "last_build_id", "last_seen", NULL,
+};
+static const struct opt machines_opts[] = { OPT_JSON(), OPT_CSV(), OPT_END() };
+static const char *const machines_usage[] = { "[--json|--csv]", NULL };
+static const struct opt_spec machines_spec = {
+	"klab machines", machines_usage, "list test machines: state, lease, last kernel, last seen",
+	"The machines of the configuration, with the state the database keeps for each\n"
+	"(free, leased, drained, broken) since when and why. Times are UTC.\n",
+	machines_opts,
+};
 
-static int has_flag(int argc, char **argv, const char *flag)
+static int machines(int argc, char **argv, struct klab_ctx *ctx)
 {
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], flag))
-			return 1;
-	return 0;
-}
-
-int oldcmd_machines(int argc, char **argv, struct klab_ctx *ctx)
-{
-	struct klab_config *cfg = ctx_config(ctx);
-	struct json_object *arr;
+	struct klab_config *cfg;
 	struct db *db;
-	int json = ctx->json || has_flag(argc, argv, "--json");
-	size_t i;
+	int st;
 
-	for (int k = 1; k < argc; k++)
-		if (strcmp(argv[k], "--json"))
-			return error("unexpected argument '%s' to 'klab machines'", argv[k]), 2;
+	if ((argc = cmd_parse(&machines_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc)
+		return cmd_usage_error(&machines_spec, "unexpected argument '%s'", argv[0]);
+	cfg = ctx_config(ctx);
 	if (!cfg || !(db = ctx_db(ctx)))
 		return 1;
 	if (lease_sync_machines(db, cfg) < 0)
 		return 1;
-	arr = json_object_new_array();
-	if (!json)
-		printf("%-12s %-22s %-5s %-6s %-8s %-20s %-8s %s\n", "NAME", "HOST", "ROLE", "BOOT", "STATE",
-		       "SINCE", "LEASE", "LAST KERNEL");
-	for (i = 0; i < cfg->n_machines; i++) {
+	cmd_print_begin();
+	print_text("%-12s %-22s %-5s %-6s %-8s %-20s %-8s %s\n", "NAME", "HOST", "ROLE", "BOOT", "STATE",
+		   "SINCE", "LEASE", "LAST KERNEL");
+	print_list_begin(NULL, machine_cols);
+	for (size_t i = 0; i < cfg->n_machines; i++) {
+		const struct conf_machine *m = &cfg->machines[i];
 		struct mrow r;
 		char hp[300], since[32], lease[32];
 
-		if (mrow_load(db, &cfg->machines[i], &r) < 0) {
-			json_object_put(arr);
+		if (mrow_load(db, m, &r) < 0) {
+			cmd_print_end();
 			return 1;
 		}
-		if (json) {
-			json_object_array_add(arr, mrow_json(&r));
-		} else {
-			snprintf(hp, sizeof(hp), "%s:%d", r.m->host ? r.m->host : "?", r.m->port ? r.m->port : 22);
-			fmt_time(r.since, since, sizeof(since));
-			if (r.lease_job)
-				snprintf(lease, sizeof(lease), "job %lld", (long long)r.lease_job);
-			else
-				snprintf(lease, sizeof(lease), "-");
-			printf("%-12s %-22s %-5s %-6s %-8s %-20s %-8s %s\n", r.m->name, hp,
-			       r.m->role == ROLE_DUT ? "dut" : "peer", boot_method_name(r.m->boot), r.state, since,
-			       lease, r.last_kernel ? r.last_kernel : "-");
-			if (r.reason && strcmp(r.state, "free"))
-				printf("%-12s   reason: %s\n", "", r.reason);
-		}
+		print_obj_begin(NULL);
+		mrow_data(&r);
+		print_obj_end();
+		snprintf(hp, sizeof(hp), "%s:%d", m->host ? m->host : "?", m->port ? m->port : 22);
+		fmt_time(r.since, since, sizeof(since));
+		if (r.lease_job)
+			snprintf(lease, sizeof(lease), "job %lld", (long long)r.lease_job);
+		else
+			snprintf(lease, sizeof(lease), "-");
+		print_text("%-12s %-22s %-5s %-6s %-8s %-20s %-8s %s\n", m->name, hp,
+			   m->role == ROLE_DUT ? "dut" : "peer", boot_method_name(m->boot), r.state, since, lease,
+			   r.last_kernel ? r.last_kernel : "-");
+		if (r.reason && strcmp(r.state, "free"))
+			print_text("%-12s   reason: %s\n", "", r.reason);
 		mrow_release(&r);
 	}
-	if (json)
-		print_json(arr);
-	json_object_put(arr);
-	return 0;
+	print_list_end();
+	return cmd_print_end();
 }
+
+const struct klab_cmd cmd_machines = { "machines", machines, &machines_spec, NULL, CMD_LISTING };
 
 /* ---- klab machine SUB NAME ---------------------------------------------------------- */
-
-static int machine_usage(int status)
-{
-	FILE *f = status ? stderr : stdout;
-
-	fprintf(f, "usage: klab machine trust NAME [--fingerprint SHA256:...]\n"
-		   "       klab machine show NAME [--json]\n"
-		   "       klab machine drain NAME [--reason TEXT]\n"
-		   "       klab machine undrain NAME\n"
-		   "       klab machine repair NAME\n"
-		   "\n"
-		   "trust    record the machine's SSH host key in [lab] known_hosts (trust on first use,\n"
-		   "         explicit; with --fingerprint only if the key has that fingerprint)\n"
-		   "drain    take the machine out of service (no new leases); undrain puts it back\n"
-		   "repair   check that SSH works again and mark a broken machine free\n");
-	return status;
-}
 
 static int do_trust(const struct klab_config *cfg, const struct conf_machine *m, const char *want_fp)
 {
@@ -213,7 +197,10 @@ static int do_trust(const struct klab_config *cfg, const struct conf_machine *m,
 	if (rc < 0)
 		goto out;
 	if (rc == 1) {
-		printf("machine '%s' (%s:%d) is already trusted: %s\n", m->name, m->host, port, fp.buf);
+		print_data_str("machine", m->name);
+		print_data_str("fingerprint", fp.buf);
+		print_data_bool("already_trusted", 1);
+		print_text("machine '%s' (%s:%d) is already trusted: %s\n", m->name, m->host, port, fp.buf);
 		ret = 0;
 		goto out;
 	}
@@ -225,8 +212,12 @@ static int do_trust(const struct klab_config *cfg, const struct conf_machine *m,
 	}
 	if (ssh_knownhosts_append(cfg->lab.known_hosts, line.buf) < 0)
 		goto out;
-	printf("trusted machine '%s' (%s:%d): %s recorded in %s\n", m->name, m->host, port, fp.buf,
-	       cfg->lab.known_hosts);
+	print_data_str("machine", m->name);
+	print_data_str("fingerprint", fp.buf);
+	print_data_bool("already_trusted", 0);
+	print_data_str("known_hosts", cfg->lab.known_hosts);
+	print_text("trusted machine '%s' (%s:%d): %s recorded in %s\n", m->name, m->host, port, fp.buf,
+		   cfg->lab.known_hosts);
 	ret = 0;
 out:
 	buf_release(&line);
@@ -255,7 +246,10 @@ static int do_repair(const struct klab_config *cfg, struct db *db, const struct 
 	if (db_run(db, "UPDATE machines SET last_kernel = ?, last_seen = ? WHERE name = ?", "sds", rel.buf,
 		   now_wall(), m->name) < 0)
 		goto out;
-	printf("machine '%s' is free again (runs %s)\n", m->name, rel.buf);
+	print_data_str("machine", m->name);
+	print_data_str("state", "free");
+	print_data_str("release", rel.buf);
+	print_text("machine '%s' is free again (runs %s)\n", m->name, rel.buf);
 	ret = 0;
 out:
 	ssh_close(c);
@@ -264,109 +258,172 @@ out:
 	return ret;
 }
 
-int oldcmd_machine(int argc, char **argv, struct klab_ctx *ctx)
+static int do_show(const struct mrow *r)
 {
-	struct klab_config *cfg;
-	const struct conf_machine *m;
-	const char *sub, *name, *fp = NULL, *reason = NULL;
-	int json = ctx->json, i;
-	struct db *db;
+	const struct conf_machine *m = r->m;
+	char since[32], seen[32], exp[32];
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return machine_usage(argc < 2 ? 2 : 0);
-	sub = argv[1];
-	if (strcmp(sub, "trust") && strcmp(sub, "show") && strcmp(sub, "drain") && strcmp(sub, "undrain") &&
-	    strcmp(sub, "repair")) {
-		error("unknown subcommand 'klab machine %s' (trust, show, drain, undrain, repair)", sub);
-		return machine_usage(2);
+	mrow_data(r);
+	fmt_time(r->since, since, sizeof(since));
+	fmt_time(r->last_seen, seen, sizeof(seen));
+	print_text("machine %s\n  host        %s:%d\n  user        %s\n  role        %s\n  boot        %s\n"
+		   "  state       %s since %s%s%s\n  lease       ",
+		   m->name, m->host, m->port ? m->port : 22, m->user ? m->user : "root",
+		   m->role == ROLE_DUT ? "dut" : "peer", boot_method_name(m->boot), r->state, since,
+		   r->reason ? ": " : "", r->reason ? r->reason : "");
+	if (r->lease_job) {
+		fmt_time(r->lease_expires, exp, sizeof(exp));
+		print_text("job %lld until %s\n", (long long)r->lease_job, exp);
+	} else {
+		print_text("-\n");
 	}
-	if (argc < 3) {
-		error("'klab machine %s' needs a machine name", sub);
-		return 2;
-	}
-	name = argv[2];
-	for (i = 3; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--fingerprint") && i + 1 < argc && !strcmp(sub, "trust")) {
-			fp = argv[++i];
-		} else if (!strcmp(argv[i], "--reason") && i + 1 < argc && !strcmp(sub, "drain")) {
-			reason = argv[++i];
-		} else {
-			error("unexpected argument '%s' to 'klab machine %s'", argv[i], sub);
-			return 2;
-		}
-	}
+	print_text("  last kernel %s%s%s (seen %s)\n", r->last_kernel ? r->last_kernel : "-",
+		   r->last_build_id ? " build id " : "", r->last_build_id ? r->last_build_id : "", seen);
+	print_bool(PRINT_DATA, "power_cycle", "%d", m->power_cycle.n > 0);
+	print_text("  power_cycle %s\n", m->power_cycle.n ? "configured" : "-");
+	return 0;
+}
+
+static int do_drain(struct db *db, const struct conf_machine *m, const char *reason)
+{
+	if (machine_set_state(db, m->name, "drained", reason ? reason : "drained by the user") < 0)
+		return 1;
+	print_data_str("machine", m->name);
+	print_data_str("state", "drained");
+	print_text("machine '%s' is drained: no new job will lease it\n", m->name);
+	return 0;
+}
+
+static int do_undrain(struct db *db, const struct conf_machine *m)
+{
+	struct mrow r;
+	int broken;
+
+	if (mrow_load(db, m, &r) < 0)
+		return 1;
+	broken = !strcmp(r.state, "broken");
+	mrow_release(&r);
+	if (broken)
+		return error("machine '%s' is broken, not drained: use 'klab machine repair %s'", m->name, m->name), 1;
+	if (machine_set_state(db, m->name, "free", "undrained by the user") < 0)
+		return 1;
+	print_data_str("machine", m->name);
+	print_data_str("state", "free");
+	print_text("machine '%s' is free\n", m->name);
+	return 0;
+}
+
+enum { M_TRUST, M_SHOW, M_DRAIN, M_UNDRAIN, M_REPAIR };
+
+static const char *fingerprint, *reason;
+
+static const struct opt trust_opts[] = {
+	OPT_STRING(0, "fingerprint", &fingerprint, "SHA256:...",
+		   "trust the key only if it has this fingerprint (as ssh-keygen -l prints it)"),
+	OPT_JSON(),
+	OPT_END(),
+};
+static const struct opt drain_opts[] = {
+	OPT_STRING(0, "reason", &reason, "TEXT", "why, shown by klab machines (default: drained by the user)"),
+	OPT_JSON(),
+	OPT_END(),
+};
+static const struct opt json_opts[] = { OPT_JSON(), OPT_END() };
+
+static const char *const trust_usage[] = { "NAME [--fingerprint SHA256:...]", NULL };
+static const char *const show_usage[] = { "NAME [--json]", NULL };
+static const char *const drain_usage[] = { "NAME [--reason TEXT]", NULL };
+static const char *const name_usage[] = { "NAME", NULL };
+
+static const struct opt_spec machine_specs[] = {
+	[M_TRUST] = { "klab machine trust", trust_usage,
+		      "record the machine's SSH host key in [lab] known_hosts",
+		      "Trust on first use, but explicit: klab never records a key by itself. A machine\n"
+		      "whose key changed (reinstalled) is refused until its old line is removed.\n",
+		      trust_opts },
+	[M_SHOW] = { "klab machine show", show_usage, "one machine: address, role, state, lease, last kernel",
+		     NULL, json_opts },
+	[M_DRAIN] = { "klab machine drain", drain_usage, "take the machine out of service: no new job leases it",
+		      NULL, drain_opts },
+	[M_UNDRAIN] = { "klab machine undrain", name_usage, "put a drained machine back into service", NULL,
+			json_opts },
+	[M_REPAIR] = { "klab machine repair", name_usage,
+		       "check that SSH works again and mark a broken machine free", NULL, json_opts },
+};
+
+static int machine_do(int which, int argc, char **argv, struct klab_ctx *ctx)
+{
+	const struct opt_spec *spec = &machine_specs[which];
+	const struct conf_machine *m;
+	struct klab_config *cfg;
+	struct mrow r;
+	struct db *db;
+	int st, ret;
+
+	if ((argc = cmd_parse(spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc != 1)
+		return argc ? cmd_usage_error(spec, "unexpected argument '%s'", argv[1])
+			    : cmd_usage_error(spec, "needs a machine name");
 	cfg = ctx_config(ctx);
 	if (!cfg)
 		return 1;
-	m = conf_machine(cfg, name);
-	if (!m) {
-		error("no machine '%s' in the config '%s'", name, cfg->path);
-		return 1;
+	m = conf_machine(cfg, argv[0]);
+	if (!m)
+		return error("no machine '%s' in the config '%s'", argv[0], cfg->path), 1;
+	cmd_print_begin();
+	if (which == M_TRUST) {
+		ret = do_trust(cfg, m, fingerprint);
+		goto out;
 	}
-	if (!strcmp(sub, "trust"))
-		return do_trust(cfg, m, fp);
-
 	db = ctx_db(ctx);
-	if (!db || lease_sync_machines(db, cfg) < 0)
-		return 1;
-	if (!strcmp(sub, "show")) {
-		struct mrow r;
-		char since[32], seen[32];
-
-		if (mrow_load(db, m, &r) < 0)
-			return 1;
-		if (json) {
-			struct json_object *o = mrow_json(&r);
-
-			print_json(o);
-			json_object_put(o);
-		} else {
-			fmt_time(r.since, since, sizeof(since));
-			fmt_time(r.last_seen, seen, sizeof(seen));
-			printf("machine %s\n  host        %s:%d\n  user        %s\n  role        %s\n  boot        %s\n"
-			       "  state       %s since %s%s%s\n  lease       ",
-			       m->name, m->host, m->port ? m->port : 22, m->user ? m->user : "root",
-			       m->role == ROLE_DUT ? "dut" : "peer", boot_method_name(m->boot), r.state, since,
-			       r.reason ? ": " : "", r.reason ? r.reason : "");
-			if (r.lease_job) {
-				char exp[32];
-
-				fmt_time(r.lease_expires, exp, sizeof(exp));
-				printf("job %lld until %s\n", (long long)r.lease_job, exp);
-			} else {
-				printf("-\n");
-			}
-			printf("  last kernel %s%s%s (seen %s)\n", r.last_kernel ? r.last_kernel : "-",
-			       r.last_build_id ? " build id " : "", r.last_build_id ? r.last_build_id : "", seen);
-			printf("  power_cycle %s\n", m->power_cycle.n ? "configured" : "-");
+	if (!db || lease_sync_machines(db, cfg) < 0) {
+		ret = 1;
+		goto out;
+	}
+	switch (which) {
+	case M_SHOW:
+		if (mrow_load(db, m, &r) < 0) {
+			ret = 1;
+			break;
 		}
+		ret = do_show(&r);
 		mrow_release(&r);
-		return 0;
+		break;
+	case M_DRAIN:
+		ret = do_drain(db, m, reason);
+		break;
+	case M_UNDRAIN:
+		ret = do_undrain(db, m);
+		break;
+	default:
+		ret = do_repair(cfg, db, m);
+		break;
 	}
-	if (!strcmp(sub, "drain")) {
-		if (machine_set_state(db, m->name, "drained", reason ? reason : "drained by the user") < 0)
-			return 1;
-		printf("machine '%s' is drained: no new job will lease it\n", m->name);
-		return 0;
-	}
-	if (!strcmp(sub, "undrain")) {
-		struct mrow r;
-		int broken;
-
-		if (mrow_load(db, m, &r) < 0)
-			return 1;
-		broken = !strcmp(r.state, "broken");
-		mrow_release(&r);
-		if (broken) {
-			error("machine '%s' is broken, not drained: use 'klab machine repair %s'", m->name, m->name);
-			return 1;
-		}
-		if (machine_set_state(db, m->name, "free", "undrained by the user") < 0)
-			return 1;
-		printf("machine '%s' is free\n", m->name);
-		return 0;
-	}
-	return do_repair(cfg, db, m);
+out:
+	return cmd_print_end() ? 1 : ret;
 }
+
+static int machine_trust(int argc, char **argv, struct klab_ctx *ctx) { return machine_do(M_TRUST, argc, argv, ctx); }
+static int machine_show(int argc, char **argv, struct klab_ctx *ctx) { return machine_do(M_SHOW, argc, argv, ctx); }
+static int machine_drain(int argc, char **argv, struct klab_ctx *ctx) { return machine_do(M_DRAIN, argc, argv, ctx); }
+static int machine_undrain(int argc, char **argv, struct klab_ctx *ctx)
+{
+	return machine_do(M_UNDRAIN, argc, argv, ctx);
+}
+static int machine_repair(int argc, char **argv, struct klab_ctx *ctx) { return machine_do(M_REPAIR, argc, argv, ctx); }
+
+static const struct klab_cmd machine_cmds[] = {
+	{ "trust", machine_trust, &machine_specs[M_TRUST], NULL, 0 },
+	{ "show", machine_show, &machine_specs[M_SHOW], NULL, 0 },
+	{ "drain", machine_drain, &machine_specs[M_DRAIN], NULL, 0 },
+	{ "undrain", machine_undrain, &machine_specs[M_UNDRAIN], NULL, 0 },
+	{ "repair", machine_repair, &machine_specs[M_REPAIR], NULL, 0 },
+};
+static const struct klab_cmd *const machine_subs[] = {
+	&machine_cmds[0], &machine_cmds[1], &machine_cmds[2], &machine_cmds[3], &machine_cmds[4], NULL,
+};
+static const struct opt_spec machine_spec = {
+	"klab machine", NULL, "record a machine's SSH host key, take it out of or back into service", NULL, NULL,
+};
+const struct klab_cmd cmd_machine = { "machine", NULL, &machine_spec, machine_subs, 0 };

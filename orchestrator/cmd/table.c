@@ -15,9 +15,6 @@
 	static const struct opt_spec var##_spec = { "klab " nm, var##_usage, sum, NULL, NULL }; \
 	const struct klab_cmd var = { nm, fn, &var##_spec, NULL, CMD_LEGACY };
 
-LEGACY(cmd_machines, "machines", oldcmd_machines, "", "list test machines: state, lease, last kernel, last seen")
-LEGACY(cmd_machine, "machine", oldcmd_machine, "trust|show|drain|undrain|repair NAME",
-       "record a machine's SSH host key, take it out of or back into service")
 LEGACY(cmd_lab, "lab", oldcmd_lab, "up --netns|--qemu [options] | lab down | lab status",
        "the local lab: test machines made on this host (network namespaces or qemu guests)")
 LEGACY(cmd_series, "series", oldcmd_series, "show|import SOURCE [--subject S]",
