@@ -122,7 +122,6 @@ int oldcmd_jobs(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_job(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_cancel(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_run(int argc, char **argv, struct klab_ctx *ctx);
-int oldcmd_schedule(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_query(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_compare(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_history(int argc, char **argv, struct klab_ctx *ctx);

@@ -28,7 +28,6 @@ LEGACY(cmd_run_job, "run", oldcmd_run, "JOB_NAME|ID [--wait] [--quiet]", "run (o
 LEGACY(cmd_jobs, "jobs", oldcmd_jobs, "[--state S] [--limit N]", "list jobs with state, progress and age")
 LEGACY(cmd_job, "job", oldcmd_job, "show|log ID", "a job's steps, errors and runs, or its log")
 LEGACY(cmd_cancel, "cancel", oldcmd_cancel, "ID", "stop a job at the next safe point and release its machines")
-LEGACY(cmd_schedule, "schedule", oldcmd_schedule, "list", "nightly schedules and their next fire times")
 LEGACY(cmd_query, "query", oldcmd_query,
        "[--job ID] [--tree T] [--kernel K] [--machine M] [--workload W] [--metric M] [--side A|B] "
        "[--since WHEN] [--until WHEN] [--limit N] [--json|--csv]", "stored results, filtered")
