@@ -381,6 +381,12 @@ void print_data_null(const char *key)
 
 void print_data_json(const char *key, struct json_object *v)
 {
+	if (P.fmt == PRINT_FMT_JSON && !P.depth && !key) {
+		/* the document itself; later values go into it */
+		P.stack[0] = v ? v : json_object_new_object();
+		P.depth = 1;
+		return;
+	}
 	if (P.fmt == PRINT_FMT_JSON) {
 		json_put(key, v);
 		return;

@@ -104,7 +104,10 @@ void print_time_(int where, const char *key, double t, const char *fmt, ...) KLA
 #define print_data_time(key, v) print_time(PRINT_DATA, (key), "%s", (v))
 /* null in JSON, an empty field in CSV. */
 void print_data_null(const char *key);
-/* A JSON value (owned from now on) as it is; compact JSON text in a CSV field. */
+/*
+ * A JSON value (owned from now on) as it is; compact JSON text in a CSV
+ * field. With KEY NULL before anything else it is the JSON document.
+ */
 void print_data_json(const char *key, struct json_object *v);
 
 /* The shortest "%.15g".."%.17g" text that reads back as v (buf of 32). */

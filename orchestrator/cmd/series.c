@@ -7,23 +7,10 @@
 #include "buf.h"
 #include "cmd.h"
 #include "db.h"
-#include "jsonh.h"
 #include "log.h"
 #include "series.h"
 #include "strvec.h"
 #include "util.h"
-
-static int usage(void)
-{
-	fprintf(stderr,
-		"usage: klab series show SOURCE... [--subject S] [--diff] [--json]\n"
-		"       klab series show --id ID [--diff] [--json]\n"
-		"       klab series import SOURCE... [--subject S] [--json]\n"
-		"       klab series list [--json]\n"
-		"SOURCE: FILE | mbox:FILE | lore:MSGID | patchwork:ID (several: read as one thread)\n"
-		"options: --lore-url URL, --patchwork-url URL, --timeout DURATION\n");
-	return 2;
-}
 
 static void print_indented(FILE *f, const char *text, const char *ind)
 {
@@ -121,33 +108,72 @@ static void print_series(FILE *f, const struct series *s, int with_diff, int64_t
 	}
 }
 
-static int print_json(struct json_object *o)
-{
-	struct buf b = BUF_INIT;
+/* ---- options ---------------------------------------------------------------------- */
 
-	json_to_buf(&b, o, 1);
-	fputs(b.buf, stdout);
-	if (b.len && b.buf[b.len - 1] != '\n')
-		fputc('\n', stdout);
-	buf_release(&b);
-	json_object_put(o);
-	return 0;
+static const char *subject, *lore_url, *patchwork_url;
+static long timeout_ms, series_id;
+static int with_diff;
+
+#define FETCH_OPTS \
+	OPT_STRING(0, "subject", &subject, "S", "the subject of a bare patch (no mail headers)"), \
+	OPT_STRING(0, "lore-url", &lore_url, "URL", "lore's base URL (default: $KLAB_LORE_URL, else lore.kernel.org/all)"), \
+	OPT_STRING(0, "patchwork-url", &patchwork_url, "URL", \
+		   "patchwork's base URL (default: $KLAB_PATCHWORK_URL, else patchwork.kernel.org)"), \
+	OPT_DURATION(0, "timeout", &timeout_ms, "DURATION", 1, 86400000, \
+		     "per HTTP request (default: $KLAB_FETCH_TIMEOUT, else 60s)")
+
+static const struct opt show_opts[] = {
+	FETCH_OPTS,
+	OPT_INT(0, "id", &series_id, "ID", 1, 1L << 62, "a stored series instead of a SOURCE"),
+	OPT_BOOL(0, "diff", &with_diff, "print the diff of every patch too"),
+	OPT_JSON(),
+	OPT_END(),
+};
+static const struct opt import_opts[] = { FETCH_OPTS, OPT_JSON(), OPT_END() };
+static const struct opt list_opts[] = { OPT_JSON(), OPT_CSV(), OPT_END() };
+
+static const char sources_doc[] =
+	"SOURCE: FILE | mbox:FILE | lore:MSGID | patchwork:ID; several are read as one\n"
+	"thread (a series and the replies that carry its trailers).\n";
+static const char *const show_usage[] = { "SOURCE... [--subject S] [--diff] [--json]", "--id ID [--diff] [--json]", NULL };
+static const char *const import_usage[] = { "SOURCE... [--subject S] [--json]", NULL };
+static const char *const list_usage[] = { "[--json|--csv]", NULL };
+static const struct opt_spec show_spec = {
+	"klab series show", show_usage, "read a patch series and print its patches, claims and proposed workloads",
+	sources_doc, show_opts,
+};
+static const struct opt_spec import_spec = {
+	"klab series import", import_usage, "store a series (by its content hash: importing it twice changes nothing)",
+	sources_doc, import_opts,
+};
+static const struct opt_spec list_spec = {
+	"klab series list", list_usage, "the stored series: version, patches, claims, subject", NULL, list_opts,
+};
+
+static struct series_opts fetch_opts(void)
+{
+	struct series_opts o = { subject, lore_url, patchwork_url, timeout_ms };
+
+	return o;
 }
 
-static int finish(int rc)
-{
-	if (fflush(stdout) || ferror(stdout))
-		return error_errno("cannot write to stdout") ? 1 : 1;
-	return rc;
-}
+/* ---- list --------------------------------------------------------------------------- */
 
-static int series_list(struct klab_ctx *ctx, int json)
+static const char *const series_cols[] = {
+	"id", "subject", "version", "total", "source", "created", "patches", "expectations", NULL,
+};
+
+static int series_list(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct db *db = ctx_db(ctx);
 	struct db_stmt *st;
-	struct json_object *a;
+	struct db *db;
+	int s;
 
-	if (!db)
+	if ((argc = cmd_parse(&list_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&list_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)))
 		return 1;
 	st = db_prepare(db, "SELECT s.id, s.subject, s.version, s.total, s.source, s.created,"
 			" (SELECT COUNT(*) FROM patches p WHERE p.series_id = s.id),"
@@ -155,165 +181,121 @@ static int series_list(struct klab_ctx *ctx, int json)
 			" FROM series s ORDER BY s.id", "");
 	if (!st)
 		return 1;
-	a = json_object_new_array();
-	if (!json)
-		printf("%-5s %-3s %-7s %-5s %s\n", "ID", "VER", "PATCHES", "CLAIM", "SUBJECT");
+	cmd_print_begin();
+	print_text("%-5s %-3s %-7s %-5s %s\n", "ID", "VER", "PATCHES", "CLAIM", "SUBJECT");
+	print_list_begin(NULL, series_cols);
 	while (db_step(st) == DB_ROW) {
 		const char *subj = db_col_text(st, 1);
 
-		if (json) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "id", json_object_new_int64(db_col_int64(st, 0)));
-			json_object_object_add(o, "subject", subj ? json_object_new_string(subj) : NULL);
-			json_object_object_add(o, "version", json_object_new_int(db_col_int(st, 2)));
-			json_object_object_add(o, "total", json_object_new_int(db_col_int(st, 3)));
-			json_object_object_add(o, "source",
-					       json_object_new_string(db_col_text(st, 4)));
-			json_object_object_add(o, "created", json_object_new_double(db_col_double(st, 5)));
-			json_object_object_add(o, "patches", json_object_new_int(db_col_int(st, 6)));
-			json_object_object_add(o, "expectations", json_object_new_int(db_col_int(st, 7)));
-			json_object_array_add(a, o);
-		} else {
-			printf("%-5lld v%-2d %3d/%-3d %-5d %s\n", (long long)db_col_int64(st, 0),
-			       db_col_int(st, 2), db_col_int(st, 6), db_col_int(st, 3),
-			       db_col_int(st, 7), subj ? subj : "");
-		}
+		print_obj_begin(NULL);
+		print_data_int("id", db_col_int64(st, 0));
+		print_data_str("subject", subj);
+		print_data_int("version", db_col_int(st, 2));
+		print_data_int("total", db_col_int(st, 3));
+		print_data_str("source", db_col_text(st, 4));
+		print_data_time("created", db_col_double(st, 5));
+		print_data_int("patches", db_col_int(st, 6));
+		print_data_int("expectations", db_col_int(st, 7));
+		print_text("%-5lld v%-2d %3d/%-3d %-5d %s\n", (long long)db_col_int64(st, 0),
+			   db_col_int(st, 2), db_col_int(st, 6), db_col_int(st, 3),
+			   db_col_int(st, 7), subj ? subj : "");
+		print_obj_end();
 	}
 	db_finalize(st);
-	if (json)
-		print_json(a);
-	else
-		json_object_put(a);
-	return finish(0);
+	print_list_end();
+	return cmd_print_end();
 }
 
-int oldcmd_series(int argc, char **argv, struct klab_ctx *ctx)
+/* ---- show, import --------------------------------------------------------------------- */
+
+/* The series of SOURCE... (read as one thread), or of --id. */
+static int load(int argc, char **argv, struct klab_ctx *ctx, struct series **s)
 {
-	struct series_opts o = { 0 };
+	struct series_opts o = fetch_opts();
 	struct strvec srcs = STRVEC_INIT;
-	struct series *s = NULL;
-	const char *sub;
-	int json = ctx->json, with_diff = 0, rc = 1;
-	long id = 0;
-	char *joined = NULL;
+	char *joined;
+	struct db *db;
+	int ret;
 
-	if (argc < 2)
-		return usage();
-	sub = argv[1];
-	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help"))
-		return usage() ? 0 : 0;
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--diff")) {
-			with_diff = 1;
-		} else if (!strcmp(a, "--subject") || !strcmp(a, "--lore-url") || !strcmp(a, "--patchwork-url") ||
-			   !strcmp(a, "--timeout") || !strcmp(a, "--id")) {
-			if (i + 1 >= argc) {
-				error("option '%s' needs a value", a);
-				goto usage;
-			}
-			if (!strcmp(a, "--subject"))
-				o.subject = argv[++i];
-			else if (!strcmp(a, "--lore-url"))
-				o.lore_url = argv[++i];
-			else if (!strcmp(a, "--patchwork-url"))
-				o.patchwork_url = argv[++i];
-			else if (!strcmp(a, "--id")) {
-				if (parse_long(argv[++i], 1, 1L << 62, &id) < 0) {
-					error("invalid --id '%s': expected a series id", argv[i]);
-					goto usage;
-				}
-			} else if (parse_duration_ms(argv[++i], &o.timeout_ms) < 0 || o.timeout_ms <= 0) {
-				error("invalid --timeout '%s': expected a duration such as 30s", argv[i]);
-				goto usage;
-			}
-		} else if (a[0] == '-' && a[1]) {
-			error("unknown option '%s' of 'klab series %s'", a, sub);
-			goto usage;
-		} else {
-			strvec_push(&srcs, a);
-		}
-	}
-
-	if (!strcmp(sub, "list")) {
-		rc = series_list(ctx, json);
-		goto out;
-	}
-	if (strcmp(sub, "show") && strcmp(sub, "import")) {
-		error("unknown series subcommand '%s' (show, import, list)", sub);
-		goto usage;
-	}
-	if (id) {
-		struct db *db;
-
-		if (strcmp(sub, "show") || srcs.n) {
-			error("--id goes with 'klab series show' and no SOURCE");
-			goto usage;
-		}
+	if (series_id) {
 		db = ctx_db(ctx);
-		if (!db || series_load_db(db, id, &s) < 0)
-			goto out;
-		if (json) {
-			struct json_object *jo = series_to_json(s);
-
-			json_object_object_add(jo, "id", json_object_new_int64(id));
-			print_json(jo);
-		} else {
-			print_series(stdout, s, with_diff, id);
-		}
-		rc = finish(0);
-		goto out;
+		return !db || series_load_db(db, series_id, s) < 0 ? -1 : 0;
 	}
-	if (!srcs.n) {
-		error("'klab series %s' needs a SOURCE", sub);
-		goto usage;
-	}
+	for (int i = 0; i < argc; i++)
+		strvec_push(&srcs, argv[i]);
 	joined = strvec_join(&srcs, "\n");
-	if (series_load(joined, &o, &s) < 0)
+	ret = series_load(joined, &o, s) < 0 ? -1 : 0;
+	free(joined);
+	strvec_clear(&srcs);
+	return ret;
+}
+
+static int series_show(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct series *s = NULL;
+	int st;
+
+	if ((argc = cmd_parse(&show_spec, argc, argv, &st)) < 0)
+		return st;
+	if (series_id && argc)
+		return cmd_usage_error(&show_spec, "--id goes with no SOURCE");
+	if (!series_id && !argc)
+		return cmd_usage_error(&show_spec, "needs a SOURCE");
+	if (load(argc, argv, ctx, &s) < 0)
+		return 1;
+	cmd_print_begin();
+	print_data_json(NULL, series_to_json(s));
+	if (series_id)
+		print_data_int("id", series_id);
+	if (print_is(PRINT_TEXT))
+		print_series(stdout, s, with_diff, series_id);
+	series_free(s);
+	return cmd_print_end();
+}
+
+static int series_import(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct series *s = NULL;
+	struct db *db;
+	int64_t sid;
+	int st, existed, ret = 1;
+
+	if ((argc = cmd_parse(&import_spec, argc, argv, &st)) < 0)
+		return st;
+	if (!argc)
+		return cmd_usage_error(&import_spec, "needs a SOURCE");
+	if (load(argc, argv, ctx, &s) < 0)
+		return 1;
+	db = ctx_db(ctx);
+	if (!db || series_store(db, s, &sid, &existed) < 0)
 		goto out;
-	if (!strcmp(sub, "show")) {
-		if (json)
-			print_json(series_to_json(s));
-		else
-			print_series(stdout, s, with_diff, 0);
-		rc = finish(0);
-	} else {
-		struct db *db = ctx_db(ctx);
-		int64_t sid;
-		int existed;
-
-		if (!db || series_store(db, s, &sid, &existed) < 0)
-			goto out;
-		if (json) {
-			struct json_object *jo = json_object_new_object();
-
-			json_object_object_add(jo, "id", json_object_new_int64(sid));
-			json_object_object_add(jo, "existed", json_object_new_boolean(existed));
-			json_object_object_add(jo, "subject", json_object_new_string(s->subject));
-			json_object_object_add(jo, "patches", json_object_new_int((int)s->n_patches));
-			json_object_object_add(jo, "expectations", json_object_new_int((int)s->n_claims));
-			json_object_object_add(jo, "proposals", json_object_new_int((int)s->n_proposals));
-			json_object_object_add(jo, "content_sha256", json_object_new_string(s->content_sha256));
-			print_json(jo);
-		} else {
-			printf("%lld\n", (long long)sid);
-			fprintf(stderr, "series %lld %s: %s (%zu patch%s, %zu expectation%s, %zu proposal%s)\n",
-				(long long)sid, existed ? "already stored" : "stored", s->subject, s->n_patches,
-				s->n_patches == 1 ? "" : "es", s->n_claims, s->n_claims == 1 ? "" : "s",
-				s->n_proposals, s->n_proposals == 1 ? "" : "s");
-		}
-		rc = finish(0);
-	}
-	goto out;
-usage:
-	rc = usage();
+	cmd_print_begin();
+	print_int(PRINT_ANY, "id", "%lld\n", sid);
+	print_data_bool("existed", existed);
+	print_data_str("subject", s->subject);
+	print_data_int("patches", s->n_patches);
+	print_data_int("expectations", s->n_claims);
+	print_data_int("proposals", s->n_proposals);
+	print_data_str("content_sha256", s->content_sha256);
+	if (print_is(PRINT_TEXT))
+		fprintf(stderr, "series %lld %s: %s (%zu patch%s, %zu expectation%s, %zu proposal%s)\n",
+			(long long)sid, existed ? "already stored" : "stored", s->subject, s->n_patches,
+			s->n_patches == 1 ? "" : "es", s->n_claims, s->n_claims == 1 ? "" : "s",
+			s->n_proposals, s->n_proposals == 1 ? "" : "s");
+	ret = cmd_print_end();
 out:
 	series_free(s);
-	strvec_clear(&srcs);
-	free(joined);
-	return rc;
+	return ret;
 }
+
+static const struct klab_cmd series_cmds[] = {
+	{ "show", series_show, &show_spec, NULL, 0 },
+	{ "import", series_import, &import_spec, NULL, 0 },
+	{ "list", series_list, &list_spec, NULL, CMD_LISTING },
+};
+static const struct klab_cmd *const series_subs[] = { &series_cmds[0], &series_cmds[1], &series_cmds[2], NULL };
+static const struct opt_spec series_spec = {
+	"klab series", NULL, "read a patch series (mbox file, lore:MSGID, patchwork:ID, text file) and its claims",
+	NULL, NULL,
+};
+const struct klab_cmd cmd_series = { "series", NULL, &series_spec, series_subs, 0 };

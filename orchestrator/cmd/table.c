@@ -17,8 +17,6 @@
 
 LEGACY(cmd_lab, "lab", oldcmd_lab, "up --netns|--qemu [options] | lab down | lab status",
        "the local lab: test machines made on this host (network namespaces or qemu guests)")
-LEGACY(cmd_series, "series", oldcmd_series, "show|import SOURCE [--subject S]",
-       "read a patch series (mbox file, lore:MSGID, patchwork:ID, text file) and its claims")
 LEGACY(cmd_kernels, "kernels", oldcmd_kernels, "list | show ID | build --tree NAME [options] | gc",
        "build kernels (baseline, patched) and manage the artifact cache")
 LEGACY(cmd_submit, "submit", oldcmd_submit,
