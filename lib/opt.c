@@ -157,6 +157,9 @@ static int apply(const struct opt_spec *spec, const struct opt *o, const char *a
 		return 0;
 	case OPT_T_DURATION:
 		if (parse_duration_ms(arg, &l) || l < o->min || l > o->max) {
+			if (o->max == LONG_MAX)
+				return fail(spec, "option '%s': '%s' is not a duration (such as 30s, 500ms, 5m, 2h)",
+					    name, arg);
 			fmt_ms(lo, sizeof(lo), o->min);
 			fmt_ms(hi, sizeof(hi), o->max);
 			return fail(spec, "option '%s': '%s' is not a duration from %s to %s (such as 30s, 500ms, 5m)",
@@ -263,6 +266,14 @@ int opt_parse(const struct opt_spec *spec, int argc, char **argv, unsigned flags
 	return n;
 }
 
+void opt_usage_line(FILE *f, int n, const char *prog, const char *line)
+{
+	if (*line == ' ')
+		fprintf(f, "%*s%s\n", (int)strlen(prog) + 7, "", line);
+	else
+		fprintf(f, "%s %s%s%s\n", n ? "   or:" : "usage:", prog, *line ? " " : "", line);
+}
+
 void opt_usage(FILE *f, const struct opt_spec *spec)
 {
 	const char *const *u = spec->usage;
@@ -272,7 +283,7 @@ void opt_usage(FILE *f, const struct opt_spec *spec)
 		return;
 	}
 	for (size_t i = 0; u[i]; i++)
-		fprintf(f, "%s %s%s%s\n", i ? "   or:" : "usage:", spec->prog, *u[i] ? " " : "", u[i]);
+		opt_usage_line(f, (int)i, spec->prog, u[i]);
 }
 
 /* "  -c, --config FILE" */

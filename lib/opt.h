@@ -117,8 +117,13 @@ int opt_parse(const struct opt_spec *spec, int argc, char **argv, unsigned flags
 /* "PROG: " and the message on stderr, then the synopsis: for a command's own checks. 2. */
 int opt_usage_error(const struct opt_spec *spec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The synopsis lines: "usage: PROG USAGE" and "   or: PROG USAGE". */
+/*
+ * The synopsis lines: "usage: PROG USAGE" and "   or: PROG USAGE"; a
+ * usage line that begins with a space continues the one before it.
+ */
 void opt_usage(FILE *f, const struct opt_spec *spec);
+/* One synopsis line, the Nth (0: "usage:") of PROG. */
+void opt_usage_line(FILE *f, int n, const char *prog, const char *line);
 /* The synopsis, the summary, the doc and the options (opt_list). */
 void opt_help(FILE *f, const struct opt_spec *spec);
 /* Every visible option with its help, one per line (after a blank line, if there are any). */

@@ -115,7 +115,6 @@ extern const struct klab_cmd cmd_report;	/* cmd/report.c */
 /* transitional: the commands not yet on option tables, and their help */
 int cmd_usage(const char *name, int status);
 int oldcmd_lab(int argc, char **argv, struct klab_ctx *ctx);
-int oldcmd_kernels(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_submit(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_jobs(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_job(int argc, char **argv, struct klab_ctx *ctx);

@@ -21,7 +21,7 @@ static void usage_lines(FILE *f, const struct klab_cmd *c, int *n)
 		return;
 	}
 	for (const char *const *u = s->usage; *u; u++)
-		fprintf(f, "%s %s%s%s\n", (*n)++ ? "   or:" : "usage:", s->prog, **u ? " " : "", *u);
+		opt_usage_line(f, (*n)++, s->prog, *u);
 }
 
 void cmd_help(FILE *f, const struct klab_cmd *c)

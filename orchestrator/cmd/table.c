@@ -17,8 +17,6 @@
 
 LEGACY(cmd_lab, "lab", oldcmd_lab, "up --netns|--qemu [options] | lab down | lab status",
        "the local lab: test machines made on this host (network namespaces or qemu guests)")
-LEGACY(cmd_kernels, "kernels", oldcmd_kernels, "list | show ID | build --tree NAME [options] | gc",
-       "build kernels (baseline, patched) and manage the artifact cache")
 LEGACY(cmd_submit, "submit", oldcmd_submit,
        "--job NAME [--series SRC | --mbox FILE] [--base REF --test REF] [--seed N] [--boots N] [--runs N]",
        "queue a job for klabd")
@@ -120,9 +118,13 @@ static void man_usage(FILE *f, const struct opt_spec *s)
 		fprintf(f, "\\fR%s\n", s->opts ? " [options]" : "");
 	}
 	for (const char *const *u = s->usage; u && *u; u++) {
-		fputs("\\fB", f);
-		opt_man_text(f, s->prog);
-		fputs("\\fR ", f);
+		if (**u != ' ') {
+			fputs("\\fB", f);
+			opt_man_text(f, s->prog);
+			fputs(**u ? "\\fR " : "\\fR", f);
+		} else {
+			fputs("   ", f);
+		}
 		opt_man_text(f, *u);
 		fputc('\n', f);
 	}
