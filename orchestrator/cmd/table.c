@@ -17,13 +17,6 @@
 
 LEGACY(cmd_lab, "lab", oldcmd_lab, "up --netns|--qemu [options] | lab down | lab status",
        "the local lab: test machines made on this host (network namespaces or qemu guests)")
-LEGACY(cmd_submit, "submit", oldcmd_submit,
-       "--job NAME [--series SRC | --mbox FILE] [--base REF --test REF] [--seed N] [--boots N] [--runs N]",
-       "queue a job for klabd")
-LEGACY(cmd_run_job, "run", oldcmd_run, "JOB_NAME|ID [--wait] [--quiet]", "run (or resume) a job in the foreground")
-LEGACY(cmd_jobs, "jobs", oldcmd_jobs, "[--state S] [--limit N]", "list jobs with state, progress and age")
-LEGACY(cmd_job, "job", oldcmd_job, "show|log ID", "a job's steps, errors and runs, or its log")
-LEGACY(cmd_cancel, "cancel", oldcmd_cancel, "ID", "stop a job at the next safe point and release its machines")
 LEGACY(cmd_query, "query", oldcmd_query,
        "[--job ID] [--tree T] [--kernel K] [--machine M] [--workload W] [--metric M] [--side A|B] "
        "[--since WHEN] [--until WHEN] [--limit N] [--json|--csv]", "stored results, filtered")
