@@ -115,9 +115,6 @@ extern const struct klab_cmd cmd_report;	/* cmd/report.c */
 /* transitional: the commands not yet on option tables, and their help */
 int cmd_usage(const char *name, int status);
 int oldcmd_lab(int argc, char **argv, struct klab_ctx *ctx);
-int oldcmd_query(int argc, char **argv, struct klab_ctx *ctx);
-int oldcmd_compare(int argc, char **argv, struct klab_ctx *ctx);
-int oldcmd_history(int argc, char **argv, struct klab_ctx *ctx);
 int oldcmd_report(int argc, char **argv, struct klab_ctx *ctx);
 
 #endif

@@ -6,92 +6,13 @@
 #include <string.h>
 #include <time.h>
 
-#include <json-c/json.h>
-
 #include "buf.h"
 #include "cmd.h"
 #include "compare.h"
 #include "conf.h"
 #include "db.h"
-#include "jsonh.h"
 #include "log.h"
 #include "util.h"
-
-/* ---- small option parser: "--name VALUE", "--name=VALUE", flags ---------- */
-
-struct qopt {
-	const char *name;	/* without the dashes */
-	int takes_value;
-	const char **value;	/* where a value goes */
-	int *flag;		/* where a flag goes */
-};
-
-/*
- * Parse argv[1..] against opts; words that are not options are collected
- * into pos[] (up to max_pos). Returns 0, or 2 after printing a usage error.
- */
-static int parse_opts(const char *cmd, int argc, char **argv, const struct qopt *opts, size_t n_opts,
-		      const char **pos, size_t max_pos, size_t *n_pos)
-{
-	*n_pos = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *eq;
-		size_t len;
-		const struct qopt *o = NULL;
-
-		if (strcmp(a, "--") == 0) {
-			while (++i < argc) {
-				if (*n_pos == max_pos)
-					goto too_many;
-				pos[(*n_pos)++] = argv[i];
-			}
-			break;
-		}
-		if (a[0] != '-' || a[1] != '-' || !a[2]) {
-			if (*n_pos == max_pos)
-				goto too_many;
-			pos[(*n_pos)++] = a;
-			continue;
-		}
-		a += 2;
-		eq = strchr(a, '=');
-		len = eq ? (size_t)(eq - a) : strlen(a);
-		for (size_t k = 0; k < n_opts; k++)
-			if (strlen(opts[k].name) == len && !strncmp(opts[k].name, a, len))
-				o = &opts[k];
-		if (!o) {
-			fprintf(stderr, "klab %s: unknown option '--%.*s'\n", cmd, (int)len, a);
-			return cmd_usage(cmd, 2);
-		}
-		if (!o->takes_value) {
-			if (eq) {
-				fprintf(stderr, "klab %s: option '--%s' takes no value\n", cmd, o->name);
-				return cmd_usage(cmd, 2);
-			}
-			*o->flag = 1;
-		} else if (eq) {
-			*o->value = eq + 1;
-		} else if (i + 1 < argc) {
-			*o->value = argv[++i];
-		} else {
-			fprintf(stderr, "klab %s: option '--%s' needs a value\n", cmd, o->name);
-			return cmd_usage(cmd, 2);
-		}
-	}
-	return 0;
-too_many:
-	fprintf(stderr, "klab %s: too many arguments\n", cmd);
-	return cmd_usage(cmd, 2);
-}
-
-static int finish_output(void)
-{
-	if (fflush(stdout) || ferror(stdout)) {
-		error_errno("cannot write the output");
-		return 1;
-	}
-	return 0;
-}
 
 /*
  * A point in time for --since/--until: seconds since 1970, an ISO date
@@ -142,24 +63,28 @@ static void fmt_time(char *out, size_t n, double t)
 		strftime(out, n, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-/* ---- klab query ------------------------------------------------------------ */
-
-static void csv_field(FILE *f, const char *s)
+/* --since, --until: a time (parse_when) into a double. */
+static int opt_when(const char *arg, void *value)
 {
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	return parse_when(arg, value);
 }
+
+#define WHEN_EXPECT "a time (YYYY-MM-DD[THH:MM[:SS]] in UTC, seconds since 1970, or an age such as 7d or 12h)"
+
+/* --threshold: a percentage above 0 and below 100. */
+static int opt_pct(const char *arg, void *value)
+{
+	double v;
+
+	if (parse_double(arg, &v) || !(v > 0) || v >= 100)
+		return -1;
+	*(double *)value = v;
+	return 0;
+}
+
+#define PCT_EXPECT "a percentage above 0 and below 100, such as 1 or 0.5"
+
+/* ---- klab query ------------------------------------------------------------ */
 
 /* Six '?' for the kernel's name; the same match as compare.c's KERNEL_SIDE. */
 #define QUERY_KERNEL_MATCH \
@@ -169,63 +94,72 @@ static void csv_field(FILE *f, const char *s)
 	" UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side" \
 	" WHERE js.label = ?)"
 
-int oldcmd_query(int argc, char **argv, struct klab_ctx *ctx)
+static const char *q_tree, *q_kernel, *q_machine, *q_workload, *q_metric, *q_side;
+static long q_job, q_limit = -1;
+static double q_since = NAN, q_until = NAN;
+
+static int opt_side(const char *arg, void *value)
 {
-	const char *job = NULL, *tree = NULL, *kernel = NULL, *machine = NULL, *workload = NULL;
-	const char *metric = NULL, *since = NULL, *until = NULL, *side = NULL, *limit = NULL;
-	const char *pos[1];
-	int json = ctx->json, csv = 0, help = 0, rc;
-	const struct qopt opts[] = {
-		{ "job", 1, &job, NULL }, { "tree", 1, &tree, NULL }, { "kernel", 1, &kernel, NULL },
-		{ "machine", 1, &machine, NULL }, { "workload", 1, &workload, NULL },
-		{ "metric", 1, &metric, NULL }, { "since", 1, &since, NULL }, { "until", 1, &until, NULL },
-		{ "side", 1, &side, NULL }, { "limit", 1, &limit, NULL }, { "json", 0, NULL, &json },
-		{ "csv", 0, NULL, &csv }, { "help", 0, NULL, &help },
-	};
+	if (strcmp(arg, "A") && strcmp(arg, "B"))
+		return -1;
+	*(const char **)value = arg;
+	return 0;
+}
+
+static const struct opt query_opts[] = {
+	OPT_INT(0, "job", &q_job, "ID", 1, 1L << 62, "the runs of job ID"),
+	OPT_STRING(0, "tree", &q_tree, "T", "runs of jobs on tree T, or of kernels built from it"),
+	OPT_STRING(0, "kernel", &q_kernel, "K", "runs of kernel K: an id, a release, a variant or a side's label"),
+	OPT_STRING(0, "machine", &q_machine, "M", "runs on machine M"),
+	OPT_STRING(0, "workload", &q_workload, "W", "runs of workload W (a glob: udp_rr_*)"),
+	OPT_STRING(0, "metric", &q_metric, "M", "metric M only (a glob: latency_*)"),
+	OPT_CALLBACK(0, "side", &q_side, "A|B", opt_side, "A or B", "runs of one side of their jobs"),
+	OPT_CALLBACK(0, "since", &q_since, "WHEN", opt_when, WHEN_EXPECT, "runs started at WHEN or later"),
+	OPT_CALLBACK(0, "until", &q_until, "WHEN", opt_when, WHEN_EXPECT, "runs started before WHEN"),
+	OPT_INT(0, "limit", &q_limit, "N", 0, 1L << 62, "at most N rows"),
+	OPT_JSON(),
+	OPT_CSV(),
+	OPT_END(),
+};
+static const char *const query_usage[] = {
+	"[--job ID] [--tree T] [--kernel K] [--machine M] [--workload W] [--metric M]",
+	" [--side A|B] [--since WHEN] [--until WHEN] [--limit N] [--json|--csv]",
+	NULL,
+};
+static const struct opt_spec query_spec = {
+	"klab query", query_usage, "stored results, filtered: one row per run and metric",
+	"Only runs with status ok. WHEN is YYYY-MM-DD[THH:MM[:SS]] (UTC), seconds since 1970,\n"
+	"or an age before now such as 30m, 12h, 7d, 2w.\n",
+	query_opts,
+};
+static const char *const query_cols[] = {
+	"run", "job", "side", "kernel", "machine", "workload", "boot", "seq", "time", "metric", "value", "unit", NULL,
+};
+
+static int query(int argc, char **argv, struct klab_ctx *ctx)
+{
 	struct buf sql = BUF_INIT;
 	/* bound values, in order: 'i' int, 'd' double, 's' text */
 	char types[32];
 	const char *sv[32];
 	int64_t iv[32];
 	double dv[32];
-	size_t nb = 0, n_pos, rows = 0;
-	double t_since = 0, t_until = 0;
-	long lim = -1, job_id = 0;
+	size_t nb = 0, rows = 0;
 	struct db *db;
 	struct db_stmt *st = NULL;
-	struct json_object *arr = NULL;
-	int ret = 1;
+	int ret = 1, rc;
+	const char *tree, *kernel, *machine, *workload, *metric, *side;
+	double t_since, t_until;
+	int since, until, job;
+	long lim, job_id;
 
-	if ((rc = parse_opts("query", argc, argv, opts, ARRAY_SIZE(opts), pos, 0, &n_pos)))
+	if ((argc = cmd_parse(&query_spec, argc, argv, &rc)) < 0)
 		return rc;
-	if (help)
-		return cmd_usage("query", 0);
-	if (json && csv) {
-		fprintf(stderr, "klab query: --json and --csv exclude each other\n");
-		return 2;
-	}
-	if (job && parse_long(job, 1, 1L << 62, &job_id)) {
-		fprintf(stderr, "klab query: bad --job '%s': expected a job id\n", job);
-		return 2;
-	}
-	if (limit && parse_long(limit, 0, 1L << 62, &lim)) {
-		fprintf(stderr, "klab query: bad --limit '%s': expected a number\n", limit);
-		return 2;
-	}
-	if (side && strcmp(side, "A") && strcmp(side, "B")) {
-		fprintf(stderr, "klab query: bad --side '%s': expected A or B\n", side);
-		return 2;
-	}
-	if (since && parse_when(since, &t_since)) {
-		fprintf(stderr, "klab query: bad --since '%s': expected YYYY-MM-DD[THH:MM[:SS]], "
-			"seconds since 1970, or an age such as 7d or 12h\n", since);
-		return 2;
-	}
-	if (until && parse_when(until, &t_until)) {
-		fprintf(stderr, "klab query: bad --until '%s': expected YYYY-MM-DD[THH:MM[:SS]], "
-			"seconds since 1970, or an age such as 7d or 12h\n", until);
-		return 2;
-	}
+	if (argc)
+		return cmd_usage_error(&query_spec, "unexpected argument '%s'", argv[0]);
+	tree = q_tree, kernel = q_kernel, machine = q_machine, workload = q_workload;
+	metric = q_metric, side = q_side, t_since = q_since, t_until = q_until;
+	since = !isnan(t_since), until = !isnan(t_until), job = q_job > 0, job_id = q_job, lim = q_limit;
 	db = ctx_db(ctx);
 	if (!db)
 		return 1;
@@ -295,13 +229,10 @@ int oldcmd_query(int argc, char **argv, struct klab_ctx *ctx)
 		if (b)
 			goto out;
 	}
-	if (json)
-		arr = json_object_new_array();
-	else if (csv)
-		printf("run,job,side,kernel,machine,workload,boot,seq,time,metric,value,unit\n");
-	else
-		printf("%7s %5s %4s %-20s %-10s %-16s %6s %3s %-19s %-22s %14s %s\n", "run", "job", "side",
-		       "kernel", "machine", "workload", "boot", "seq", "time (UTC)", "metric", "value", "unit");
+	cmd_print_begin();
+	print_text("%7s %5s %4s %-20s %-10s %-16s %6s %3s %-19s %-22s %14s %s\n", "run", "job", "side",
+		   "kernel", "machine", "workload", "boot", "seq", "time (UTC)", "metric", "value", "unit");
+	print_list_begin(NULL, query_cols);
 	while ((rc = db_step(st)) == DB_ROW) {
 		const char *c_side = db_col_text(st, 2);
 		const char *c_kernel = db_col_text(st, 3);
@@ -315,80 +246,49 @@ int oldcmd_query(int argc, char **argv, struct klab_ctx *ctx)
 		int64_t c_job = db_col_int64(st, 1), boot = db_col_int64(st, 6);
 		int seq = db_col_int(st, 7);
 		double t = db_col_double(st, 8), v = db_col_double(st, 10);
-		char ts[32], vs[40];
+		char ts[32], vs[40], jb[24] = "-", bt[24] = "-";
 
 		rows++;
-		if (json) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "run", json_object_new_int64(run));
-			json_object_object_add(o, "job", has_job ? json_object_new_int64(c_job) : NULL);
-			json_object_object_add(o, "side", c_side ? json_object_new_string(c_side) : NULL);
-			json_object_object_add(o, "kernel", c_kernel ? json_object_new_string(c_kernel) : NULL);
-			json_object_object_add(o, "machine", c_machine ? json_object_new_string(c_machine) : NULL);
-			json_object_object_add(o, "workload", json_object_new_string(c_wl ? c_wl : ""));
-			json_object_object_add(o, "boot", has_boot ? json_object_new_int64(boot) : NULL);
-			json_object_object_add(o, "seq", json_object_new_int(seq));
-			json_object_object_add(o, "time", json_object_new_double(t));
-			json_object_object_add(o, "metric", json_object_new_string(c_metric ? c_metric : ""));
-			json_object_object_add(o, "value", json_object_new_double(v));
-			json_object_object_add(o, "unit", c_unit ? json_object_new_string(c_unit) : NULL);
-			json_object_array_add(arr, o);
-		} else if (csv) {
-			char num[32];
-
-			printf("%lld,", (long long)run);
-			if (has_job)
-				printf("%lld", (long long)c_job);
-			putchar(',');
-			csv_field(stdout, c_side);
-			putchar(',');
-			csv_field(stdout, c_kernel);
-			putchar(',');
-			csv_field(stdout, c_machine);
-			putchar(',');
-			csv_field(stdout, c_wl);
-			putchar(',');
-			if (has_boot)
-				printf("%lld", (long long)boot);
-			snprintf(num, sizeof(num), "%.3f", t);
-			snprintf(vs, sizeof(vs), "%.17g", v);
-			printf(",%d,%s,", seq, num);
-			csv_field(stdout, c_metric);
-			printf(",%s,", vs);
-			csv_field(stdout, c_unit);
-			putchar('\n');
-		} else {
-			char jb[24] = "-", bt[24] = "-";
-
-			if (has_job)
-				snprintf(jb, sizeof(jb), "%lld", (long long)c_job);
-			if (has_boot)
-				snprintf(bt, sizeof(bt), "%lld", (long long)boot);
-			fmt_time(ts, sizeof(ts), t);
-			snprintf(vs, sizeof(vs), "%.6g", v);
-			printf("%7lld %5s %4s %-20s %-10s %-16s %6s %3d %-19s %-22s %14s %s\n", (long long)run, jb,
-			       c_side ? c_side : "-", c_kernel ? c_kernel : "-", c_machine ? c_machine : "-",
-			       c_wl ? c_wl : "-", bt, seq, ts, c_metric ? c_metric : "-", vs, c_unit ? c_unit : "");
-		}
+		print_obj_begin(NULL);
+		print_data_int("run", run);
+		if (has_job)
+			print_data_int("job", c_job);
+		else
+			print_data_null("job");
+		print_data_str("side", c_side);
+		print_data_str("kernel", c_kernel);
+		print_data_str("machine", c_machine);
+		print_data_str("workload", c_wl ? c_wl : "");
+		if (has_boot)
+			print_data_int("boot", boot);
+		else
+			print_data_null("boot");
+		print_data_int("seq", seq);
+		print_data_time("time", t);
+		print_data_str("metric", c_metric ? c_metric : "");
+		print_data_num("value", v);
+		print_data_str("unit", c_unit);
+		print_obj_end();
+		if (has_job)
+			snprintf(jb, sizeof(jb), "%lld", (long long)c_job);
+		if (has_boot)
+			snprintf(bt, sizeof(bt), "%lld", (long long)boot);
+		fmt_time(ts, sizeof(ts), t);
+		snprintf(vs, sizeof(vs), "%.6g", v);
+		print_text("%7lld %5s %4s %-20s %-10s %-16s %6s %3d %-19s %-22s %14s %s\n", (long long)run, jb,
+			   c_side ? c_side : "-", c_kernel ? c_kernel : "-", c_machine ? c_machine : "-",
+			   c_wl ? c_wl : "-", bt, seq, ts, c_metric ? c_metric : "-", vs, c_unit ? c_unit : "");
 	}
+	print_list_end();
 	if (rc != DB_DONE) {
 		error("database '%s': cannot query results: %s", db_file(db), db_errmsg(db));
+		cmd_print_end();
 		goto out;
 	}
-	if (json) {
-		struct buf b = BUF_INIT;
-
-		json_to_buf(&b, arr, 1);
-		printf("%s\n", b.buf);
-		buf_release(&b);
-	} else if (!csv && !rows) {
-		printf("(no results match)\n");
-	}
-	ret = finish_output();
+	if (!rows)
+		print_text("(no results match)\n");
+	ret = cmd_print_end();
 out:
-	if (arr)
-		json_object_put(arr);
 	db_finalize(st);
 	buf_release(&sql);
 	return ret;
@@ -406,22 +306,6 @@ static double conf_workload_info(void *arg, const char *workload, const char **h
 	return w ? w->threshold_pct : 0;
 }
 
-/*
- * The config when there is one: klab compare and history work from a bare
- * database (--db) too, with the default threshold. -1 when a config exists
- * but is broken (its errors are printed).
- */
-static int optional_config(struct klab_ctx *ctx, struct klab_config **cfg)
-{
-	const char *path = ctx->config_path ? ctx->config_path : conf_default_path();
-
-	*cfg = NULL;
-	if (!ctx->cfg && (!path || !file_exists(path)))
-		return 0;
-	*cfg = ctx_config(ctx);
-	return *cfg ? 0 : -1;
-}
-
 static int all_digits(const char *s)
 {
 	if (!*s)
@@ -432,72 +316,77 @@ static int all_digits(const char *s)
 	return 1;
 }
 
-int oldcmd_compare(int argc, char **argv, struct klab_ctx *ctx)
+static const char *c_workload, *c_metric;
+static double c_threshold;
+static long c_warmup = -1;
+static int c_stored;
+
+static const struct opt compare_opts[] = {
+	OPT_STRING(0, "workload", &c_workload, "W", "only workload W"),
+	OPT_STRING(0, "metric", &c_metric, "M", "only metric M"),
+	OPT_CALLBACK(0, "threshold", &c_threshold, "PCT", opt_pct, PCT_EXPECT,
+		     "the smallest change that matters (default: the workload's threshold, else 1)"),
+	OPT_INT(0, "warmup", &c_warmup, "N", 0, 1000, "runs per boot to discard (default: the job's warmup_runs)"),
+	OPT_BOOL(0, "stored", &c_stored, "the comparison stored when the job ran, not a new one"),
+	OPT_JSON(),
+	OPT_END(),
+};
+static const char *const compare_usage[] = {
+	"JOB [--stored]", "KERNEL_A KERNEL_B", " [--workload W] [--metric M] [--threshold PCT] [--warmup N] [--json]",
+	NULL,
+};
+static const struct opt_spec compare_spec = {
+	"klab compare", compare_usage, "A/B comparison: % change with 95% CI, p values, verdict",
+	"JOB is a job id or name (its two sides); KERNEL_A and KERNEL_B are kernel ids,\n"
+	"releases, variants or side labels, compared over every run stored for them.\n"
+	"Works from a bare database (--db) too, with the default threshold.\n",
+	compare_opts,
+};
+
+static int compare(int argc, char **argv, struct klab_ctx *ctx)
 {
-	const char *workload = NULL, *metric = NULL, *threshold = NULL, *warmup = NULL;
-	const char *pos[2];
-	int json = ctx->json, stored = 0, help = 0, rc, ret = 1;
-	const struct qopt opts[] = {
-		{ "workload", 1, &workload, NULL }, { "metric", 1, &metric, NULL },
-		{ "threshold", 1, &threshold, NULL }, { "warmup", 1, &warmup, NULL },
-		{ "stored", 0, NULL, &stored }, { "json", 0, NULL, &json }, { "help", 0, NULL, &help },
-	};
 	struct compare_opts co = COMPARE_OPTS_INIT;
 	struct compare_result res = { 0 };
 	struct klab_config *cfg;
-	size_t n_pos;
 	struct db *db;
+	int rc, failed, ret = 1;
 
-	if ((rc = parse_opts("compare", argc, argv, opts, ARRAY_SIZE(opts), pos, 2, &n_pos)))
+	if ((argc = cmd_parse(&compare_spec, argc, argv, &rc)) < 0)
 		return rc;
-	if (help)
-		return cmd_usage("compare", 0);
-	if (n_pos < 1) {
-		fprintf(stderr, "klab compare: give a job (id or name), or two kernels\n");
-		return cmd_usage("compare", 2);
-	}
-	if (threshold && (parse_double(threshold, &co.threshold_pct) || !(co.threshold_pct > 0) ||
-			  co.threshold_pct >= 100)) {
-		fprintf(stderr, "klab compare: bad --threshold '%s': expected a percentage such as 1 or 0.5\n",
-			threshold);
-		return 2;
-	}
-	if (warmup) {
-		long w;
-
-		if (parse_long(warmup, 0, 1000, &w)) {
-			fprintf(stderr, "klab compare: bad --warmup '%s': expected a number of runs\n", warmup);
-			return 2;
-		}
-		co.warmup_runs = (int)w;
-	}
-	if (stored && n_pos != 1) {
-		fprintf(stderr, "klab compare: --stored needs a job\n");
-		return 2;
-	}
-	co.workload = workload;
-	co.metric = metric;
-	if (optional_config(ctx, &cfg))
+	if (argc < 1)
+		return cmd_usage_error(&compare_spec, "give a job (id or name), or two kernels");
+	if (argc > 2)
+		return cmd_usage_error(&compare_spec, "too many arguments");
+	if (c_stored && argc != 1)
+		return cmd_usage_error(&compare_spec, "--stored needs a job");
+	if (c_threshold > 0)
+		co.threshold_pct = c_threshold;
+	if (c_warmup >= 0)
+		co.warmup_runs = (int)c_warmup;
+	co.workload = c_workload;
+	co.metric = c_metric;
+	cfg = ctx_config_optional(ctx, &failed);
+	if (failed)
 		return 1;
 	/* an explicit --threshold wins over the per-workload ones */
-	if (cfg && !threshold) {
+	if (cfg && !(c_threshold > 0)) {
 		co.workload_info = conf_workload_info;
 		co.workload_arg = cfg;
 	}
 	db = ctx_db(ctx);
 	if (!db)
 		return 1;
-	if (n_pos == 1) {
+	if (argc == 1) {
 		int64_t id = 0;
 
-		if (all_digits(pos[0])) {
-			id = strtoll(pos[0], NULL, 10);
+		if (all_digits(argv[0])) {
+			id = strtoll(argv[0], NULL, 10);
 		} else if (db_get_int(db, &id, "SELECT id FROM jobs WHERE name = ?1 ORDER BY id DESC LIMIT 1",
-				      "s", pos[0]) != 1) {
-			error("no job '%s' (give a job id or name; klab jobs lists them)", pos[0]);
+				      "s", argv[0]) != 1) {
+			error("no job '%s' (give a job id or name; klab jobs lists them)", argv[0]);
 			return 1;
 		}
-		if (stored) {
+		if (c_stored) {
 			rc = compare_load_job(db, id, &res);
 			if (rc < 0)
 				return 1;
@@ -509,14 +398,14 @@ int oldcmd_compare(int argc, char **argv, struct klab_ctx *ctx)
 		} else if (compare_job(db, id, &co, &res)) {
 			return 1;
 		}
-	} else if (compare_kernels(db, pos[0], pos[1], &co, &res)) {
+	} else if (compare_kernels(db, argv[0], argv[1], &co, &res)) {
 		return 1;
 	}
-	if (json)
+	if (cmd_format == PRINT_FMT_JSON)
 		compare_print_json(stdout, &res);
 	else
 		compare_print(stdout, &res);
-	ret = finish_output();
+	ret = fflush(stdout) || ferror(stdout) ? 1 : 0;
 	compare_result_free(&res);
 	return ret;
 }
@@ -563,107 +452,136 @@ static void history_text(const struct history_series *s, double t)
 	}
 }
 
-static struct json_object *history_json(const struct history_series *s)
+static const char *h_tree, *h_machines;
+static double h_threshold;
+
+static const struct opt history_opts[] = {
+	OPT_STRING(0, "tree", &h_tree, "T", "only the series of tree T"),
+	OPT_STRING(0, "machines", &h_machines, "DUT+PEER", "only the series of this machine pair"),
+	OPT_CALLBACK(0, "threshold", &h_threshold, "PCT", opt_pct, PCT_EXPECT,
+		     "the smallest change that counts (default: the workload's threshold, else 1)"),
+	OPT_JSON(),
+	OPT_CSV(),
+	OPT_END(),
+};
+static const char *const history_usage[] = {
+	"WORKLOAD METRIC [--tree T] [--machines DUT+PEER] [--threshold PCT] [--json|--csv]", NULL,
+};
+static const struct opt_spec history_spec = {
+	"klab history", history_usage, "a nightly series with its change points",
+	"One series per (tree, machine pair) of the jobs a schedule fired that are done;\n"
+	"each night's value is the mean of its boots. In CSV, one record per night.\n",
+	history_opts,
+};
+static const char *const history_cols[] = {
+	"tree", "machines", "workload", "metric", "idx", "job_id", "time", "value", "boots", "changepoint",
+	"change_pct", "p", "alert", NULL,
+};
+
+static void history_print(const struct history_series *s)
 {
-	struct json_object *o = json_object_new_object(), *pts = json_object_new_array();
-	struct json_object *cps = json_object_new_array();
-
-	json_object_object_add(o, "tree", s->tree ? json_object_new_string(s->tree) : NULL);
-	json_object_object_add(o, "machines", s->machines ? json_object_new_string(s->machines) : NULL);
-	json_object_object_add(o, "workload", json_object_new_string(s->workload));
-	json_object_object_add(o, "metric", json_object_new_string(s->metric));
+	print_obj_begin(NULL);
+	print_str(PRINT_JSON, "tree", "%s", s->tree);
+	print_str(PRINT_JSON, "machines", "%s", s->machines);
+	print_str(PRINT_JSON, "workload", "%s", s->workload);
+	print_str(PRINT_JSON, "metric", "%s", s->metric);
+	print_list_begin("points", history_cols);
 	for (size_t i = 0; i < s->n; i++) {
-		struct json_object *p = json_object_new_object();
+		const struct history_point *p = &s->pts[i];
 
-		json_object_object_add(p, "idx", json_object_new_int64((int64_t)i));
-		json_object_object_add(p, "job_id", json_object_new_int64(s->pts[i].job_id));
-		json_object_object_add(p, "time", json_object_new_double(s->pts[i].time));
-		json_object_object_add(p, "value", json_object_new_double(s->pts[i].value));
-		json_object_object_add(p, "boots", json_object_new_int(s->pts[i].n_boots));
-		json_object_object_add(p, "changepoint", json_object_new_boolean(s->pts[i].changepoint));
-		json_object_array_add(pts, p);
+		print_obj_begin(NULL);
+		print_str(PRINT_CSV, "tree", "%s", s->tree);
+		print_str(PRINT_CSV, "machines", "%s", s->machines);
+		print_str(PRINT_CSV, "workload", "%s", s->workload);
+		print_str(PRINT_CSV, "metric", "%s", s->metric);
+		print_data_int("idx", i);
+		print_data_int("job_id", p->job_id);
+		print_data_time("time", p->time);
+		print_data_num("value", p->value);
+		print_data_int("boots", p->n_boots);
+		print_data_bool("changepoint", p->changepoint);
+		for (size_t k = 0; k < s->cps.n; k++) {
+			const struct cp_point *c = &s->cps.pts[k];
+
+			if (c->idx != i)
+				continue;
+			print_num(PRINT_CSV, "change_pct", "%g", c->change_pct);
+			print_num(PRINT_CSV, "p", "%g", c->p);
+			print_bool(PRINT_CSV, "alert", "%d", c->alert);
+		}
+		print_obj_end();
 	}
+	print_list_end();
+	print_list_begin("changepoints", NULL);
 	for (size_t k = 0; k < s->cps.n; k++) {
 		const struct cp_point *c = &s->cps.pts[k];
-		struct json_object *p = json_object_new_object();
 
-		json_object_object_add(p, "idx", json_object_new_int64((int64_t)c->idx));
-		json_object_object_add(p, "job_id", json_object_new_int64(s->pts[c->idx].job_id));
-		json_object_object_add(p, "mean_before", json_object_new_double(c->mean_before));
-		json_object_object_add(p, "mean_after", json_object_new_double(c->mean_after));
-		json_object_object_add(p, "change_pct", json_object_new_double(c->change_pct));
-		json_object_object_add(p, "p", json_object_new_double(c->p));
-		json_object_object_add(p, "mde_pct", isfinite(c->mde_pct) ? json_object_new_double(c->mde_pct) : NULL);
-		json_object_object_add(p, "alert", json_object_new_boolean(c->alert));
-		json_object_array_add(cps, p);
+		print_obj_begin(NULL);
+		print_data_int("idx", c->idx);
+		print_data_int("job_id", s->pts[c->idx].job_id);
+		print_data_num("mean_before", c->mean_before);
+		print_data_num("mean_after", c->mean_after);
+		print_data_num("change_pct", c->change_pct);
+		print_data_num("p", c->p);
+		print_data_num("mde_pct", isfinite(c->mde_pct) ? c->mde_pct : NAN);
+		print_data_bool("alert", c->alert);
+		print_obj_end();
 	}
-	json_object_object_add(o, "points", pts);
-	json_object_object_add(o, "changepoints", cps);
-	return o;
+	print_list_end();
+	print_obj_end();
 }
 
-int oldcmd_history(int argc, char **argv, struct klab_ctx *ctx)
+static int history(int argc, char **argv, struct klab_ctx *ctx)
 {
-	const char *tree = NULL, *machines = NULL, *threshold = NULL;
-	const char *pos[2];
-	int json = ctx->json, help = 0, rc, ret = 1;
-	const struct qopt opts[] = {
-		{ "tree", 1, &tree, NULL }, { "machines", 1, &machines, NULL },
-		{ "threshold", 1, &threshold, NULL }, { "json", 0, NULL, &json }, { "help", 0, NULL, &help },
-	};
 	struct history_series *s = NULL;
 	struct klab_config *cfg;
-	size_t n_pos, n = 0;
-	double t = 0;
+	size_t n = 0;
+	double t;
 	struct db *db;
+	int rc, failed, ret;
 
-	if ((rc = parse_opts("history", argc, argv, opts, ARRAY_SIZE(opts), pos, 2, &n_pos)))
+	if ((argc = cmd_parse(&history_spec, argc, argv, &rc)) < 0)
 		return rc;
-	if (help)
-		return cmd_usage("history", 0);
-	if (n_pos != 2) {
-		fprintf(stderr, "klab history: give a workload and a metric\n");
-		return cmd_usage("history", 2);
-	}
-	if (threshold && (parse_double(threshold, &t) || !(t > 0) || t >= 100)) {
-		fprintf(stderr, "klab history: bad --threshold '%s': expected a percentage such as 1 or 0.5\n",
-			threshold);
-		return 2;
-	}
-	if (optional_config(ctx, &cfg))
+	if (argc != 2)
+		return cmd_usage_error(&history_spec, "give a workload and a metric");
+	t = h_threshold;
+	cfg = ctx_config_optional(ctx, &failed);
+	if (failed)
 		return 1;
-	if (!threshold) {
+	if (!(t > 0)) {
 		const char *hl;
 
-		t = cfg ? conf_workload_info(cfg, pos[0], &hl) : 0;
+		t = cfg ? conf_workload_info(cfg, argv[0], &hl) : 0;
 		if (!(t > 0))
 			t = 1;
 	}
 	db = ctx_db(ctx);
 	if (!db)
 		return 1;
-	if (history_analyse(db, pos[0], pos[1], tree, machines, t, &s, &n))
+	if (history_analyse(db, argv[0], argv[1], h_tree, h_machines, t, &s, &n))
 		return 1;
-	if (json) {
-		struct json_object *arr = json_object_new_array();
-		struct buf b = BUF_INIT;
-
-		for (size_t i = 0; i < n; i++)
-			json_object_array_add(arr, history_json(&s[i]));
-		json_to_buf(&b, arr, 1);
-		printf("%s\n", b.buf);
-		buf_release(&b);
-		json_object_put(arr);
-	} else if (!n) {
-		printf("(no nightly results for %s %s: jobs fired by a schedule and done)\n", pos[0], pos[1]);
-	} else {
-		for (size_t i = 0; i < n; i++) {
+	cmd_print_begin();
+	print_list_begin(NULL, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (print_is(PRINT_TEXT)) {
 			if (i)
 				putchar('\n');
 			history_text(&s[i], t);
 		}
+		history_print(&s[i]);
 	}
-	ret = finish_output();
+	if (!n && print_is(PRINT_CSV)) {
+		print_list_begin(NULL, history_cols);	/* the header alone */
+		print_list_end();
+	}
+	print_list_end();
+	if (!n)
+		print_text("(no nightly results for %s %s: jobs fired by a schedule and done)\n", argv[0], argv[1]);
+	ret = cmd_print_end();
 	history_free(s, n);
 	return ret;
 }
+
+const struct klab_cmd cmd_query = { "query", query, &query_spec, NULL, CMD_LISTING };
+const struct klab_cmd cmd_compare = { "compare", compare, &compare_spec, NULL, 0 };
+const struct klab_cmd cmd_history = { "history", history, &history_spec, NULL, CMD_LISTING };

@@ -17,15 +17,6 @@
 
 LEGACY(cmd_lab, "lab", oldcmd_lab, "up --netns|--qemu [options] | lab down | lab status",
        "the local lab: test machines made on this host (network namespaces or qemu guests)")
-LEGACY(cmd_query, "query", oldcmd_query,
-       "[--job ID] [--tree T] [--kernel K] [--machine M] [--workload W] [--metric M] [--side A|B] "
-       "[--since WHEN] [--until WHEN] [--limit N] [--json|--csv]", "stored results, filtered")
-LEGACY(cmd_compare, "compare", oldcmd_compare,
-       "JOB | compare KERNEL_A KERNEL_B [--workload W] [--metric M] [--threshold PCT] [--warmup N] [--stored] [--json]",
-       "A/B comparison: % change with 95% CI, p values, verdict")
-LEGACY(cmd_history, "history", oldcmd_history,
-       "WORKLOAD METRIC [--tree T] [--machines DUT+PEER] [--threshold PCT] [--json]",
-       "a nightly series with its change points")
 LEGACY(cmd_report, "report", oldcmd_report,
        "[--out DIR] [--format=html|mail] [--no-charts] [--tested-by 'NAME <ADDR>'] [JOB...]",
        "write the static report pages, or a mail-style text report")
