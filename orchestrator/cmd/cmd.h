@@ -115,6 +115,5 @@ extern const struct klab_cmd cmd_report;	/* cmd/report.c */
 /* transitional: the commands not yet on option tables, and their help */
 int cmd_usage(const char *name, int status);
 int oldcmd_lab(int argc, char **argv, struct klab_ctx *ctx);
-int oldcmd_report(int argc, char **argv, struct klab_ctx *ctx);
 
 #endif

@@ -1,92 +1,77 @@
 /* cmd/report.c: `klab report`: the static report pages, or a mail-style text report. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
-#include "buf.h"
 #include "cmd.h"
 #include "db.h"
-#include "jsonh.h"
 #include "log.h"
 #include "report.h"
 #include "util.h"
 
-static int report_usage(int status)
-{
-	fprintf(status ? stderr : stdout,
-		"usage: klab report [--out DIR] [--no-charts] [JOB...]\n"
-		"       klab report --format=mail [--out DIR] [--tested-by 'NAME <ADDR>'] JOB\n"
-		"\n"
-		"Render the static report pages (index, one page per job, history pages,\n"
-		"gnuplot charts) into DIR (default: [lab] report_dir). With JOB ids only\n"
-		"those job pages are rendered, plus the index and history pages.\n"
-		"--format=mail prints a plain-text report of JOB for a mailing list; with\n"
-		"--out it also draws PNG charts there to attach.\n");
-	return status;
-}
+static const char *r_out, *r_format = "html", *r_tested_by;
+static int r_no_charts;
 
-int oldcmd_report(int argc, char **argv, struct klab_ctx *ctx)
+static const struct opt report_opts[] = {
+	OPT_STRING('o', "out", &r_out, "DIR", "the report folder (default: [lab] report_dir); mail: where the PNG charts go"),
+	OPT_STRING('f', "format", &r_format, "html|mail", "the static pages (html, the default) or a mail-style text report"),
+	OPT_BOOL('n', "no-charts", &r_no_charts, "no gnuplot: a note where each chart would be"),
+	OPT_STRING(0, "tested-by", &r_tested_by, "'NAME <ADDR>'", "the Tested-by: line of the mail report"),
+	OPT_JSON(),
+	OPT_END(),
+};
+static const char *const report_usage[] = {
+	"[--out DIR] [--no-charts] [JOB...]",
+	"--format=mail [--out DIR] [--tested-by 'NAME <ADDR>'] JOB",
+	NULL,
+};
+static const struct opt_spec report_spec = {
+	"klab report", report_usage, "write the static report pages, or a mail-style text report",
+	"Render the static report pages (index, one page per job, history pages,\n"
+	"gnuplot charts) into DIR (default: [lab] report_dir). With JOB ids only\n"
+	"those job pages are rendered, plus the index and history pages.\n"
+	"--format=mail prints a plain-text report of JOB for a mailing list; with\n"
+	"--out it also draws PNG charts there to attach.\n",
+	report_opts,
+};
+
+static int report(int argc, char **argv, struct klab_ctx *ctx)
 {
-	static const struct option longopts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "no-charts", no_argument, NULL, 'n' },
-		{ "tested-by", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL, *format = "html", *tested_by = NULL;
 	struct report_opts o = { 0, 0 };
 	struct report_stats st;
+	const char *out;
 	int64_t *ids = NULL;
 	size_t n = 0;
 	struct db *db;
-	int c, ret = 1;
+	int ret = 1, s;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:f:nth", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'f': format = optarg; break;
-		case 'n': o.no_charts = 1; break;
-		case 't': tested_by = optarg; break;
-		case 'h': return report_usage(0);
-		default:
-			fprintf(stderr, "klab report: unknown option '%s'\n", argv[optind - 1]);
-			return report_usage(2);
-		}
-	}
-	if (strcmp(format, "html") && strcmp(format, "mail")) {
-		fprintf(stderr, "klab report: unknown format '%s' (html or mail)\n", format);
-		return 2;
-	}
+	if ((argc = cmd_parse(&report_spec, argc, argv, &s)) < 0)
+		return s;
+	if (strcmp(r_format, "html") && strcmp(r_format, "mail"))
+		return cmd_usage_error(&report_spec, "option '--format': unknown format '%s' (html or mail)", r_format);
+	o.no_charts = r_no_charts;
+	out = r_out;
 	ids = xcalloc((size_t)argc + 1, sizeof(*ids));
-	for (int i = optind; i < argc; i++) {
+	for (int i = 0; i < argc; i++) {
 		long v;
-		const char *s = argv[i];
+		const char *a = argv[i];
 
-		if (starts_with(s, "job-"))
-			s += 4;
-		if (parse_long(s, 1, INT64_MAX > LONG_MAX ? LONG_MAX : (long)INT64_MAX, &v) < 0) {
-			fprintf(stderr, "klab report: '%s' is not a job id\n", argv[i]);
+		if (starts_with(a, "job-"))
+			a += 4;
+		if (parse_long(a, 1, INT64_MAX > LONG_MAX ? LONG_MAX : (long)INT64_MAX, &v) < 0) {
 			free(ids);
-			return 2;
+			return cmd_usage_error(&report_spec, "'%s' is not a job id", argv[i]);
 		}
 		ids[n++] = v;
 	}
-	if (!strcmp(format, "mail")) {
-		struct report_mail_opts mo = { tested_by, out };
+	if (!strcmp(r_format, "mail")) {
+		struct report_mail_opts mo = { r_tested_by, out };
 
 		if (n != 1) {
-			fprintf(stderr, "klab report: --format=mail takes exactly one JOB\n");
 			free(ids);
-			return 2;
+			return cmd_usage_error(&report_spec, "--format=mail takes exactly one JOB");
 		}
 		if (!(db = ctx_db(ctx)))
 			goto out;
@@ -126,31 +111,22 @@ int oldcmd_report(int argc, char **argv, struct klab_ctx *ctx)
 	} else if (report_write_all(db, out, &o, &st) < 0) {
 		goto out;
 	}
-	if (ctx->json) {
-		struct json_object *jo = json_object_new_object();
-		struct buf b = BUF_INIT;
+	cmd_print_begin();
+	{
 		char *index = xasprintf("%s/index.html", out);
 
-		json_object_object_add(jo, "index", json_object_new_string(index));
-		json_object_object_add(jo, "pages", json_object_new_int(st.pages));
-		json_object_object_add(jo, "charts", json_object_new_int(st.charts));
-		json_object_object_add(jo, "charts_drawn", json_object_new_int(st.charts_drawn));
-		json_object_object_add(jo, "gnuplot_processes", json_object_new_int(st.gnuplot_runs));
-		json_to_buf(&b, jo, 0);
-		printf("%s\n", b.buf);
-		buf_release(&b);
-		json_object_put(jo);
+		print_data_str("index", index);
 		free(index);
-	} else {
-		printf("report: %d page(s), %d/%d chart(s) drawn by %d gnuplot process(es) in %s/index.html\n",
-		       st.pages, st.charts_drawn, st.charts, st.gnuplot_runs, out);
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		error_errno("cannot write to stdout");
-		goto out;
-	}
-	ret = 0;
+	print_int(PRINT_ANY, "pages", "report: %lld page(s), ", st.pages);
+	print_int(PRINT_ANY, "charts_drawn", "%lld", st.charts_drawn);
+	print_int(PRINT_ANY, "charts", "/%lld chart(s) drawn ", st.charts);
+	print_int(PRINT_ANY, "gnuplot_processes", "by %lld gnuplot process(es)", st.gnuplot_runs);
+	print_text(" in %s/index.html\n", out);
+	ret = cmd_print_end();
 out:
 	free(ids);
 	return ret;
 }
+
+const struct klab_cmd cmd_report = { "report", report, &report_spec, NULL, 0 };

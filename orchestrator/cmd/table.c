@@ -17,9 +17,6 @@
 
 LEGACY(cmd_lab, "lab", oldcmd_lab, "up --netns|--qemu [options] | lab down | lab status",
        "the local lab: test machines made on this host (network namespaces or qemu guests)")
-LEGACY(cmd_report, "report", oldcmd_report,
-       "[--out DIR] [--format=html|mail] [--no-charts] [--tested-by 'NAME <ADDR>'] [JOB...]",
-       "write the static report pages, or a mail-style text report")
 
 int cmd_usage(const char *name, int status)
 {
