@@ -15,7 +15,6 @@
  * first use, so that `klab help` needs neither.
  */
 struct klab_ctx {
-	int json;		/* transitional: cmd_format == PRINT_FMT_JSON */
 	int verbose;		/* -v: info messages, -vv: debug */
 	const char *config_path;	/* --config FILE, or NULL for the default */
 	const char *db_path;	/* --db FILE overrides [lab] db */
@@ -60,7 +59,6 @@ typedef int (*klab_cmd_fn)(int argc, char **argv, struct klab_ctx *ctx);
 #define CMD_LISTING 1u		/* prints a table: speaks --csv as well as --json */
 #define CMD_DEFAULT_SUB 2u	/* a family: no subcommand runs its first one */
 #define CMD_HELP_ONLY 4u	/* in the help and the man page, but run through another (lab up --qemu) */
-#define CMD_LEGACY 8u		/* transitional: parses its own argv */
 
 struct klab_cmd {
 	const char *name;
@@ -111,9 +109,5 @@ extern const struct klab_cmd cmd_query;		/* cmd/query.c */
 extern const struct klab_cmd cmd_compare;	/* cmd/query.c */
 extern const struct klab_cmd cmd_history;	/* cmd/query.c */
 extern const struct klab_cmd cmd_report;	/* cmd/report.c */
-
-/* transitional: the commands not yet on option tables, and their help */
-int cmd_usage(const char *name, int status);
-int oldcmd_lab(int argc, char **argv, struct klab_ctx *ctx);
 
 #endif

@@ -71,13 +71,6 @@ int cmd_run(const struct klab_cmd *c, int argc, char **argv, struct klab_ctx *ct
 	struct buf names = BUF_INIT;
 	int n = 0;
 
-	if (c->flags & CMD_LEGACY) {
-		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) && strcmp(c->name, "lab")) {
-			cmd_help(stdout, c);
-			return 0;
-		}
-		return c->fn(argc, argv, ctx);
-	}
 	if (!c->subs) {
 		if (cmd_format == PRINT_FMT_CSV && !(c->flags & CMD_LISTING))
 			return cmd_usage_error(c->spec, "--csv is for listings; this command prints text or --json");

@@ -1,16 +1,12 @@
 /* cmd/lab.c: `klab lab up|down|status`: the local lab, network namespaces (lab.c) or qemu guests (lab_qemu.c). */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "buf.h"
 #include "build.h"
 #include "cmd.h"
-#include "jsonh.h"
 #include "lab.h"
 #include "lab_qemu.h"
 #include "log.h"
@@ -18,109 +14,66 @@
 
 /* ---- the qemu lab ------------------------------------------------------- */
 
-enum { O_QEMU = 256, O_KERNEL, O_KERNEL_ID, O_SMP, O_MEM, O_DIR, O_INDEX, O_QUEUES, O_ACCEL,
-       O_TIMEOUT, O_PROFILE, O_HELP };
+static struct qlab_opts q = QLAB_OPTS_INIT;
+static long q_kernel_id = -1;
+static int q_flag;
 
-static const struct option qemu_options[] = {
-	{ "qemu", no_argument, NULL, O_QEMU },
-	{ "kernel", required_argument, NULL, O_KERNEL },
-	{ "kernel-id", required_argument, NULL, O_KERNEL_ID },
-	{ "smp", required_argument, NULL, O_SMP },
-	{ "mem", required_argument, NULL, O_MEM },
-	{ "dir", required_argument, NULL, O_DIR },
-	{ "index", required_argument, NULL, O_INDEX },
-	{ "queues", required_argument, NULL, O_QUEUES },
-	{ "accel", required_argument, NULL, O_ACCEL },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "profile", required_argument, NULL, O_PROFILE },
-	{ "help", no_argument, NULL, O_HELP },
-	{ NULL, 0, NULL, 0 }
+static int opt_accel(const char *arg, void *value)
+{
+	if (strcmp(arg, "auto") && strcmp(arg, "kvm") && strcmp(arg, "tcg"))
+		return -1;
+	*(const char **)value = arg;
+	return 0;
+}
+
+#define QEMU_WHERE \
+	OPT_BOOL(0, "qemu", &q_flag, "the qemu lab"), \
+	OPT_STRING(0, "dir", &q.dir, "DIR", "the lab folder (default: lab/qemu, or lab/qemu-K)"), \
+	OPT_INT(0, "index", &q.index, "K", 0, QLAB_MAX_INDEX, "the lab's index: its addresses and default folder")
+
+static const struct opt qemu_up_opts[] = {
+	QEMU_WHERE,
+	OPT_STRING(0, "kernel", &q.kernel, "BZIMAGE", "the kernel image to boot"),
+	OPT_INT(0, "kernel-id", &q_kernel_id, "ID", 1, LONG_MAX, "boot kernel ID of klab kernels list"),
+	OPT_INT(0, "smp", &q.smp, "N", 1, 8, "vCPUs per guest (default 1)"),
+	OPT_INT(0, "mem", &q.mem_mb, "MB", 256, 65536, "memory per guest (default 1024)"),
+	OPT_INT(0, "queues", &q.queues, "N", 1, 8, "queues of the workload link (default 1)"),
+	OPT_CALLBACK(0, "accel", &q.accel, "auto|kvm|tcg", opt_accel, "auto, kvm or tcg",
+		     "kvm when /dev/kvm works (auto, the default), or force one"),
+	OPT_INT(0, "timeout", &q.timeout_s, "SECONDS", 10, 3600, "until both guests answer over ssh (default 300)"),
+	OPT_STRING(0, "profile", &q.profile, "NAME", "profile = NAME in both machines of the fragment"),
+	OPT_JSON(),
+	OPT_END(),
 };
-
-static int qemu_usage(int status)
-{
-	FILE *f = status ? stderr : stdout;
-
-	fprintf(f,
-		"usage: klab lab up --qemu (--kernel BZIMAGE | --kernel-id ID) [--smp N] [--mem MB]\n"
-		"                   [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg]\n"
-		"                   [--timeout SECONDS] [--profile NAME]\n"
-		"       klab lab down --qemu [--dir DIR] [--index K]\n"
-		"       klab lab status --qemu [--dir DIR] [--index K]\n"
-		"Two guests, dut and peer, booted by qemu from a klab-built kernel (host root\n"
-		"read-only over 9p, sshd inside, ssh on 127.0.0.1 ports, a second NIC between\n"
-		"them). DIR (default lab/qemu, lab/qemu-K) gets the config fragment klab.conf.\n"
-		"--queues N > 1 joins the guests by multi-queue taps on a bridge instead of a\n"
-		"qemu socket (which has one queue only). --profile NAME puts `profile = NAME`\n"
-		"in both machines of the fragment (the [profile] must be in your config).\n");
-	return status;
-}
-
-static int parse_num(const char *opt, const char *v, long min, long max, long *out)
-{
-	if (parse_long(v, min, max, out) < 0)
-		return error("option '--%s': '%s' is not a number from %ld to %ld", opt, v, min, max);
-	return 0;
-}
-
-static int parse_opts(int argc, char **argv, struct qlab_opts *o, long *kernel_id, int up)
-{
-	static const struct qlab_opts init = QLAB_OPTS_INIT;
-	int c;
-
-	*o = init;
-	*kernel_id = -1;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", qemu_options, NULL)) != -1) {
-		int bad = 0;
-
-		switch (c) {
-		case O_QEMU: break;
-		case O_DIR: o->dir = optarg; break;
-		case O_INDEX:
-			bad = parse_num("index", optarg, 0, QLAB_MAX_INDEX, &o->index);
-			break;
-		case O_HELP: return qemu_usage(0) + 3;	/* 3: help printed */
-		case '?':
-			error("unknown option '%s' for 'klab lab %s --qemu'", argv[optind - 1], argv[0]);
-			return 2;
-		case ':':
-			error("option '%s' needs a value", argv[optind - 1]);
-			return 2;
-		default:
-			if (!up) {
-				const struct option *lo = qemu_options;
-
-				while (lo->name && lo->val != c)
-					lo++;
-				error("option '--%s' is only for 'klab lab up --qemu'", lo->name ? lo->name : "?");
-				return 2;
-			}
-			switch (c) {
-			case O_KERNEL: o->kernel = optarg; break;
-			case O_PROFILE: o->profile = optarg; break;
-			case O_KERNEL_ID:
-				bad = parse_num("kernel-id", optarg, 1, LONG_MAX, kernel_id);
-				break;
-			case O_SMP: bad = parse_num("smp", optarg, 1, 8, &o->smp); break;
-			case O_MEM: bad = parse_num("mem", optarg, 256, 65536, &o->mem_mb); break;
-			case O_QUEUES: bad = parse_num("queues", optarg, 1, 8, &o->queues); break;
-			case O_TIMEOUT: bad = parse_num("timeout", optarg, 10, 3600, &o->timeout_s); break;
-			case O_ACCEL:
-				if (strcmp(optarg, "auto") && strcmp(optarg, "kvm") && strcmp(optarg, "tcg"))
-					return error("option '--accel': '%s' is not auto, kvm or tcg", optarg), 2;
-				o->accel = optarg;
-				break;
-			}
-		}
-		if (bad)
-			return 2;
-	}
-	if (optind < argc)
-		return error("unexpected argument '%s' to 'klab lab %s --qemu'", argv[optind], argv[0]), 2;
-	return 0;
-}
+static const struct opt qemu_down_opts[] = {
+	QEMU_WHERE, OPT_JSON(), OPT_ELSEWHERE(qemu_up_opts, "klab lab up --qemu"), OPT_END(),
+};
+static const struct opt qemu_status_opts[] = {
+	QEMU_WHERE, OPT_JSON(), OPT_ELSEWHERE(qemu_up_opts, "klab lab up --qemu"), OPT_END(),
+};
+static const char *const qemu_up_usage[] = {
+	"--qemu (--kernel BZIMAGE | --kernel-id ID) [--smp N] [--mem MB]",
+	" [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg]",
+	" [--timeout SECONDS] [--profile NAME]",
+	NULL,
+};
+static const char *const qemu_where_usage[] = { "--qemu [--dir DIR] [--index K]", NULL };
+static const struct opt_spec qemu_up_spec = {
+	"klab lab up", qemu_up_usage, "boot the qemu lab: two guests, dut and peer, from a klab-built kernel",
+	"Host root read-only over 9p, sshd inside, ssh on 127.0.0.1 ports, a second NIC\n"
+	"between them. DIR gets the config fragment klab.conf. --queues N > 1 joins the\n"
+	"guests by multi-queue taps on a bridge instead of a qemu socket (which has one\n"
+	"queue only). --profile NAME puts `profile = NAME` in both machines of the\n"
+	"fragment (the [profile] must be in your config).\n",
+	qemu_up_opts,
+};
+static const struct opt_spec qemu_down_spec = {
+	"klab lab down", qemu_where_usage, "stop the qemu lab's guests and remove its folder", NULL, qemu_down_opts,
+};
+static const struct opt_spec qemu_status_spec = {
+	"klab lab status", qemu_where_usage, "the qemu lab's guests and the kernel each runs (exit 1: not both up)",
+	NULL, qemu_status_opts,
+};
 
 /* The bzImage of a kernel built by klab (`klab kernels build`), by its id. */
 static char *kernel_by_id(struct klab_ctx *ctx, long id)
@@ -143,102 +96,88 @@ static char *kernel_by_id(struct klab_ctx *ctx, long id)
 	return img;
 }
 
-static void print_guests_json(const struct qlab_state *st, const char *const *release)
+/* The lab and its guests (JSON); RELEASE[i] what guest i runs, if known. */
+static void guests_data(const struct qlab_state *st, const char *const *release)
 {
-	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
-	struct buf b = BUF_INIT;
 	char *frag = xasprintf("%s/klab.conf", st->dir);
-	int i;
 
-	json_object_object_add(o, "dir", json_object_new_string(st->dir));
-	json_object_object_add(o, "fragment", json_object_new_string(frag));
-	json_object_object_add(o, "kernel", json_object_new_string(st->kernel ? st->kernel : ""));
-	json_object_object_add(o, "index", json_object_new_int(st->index));
-	json_object_object_add(o, "smp", json_object_new_int(st->smp));
-	json_object_object_add(o, "mem_mb", json_object_new_int(st->mem_mb));
-	json_object_object_add(o, "queues", json_object_new_int(st->queues));
-	json_object_object_add(o, "nic", json_object_new_string(st->nic));
-	json_object_object_add(o, "accel", json_object_new_string(st->kvm ? "kvm" : "tcg"));
-	for (i = 0; i < 2; i++) {
-		struct json_object *g = json_object_new_object();
-		int alive = qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
-
-		json_object_object_add(g, "name", json_object_new_string(st->g[i].name));
-		json_object_object_add(g, "pid", json_object_new_int64(st->g[i].pid));
-		json_object_object_add(g, "running", json_object_new_boolean(alive));
-		json_object_object_add(g, "ssh", json_object_new_string("127.0.0.1"));
-		json_object_object_add(g, "ssh_port", json_object_new_int(st->g[i].ssh_port));
-		json_object_object_add(g, "addr", json_object_new_string(st->g[i].addr));
-		json_object_object_add(g, "release", release && release[i] ?
-				       json_object_new_string(release[i]) : NULL);
-		json_object_array_add(arr, g);
+	print_data_str("dir", st->dir);
+	print_data_str("fragment", frag);
+	print_data_str("kernel", st->kernel ? st->kernel : "");
+	print_data_int("index", st->index);
+	print_data_int("smp", st->smp);
+	print_data_int("mem_mb", st->mem_mb);
+	print_data_int("queues", st->queues);
+	print_data_str("nic", st->nic);
+	print_data_str("accel", st->kvm ? "kvm" : "tcg");
+	print_list_begin("guests", NULL);
+	for (int i = 0; i < 2; i++) {
+		print_obj_begin(NULL);
+		print_data_str("name", st->g[i].name);
+		print_data_int("pid", st->g[i].pid);
+		print_data_bool("running", qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name));
+		print_data_str("ssh", "127.0.0.1");
+		print_data_int("ssh_port", st->g[i].ssh_port);
+		print_data_str("addr", st->g[i].addr);
+		print_data_str("release", release ? release[i] : NULL);
+		print_obj_end();
 	}
-	json_object_object_add(o, "guests", arr);
-	json_to_buf(&b, o, 1);
-	printf("%s\n", b.buf);
-	buf_release(&b);
-	json_object_put(o);
+	print_list_end();
 	free(frag);
 }
 
-static int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
+static int qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct qlab_opts o;
 	struct qlab_state st;
 	char *img = NULL;
-	long kernel_id;
-	int r, i, ret = 1;
+	int i, s;
 	int64_t t0 = now_ms();
 
-	r = parse_opts(argc, argv, &o, &kernel_id, 1);
-	if (r)
-		return r == 3 ? 0 : qemu_usage(r);
-	if (!o.kernel == (kernel_id < 0)) {
-		error("give the kernel to boot: --kernel BZIMAGE or --kernel-id ID (one of them)");
-		return qemu_usage(2);
-	}
-	if (o.profile && (!*o.profile || strspn(o.profile, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-						     "0123456789_-.+:@") != strlen(o.profile))) {
-		error("option '--profile': '%s' is not a profile name (letters, digits and _-.+:@)",
-		      o.profile);
-		return qemu_usage(2);
-	}
-	if (!o.kernel) {
-		if (!(img = kernel_by_id(ctx, kernel_id)))
+	if ((argc = cmd_parse(&qemu_up_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&qemu_up_spec, "unexpected argument '%s'", argv[0]);
+	if (!q.kernel == (q_kernel_id < 0))
+		return cmd_usage_error(&qemu_up_spec,
+				       "give the kernel to boot: --kernel BZIMAGE or --kernel-id ID (one of them)");
+	if (q.profile && (!*q.profile || strspn(q.profile, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						     "0123456789_-.+:@") != strlen(q.profile)))
+		return cmd_usage_error(&qemu_up_spec,
+				       "option '--profile': '%s' is not a profile name (letters, digits and _-.+:@)",
+				       q.profile);
+	if (!q.kernel) {
+		if (!(img = kernel_by_id(ctx, q_kernel_id)))
 			return 1;
-		o.kernel = img;
+		q.kernel = img;
 	}
-	if (qlab_up(&o, &st) < 0)
-		goto out;
-	if (ctx->json) {
-		print_guests_json(&st, NULL);
-	} else {
-		printf("lab: qemu lab %d up in %.1f s; config fragment: %s/klab.conf\n",
-		       st.index, (now_ms() - t0) / 1000.0, st.dir);
-		for (i = 0; i < 2; i++)
-			printf("lab:   %-4s  qemu pid %-7ld ssh root@127.0.0.1 -p %-5d  %s on eth1\n",
-			       st.g[i].name, (long)st.g[i].pid, st.g[i].ssh_port, st.g[i].addr);
+	if (qlab_up(&q, &st) < 0) {
+		free(img);
+		return 1;
 	}
+	cmd_print_begin();
+	guests_data(&st, NULL);
+	print_text("lab: qemu lab %d up in %.1f s; config fragment: %s/klab.conf\n",
+		   st.index, (now_ms() - t0) / 1000.0, st.dir);
+	for (i = 0; i < 2; i++)
+		print_text("lab:   %-4s  qemu pid %-7ld ssh root@127.0.0.1 -p %-5d  %s on eth1\n",
+			   st.g[i].name, (long)st.g[i].pid, st.g[i].ssh_port, st.g[i].addr);
 	qlab_state_free(&st);
-	ret = 0;
-out:
-	if (fflush(stdout) || ferror(stdout))
-		ret = 1;
 	free(img);
-	return ret;
+	return cmd_print_end();
 }
 
-static int load_for(int argc, char **argv, struct qlab_state *st, int *missing)
+/* The lab of --dir/--index after parsing SPEC: 0 (*missing: no lab there), or an exit status. */
+static int qemu_load(const struct opt_spec *spec, int argc, char **argv, struct qlab_state *st, int *missing)
 {
-	struct qlab_opts o;
-	long kernel_id;
 	char *dir;
 	int r;
 
-	r = parse_opts(argc, argv, &o, &kernel_id, 0);
-	if (r)
-		return r == 3 ? 3 : qemu_usage(r);
-	dir = qlab_dir(o.dir, o.index);
+	memset(st, 0, sizeof(*st));
+	if ((argc = cmd_parse(spec, argc, argv, &r)) < 0)
+		return r;
+	if (argc)
+		return cmd_usage_error(spec, "unexpected argument '%s'", argv[0]);
+	dir = qlab_dir(q.dir, q.index);
 	r = qlab_state_load(dir, st);
 	*missing = r == 1;
 	if (r == 1)
@@ -247,295 +186,313 @@ static int load_for(int argc, char **argv, struct qlab_state *st, int *missing)
 	return r < 0 ? 1 : 0;
 }
 
-static int lab_qemu_down(int argc, char **argv, struct klab_ctx *ctx)
+static int qemu_down(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct qlab_state st;
 	int missing = 0, r;
 
-	memset(&st, 0, sizeof(st));
-	r = load_for(argc, argv, &st, &missing);
-	if (r)
-		return r == 3 ? 0 : r;
+	if ((r = qemu_load(&qemu_down_spec, argc, argv, &st, &missing)))
+		return r;
+	cmd_print_begin();
+	print_data_str("dir", st.dir);
 	if (missing) {
-		printf("lab: no qemu lab in '%s': nothing to stop\n", st.dir);
+		print_data_bool("removed", 0);
+		print_text("lab: no qemu lab in '%s': nothing to stop\n", st.dir);
 		qlab_state_free(&st);
-		return 0;
+		return cmd_print_end();
 	}
 	r = qlab_down(&st);
+	print_data_int("index", st.index);
+	print_data_bool("removed", r == 0);
 	if (r == 0)
-		printf("lab: qemu lab %d stopped (pids %ld %ld) and '%s' removed\n", st.index,
-		       (long)st.g[0].pid, (long)st.g[1].pid, st.dir);
+		print_text("lab: qemu lab %d stopped (pids %ld %ld) and '%s' removed\n", st.index,
+			   (long)st.g[0].pid, (long)st.g[1].pid, st.dir);
 	qlab_state_free(&st);
-	return r < 0 ? 1 : 0;
+	return cmd_print_end() || r < 0 ? 1 : 0;
 }
 
-static int lab_qemu_status(int argc, char **argv, struct klab_ctx *ctx)
+static int qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct qlab_state st;
 	struct buf rel[2] = { BUF_INIT, BUF_INIT };
 	const char *relv[2] = { NULL, NULL };
 	int missing = 0, r, i, running;
 
-	memset(&st, 0, sizeof(st));
-	r = load_for(argc, argv, &st, &missing);
-	if (r)
-		return r == 3 ? 0 : r;
+	if ((r = qemu_load(&qemu_status_spec, argc, argv, &st, &missing)))
+		return r;
+	cmd_print_begin();
 	if (missing) {
-		if (ctx->json)
-			printf("{ \"dir\": null, \"guests\": [ ] }\n");
-		else
-			printf("lab: no qemu lab in '%s'\n", st.dir);
+		print_data_null("dir");
+		print_list_begin("guests", NULL);
+		print_list_end();
+		print_text("lab: no qemu lab in '%s'\n", st.dir);
 		qlab_state_free(&st);
+		cmd_print_end();
 		return 1;
 	}
 	running = qlab_probe(&st, rel, relv);
-	if (ctx->json) {
-		print_guests_json(&st, relv);
-	} else {
-		printf("qemu lab %d in %s (%s, %d vCPU, %d MB, %s link, %d queue%s)\n", st.index,
-		       st.dir, st.kvm ? "kvm" : "tcg", st.smp, st.mem_mb, st.nic, st.queues,
-		       st.queues > 1 ? "s" : "");
-		printf("%-5s %-8s %-8s %-16s %-16s %s\n", "NAME", "PID", "STATE", "SSH", "ADDR",
-		       "KERNEL");
-		for (i = 0; i < 2; i++) {
-			char ssh[32];
+	guests_data(&st, relv);
+	print_text("qemu lab %d in %s (%s, %d vCPU, %d MB, %s link, %d queue%s)\n", st.index,
+		   st.dir, st.kvm ? "kvm" : "tcg", st.smp, st.mem_mb, st.nic, st.queues,
+		   st.queues > 1 ? "s" : "");
+	print_text("%-5s %-8s %-8s %-16s %-16s %s\n", "NAME", "PID", "STATE", "SSH", "ADDR", "KERNEL");
+	for (i = 0; i < 2; i++) {
+		char ssh[32];
 
-			snprintf(ssh, sizeof(ssh), "127.0.0.1:%d", st.g[i].ssh_port);
-			printf("%-5s %-8ld %-8s %-16s %-16s %s\n", st.g[i].name, (long)st.g[i].pid,
-			       qlab_pid_alive(st.g[i].pid, st.dir, st.g[i].name) ? "running" : "stopped",
-			       ssh, st.g[i].addr, relv[i] ? relv[i] : "-");
-		}
+		snprintf(ssh, sizeof(ssh), "127.0.0.1:%d", st.g[i].ssh_port);
+		print_text("%-5s %-8ld %-8s %-16s %-16s %s\n", st.g[i].name, (long)st.g[i].pid,
+			   qlab_pid_alive(st.g[i].pid, st.dir, st.g[i].name) ? "running" : "stopped",
+			   ssh, st.g[i].addr, relv[i] ? relv[i] : "-");
 	}
 	buf_release(&rel[0]);
 	buf_release(&rel[1]);
 	qlab_state_free(&st);
-	if (fflush(stdout) || ferror(stdout))
+	if (cmd_print_end())
 		return 1;
 	return running == 2 ? 0 : 1;
 }
 
-/* ---- the netns lab, and dispatch to the qemu one ------------------------ */
+/* ---- the netns lab -------------------------------------------------------- */
 
-static int lab_usage(int status)
+static const char *n_dir;
+static long n_queues = 8, n_index;
+static int n_auto, n_force, n_netns;
+
+static int opt_index(const char *arg, void *value)
 {
-	FILE *f = status ? stderr : stdout;
-
-	fprintf(f, "usage: klab lab up --netns [--queues N] [--dir DIR] [--index K|auto]\n"
-		   "       klab lab down [--netns] [--dir DIR] [--index K] [--force]\n"
-		   "       klab lab status [--netns] [--dir DIR] [--index K] [--json]\n"
-		   "       klab lab up|down|status --qemu ...   (see klab lab up --qemu --help)\n"
-		   "\n"
-		   "The netns lab: namespaces klabK-dut and klabK-peer, each with its own sshd on\n"
-		   "198.18.255.x, joined by the veth wl0 <-> wl1 with N queues (default 8). K (0..%d,\n"
-		   "default 0; auto: the highest free one) keeps labs apart; DIR defaults to lab/netns\n"
-		   "(lab/netns-K).\n",
-		NLAB_MAX_INDEX);
-	return status;
+	if (!strcmp(arg, "auto")) {
+		n_auto = 1;
+		return 0;
+	}
+	return parse_long(arg, 0, NLAB_MAX_INDEX, value);
 }
 
-static int lab_status(const struct nlab *l, int json)
+#define NETNS_WHERE \
+	OPT_BOOL(0, "netns", &n_netns, "the netns lab (the default)"), \
+	OPT_BOOL(0, "qemu", &q_flag, "the qemu lab instead: see its own --help"), \
+	OPT_STRING(0, "dir", &n_dir, "DIR", "the lab folder (default: lab/netns, or lab/netns-K)")
+
+static const struct opt up_opts[] = {
+	NETNS_WHERE,
+	OPT_CALLBACK(0, "index", &n_index, "K|auto", opt_index, "a lab index (0..31) or auto",
+		     "the lab's index: its names and addresses (default 0; auto: the highest free one)"),
+	OPT_INT(0, "queues", &n_queues, "N", 1, 256, "queues of the veth wl0 <-> wl1 (default 8)"),
+	OPT_JSON(),
+	OPT_ELSEWHERE(qemu_up_opts, "klab lab up --qemu"),
+	OPT_END(),
+};
+static const struct opt down_opts[] = {
+	NETNS_WHERE,
+	OPT_INT(0, "index", &n_index, "K", 0, NLAB_MAX_INDEX, "the lab's index, to remove its namespaces without a folder"),
+	OPT_BOOL(0, "force", &n_force, "remove lab K's namespaces even when another folder made them"),
+	OPT_JSON(),
+	OPT_ELSEWHERE(up_opts, "klab lab up"),
+	OPT_END(),
+};
+static const struct opt status_opts[] = {
+	NETNS_WHERE,
+	OPT_INT(0, "index", &n_index, "K", 0, NLAB_MAX_INDEX, "the lab's index (for its default folder)"),
+	OPT_JSON(),
+	OPT_ELSEWHERE(up_opts, "klab lab up"),
+	OPT_END(),
+};
+static const char netns_doc[] =
+	"The netns lab: namespaces klabK-dut and klabK-peer, each with its own sshd on\n"
+	"198.18.255.x, joined by the veth wl0 <-> wl1 with N queues. K keeps labs apart.\n";
+static const char *const up_usage[] = { "--netns [--queues N] [--dir DIR] [--index K|auto]", NULL };
+static const char *const down_usage[] = { "[--netns] [--dir DIR] [--index K] [--force]", NULL };
+static const char *const status_usage[] = { "[--netns] [--dir DIR] [--index K] [--json]", NULL };
+static const struct opt_spec up_spec = {
+	"klab lab up", up_usage, "bring up the netns lab (needs root): two namespaces with their own sshd",
+	netns_doc, up_opts,
+};
+static const struct opt_spec down_spec = {
+	"klab lab down", down_usage, "take the netns lab down and remove its folder", NULL, down_opts,
+};
+static const struct opt_spec status_spec = {
+	"klab lab status", status_usage, "the netns lab's machines (exit 1: not all up)", NULL, status_opts,
+};
+
+/* The lab and its machines, as text and JSON. 0 when both machines are up, else 1. */
+static int netns_print(const struct nlab *l)
 {
 	struct nlab_machine_status ms[2];
-	struct json_object *o, *arr;
 	int i, up = nlab_status(l, ms);
+	char *conf = xasprintf("%s/klab.conf", l->dir);
 
-	if (!json) {
-		printf("netns lab %d in %s: %s\n", l->index, l->dir, up ? "up" : "degraded");
-		for (i = 0; i < 2; i++) {
-			const struct nlab_machine *m = &l->m[i];
-
-			printf("  %-5s namespace %-12s ssh %s:%d  sshd %s", m->name, m->netns,
-			       m->mgmt_addr, m->port, ms[i].sshd_pid > 0 ? "running" : "NOT running");
-			if (ms[i].sshd_pid > 0)
-				printf(" (pid %d)", (int)ms[i].sshd_pid);
-			printf("  %s %s/24, %d queues%s\n", m->nic, m->addr, l->queues,
-			       ms[i].netns_exists ? "" : "  NAMESPACE MISSING");
-		}
-		printf("config fragment: %s/klab.conf\n", l->dir);
-		return up ? 0 : 1;
-	}
-	o = json_object_new_object();
-	arr = json_object_new_array();
+	print_data_str("type", "netns");
+	print_data_int("index", l->index);
+	print_data_str("dir", l->dir);
+	print_data_int("queues", l->queues);
+	print_data_str("state", up ? "up" : "degraded");
+	print_data_str("config", conf);
+	print_text("netns lab %d in %s: %s\n", l->index, l->dir, up ? "up" : "degraded");
+	print_list_begin("machines", NULL);
 	for (i = 0; i < 2; i++) {
 		const struct nlab_machine *m = &l->m[i];
-		struct json_object *jm = json_object_new_object();
 
-		json_object_object_add(jm, "name", json_object_new_string(m->name));
-		json_object_object_add(jm, "netns", json_object_new_string(m->netns));
-		json_object_object_add(jm, "netns_exists", json_object_new_boolean(ms[i].netns_exists));
-		json_object_object_add(jm, "host", json_object_new_string(m->mgmt_addr));
-		json_object_object_add(jm, "port", json_object_new_int(m->port));
-		json_object_object_add(jm, "root_veth", json_object_new_string(m->root_veth));
-		json_object_object_add(jm, "sshd_pid", json_object_new_int(ms[i].sshd_pid));
-		json_object_object_add(jm, "sshd_running", json_object_new_boolean(ms[i].sshd_pid > 0));
-		json_object_object_add(jm, "nic", json_object_new_string(m->nic));
-		json_object_object_add(jm, "addr", json_object_new_string(m->addr));
-		json_object_array_add(arr, jm);
+		print_obj_begin(NULL);
+		print_data_str("name", m->name);
+		print_data_str("netns", m->netns);
+		print_data_bool("netns_exists", ms[i].netns_exists);
+		print_data_str("host", m->mgmt_addr);
+		print_data_int("port", m->port);
+		print_data_str("root_veth", m->root_veth);
+		print_data_int("sshd_pid", ms[i].sshd_pid);
+		print_data_bool("sshd_running", ms[i].sshd_pid > 0);
+		print_data_str("nic", m->nic);
+		print_data_str("addr", m->addr);
+		print_obj_end();
+		print_text("  %-5s namespace %-12s ssh %s:%d  sshd %s", m->name, m->netns,
+			   m->mgmt_addr, m->port, ms[i].sshd_pid > 0 ? "running" : "NOT running");
+		if (ms[i].sshd_pid > 0)
+			print_text(" (pid %d)", (int)ms[i].sshd_pid);
+		print_text("  %s %s/24, %d queues%s\n", m->nic, m->addr, l->queues,
+			   ms[i].netns_exists ? "" : "  NAMESPACE MISSING");
 	}
-	json_object_object_add(o, "type", json_object_new_string("netns"));
-	json_object_object_add(o, "index", json_object_new_int(l->index));
-	json_object_object_add(o, "dir", json_object_new_string(l->dir));
-	json_object_object_add(o, "queues", json_object_new_int(l->queues));
-	json_object_object_add(o, "state", json_object_new_string(up ? "up" : "degraded"));
-	{
-		char *conf = xasprintf("%s/klab.conf", l->dir);
-
-		json_object_object_add(o, "config", json_object_new_string(conf));
-		free(conf);
-	}
-	json_object_object_add(o, "machines", arr);
-	{
-		struct buf b = BUF_INIT;
-
-		json_to_buf(&b, o, 1);
-		printf("%s\n", b.buf);
-		buf_release(&b);
-	}
-	json_object_put(o);
+	print_list_end();
+	print_text("config fragment: %s\n", conf);
+	free(conf);
 	return up ? 0 : 1;
 }
 
-int oldcmd_lab(int argc, char **argv, struct klab_ctx *ctx)
+/* argv holds --qemu (before any "--"): the command is the qemu lab's. */
+static int wants_qemu(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "netns", no_argument, NULL, 'n' },
-		{ "queues", required_argument, NULL, 'q' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "index", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *sub, *dir_arg = NULL;
-	long queues = 8, index = 0;
-	int json = ctx->json, c, i, rc, auto_index = 0, index_given = 0, force = 0;
-	char *dir = NULL;
-	struct nlab l;
-	struct nlab_down d;
-
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return lab_usage(argc < 2 ? 2 : 0);
-	sub = argv[1];
-	for (i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--qemu")) {
-			if (!strcmp(sub, "up"))
-				return lab_qemu_up(argc - 1, argv + 1, ctx);
-			if (!strcmp(sub, "down"))
-				return lab_qemu_down(argc - 1, argv + 1, ctx);
-			if (!strcmp(sub, "status"))
-				return lab_qemu_status(argc - 1, argv + 1, ctx);
-			error("unknown subcommand 'klab lab %s'", sub);
-			return lab_usage(2);
-		}
-	}
-	if (strcmp(sub, "up") && strcmp(sub, "down") && strcmp(sub, "status")) {
-		error("unknown subcommand 'klab lab %s' (up, down, status)", sub);
-		return lab_usage(2);
-	}
-	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			break;
-		case 'q':
-			if (parse_long(optarg, 1, 256, &queues) < 0) {
-				error("--queues: '%s' is not a number of queues (1..256)", optarg);
-				return 2;
-			}
-			break;
-		case 'd':
-			dir_arg = optarg;
-			break;
-		case 'i':
-			index_given = 1;
-			if (!strcmp(optarg, "auto")) {
-				auto_index = 1;
-				break;
-			}
-			if (parse_long(optarg, 0, NLAB_MAX_INDEX, &index) < 0) {
-				error("--index: '%s' is not a lab index (0..%d)", optarg, NLAB_MAX_INDEX);
-				return 2;
-			}
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'f':
-			force = 1;
-			break;
-		case 'h':
-			return lab_usage(0);
-		default:
-			return lab_usage(2);
-		}
-	}
-	if (optind < argc - 1) {
-		error("unexpected argument '%s' to 'klab lab %s'", argv[optind + 1], sub);
-		return 2;
-	}
-	if (auto_index && strcmp(sub, "up")) {
-		error("--index auto is for 'klab lab up' only");
-		return 2;
-	}
-	if (!strcmp(sub, "up")) {
-		if (nlab_up(&l, dir_arg, auto_index ? -1 : (int)index, (int)queues) < 0)
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--qemu"))
 			return 1;
-		printf("netns lab %d up in %s: machines dut (%s) and peer (%s), %s <-> %s with %d queues\n"
-		       "config fragment: %s/klab.conf\n", l.index, l.dir, l.m[0].mgmt_addr, l.m[1].mgmt_addr,
-		       l.m[0].nic, l.m[1].nic, l.queues, l.dir);
-		return 0;
+	return 0;
+}
+
+static int lab_up(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct nlab l;
+	int s;
+
+	if (wants_qemu(argc, argv))
+		return qemu_up(argc, argv, ctx);
+	if ((argc = cmd_parse(&up_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&up_spec, "unexpected argument '%s'", argv[0]);
+	if (nlab_up(&l, n_dir, n_auto ? -1 : (int)n_index, (int)n_queues) < 0)
+		return 1;
+	cmd_print_begin();
+	if (print_is(PRINT_DATA)) {
+		netns_print(&l);
+	} else {
+		print_text("netns lab %d up in %s: machines dut (%s) and peer (%s), %s <-> %s with %d queues\n"
+			   "config fragment: %s/klab.conf\n", l.index, l.dir, l.m[0].mgmt_addr, l.m[1].mgmt_addr,
+			   l.m[0].nic, l.m[1].nic, l.queues, l.dir);
 	}
-	dir = nlab_dir(dir_arg, (int)index);
+	return cmd_print_end();
+}
+
+static int lab_down(int argc, char **argv, struct klab_ctx *ctx)
+{
+	static const char *const hows[] = {
+		[NLAB_DOWN_DONE] = "down", [NLAB_DOWN_NO_LAB] = "no lab", [NLAB_DOWN_FOREIGN] = "left alone",
+		[NLAB_DOWN_UNOWNED] = "left alone", [NLAB_DOWN_NAMESPACES] = "namespaces removed",
+	};
+	struct nlab_down d;
+	char *dir;
+	int s, index_given;
+
+	if (wants_qemu(argc, argv))
+		return qemu_down(argc, argv, ctx);
+	n_index = -1;
+	if ((argc = cmd_parse(&down_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&down_spec, "unexpected argument '%s'", argv[0]);
+	index_given = n_index >= 0;
+	dir = nlab_dir(n_dir, index_given ? (int)n_index : 0);
 	if (!dir)
 		return 1;
-	if (!strcmp(sub, "down")) {
-		if (nlab_down(dir, index_given ? (int)index : -1, force, &d) < 0) {
-			free(dir);
-			return 1;
-		}
-		switch (d.how) {
-		case NLAB_DOWN_DONE:
-			printf("netns lab %d in %s is down\n", d.index, dir);
-			break;
-		case NLAB_DOWN_NO_LAB:
-			printf("no netns lab in %s (give --index K to remove the namespaces of lab K)\n", dir);
-			break;
-		case NLAB_DOWN_FOREIGN:
-			printf("no netns lab in %s; lab %d belongs to %s: left alone\n", dir, d.index, d.owner);
-			break;
-		case NLAB_DOWN_UNOWNED:
-			printf("no netns lab in %s; lab %d has no owner record: left alone "
-			       "(--force removes its namespaces)\n", dir, d.index);
-			break;
-		case NLAB_DOWN_NAMESPACES:
-			printf("no netns lab in %s; removed the namespaces of lab %d\n", dir, d.index);
-			break;
-		}
-		free(d.owner);
+	if (nlab_down(dir, index_given ? (int)n_index : -1, n_force, &d) < 0) {
 		free(dir);
-		return 0;
+		return 1;
 	}
-	/* status */
+	cmd_print_begin();
+	print_data_str("type", "netns");
+	print_data_str("dir", dir);
+	print_data_str("result", hows[d.how]);
+	if (d.how != NLAB_DOWN_NO_LAB)
+		print_data_int("index", d.index);
+	print_data_str("owner", d.owner);
+	switch (d.how) {
+	case NLAB_DOWN_DONE:
+		print_text("netns lab %d in %s is down\n", d.index, dir);
+		break;
+	case NLAB_DOWN_NO_LAB:
+		print_text("no netns lab in %s (give --index K to remove the namespaces of lab K)\n", dir);
+		break;
+	case NLAB_DOWN_FOREIGN:
+		print_text("no netns lab in %s; lab %d belongs to %s: left alone\n", dir, d.index, d.owner);
+		break;
+	case NLAB_DOWN_UNOWNED:
+		print_text("no netns lab in %s; lab %d has no owner record: left alone "
+			   "(--force removes its namespaces)\n", dir, d.index);
+		break;
+	case NLAB_DOWN_NAMESPACES:
+		print_text("no netns lab in %s; removed the namespaces of lab %d\n", dir, d.index);
+		break;
+	}
+	free(d.owner);
+	free(dir);
+	return cmd_print_end();
+}
+
+static int lab_status(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct nlab l;
+	char *dir;
+	int s, rc;
+
+	if (wants_qemu(argc, argv))
+		return qemu_status(argc, argv, ctx);
+	if ((argc = cmd_parse(&status_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&status_spec, "unexpected argument '%s'", argv[0]);
+	dir = nlab_dir(n_dir, (int)n_index);
+	if (!dir)
+		return 1;
 	rc = nlab_load(dir, &l);
 	if (rc < 0) {
 		free(dir);
 		return 1;
 	}
+	cmd_print_begin();
 	if (rc == 1) {
-		if (json) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "type", json_object_new_string("netns"));
-			json_object_object_add(o, "dir", json_object_new_string(dir));
-			json_object_object_add(o, "state", json_object_new_string("down"));
-			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
-			json_object_put(o);
-		} else
-			printf("no netns lab in %s\n", dir);
-		free(dir);
-		return 1;
+		print_data_str("type", "netns");
+		print_data_str("dir", dir);
+		print_data_str("state", "down");
+		print_text("no netns lab in %s\n", dir);
+		rc = 1;
+	} else {
+		rc = netns_print(&l);
 	}
 	free(dir);
-	return lab_status(&l, json);
+	if (cmd_print_end())
+		return 1;
+	return rc;
 }
+
+static const struct klab_cmd lab_cmds[] = {
+	{ "up", lab_up, &up_spec, NULL, 0 },
+	{ "down", lab_down, &down_spec, NULL, 0 },
+	{ "status", lab_status, &status_spec, NULL, 0 },
+	{ "up --qemu", qemu_up, &qemu_up_spec, NULL, CMD_HELP_ONLY },
+	{ "down --qemu", qemu_down, &qemu_down_spec, NULL, CMD_HELP_ONLY },
+	{ "status --qemu", qemu_status, &qemu_status_spec, NULL, CMD_HELP_ONLY },
+};
+static const struct klab_cmd *const lab_subs[] = {
+	&lab_cmds[0], &lab_cmds[1], &lab_cmds[2], &lab_cmds[3], &lab_cmds[4], &lab_cmds[5], NULL,
+};
+static const struct opt_spec lab_spec = {
+	"klab lab", NULL, "the local lab: test machines made on this host (network namespaces or qemu guests)",
+	"Each subcommand with --qemu is the qemu lab's: klab lab up --qemu --help.\n", NULL,
+};
+const struct klab_cmd cmd_lab = { "lab", NULL, &lab_spec, lab_subs, 0 };

@@ -8,27 +8,6 @@
 #include "log.h"
 #include "util.h"
 
-/* ---- transitional: commands not yet on the option tables -------------------- */
-
-#define LEGACY(var, nm, fn, use, sum) \
-	static const char *const var##_usage[] = { use, NULL }; \
-	static const struct opt_spec var##_spec = { "klab " nm, var##_usage, sum, NULL, NULL }; \
-	const struct klab_cmd var = { nm, fn, &var##_spec, NULL, CMD_LEGACY };
-
-LEGACY(cmd_lab, "lab", oldcmd_lab, "up --netns|--qemu [options] | lab down | lab status",
-       "the local lab: test machines made on this host (network namespaces or qemu guests)")
-
-int cmd_usage(const char *name, int status)
-{
-	for (const struct klab_cmd *const *c = klab_cmds; *c; c++) {
-		if (!strcmp((*c)->name, name)) {
-			cmd_help(status ? stderr : stdout, *c);
-			return status;
-		}
-	}
-	return status;
-}
-
 /* ---- the global options ------------------------------------------------------------ */
 
 static int want_help, want_version;
@@ -251,7 +230,6 @@ int cmd_main(int argc, char **argv)
 		error("unknown command '%s' (see 'klab help')", argv[0]);
 		return 2;
 	} else {
-		klab_ctx.json = cmd_format == PRINT_FMT_JSON;
 		ret = cmd_run(c, n, argv, &klab_ctx);
 	}
 	if (fflush(stdout) || ferror(stdout)) {
