@@ -110,13 +110,17 @@ static void fmt_ms(char *buf, size_t n, long ms)
 		snprintf(buf, n, "%ldms", ms);
 }
 
-static int apply(const struct opt_spec *spec, const struct opt *o, const char *arg)
+/* Store ARG (NULL for a flag) as option O says; SHORT_FORM: the user wrote "-x", named so in errors. */
+static int apply(const struct opt_spec *spec, const struct opt *o, const char *arg, int short_form)
 {
 	char name[64], lo[32], hi[32];
 	double d;
 	long l;
 
-	opt_name(o, name, sizeof(name));
+	if (short_form)
+		snprintf(name, sizeof(name), "-%c", o->short_name);
+	else
+		opt_name(o, name, sizeof(name));
 	switch (o->type) {
 	case OPT_T_FLAG: {
 		int *p = o->value;
@@ -198,13 +202,13 @@ static int long_option(const struct opt_spec *spec, int argc, char **argv, int *
 	if (!takes_value(o)) {
 		if (eq)
 			return fail(spec, "option '--%s' takes no value", o->long_name);
-		return apply(spec, o, NULL);
+		return apply(spec, o, NULL, 0);
 	}
 	if (eq)
-		return apply(spec, o, eq + 1);
+		return apply(spec, o, eq + 1, 0);
 	if (*i + 1 >= argc)
 		return fail(spec, "option '--%s' needs a value", o->long_name);
-	return apply(spec, o, argv[++*i]);
+	return apply(spec, o, argv[++*i], 0);
 }
 
 static int short_options(const struct opt_spec *spec, int argc, char **argv, int *i)
@@ -224,15 +228,15 @@ static int short_options(const struct opt_spec *spec, int argc, char **argv, int
 			return fail(spec, "unknown option '-%c'", *p);
 		}
 		if (!takes_value(o)) {
-			if (apply(spec, o, NULL))
+			if (apply(spec, o, NULL, 1))
 				return OPT_ERROR;
 			continue;
 		}
 		if (p[1])
-			return apply(spec, o, p + 1);
+			return apply(spec, o, p + 1, 1);
 		if (*i + 1 >= argc)
 			return fail(spec, "option '-%c' needs a value", *p);
-		return apply(spec, o, argv[++*i]);
+		return apply(spec, o, argv[++*i], 1);
 	}
 	return 0;
 }

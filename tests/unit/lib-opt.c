@@ -156,7 +156,7 @@ static void test_errors(void)
 		{ "--tree", "klab kernels build: option '--tree' needs a value\n" },
 		{ "-t", "klab kernels build: option '-t' needs a value\n" },
 		{ "--force=1", "klab kernels build: option '--force' takes no value\n" },
-		{ "-j 0", "klab kernels build: option '--jobs': '0' is not a number from 1 to 1024\n" },
+		{ "-j 0", "klab kernels build: option '-j': '0' is not a number from 1 to 1024\n" },
 		{ "--jobs=8x", "klab kernels build: option '--jobs': '8x' is not a number from 1 to 1024\n" },
 		{ "--ratio abc", "klab kernels build: option '--ratio': 'abc' is not a number\n" },
 		{ "--timeout 2h", "klab kernels build: option '--timeout': '2h' is not a duration from 1s to 1h "
