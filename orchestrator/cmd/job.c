@@ -256,20 +256,25 @@ static const struct opt_spec log_spec = {
 	"klab job log", log_usage, "a job's history from its steps: when each started and ended", NULL, log_opts,
 };
 
-/* The job named by the one argument, after parsing SPEC's options: 0 with *db and *id, else an exit status. */
+/*
+ * The job named by the one argument, after parsing SPEC's options: 0 with
+ * *db and *id, or -1 with *status the exit status (--help, a usage error,
+ * no such job).
+ */
 static int job_arg(const struct opt_spec *spec, int argc, char **argv, struct klab_ctx *ctx, struct db **db,
-		   int64_t *id)
+		   int64_t *id, int *status)
 {
-	int st;
-
-	if ((argc = cmd_parse(spec, argc, argv, &st)) < 0)
-		return st;
-	if (argc != 1)
-		return argc ? cmd_usage_error(spec, "unexpected argument '%s'", argv[1])
-			    : cmd_usage_error(spec, "needs a job id or name");
+	if ((argc = cmd_parse(spec, argc, argv, status)) < 0)
+		return -1;
+	if (argc != 1) {
+		*status = argc ? cmd_usage_error(spec, "unexpected argument '%s'", argv[1])
+			       : cmd_usage_error(spec, "needs a job id or name");
+		return -1;
+	}
+	*status = 1;
 	*db = ctx_db(ctx);
 	if (!*db || job_find(*db, argv[0], id))
-		return 1;
+		return -1;
 	return 0;
 }
 
@@ -286,7 +291,7 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 	char t1[32], t2[32];
 	int r;
 
-	if ((r = job_arg(&show_spec, argc, argv, ctx, &db, &id)))
+	if (job_arg(&show_spec, argc, argv, ctx, &db, &id, &r))
 		return r;
 	st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
 			"schedule, error, pid, series_id, tree, cancel FROM jobs WHERE id = ?", "i", id);
@@ -407,7 +412,7 @@ static int job_log(int argc, char **argv, struct klab_ctx *ctx)
 	char *name = NULL, *state = NULL, *err = NULL, t[32];
 	int r;
 
-	if ((r = job_arg(&log_spec, argc, argv, ctx, &db, &id)))
+	if (job_arg(&log_spec, argc, argv, ctx, &db, &id, &r))
 		return r;
 	st = db_prepare(db, "SELECT name, state, error, created, finished FROM jobs WHERE id = ?", "i", id);
 	if (!st)
@@ -494,7 +499,7 @@ static int cancel(int argc, char **argv, struct klab_ctx *ctx)
 	char *state = NULL;
 	int r;
 
-	if ((r = job_arg(&cancel_spec, argc, argv, ctx, &db, &id)))
+	if (job_arg(&cancel_spec, argc, argv, ctx, &db, &id, &r))
 		return r;
 	if (job_cancel(db, id))
 		return 1;

@@ -166,24 +166,32 @@ static int qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 	return cmd_print_end();
 }
 
-/* The lab of --dir/--index after parsing SPEC: 0 (*missing: no lab there), or an exit status. */
-static int qemu_load(const struct opt_spec *spec, int argc, char **argv, struct qlab_state *st, int *missing)
+/*
+ * The lab of --dir/--index after parsing SPEC: 0 (*missing: no lab
+ * there), or -1 with *status the exit status (--help, a usage error, a
+ * broken state file).
+ */
+static int qemu_load(const struct opt_spec *spec, int argc, char **argv, struct qlab_state *st, int *missing,
+		     int *status)
 {
 	char *dir;
 	int r;
 
 	memset(st, 0, sizeof(*st));
-	if ((argc = cmd_parse(spec, argc, argv, &r)) < 0)
-		return r;
-	if (argc)
-		return cmd_usage_error(spec, "unexpected argument '%s'", argv[0]);
+	if ((argc = cmd_parse(spec, argc, argv, status)) < 0)
+		return -1;
+	if (argc) {
+		*status = cmd_usage_error(spec, "unexpected argument '%s'", argv[0]);
+		return -1;
+	}
 	dir = qlab_dir(q.dir, q.index);
 	r = qlab_state_load(dir, st);
 	*missing = r == 1;
 	if (r == 1)
 		st->dir = xstrdup(dir);
 	free(dir);
-	return r < 0 ? 1 : 0;
+	*status = 1;
+	return r < 0 ? -1 : 0;
 }
 
 static int qemu_down(int argc, char **argv, struct klab_ctx *ctx)
@@ -191,7 +199,7 @@ static int qemu_down(int argc, char **argv, struct klab_ctx *ctx)
 	struct qlab_state st;
 	int missing = 0, r;
 
-	if ((r = qemu_load(&qemu_down_spec, argc, argv, &st, &missing)))
+	if (qemu_load(&qemu_down_spec, argc, argv, &st, &missing, &r))
 		return r;
 	cmd_print_begin();
 	print_data_str("dir", st.dir);
@@ -218,7 +226,7 @@ static int qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 	const char *relv[2] = { NULL, NULL };
 	int missing = 0, r, i, running;
 
-	if ((r = qemu_load(&qemu_status_spec, argc, argv, &st, &missing)))
+	if (qemu_load(&qemu_status_spec, argc, argv, &st, &missing, &r))
 		return r;
 	cmd_print_begin();
 	if (missing) {

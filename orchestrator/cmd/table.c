@@ -191,8 +191,10 @@ static int do_version(int argc, char **argv, struct klab_ctx *ctx)
 {
 	int st;
 
-	if (cmd_parse(&version_spec, argc, argv, &st) != 0)
-		return st ? st : cmd_usage_error(&version_spec, "takes no arguments");
+	if ((argc = cmd_parse(&version_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc)
+		return cmd_usage_error(&version_spec, "takes no arguments");
 	printf("klab %s\n", KLAB_VERSION);
 	return 0;
 }
