@@ -512,8 +512,8 @@ static const struct param {
 static const struct keydef job_keys[] = {
 	{ "tree", 0 }, { "base", 0 }, { "test", 0 }, { "series", 0 }, { "local_patches", 0 },
 	{ "profile_a", 0 }, { "profile_b", 0 }, { "machines", 0 }, { "pool", 0 },
-	{ "workloads", 1 }, { "boots", 0 }, { "runs", 0 }, { "warmup", 0 }, { "order", 0 },
-	{ "seed", 0 }, { NULL, 0 },
+	{ "workloads", 1 }, { "boots", 0 }, { "runs", 0 }, { "warmup_runs", 0 }, { "order", 0 },
+	{ "seed", 0 }, { "warmup", 0 } /* the old name of warmup_runs */, { NULL, 0 },
 };
 
 static const struct keydef schedule_keys[] = {
@@ -824,7 +824,22 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 	split_words(p, s, "workloads", &j->workloads);
 	j->boots = (int)num(p, s, "boots", 3, 1, 1000);
 	j->runs = (int)num(p, s, "runs", 3, 1, 1000);
-	j->warmup_runs = (int)num(p, s, "warmup", 1, 0, 100);
+	/*
+	 * [workload] warmup is seconds; the job's count of runs was called
+	 * warmup too. The old name still works, with a warning.
+	 */
+	int wline;
+
+	if (get(s, "warmup", &wline)) {
+		if (get(s, "warmup_runs", NULL))
+			perr(p, s->file, wline, "%s: give 'warmup_runs', not also its old name 'warmup'", sec_label(s));
+		else
+			warn("%s:%d: %s: 'warmup' is now called 'warmup_runs' (runs per boot, not seconds): "
+			     "rename it", s->file, wline, sec_label(s));
+		j->warmup_runs = (int)num(p, s, "warmup", 1, 0, 100);
+	} else {
+		j->warmup_runs = (int)num(p, s, "warmup_runs", 1, 0, 100);
+	}
 	j->order = dupv(s, "order", "abba");
 	one_of(p, s, "order", orders, 0);
 	j->seed = num(p, s, "seed", -1, -1, 0x7fffffffL);
@@ -1378,7 +1393,7 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pl(out, "workloads", &j->workloads);
 		pn(out, "boots", j->boots);
 		pn(out, "runs", j->runs);
-		pn(out, "warmup", j->warmup_runs);
+		pn(out, "warmup_runs", j->warmup_runs);
 		pv(out, "order", j->order);
 		if (j->seed >= 0)
 			pn(out, "seed", j->seed);

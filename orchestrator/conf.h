@@ -137,10 +137,10 @@ struct klab_config {
 };
 
 /*
- * Load FILE (and the files it names with "include = PATH" in [lab]... not
- * supported: one file plus fragments given with conf_load_many). Errors
- * are printed to stderr as "FILE:LINE: message"; returns 0 or -1 with
- * *cfg left empty.
+ * Load FILE and the files it includes: an [include] section's "path =
+ * FILE" reads FILE (relative to the including file) in its place, nested
+ * up to 8 deep. Errors are printed to stderr as "FILE:LINE: message",
+ * every one of them; returns 0 or -1 with *cfg left empty.
  */
 int conf_load(struct klab_config *cfg, const char *path);
 /* Load several files in order into one config (later files add sections). */

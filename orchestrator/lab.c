@@ -1,6 +1,5 @@
 /* lab.c: `klab lab up|down|status`: the netns local lab (two namespaces with their own sshd), and dispatch to the qemu lab. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -11,11 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
 
 #include "buf.h"
-#include "cmds.h"
-#include "jsonh.h"
 #include "lab.h"
 #include "log.h"
 #include "run.h"
@@ -544,84 +540,31 @@ static void lab_teardown(const struct nlab *l, int remove_dir)
 
 /* ---- status ---------------------------------------------------------------------------- */
 
-static int lab_status(const struct nlab *l, int json)
+int nlab_status(const struct nlab *l, struct nlab_machine_status st[2])
 {
-	struct json_object *o = json_object_new_object(), *ms = json_object_new_array();
 	int i, up = 1;
 
 	for (i = 0; i < 2; i++) {
-		const struct nlab_machine *m = &l->m[i];
-		struct json_object *jm = json_object_new_object();
-		pid_t pid = sshd_pid(l, m);
-		int ns = netns_exists(m->netns);
-
-		up &= ns && pid > 0;
-		json_object_object_add(jm, "name", json_object_new_string(m->name));
-		json_object_object_add(jm, "netns", json_object_new_string(m->netns));
-		json_object_object_add(jm, "netns_exists", json_object_new_boolean(ns));
-		json_object_object_add(jm, "host", json_object_new_string(m->mgmt_addr));
-		json_object_object_add(jm, "port", json_object_new_int(m->port));
-		json_object_object_add(jm, "root_veth", json_object_new_string(m->root_veth));
-		json_object_object_add(jm, "sshd_pid", json_object_new_int(pid));
-		json_object_object_add(jm, "sshd_running", json_object_new_boolean(pid > 0));
-		json_object_object_add(jm, "nic", json_object_new_string(m->nic));
-		json_object_object_add(jm, "addr", json_object_new_string(m->addr));
-		json_object_array_add(ms, jm);
+		st[i].sshd_pid = sshd_pid(l, &l->m[i]);
+		st[i].netns_exists = netns_exists(l->m[i].netns);
+		up &= st[i].netns_exists && st[i].sshd_pid > 0;
 	}
-	json_object_object_add(o, "type", json_object_new_string("netns"));
-	json_object_object_add(o, "index", json_object_new_int(l->index));
-	json_object_object_add(o, "dir", json_object_new_string(l->dir));
-	json_object_object_add(o, "queues", json_object_new_int(l->queues));
-	json_object_object_add(o, "state", json_object_new_string(up ? "up" : "degraded"));
-	{
-		char *conf = xasprintf("%s/klab.conf", l->dir);
-
-		json_object_object_add(o, "config", json_object_new_string(conf));
-		free(conf);
-	}
-	json_object_object_add(o, "machines", ms);
-	if (json) {
-		struct buf b = BUF_INIT;
-
-		json_to_buf(&b, o, 1);
-		printf("%s\n", b.buf);
-		buf_release(&b);
-	} else {
-		printf("netns lab %d in %s: %s\n", l->index, l->dir, up ? "up" : "degraded");
-		for (i = 0; i < 2; i++) {
-			const struct nlab_machine *m = &l->m[i];
-			pid_t pid = sshd_pid(l, m);
-
-			printf("  %-5s namespace %-12s ssh %s:%d  sshd %s", m->name, m->netns,
-			       m->mgmt_addr, m->port, pid > 0 ? "running" : "NOT running");
-			if (pid > 0)
-				printf(" (pid %d)", (int)pid);
-			printf("  %s %s/24, %d queues%s\n", m->nic, m->addr, l->queues,
-			       netns_exists(m->netns) ? "" : "  NAMESPACE MISSING");
-		}
-		printf("config fragment: %s/klab.conf\n", l->dir);
-	}
-	json_object_put(o);
-	return up ? 0 : 1;
+	return up;
 }
 
-/* ---- the command ------------------------------------------------------------------------- */
+/* ---- up and down ------------------------------------------------------------------------- */
 
-static int lab_usage(int status)
+char *nlab_dir(const char *dir, int index)
 {
-	FILE *f = status ? stderr : stdout;
+	char *d = dir ? xstrdup(dir) : nlab_default_dir(index), *abs = xabspath(d);
 
-	fprintf(f, "usage: klab lab up --netns [--queues N] [--dir DIR] [--index K|auto]\n"
-		   "       klab lab down [--netns] [--dir DIR] [--index K] [--force]\n"
-		   "       klab lab status [--netns] [--dir DIR] [--index K] [--json]\n"
-		   "       klab lab up|down|status --qemu ...   (see klab lab up --qemu --help)\n"
-		   "\n"
-		   "The netns lab: namespaces klabK-dut and klabK-peer, each with its own sshd on\n"
-		   "198.18.255.x, joined by the veth wl0 <-> wl1 with N queues (default 8). K (0..%d,\n"
-		   "default 0; auto: the highest free one) keeps labs apart; DIR defaults to lab/netns\n"
-		   "(lab/netns-K).\n",
-		NLAB_MAX_INDEX);
-	return status;
+	free(d);
+	if (strlen(abs) >= sizeof(((struct nlab *)0)->dir)) {
+		error("lab folder name '%s' is too long", abs);
+		free(abs);
+		return NULL;
+	}
+	return abs;
 }
 
 /* Labs are brought up one at a time: an flock on a file in /run/lock. fd or -1. */
@@ -641,15 +584,43 @@ static int lab_lock(void)
 	return fd;
 }
 
-/* `klab lab up --netns`: lock (unless LOCK >= 0: held), check, build, or remove what was made. */
-static int lab_up(struct nlab *l, const char *dir, int index, int queues, int lock)
+/*
+ * Labs are made one at a time (the lock is held), so the first index
+ * whose namespaces do not exist is ours. From the top down: scripts that
+ * name an index tend to use small ones.
+ */
+static int free_index(int queues)
 {
-	int i, ret = 1;
+	struct nlab l;
+	int index;
+
+	for (index = NLAB_MAX_INDEX; index >= 0; index--) {
+		char *o;
+		int taken;
+
+		nlab_plan(&l, index, queues);
+		o = owner_read(index);
+		taken = o != NULL;
+		free(o);
+		if (!taken && !netns_exists(l.m[0].netns) && !netns_exists(l.m[1].netns))
+			return index;
+	}
+	return error("no free netns lab index (all %d are in use)", NLAB_MAX_INDEX + 1);
+}
+
+int nlab_up(struct nlab *l, const char *dir_arg, int index, int queues)
+{
+	char *dir = NULL;
+	int i, lock, ret = -1;
 
 	if (getuid() != 0)
-		return error("the netns lab needs root (network namespaces, veth, sshd)"), 1;
-	if (lock < 0 && (lock = lab_lock()) < 0)
-		return 1;
+		return error("the netns lab needs root (network namespaces, veth, sshd)");
+	if ((lock = lab_lock()) < 0)
+		return -1;
+	if (index < 0 && (index = free_index(queues)) < 0)
+		goto out;
+	if (!(dir = nlab_dir(dir_arg, index)))
+		goto out;
 	if (nlab_load(dir, l) == 0) {
 		error("a netns lab is already up in '%s'; run `klab lab down --dir %s` first", dir, dir);
 		goto out;
@@ -676,196 +647,46 @@ static int lab_up(struct nlab *l, const char *dir, int index, int queues, int lo
 		}
 		goto out;
 	}
-	printf("netns lab %d up in %s: machines dut (%s) and peer (%s), %s <-> %s with %d queues\n"
-	       "config fragment: %s/klab.conf\n", l->index, l->dir, l->m[0].mgmt_addr, l->m[1].mgmt_addr,
-	       l->m[0].nic, l->m[1].nic, l->queues, l->dir);
 	ret = 0;
 out:
+	free(dir);
 	close(lock);
 	return ret;
 }
 
-int cmd_lab(int argc, char **argv, struct klab_ctx *ctx)
+int nlab_down(const char *dir, int index, int force, struct nlab_down *d)
 {
-	static const struct option opts[] = {
-		{ "netns", no_argument, NULL, 'n' },
-		{ "queues", required_argument, NULL, 'q' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "index", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *sub, *dir_arg = NULL;
-	long queues = 8, index = 0;
-	int json = ctx->json, c, i, rc, auto_index = 0, lock = -1, index_given = 0, force = 0;
-	char *dir = NULL;
 	struct nlab l;
+	int rc = nlab_load(dir, &l);
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return lab_usage(argc < 2 ? 2 : 0);
-	sub = argv[1];
-	for (i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--qemu")) {
-			if (!strcmp(sub, "up"))
-				return lab_qemu_up(argc - 1, argv + 1, ctx);
-			if (!strcmp(sub, "down"))
-				return lab_qemu_down(argc - 1, argv + 1, ctx);
-			if (!strcmp(sub, "status"))
-				return lab_qemu_status(argc - 1, argv + 1, ctx);
-			error("unknown subcommand 'klab lab %s'", sub);
-			return lab_usage(2);
-		}
-	}
-	if (strcmp(sub, "up") && strcmp(sub, "down") && strcmp(sub, "status")) {
-		error("unknown subcommand 'klab lab %s' (up, down, status)", sub);
-		return lab_usage(2);
-	}
-	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			break;
-		case 'q':
-			if (parse_long(optarg, 1, 256, &queues) < 0) {
-				error("--queues: '%s' is not a number of queues (1..256)", optarg);
-				return 2;
-			}
-			break;
-		case 'd':
-			dir_arg = optarg;
-			break;
-		case 'i':
-			index_given = 1;
-			if (!strcmp(optarg, "auto")) {
-				auto_index = 1;
-				break;
-			}
-			if (parse_long(optarg, 0, NLAB_MAX_INDEX, &index) < 0) {
-				error("--index: '%s' is not a lab index (0..%d)", optarg, NLAB_MAX_INDEX);
-				return 2;
-			}
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'f':
-			force = 1;
-			break;
-		case 'h':
-			return lab_usage(0);
-		default:
-			return lab_usage(2);
-		}
-	}
-	if (optind < argc - 1) {
-		error("unexpected argument '%s' to 'klab lab %s'", argv[optind + 1], sub);
-		return 2;
-	}
-	if (auto_index && strcmp(sub, "up")) {
-		error("--index auto is for 'klab lab up' only");
-		return 2;
-	}
-	if (auto_index) {
-		/*
-		 * Labs are made one at a time (a lock file), so the first index
-		 * whose namespaces do not exist is ours. From the top down:
-		 * scripts that name an index tend to use small ones.
-		 */
-		lock = lab_lock();
-		if (lock < 0)
-			return 1;
-		for (index = NLAB_MAX_INDEX; index >= 0; index--) {
-			nlab_plan(&l, (int)index, (int)queues);
-			char *o = owner_read((int)index);
-			int taken = o != NULL;
-
-			free(o);
-			if (!taken && !netns_exists(l.m[0].netns) && !netns_exists(l.m[1].netns))
-				break;
-		}
-		if (index < 0) {
-			close(lock);
-			return error("no free netns lab index (all %d are in use)", NLAB_MAX_INDEX + 1), 1;
-		}
-	}
-	{
-		char *d = dir_arg ? xstrdup(dir_arg) : nlab_default_dir((int)index);
-
-		dir = xabspath(d);
-		free(d);
-	}
-	if (strlen(dir) >= sizeof(l.dir)) {
-		error("lab folder name '%s' is too long", dir);
-		free(dir);
-		return 1;
-	}
-
-	if (!strcmp(sub, "up")) {
-		rc = lab_up(&l, dir, (int)index, (int)queues, lock);
-		free(dir);
-		return rc;
-	}
-
-	rc = nlab_load(dir, &l);
-	if (rc < 0) {
-		free(dir);
-		return 1;
-	}
-	if (!strcmp(sub, "down")) {
-		if (rc == 1 && !index_given) {
-			printf("no netns lab in %s (give --index K to remove the namespaces of lab K)\n", dir);
-			free(dir);
-			return 0;
-		}
-		if (rc == 1) {
-			/*
-			 * No state (a crashed up, or the folder was removed first, as
-			 * tests/lib.sh does): remove lab K if it was made for this
-			 * folder (or with --force).
-			 */
-			char *owner = owner_read((int)index);
-
-			memset(&l, 0, sizeof(l));
-			nlab_plan(&l, (int)index, (int)queues);
-			snprintf(l.dir, sizeof(l.dir), "%s", dir);
-			if (!force && (!owner || strcmp(owner, dir))) {
-				if (owner)
-					printf("no netns lab in %s; lab %ld belongs to %s: left alone\n", dir, index, owner);
-				else
-					printf("no netns lab in %s; lab %ld has no owner record: left alone "
-					       "(--force removes its namespaces)\n", dir, index);
-				free(owner);
-				free(dir);
-				return 0;
-			}
-			free(owner);
-			lab_teardown(&l, 0);
-			printf("no netns lab in %s; removed the namespaces of lab %ld\n", dir, index);
-			free(dir);
-			return 0;
-		}
+	memset(d, 0, sizeof(*d));
+	d->index = index;
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
 		lab_teardown(&l, 1);
-		printf("netns lab %d in %s is down\n", l.index, dir);
-		free(dir);
+		d->how = NLAB_DOWN_DONE;
+		d->index = l.index;
 		return 0;
 	}
-	/* status */
-	if (rc == 1) {
-		if (json) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "type", json_object_new_string("netns"));
-			json_object_object_add(o, "dir", json_object_new_string(dir));
-			json_object_object_add(o, "state", json_object_new_string("down"));
-			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
-			json_object_put(o);
-		} else
-			printf("no netns lab in %s\n", dir);
-		free(dir);
-		return 1;
+	if (index < 0) {
+		d->how = NLAB_DOWN_NO_LAB;
+		return 0;
 	}
-	free(dir);
-	return lab_status(&l, json);
+	/*
+	 * No state (a crashed up, or the folder was removed first, as
+	 * tests/lib.sh does): remove lab K if it was made for this folder
+	 * (or with --force).
+	 */
+	d->owner = owner_read(index);
+	memset(&l, 0, sizeof(l));
+	nlab_plan(&l, index, 8);
+	snprintf(l.dir, sizeof(l.dir), "%s", dir);
+	if (!force && (!d->owner || strcmp(d->owner, dir))) {
+		d->how = d->owner ? NLAB_DOWN_FOREIGN : NLAB_DOWN_UNOWNED;
+		return 0;
+	}
+	lab_teardown(&l, 0);
+	d->how = NLAB_DOWN_NAMESPACES;
+	return 0;
 }

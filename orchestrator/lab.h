@@ -3,6 +3,7 @@
 #define KLAB_LAB_H
 
 #include <limits.h>
+#include <sys/types.h>
 
 #define NLAB_MAX_INDEX 31	/* 198.18.255.0/24 holds 32 labs of two /30 links */
 
@@ -35,5 +36,43 @@ int nlab_load(const char *dir, struct nlab *l);
 int nlab_sshd_start(const struct nlab *l, const struct nlab_machine *m);
 /* Stop machine M's sshd and every process in its namespace (TERM, then KILL after 3 s): 0. */
 int nlab_sshd_stop(const struct nlab *l, const struct nlab_machine *m);
+
+/* The lab folder: DIR, or the default folder of lab INDEX, made absolute (caller frees); NULL when too long (logged). */
+char *nlab_dir(const char *dir, int index);
+
+/*
+ * Bring up lab INDEX (-1: the highest free index) with QUEUES queues in
+ * DIR (NULL: its default folder), one lab at a time (a lock file). Needs
+ * root. On failure what was made is removed again, unless KLAB_LAB_KEEP is
+ * set. 0 (l describes the lab) or -1 (logged).
+ */
+int nlab_up(struct nlab *l, const char *dir, int index, int queues);
+
+/* What nlab_down() did. */
+struct nlab_down {
+	enum {
+		NLAB_DOWN_DONE,		/* the lab in DIR is down and its folder removed */
+		NLAB_DOWN_NO_LAB,	/* DIR holds no lab and no index was given: nothing done */
+		NLAB_DOWN_FOREIGN,	/* no lab in DIR; lab INDEX belongs to `owner`: left alone */
+		NLAB_DOWN_UNOWNED,	/* no lab in DIR; lab INDEX has no owner record: left alone */
+		NLAB_DOWN_NAMESPACES,	/* no lab in DIR; the namespaces of lab INDEX removed */
+	} how;
+	int index;
+	char *owner;		/* caller frees */
+};
+
+/*
+ * Take down the lab in DIR (absolute). Without a state file there (a
+ * crashed up, or a removed folder) lab INDEX (>= 0) is removed when it was
+ * made for DIR, or with FORCE. 0 or -1 (logged).
+ */
+int nlab_down(const char *dir, int index, int force, struct nlab_down *d);
+
+struct nlab_machine_status {
+	pid_t sshd_pid;		/* 0: its sshd does not run */
+	int netns_exists;
+};
+/* The machines of a loaded lab: 1 when both namespaces exist and both sshds run, else 0. */
+int nlab_status(const struct nlab *l, struct nlab_machine_status st[2]);
 
 #endif

@@ -1,7 +1,6 @@
 /* lab_qemu.c: `klab lab up|down|status --qemu`: two qemu guests from a klab-built kernel. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -16,10 +15,6 @@
 #include <arpa/inet.h>
 
 #include "buf.h"
-#include "build.h"
-#include "cmds.h"
-#include "db.h"
-#include "jsonh.h"
 #include "lab_qemu.h"
 #include "log.h"
 #include "quote.h"
@@ -50,16 +45,6 @@ static const char *const guest_names[2] = { "dut", "peer" };
 
 #define SSH_ATTEMPT_MS 8000	/* one ssh probe; slirp may accept and then hang */
 #define QEMU_START_MS 60000	/* qemu's own start-up until it daemonizes */
-
-struct up_opts {
-	const char *kernel;
-	long kernel_id;
-	long smp, mem_mb, index, queues, timeout_s;
-	const char *dir;
-	const char *accel;	/* auto | kvm | tcg */
-	const char *profile;	/* tuning profile named in the fragment's machines */
-	const char *srcdir;	/* where kernels/lab/ is */
-};
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -740,135 +725,14 @@ static void stop_guests(const struct qlab_state *st)
 		}
 }
 
-/* ---- commands ----------------------------------------------------------- */
+/* ---- up, down, probe ------------------------------------------------------ */
 
-enum { O_QEMU = 256, O_KERNEL, O_KERNEL_ID, O_SMP, O_MEM, O_DIR, O_INDEX, O_QUEUES, O_ACCEL,
-       O_TIMEOUT, O_PROFILE, O_HELP };
-
-static const struct option lab_options[] = {
-	{ "qemu", no_argument, NULL, O_QEMU },
-	{ "kernel", required_argument, NULL, O_KERNEL },
-	{ "kernel-id", required_argument, NULL, O_KERNEL_ID },
-	{ "smp", required_argument, NULL, O_SMP },
-	{ "mem", required_argument, NULL, O_MEM },
-	{ "dir", required_argument, NULL, O_DIR },
-	{ "index", required_argument, NULL, O_INDEX },
-	{ "queues", required_argument, NULL, O_QUEUES },
-	{ "accel", required_argument, NULL, O_ACCEL },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "profile", required_argument, NULL, O_PROFILE },
-	{ "help", no_argument, NULL, O_HELP },
-	{ NULL, 0, NULL, 0 }
-};
-
-static int lab_usage(int status)
+char *qlab_dir(const char *dir, long index)
 {
-	FILE *f = status ? stderr : stdout;
+	char *d = dir ? xstrdup(dir) : default_dir(index), *abs = xabspath(d);
 
-	fprintf(f,
-		"usage: klab lab up --qemu (--kernel BZIMAGE | --kernel-id ID) [--smp N] [--mem MB]\n"
-		"                   [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg]\n"
-		"                   [--timeout SECONDS] [--profile NAME]\n"
-		"       klab lab down --qemu [--dir DIR] [--index K]\n"
-		"       klab lab status --qemu [--dir DIR] [--index K]\n"
-		"Two guests, dut and peer, booted by qemu from a klab-built kernel (host root\n"
-		"read-only over 9p, sshd inside, ssh on 127.0.0.1 ports, a second NIC between\n"
-		"them). DIR (default lab/qemu, lab/qemu-K) gets the config fragment klab.conf.\n"
-		"--queues N > 1 joins the guests by multi-queue taps on a bridge instead of a\n"
-		"qemu socket (which has one queue only). --profile NAME puts `profile = NAME`\n"
-		"in both machines of the fragment (the [profile] must be in your config).\n");
-	return status;
-}
-
-static int parse_num(const char *opt, const char *v, long min, long max, long *out)
-{
-	if (parse_long(v, min, max, out) < 0)
-		return error("option '--%s': '%s' is not a number from %ld to %ld", opt, v, min, max);
-	return 0;
-}
-
-static int parse_opts(int argc, char **argv, struct up_opts *o, int up)
-{
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->kernel_id = -1;
-	o->smp = 1;
-	o->mem_mb = 1024;
-	o->queues = 1;
-	o->timeout_s = 300;
-	o->accel = "auto";
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", lab_options, NULL)) != -1) {
-		int bad = 0;
-
-		switch (c) {
-		case O_QEMU: break;
-		case O_DIR: o->dir = optarg; break;
-		case O_INDEX:
-			bad = parse_num("index", optarg, 0, QLAB_MAX_INDEX, &o->index);
-			break;
-		case O_HELP: return lab_usage(0) + 3;	/* 3: help printed */
-		case '?':
-			error("unknown option '%s' for 'klab lab %s --qemu'", argv[optind - 1], argv[0]);
-			return 2;
-		case ':':
-			error("option '%s' needs a value", argv[optind - 1]);
-			return 2;
-		default:
-			if (!up) {
-				const struct option *lo = lab_options;
-
-				while (lo->name && lo->val != c)
-					lo++;
-				error("option '--%s' is only for 'klab lab up --qemu'", lo->name ? lo->name : "?");
-				return 2;
-			}
-			switch (c) {
-			case O_KERNEL: o->kernel = optarg; break;
-			case O_PROFILE: o->profile = optarg; break;
-			case O_KERNEL_ID:
-				bad = parse_num("kernel-id", optarg, 1, LONG_MAX, &o->kernel_id);
-				break;
-			case O_SMP: bad = parse_num("smp", optarg, 1, 8, &o->smp); break;
-			case O_MEM: bad = parse_num("mem", optarg, 256, 65536, &o->mem_mb); break;
-			case O_QUEUES: bad = parse_num("queues", optarg, 1, 8, &o->queues); break;
-			case O_TIMEOUT: bad = parse_num("timeout", optarg, 10, 3600, &o->timeout_s); break;
-			case O_ACCEL:
-				if (strcmp(optarg, "auto") && strcmp(optarg, "kvm") && strcmp(optarg, "tcg"))
-					return error("option '--accel': '%s' is not auto, kvm or tcg", optarg), 2;
-				o->accel = optarg;
-				break;
-			}
-		}
-		if (bad)
-			return 2;
-	}
-	if (optind < argc)
-		return error("unexpected argument '%s' to 'klab lab %s --qemu'", argv[optind], argv[0]), 2;
-	return 0;
-}
-
-/* The bzImage of a kernel built by klab (`klab kernels build`), by its id. */
-static char *kernel_by_id(struct klab_ctx *ctx, long id)
-{
-	struct db *db = ctx_db(ctx);
-	struct kernel_artifact a;
-	char *img = NULL;
-
-	if (!db)
-		return NULL;
-	memset(&a, 0, sizeof(a));
-	if (kernel_artifact_load(db, id, &a) < 0)
-		return NULL;
-	if (!a.image || !file_exists(a.image))
-		error("kernel %ld: its image '%s' is missing (see `klab kernels show %ld`)", id,
-		      a.image ? a.image : "(none)", id);
-	else
-		img = xstrdup(a.image);
-	kernel_artifact_release(&a);
-	return img;
+	free(d);
+	return abs;
 }
 
 /* A folder about to hold a new lab: missing, empty, or a stopped lab of ours. */
@@ -900,105 +764,46 @@ static int prepare_dir(const char *dir)
 	return 0;
 }
 
-static void print_guests_json(const struct qlab_state *st, const char *const *release)
+int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 {
-	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
-	struct buf b = BUF_INIT;
-	char *frag = xasprintf("%s/klab.conf", st->dir);
-	int i;
-
-	json_object_object_add(o, "dir", json_object_new_string(st->dir));
-	json_object_object_add(o, "fragment", json_object_new_string(frag));
-	json_object_object_add(o, "kernel", json_object_new_string(st->kernel ? st->kernel : ""));
-	json_object_object_add(o, "index", json_object_new_int(st->index));
-	json_object_object_add(o, "smp", json_object_new_int(st->smp));
-	json_object_object_add(o, "mem_mb", json_object_new_int(st->mem_mb));
-	json_object_object_add(o, "queues", json_object_new_int(st->queues));
-	json_object_object_add(o, "nic", json_object_new_string(st->nic));
-	json_object_object_add(o, "accel", json_object_new_string(st->kvm ? "kvm" : "tcg"));
-	for (i = 0; i < 2; i++) {
-		struct json_object *g = json_object_new_object();
-		int alive = qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
-
-		json_object_object_add(g, "name", json_object_new_string(st->g[i].name));
-		json_object_object_add(g, "pid", json_object_new_int64(st->g[i].pid));
-		json_object_object_add(g, "running", json_object_new_boolean(alive));
-		json_object_object_add(g, "ssh", json_object_new_string("127.0.0.1"));
-		json_object_object_add(g, "ssh_port", json_object_new_int(st->g[i].ssh_port));
-		json_object_object_add(g, "addr", json_object_new_string(st->g[i].addr));
-		json_object_object_add(g, "release", release && release[i] ?
-				       json_object_new_string(release[i]) : NULL);
-		json_object_array_add(arr, g);
-	}
-	json_object_object_add(o, "guests", arr);
-	json_to_buf(&b, o, 1);
-	printf("%s\n", b.buf);
-	buf_release(&b);
-	json_object_put(o);
-	free(frag);
-}
-
-int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
-{
-	struct up_opts o;
-	struct qlab_state st;
-	char *p = NULL, *dflt = NULL;
-	int r, i, sock_port = 0, started = 0, ret = 1;
+	char *p = NULL;
+	int i, sock_port = 0, started = 0, ret = -1;
 	int64_t t0 = now_ms();
 
-	memset(&st, 0, sizeof(st));
-	r = parse_opts(argc, argv, &o, 1);
-	if (r)
-		return r == 3 ? 0 : lab_usage(r);
-	if (!o.kernel == (o.kernel_id < 0)) {
-		error("give the kernel to boot: --kernel BZIMAGE or --kernel-id ID (one of them)");
-		return lab_usage(2);
-	}
-	if (o.profile && (!*o.profile || strspn(o.profile, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-						     "0123456789_-.+:@") != strlen(o.profile))) {
-		error("option '--profile': '%s' is not a profile name (letters, digits and _-.+:@)",
-		      o.profile);
-		return lab_usage(2);
-	}
+	memset(st, 0, sizeof(*st));
 	{
 		char *qemu = run_which("qemu-system-x86_64");
 
 		if (!qemu)
 			return error("qemu-system-x86_64 not found: install the Debian package "
-				     "qemu-system-x86 (make deps)"), 1;
+				     "qemu-system-x86 (make deps)");
 		free(qemu);
 	}
 
-	st.index = o.index;
-	st.smp = o.smp;
-	st.mem_mb = o.mem_mb;
-	st.queues = o.queues;
-	st.kvm = use_kvm(o.accel);
-	snprintf(st.nic, sizeof(st.nic), "%s", o.queues > 1 ? "tap" : "socket");
-	if (!o.dir)
-		o.dir = dflt = default_dir(o.index);
-	st.dir = xabspath(o.dir);
-	if (plain_path(st.dir, "lab folder") < 0)
+	st->index = (int)o->index;
+	st->smp = (int)o->smp;
+	st->mem_mb = (int)o->mem_mb;
+	st->queues = (int)o->queues;
+	st->kvm = use_kvm(o->accel);
+	snprintf(st->nic, sizeof(st->nic), "%s", o->queues > 1 ? "tap" : "socket");
+	st->dir = qlab_dir(o->dir, o->index);
+	if (plain_path(st->dir, "lab folder") < 0)
 		goto out;
-	if (o.kernel) {
-		if (!file_exists(o.kernel)) {
-			error("kernel image '%s' not found", o.kernel);
-			goto out;
-		}
-		p = xabspath(o.kernel);
-	} else if (!(p = kernel_by_id(ctx, o.kernel_id))) {
+	if (!file_exists(o->kernel)) {
+		error("kernel image '%s' not found", o->kernel);
 		goto out;
 	}
-	if (prepare_dir(st.dir) < 0)
+	p = xabspath(o->kernel);
+	if (prepare_dir(st->dir) < 0)
 		goto out;
 	for (i = 0; i < 2; i++) {
-		snprintf(st.g[i].name, sizeof(st.g[i].name), "%s", guest_names[i]);
-		snprintf(st.g[i].addr, sizeof(st.g[i].addr), QLAB_LAB_FMT, 100 + st.index, i + 1);
+		snprintf(st->g[i].name, sizeof(st->g[i].name), "%s", guest_names[i]);
+		snprintf(st->g[i].addr, sizeof(st->g[i].addr), QLAB_LAB_FMT, 100 + st->index, i + 1);
 	}
 
 	/* the folder: kernel copy, guest files, ports, keys, known_hosts */
 	{
-		char *k = xasprintf("%s/kernel", st.dir), *g = xasprintf("%s/guest", st.dir);
+		char *k = xasprintf("%s/kernel", st->dir), *g = xasprintf("%s/guest", st->dir);
 		int bad = mkdir_p(k) < 0 || mkdir_p(g) < 0;
 
 		free(k);
@@ -1006,14 +811,14 @@ int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 		if (bad)
 			goto out;
 	}
-	st.kernel = xasprintf("%s/kernel/bzImage", st.dir);
-	if (copy_file(p, st.kernel, 0644) < 0)
+	st->kernel = xasprintf("%s/kernel/bzImage", st->dir);
+	if (copy_file(p, st->kernel, 0644) < 0)
 		goto out;
 	{
 		char *from = xasprintf("%s/kernels/lab/guest-init.sh", src_dir());
-		char *to = xasprintf("%s/guest/init.sh", st.dir);
+		char *to = xasprintf("%s/guest/init.sh", st->dir);
 		char *from2 = xasprintf("%s/kernels/lab/sshd_config", src_dir());
-		char *to2 = xasprintf("%s/guest/sshd_config", st.dir);
+		char *to2 = xasprintf("%s/guest/sshd_config", st->dir);
 		int bad = copy_file(from, to, 0755) < 0 || copy_file(from2, to2, 0644) < 0;
 
 		free(from);
@@ -1031,156 +836,72 @@ int lab_qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 
 		do {
 			port = free_port();
-		} while (port > 0 && ((i > 0 && port == st.g[0].ssh_port) ||
-				      (i > 1 && port == st.g[1].ssh_port)));
+		} while (port > 0 && ((i > 0 && port == st->g[0].ssh_port) ||
+				      (i > 1 && port == st->g[1].ssh_port)));
 		if (port < 0)
 			goto out;
 		if (i < 2)
-			st.g[i].ssh_port = port;
+			st->g[i].ssh_port = port;
 		else
 			sock_port = port;
 	}
-	if (make_keys(&st) < 0)
+	if (make_keys(st) < 0)
 		goto out;
-	if (!strcmp(st.nic, "tap") && tap_up(st.index) < 0)
+	if (!strcmp(st->nic, "tap") && tap_up(st->index) < 0)
 		goto out;
-	if (qlab_state_save(&st) < 0)
+	if (qlab_state_save(st) < 0)
 		goto out;
 
 	printf("lab: booting dut and peer (%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
-	       st.kvm ? "kvm" : "tcg", st.smp, st.mem_mb, st.nic, st.queues,
-	       st.queues > 1 ? "s" : "", p);
+	       st->kvm ? "kvm" : "tcg", st->smp, st->mem_mb, st->nic, st->queues,
+	       st->queues > 1 ? "s" : "", p);
 	fflush(stdout);
 	for (i = 0; i < 2; i++) {
-		if (start_guest(&st, i, sock_port) < 0)
+		if (start_guest(st, i, sock_port) < 0)
 			goto fail;
 		started++;
-		if (qlab_state_save(&st) < 0)
+		if (qlab_state_save(st) < 0)
 			goto fail;
 	}
-	if (wait_ssh(&st, o.timeout_s, t0) < 0)
+	if (wait_ssh(st, o->timeout_s, t0) < 0)
 		goto fail;
-	if (write_fragment(&st, o.profile) < 0)
+	if (write_fragment(st, o->profile) < 0)
 		goto fail;
-	if (ctx->json) {
-		print_guests_json(&st, NULL);
-	} else {
-		printf("lab: qemu lab %d up in %.1f s; config fragment: %s/klab.conf\n",
-		       st.index, (now_ms() - t0) / 1000.0, st.dir);
-		for (i = 0; i < 2; i++)
-			printf("lab:   %-4s  qemu pid %-7ld ssh root@127.0.0.1 -p %-5d  %s on eth1\n",
-			       st.g[i].name, (long)st.g[i].pid, st.g[i].ssh_port, st.g[i].addr);
-	}
 	ret = 0;
 	goto out;
 fail:
 	if (started)
-		stop_guests(&st);
-	if (!strcmp(st.nic, "tap"))
-		tap_down(st.index);
+		stop_guests(st);
+	if (!strcmp(st->nic, "tap"))
+		tap_down(st->index);
 	fprintf(stderr, "klab: the lab folder '%s' is kept for inspection; "
-		"`klab lab down --qemu --dir %s` removes it\n", st.dir, st.dir);
+		"`klab lab down --qemu --dir %s` removes it\n", st->dir, st->dir);
 out:
-	if (fflush(stdout) || ferror(stdout))
-		ret = 1;
 	free(p);
-	free(dflt);
-	qlab_state_free(&st);
+	if (ret < 0)
+		qlab_state_free(st);
 	return ret;
 }
 
-static int load_for(int argc, char **argv, struct qlab_state *st, int *missing)
+int qlab_down(const struct qlab_state *st)
 {
-	struct up_opts o;
-	char *dflt = NULL, *dir;
-	int r;
-
-	r = parse_opts(argc, argv, &o, 0);
-	if (r)
-		return r == 3 ? 3 : lab_usage(r);
-	if (!o.dir)
-		o.dir = dflt = default_dir(o.index);
-	dir = xabspath(o.dir);
-	r = qlab_state_load(dir, st);
-	*missing = r == 1;
-	if (r == 1)
-		st->dir = xstrdup(dir);
-	free(dir);
-	free(dflt);
-	return r < 0 ? 1 : 0;
+	stop_guests(st);
+	if (!strcmp(st->nic, "tap"))
+		tap_down(st->index);
+	return remove_tree(st->dir);
 }
 
-int lab_qemu_down(int argc, char **argv, struct klab_ctx *ctx)
+int qlab_probe(const struct qlab_state *st, struct buf *rel, const char *relv[2])
 {
-	struct qlab_state st;
-	int missing = 0, r;
+	int i, running = 0;
 
-	memset(&st, 0, sizeof(st));
-	r = load_for(argc, argv, &st, &missing);
-	if (r)
-		return r == 3 ? 0 : r;
-	if (missing) {
-		printf("lab: no qemu lab in '%s': nothing to stop\n", st.dir);
-		qlab_state_free(&st);
-		return 0;
-	}
-	stop_guests(&st);
-	if (!strcmp(st.nic, "tap"))
-		tap_down(st.index);
-	r = remove_tree(st.dir);
-	if (r == 0)
-		printf("lab: qemu lab %d stopped (pids %ld %ld) and '%s' removed\n", st.index,
-		       (long)st.g[0].pid, (long)st.g[1].pid, st.dir);
-	qlab_state_free(&st);
-	return r < 0 ? 1 : 0;
-}
-
-int lab_qemu_status(int argc, char **argv, struct klab_ctx *ctx)
-{
-	struct qlab_state st;
-	struct buf rel[2] = { BUF_INIT, BUF_INIT };
-	const char *relv[2] = { NULL, NULL };
-	int missing = 0, r, i, running = 0;
-
-	memset(&st, 0, sizeof(st));
-	r = load_for(argc, argv, &st, &missing);
-	if (r)
-		return r == 3 ? 0 : r;
-	if (missing) {
-		if (ctx->json)
-			printf("{ \"dir\": null, \"guests\": [ ] }\n");
-		else
-			printf("lab: no qemu lab in '%s'\n", st.dir);
-		qlab_state_free(&st);
-		return 1;
-	}
-	for (i = 0; i < 2; i++)
-		if (qlab_pid_alive(st.g[i].pid, st.dir, st.g[i].name)) {
+	for (i = 0; i < 2; i++) {
+		relv[i] = NULL;
+		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
 			running++;
-			if (ssh_probe(&st, i, &rel[i]) == 0)
+			if (ssh_probe(st, i, &rel[i]) == 0)
 				relv[i] = rel[i].buf;
 		}
-	if (ctx->json) {
-		print_guests_json(&st, relv);
-	} else {
-		printf("qemu lab %d in %s (%s, %d vCPU, %d MB, %s link, %d queue%s)\n", st.index,
-		       st.dir, st.kvm ? "kvm" : "tcg", st.smp, st.mem_mb, st.nic, st.queues,
-		       st.queues > 1 ? "s" : "");
-		printf("%-5s %-8s %-8s %-16s %-16s %s\n", "NAME", "PID", "STATE", "SSH", "ADDR",
-		       "KERNEL");
-		for (i = 0; i < 2; i++) {
-			char ssh[32];
-
-			snprintf(ssh, sizeof(ssh), "127.0.0.1:%d", st.g[i].ssh_port);
-			printf("%-5s %-8ld %-8s %-16s %-16s %s\n", st.g[i].name, (long)st.g[i].pid,
-			       qlab_pid_alive(st.g[i].pid, st.dir, st.g[i].name) ? "running" : "stopped",
-			       ssh, st.g[i].addr, relv[i] ? relv[i] : "-");
-		}
 	}
-	buf_release(&rel[0]);
-	buf_release(&rel[1]);
-	qlab_state_free(&st);
-	if (fflush(stdout) || ferror(stdout))
-		return 1;
-	return running == 2 ? 0 : 1;
+	return running;
 }

@@ -49,4 +49,38 @@ void qlab_state_free(struct qlab_state *st);
 /* 1 when pid is a qemu of this lab folder (guards against pid reuse). */
 int qlab_pid_alive(pid_t pid, const char *dir, const char *guest);
 
+/* How to bring a lab up. */
+struct qlab_opts {
+	const char *kernel;	/* the bzImage to boot */
+	const char *dir;	/* NULL: lab/qemu, or lab/qemu-K for index K */
+	long index;		/* K, 0..QLAB_MAX_INDEX */
+	long smp, mem_mb, queues;
+	long timeout_s;		/* until both guests answer over ssh */
+	const char *accel;	/* auto | kvm | tcg */
+	const char *profile;	/* tuning profile named in the fragment's machines, or NULL */
+};
+#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL }
+
+/* The lab folder: DIR, or the default folder of lab INDEX, made absolute (caller frees). */
+char *qlab_dir(const char *dir, long index);
+
+/*
+ * Boot the two guests and wait until both answer over ssh, writing the
+ * folder (its config fragment klab.conf among it). Progress lines go to
+ * stdout as they happen ("lab: booting ...", "lab: dut answers over ssh
+ * ..."). 0 with *st filled (free with qlab_state_free()), or -1 (logged;
+ * a folder whose guests failed to boot is kept for inspection).
+ */
+int qlab_up(const struct qlab_opts *o, struct qlab_state *st);
+/* Stop the guests of a loaded lab (TERM, then KILL) and remove its folder: 0 or -1. */
+int qlab_down(const struct qlab_state *st);
+
+struct buf;
+/*
+ * Ask each running guest for its kernel release over ssh (rel: two buffers): relv[i] points
+ * into rel[i], or is NULL when guest i does not run or answer. Returns
+ * how many guests run.
+ */
+int qlab_probe(const struct qlab_state *st, struct buf *rel, const char *relv[2]);
+
 #endif

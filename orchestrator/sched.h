@@ -57,7 +57,7 @@ struct sched_fire {
 
 /*
  * Submits one job for a schedule: returns the new job id, or -1.
- * The daemon passes job_submit_config() (job.h).
+ * The daemon passes job_submit_schedule() (job.h).
  */
 typedef int64_t (*sched_submit_fn)(void *arg, const struct conf_schedule *s);
 

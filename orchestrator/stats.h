@@ -23,7 +23,7 @@ double stats_betainc(double a, double b, double x);
 /* Student t: CDF and quantile (bisection on the CDF) with df > 0 (may be fractional). */
 double stats_t_cdf(double t, double df);
 double stats_t_ppf(double p, double df);
-/* Standard normal CDF and quantile (Acklam + one Newton step). */
+/* Standard normal CDF and quantile (Acklam's approximation + one Halley step). */
 double stats_norm_cdf(double z);
 double stats_norm_ppf(double p);
 

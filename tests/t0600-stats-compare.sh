@@ -168,7 +168,7 @@ test_expect_success 'errors name what is wrong' '
 	test_grep "no runs on side B" err &&
 	test_expect_code 2 k compare 2>err &&
 	test_expect_code 2 k compare 1 --threshold abc 2>err &&
-	test_grep "bad --threshold .abc." err &&
+	test_grep "option .--threshold.: .abc. is not a percentage" err &&
 	test_expect_code 2 k compare 1 --bogus 2>err &&
 	test_grep "unknown option .--bogus." err &&
 	test_expect_code 2 k compare a b c 2>err

@@ -27,7 +27,7 @@ test_expect_success '--json: an array of objects with every field' '
 	r = d[0]
 	assert set(r) == {"run", "job", "side", "kernel", "machine", "workload", "boot", "seq", "time", "metric", "value", "unit"}, r
 	assert r["run"] == 1 and r["job"] == 1 and r["side"] == "A" and r["seq"] == 0 and r["value"] == 1.0, r
-	assert r["kernel"] == "6.1.0-klab-base" and r["unit"] == "1/s" and r["time"] == 1764633660, r
+	assert r["kernel"] == "6.1.0-klab-base" and r["unit"] == "1/s" and r["time"] == "2025-12-02T00:01:00Z", r
 	assert sum(1 for r in d if r["side"] == "B") == 18
 	EOF
 '
@@ -92,10 +92,10 @@ test_expect_success 'no match: a note in text, [] in JSON' '
 
 test_expect_success 'bad options are usage errors naming the option' '
 	test_expect_code 2 k query --since yesterday 2>err &&
-	test_grep "bad --since .yesterday." err &&
+	test_grep "option .--since.: .yesterday. is not a time" err &&
 	test_expect_code 2 k query --json --csv 2>err &&
 	test_expect_code 2 k query --job x 2>err &&
-	test_grep "bad --job .x." err &&
+	test_grep "option .--job.: .x. is not a number" err &&
 	test_expect_code 2 k query --side C 2>err &&
 	test_expect_code 2 k query --metric 2>err &&
 	test_grep "needs a value" err &&

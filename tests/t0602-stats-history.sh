@@ -78,7 +78,7 @@ test_expect_success 'no data: a note, or [] in JSON; usage errors' '
 	test "$(tr -d " \n" <none.json)" = "[]" &&
 	test_expect_code 2 k history udp_rr_500 2>err &&
 	test_expect_code 2 k history udp_rr_500 tps --threshold -1 2>err &&
-	test_grep "bad --threshold" err
+	test_grep "option .--threshold.: .-1. is not a percentage" err
 '
 
 test_done

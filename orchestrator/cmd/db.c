@@ -1,0 +1,81 @@
+/* cmd/db.c: `klab db init|info`: create or upgrade the database, show its version and row counts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "db.h"
+#include "log.h"
+#include "util.h"
+
+static const struct opt db_opts[] = { OPT_JSON(), OPT_END() };
+static const char *const no_usage[] = { "", NULL };
+static const struct opt_spec init_spec = {
+	"klab db init", no_usage, "create the database, or apply the migrations it lacks",
+	"The database is --db FILE, $KLAB_DB, or [lab] db of the configuration.\n", db_opts,
+};
+static const struct opt_spec info_spec = {
+	"klab db info", no_usage, "the database's schema version and the row count of every table", NULL, db_opts,
+};
+
+static int db_init(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct db *db;
+	int st;
+
+	if ((argc = cmd_parse(&init_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc)
+		return cmd_usage_error(&init_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)))
+		return 1;
+	cmd_print_begin();
+	print_str(PRINT_ANY, "path", "database '%s'", db_file(db));
+	print_int(PRINT_ANY, "schema_version", " is at schema version %lld\n", db_version(db));
+	return cmd_print_end();
+}
+
+static int db_info(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct db_stmt *st;
+	struct db *db;
+	int ret = 0, s;
+
+	if ((argc = cmd_parse(&info_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&info_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)))
+		return 1;
+	st = db_prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
+			"AND name NOT LIKE 'sqlite_%' ORDER BY name", "");
+	if (!st)
+		return 1;
+	cmd_print_begin();
+	print_str(PRINT_ANY, "path", "database        %s\n", db_file(db));
+	print_int(PRINT_ANY, "schema_version", "schema version  %lld", db_version(db));
+	print_int(PRINT_ANY, "latest_version", " (this klab knows up to %lld)\n", db_latest_version());
+	print_obj_begin("tables");
+	while (db_step(st) == DB_ROW) {
+		const char *name = db_col_text(st, 0);
+		char *sql = xasprintf("SELECT count(*) FROM \"%s\"", name);
+		int64_t n = 0;
+
+		if (db_get_int(db, &n, sql, "") < 0)
+			ret = 1;
+		print_text("  %-16s", name);
+		print_int(PRINT_ANY, name, " %8lld rows\n", n);
+		free(sql);
+	}
+	db_finalize(st);
+	print_obj_end();
+	return cmd_print_end() | ret;
+}
+
+static const struct klab_cmd db_init_cmd = { "init", db_init, &init_spec, NULL, 0 };
+static const struct klab_cmd db_info_cmd = { "info", db_info, &info_spec, NULL, 0 };
+static const struct klab_cmd *const db_subs[] = { &db_init_cmd, &db_info_cmd, NULL };
+static const struct opt_spec db_spec = {
+	"klab db", NULL, "create or upgrade the database; show its version and row counts", NULL, NULL,
+};
+const struct klab_cmd cmd_db = { "db", NULL, &db_spec, db_subs, 0 };

@@ -1,0 +1,616 @@
+/* cmd/job.c: `klab submit`, `klab run`, `klab jobs`, `klab job show|log`, `klab cancel`. */
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "compare.h"
+#include "db.h"
+#include "job.h"
+#include "jsonh.h"
+#include "log.h"
+#include "util.h"
+
+static const char *col_text(struct db_stmt *st, int i)
+{
+	const char *s = db_col_text(st, i);
+	return s ? s : "";
+}
+
+/* A column as it is stored, or null (JSON and CSV); KEY as its name. */
+static void col_data(struct db_stmt *st, int i, const char *key)
+{
+	switch (db_col_type(st, i)) {
+	case DB_NULL: print_data_null(key); break;
+	case DB_INTEGER: print_data_int(key, db_col_int64(st, i)); break;
+	case DB_FLOAT: print_data_num(key, db_col_double(st, i)); break;
+	default: print_data_str(key, col_text(st, i)); break;
+	}
+}
+
+/* A time column (seconds since 1970) as ISO 8601, or null. */
+static void col_time(struct db_stmt *st, int i, const char *key)
+{
+	print_data_time(key, db_col_null(st, i) ? NAN : db_col_double(st, i));
+}
+
+/* A text column, or NULL. */
+static const char *col_str(struct db_stmt *st, int i)
+{
+	return db_col_text(st, i);
+}
+
+/* "35s", "12m", "3h", "2d" */
+static void fmt_age(char *b, size_t n, double secs)
+{
+	if (secs < 0)
+		secs = 0;
+	if (secs < 120)
+		snprintf(b, n, "%.0fs", secs);
+	else if (secs < 7200)
+		snprintf(b, n, "%.0fm", secs / 60);
+	else if (secs < 172800)
+		snprintf(b, n, "%.0fh", secs / 3600);
+	else
+		snprintf(b, n, "%.0fd", secs / 86400);
+}
+
+/* Local time for the text, "-" for none. */
+static void fmt_time(char *b, size_t n, double t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!(t > 0)) {
+		snprintf(b, n, "-");
+		return;
+	}
+	localtime_r(&tt, &tm);
+	strftime(b, n, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* Steps done (or skipped) and planned for a job. */
+static void job_progress(struct db *db, int64_t id, const char *spec_text, int64_t seed, int64_t *done, int64_t *total)
+{
+	struct json_object *spec = json_parse(spec_text, strlen(spec_text), "job spec");
+	struct strvec plan = STRVEC_INIT;
+
+	*done = 0;
+	*total = 0;
+	db_get_int(db, done, "SELECT count(*) FROM steps WHERE job_id = ? AND state IN ('done', 'skipped')", "i", id);
+	if (spec && !job_plan(spec, seed, &plan))
+		*total = (int64_t)plan.n;
+	strvec_clear(&plan);
+	if (spec)
+		json_object_put(spec);
+}
+
+/* ---- submit ------------------------------------------------------------ */
+
+static const char *s_job, *s_series, *s_mbox, *s_base, *s_test;
+static long s_seed = -1, s_boots, s_runs;
+
+static const struct opt submit_opts[] = {
+	OPT_STRING(0, "job", &s_job, "NAME", "the [job \"NAME\"] of the config (or give NAME as the argument)"),
+	OPT_STRING(0, "series", &s_series, "SOURCE", "test this series instead of the job's: lore:MSGID, patchwork:ID, FILE"),
+	OPT_STRING(0, "mbox", &s_mbox, "FILE", "test the series in this mbox file"),
+	OPT_STRING(0, "base", &s_base, "REF", "the baseline ref instead of the job's"),
+	OPT_STRING(0, "test", &s_test, "REF", "compare the baseline with this ref instead of a series"),
+	OPT_INT(0, "seed", &s_seed, "N", 0, 0x7fffffffL, "the seed of the boot order (default: the job's, else random)"),
+	OPT_INT(0, "boots", &s_boots, "N", 1, 1000, "boots per side instead of the job's"),
+	OPT_INT(0, "runs", &s_runs, "N", 1, 1000, "measured runs per boot instead of the job's"),
+	OPT_JSON(),
+	OPT_END(),
+};
+static const char *const submit_usage[] = {
+	"--job NAME [--series SOURCE | --mbox FILE] [--base REF --test REF] [--seed N] [--boots N] [--runs N]",
+	NULL,
+};
+static const struct opt_spec submit_spec = {
+	"klab submit", submit_usage, "queue a job for klabd",
+	"The job's spec is fixed at submission: a config changed later does not change it.\n", submit_opts,
+};
+
+static int submit(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+	struct klab_config *cfg;
+	char *mbox = NULL;
+	struct db *db;
+	int64_t id;
+	int st;
+
+	if ((argc = cmd_parse(&submit_spec, argc, argv, &st)) < 0)
+		return st;
+	o.job = s_job;
+	if (!o.job && argc) {
+		o.job = argv[0];
+		argv++;
+		argc--;
+	}
+	if (argc)
+		return cmd_usage_error(&submit_spec, "unexpected argument '%s'", argv[0]);
+	if (!o.job)
+		return cmd_usage_error(&submit_spec, "--job NAME is required");
+	if (s_series && s_mbox)
+		return cmd_usage_error(&submit_spec, "give --series or --mbox, not both");
+	if (s_mbox)
+		mbox = xasprintf("mbox:%s", s_mbox);
+	o.series = mbox ? mbox : s_series;
+	o.base = s_base;
+	o.test = s_test;
+	o.seed = s_seed;
+	o.boots = (int)s_boots;
+	o.runs = (int)s_runs;
+	if (!(cfg = ctx_config(ctx)) || !(db = ctx_db(ctx)) || (id = job_submit(db, cfg, &o)) < 0) {
+		free(mbox);
+		return 1;
+	}
+	free(mbox);
+	cmd_print_begin();
+	print_int(PRINT_ANY, "id", "submitted job %lld", id);
+	print_str(PRINT_ANY, "name", " (%s); klabd runs it, or: ", o.job);
+	print_data_str("state", "queued");
+	print_text("klab run %lld\n", (long long)id);
+	return cmd_print_end();
+}
+
+/* ---- jobs --------------------------------------------------------------- */
+
+static const char *j_state;
+static long j_limit = 50;
+
+static const struct opt jobs_opts[] = {
+	OPT_STRING(0, "state", &j_state, "STATE", "only jobs in STATE (queued, running, done, failed, cancelled)"),
+	OPT_INT(0, "limit", &j_limit, "N", 1, 100000, "the newest N jobs (default 50)"),
+	OPT_JSON(),
+	OPT_CSV(),
+	OPT_END(),
+};
+static const char *const jobs_usage[] = { "[--state STATE] [--limit N] [--json|--csv]", NULL };
+static const struct opt_spec jobs_spec = {
+	"klab jobs", jobs_usage, "list jobs with state, progress and age", NULL, jobs_opts,
+};
+static const char *const jobs_cols[] = {
+	"id", "name", "state", "steps_done", "steps_total", "created", "started", "finished", "age_s", "duration_s",
+	"dut", "peer", "schedule", "error", "pid", NULL,
+};
+
+static int jobs(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct db_stmt *st;
+	struct db *db;
+	int s;
+
+	if ((argc = cmd_parse(&jobs_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&jobs_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)))
+		return 1;
+	st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
+			"schedule, error, pid FROM jobs WHERE ?1 IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?",
+			"si", j_state, (int64_t)j_limit);
+	if (!st)
+		return 1;
+	cmd_print_begin();
+	print_text("%-5s %-20s %-10s %-9s %-6s %-17s %s\n", "ID", "NAME", "STATE", "PROGRESS", "AGE", "MACHINES",
+		   "ERROR");
+	print_list_begin(NULL, jobs_cols);
+	while (db_step(st) == DB_ROW) {
+		int64_t id = db_col_int64(st, 0), done, total;
+		double now = now_wall(), age = now - db_col_double(st, 5);
+		double end = db_col_null(st, 7) ? now : db_col_double(st, 7);
+		const char *dut = col_str(st, 8), *err = col_str(st, 11);
+		char prog[48], agebuf[16], mach[64];
+
+		job_progress(db, id, col_text(st, 3), db_col_int64(st, 4), &done, &total);
+		print_obj_begin(NULL);
+		print_int(PRINT_ANY, "id", "%-5lld ", id);
+		print_str(PRINT_ANY, "name", "%-20s ", col_str(st, 1));
+		print_str(PRINT_ANY, "state", "%-10s ", col_str(st, 2));
+		print_data_int("steps_done", done);
+		print_data_int("steps_total", total);
+		snprintf(prog, sizeof(prog), "%lld/%lld", (long long)done, (long long)total);
+		print_text("%-9s ", prog);
+		col_time(st, 5, "created");
+		col_time(st, 6, "started");
+		col_time(st, 7, "finished");
+		print_data_num("age_s", age);
+		fmt_age(agebuf, sizeof(agebuf), age);
+		print_text("%-6s ", agebuf);
+		if (db_col_null(st, 6))
+			print_data_null("duration_s");
+		else
+			print_data_num("duration_s", end - db_col_double(st, 6));
+		col_data(st, 8, "dut");
+		col_data(st, 9, "peer");
+		snprintf(mach, sizeof(mach), "%s%s%s", dut ? dut : "-", dut ? "+" : "", dut ? col_text(st, 9) : "");
+		print_text("%-17s ", mach);
+		col_data(st, 10, "schedule");
+		print_str(PRINT_DATA, "error", "%s", err);
+		print_text("%.100s\n", err ? err : "");
+		col_data(st, 12, "pid");
+		print_obj_end();
+	}
+	db_finalize(st);
+	print_list_end();
+	return cmd_print_end();
+}
+
+/* ---- job show | log ----------------------------------------------------- */
+
+static const struct opt job_opts[] = { OPT_JSON(), OPT_END() };
+static const struct opt log_opts[] = { OPT_JSON(), OPT_CSV(), OPT_END() };
+static const char *const id_usage[] = { "ID|NAME [--json]", NULL };
+static const char *const log_usage[] = { "ID|NAME [--json|--csv]", NULL };
+static const struct opt_spec show_spec = {
+	"klab job show", id_usage, "a job: its state, sides, every step with its error, the runs stored",
+	"NAME is the newest job of that name.\n", job_opts,
+};
+static const struct opt_spec log_spec = {
+	"klab job log", log_usage, "a job's history from its steps: when each started and ended", NULL, log_opts,
+};
+
+/*
+ * The job named by the one argument, after parsing SPEC's options: 0 with
+ * *db and *id, or -1 with *status the exit status (--help, a usage error,
+ * no such job).
+ */
+static int job_arg(const struct opt_spec *spec, int argc, char **argv, struct klab_ctx *ctx, struct db **db,
+		   int64_t *id, int *status)
+{
+	if ((argc = cmd_parse(spec, argc, argv, status)) < 0)
+		return -1;
+	if (argc != 1) {
+		*status = argc ? cmd_usage_error(spec, "unexpected argument '%s'", argv[1])
+			       : cmd_usage_error(spec, "needs a job id or name");
+		return -1;
+	}
+	*status = 1;
+	*db = ctx_db(ctx);
+	if (!*db || job_find(*db, argv[0], id))
+		return -1;
+	return 0;
+}
+
+static int job_show(int argc, char **argv, struct klab_ctx *ctx)
+{
+	static const char *const cols[] = { "id", "name", "state", NULL, "order_seed", "created", "started",
+					    "finished", "dut", "peer", "schedule", "error", "pid", "series_id",
+					    "tree", "cancel" };
+	static const char *const run_cols[] = { "id", "uid", "side", "workload", "seq", "boot", "status",
+						"machine", "profile", "headline" };
+	struct db_stmt *st;
+	struct db *db;
+	int64_t id, done = 0, total = 0, n_runs = 0;
+	char t1[32], t2[32];
+	int r;
+
+	if (job_arg(&show_spec, argc, argv, ctx, &db, &id, &r))
+		return r;
+	st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
+			"schedule, error, pid, series_id, tree, cancel FROM jobs WHERE id = ?", "i", id);
+	if (!st)
+		return 1;
+	if (db_step(st) != DB_ROW) {
+		db_finalize(st);
+		return error("no job %lld", (long long)id), 1;
+	}
+	cmd_print_begin();
+	for (int i = 0; i < (int)ARRAY_SIZE(cols); i++) {
+		if (!cols[i])
+			continue;
+		if (i == 5 || i == 6 || i == 7)
+			col_time(st, i, cols[i]);
+		else
+			col_data(st, i, cols[i]);
+	}
+	print_data_json("spec", json_parse(col_text(st, 3), strlen(col_text(st, 3)), "job spec"));
+	job_progress(db, id, col_text(st, 3), db_col_int64(st, 4), &done, &total);
+	print_data_int("steps_done", done);
+	print_data_int("steps_total", total);
+	print_text("job %lld '%s': %s, %lld/%lld steps\n", (long long)id, col_text(st, 1), col_text(st, 2),
+		   (long long)done, (long long)total);
+	if (col_str(st, 11))
+		print_text("  error: %s\n", col_str(st, 11));
+	fmt_time(t1, sizeof(t1), db_col_double(st, 5));
+	fmt_time(t2, sizeof(t2), db_col_double(st, 7));
+	print_text("  created %s, finished %s, order seed %s, machines %s+%s%s%s\n", t1, t2,
+		   col_str(st, 4) ? col_str(st, 4) : "-", col_str(st, 8) ? col_str(st, 8) : "-",
+		   col_str(st, 9) ? col_str(st, 9) : "-", col_str(st, 10) ? ", schedule " : "",
+		   col_str(st, 10) ? col_str(st, 10) : "");
+	db_finalize(st);
+
+	print_list_begin("sides", NULL);
+	st = db_prepare(db, "SELECT s.side, s.label, s.kernel_id, s.profile, k.release FROM job_sides s "
+			"LEFT JOIN kernels k ON k.id = s.kernel_id WHERE s.job_id = ? ORDER BY s.side", "i", id);
+	while (st && db_step(st) == DB_ROW) {
+		const char *rel = col_str(st, 4), *prof = col_str(st, 3);
+
+		print_obj_begin(NULL);
+		col_data(st, 0, "side");
+		col_data(st, 1, "label");
+		col_data(st, 2, "kernel_id");
+		col_data(st, 3, "profile");
+		col_data(st, 4, "release");
+		print_obj_end();
+		print_text("  side %s: %s%s%s%s%s\n", col_text(st, 0), col_text(st, 1), rel ? ", kernel " : "",
+			   rel ? rel : "", prof ? ", profile " : "", prof ? prof : "");
+	}
+	db_finalize(st);
+	print_list_end();
+
+	print_text("\n  %-28s %-8s %-3s %-19s %8s  %s\n", "STEP", "STATE", "TRY", "STARTED", "SECONDS", "ERROR");
+	print_list_begin("steps", NULL);
+	st = db_prepare(db, "SELECT key, name, state, attempts, started, finished, error, detail FROM steps "
+			"WHERE job_id = ? ORDER BY id", "i", id);
+	while (st && db_step(st) == DB_ROW) {
+		double started = db_col_double(st, 4), finished = db_col_double(st, 5);
+		char secs[16] = "-";
+
+		print_obj_begin(NULL);
+		col_data(st, 0, "key");
+		col_data(st, 1, "name");
+		col_data(st, 2, "state");
+		col_data(st, 3, "attempts");
+		col_time(st, 4, "started");
+		col_time(st, 5, "finished");
+		col_data(st, 6, "error");
+		if (!db_col_null(st, 7))
+			print_data_json("detail", json_tokener_parse(col_text(st, 7)));
+		print_obj_end();
+		fmt_time(t1, sizeof(t1), started);
+		if (finished > 0)
+			snprintf(secs, sizeof(secs), "%.1f", finished - started);
+		print_text("  %-28s %-8s %-3s %-19s %8s  %s\n", col_text(st, 0), col_text(st, 2), col_text(st, 3), t1,
+			   secs, col_text(st, 6));
+	}
+	db_finalize(st);
+	print_list_end();
+
+	db_get_int(db, &n_runs, "SELECT count(*) FROM runs WHERE job_id = ?", "i", id);
+	print_text("\n  %lld runs stored\n", (long long)n_runs);
+	if (n_runs)
+		print_text("  %-6s %-44s %-4s %-16s %-4s %-4s %-7s %s\n", "RUN", "UID", "SIDE", "WORKLOAD", "BOOT",
+			   "SEQ", "STATUS", "HEADLINE");
+	print_list_begin("runs", NULL);
+	st = db_prepare(db, "SELECT r.id, r.uid, r.side, r.workload, r.seq, b.seq, r.status, r.machine, r.profile, "
+			"(SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name IN ('tps', 'tx_pps') LIMIT 1) "
+			"FROM runs r LEFT JOIN boots b ON b.id = r.boot_id WHERE r.job_id = ? ORDER BY r.id", "i", id);
+	while (st && db_step(st) == DB_ROW) {
+		char hl[40] = "-";
+
+		print_obj_begin(NULL);
+		for (int i = 0; i < (int)ARRAY_SIZE(run_cols); i++)
+			col_data(st, i, run_cols[i]);
+		print_obj_end();
+		if (!db_col_null(st, 9))
+			print_fmt_num(hl, db_col_double(st, 9));
+		print_text("  %-6s %-44s %-4s %-16s %-4s %-4s %-7s %s\n", col_text(st, 0), col_text(st, 1),
+			   col_str(st, 2) ? col_str(st, 2) : "-", col_text(st, 3),
+			   col_str(st, 5) ? col_str(st, 5) : "-", col_text(st, 4), col_text(st, 6), hl);
+	}
+	db_finalize(st);
+	print_list_end();
+	return cmd_print_end();
+}
+
+static const char *const log_cols[] = { "time", "step", "event", "attempt", "seconds", "error", NULL };
+
+/* The job's history from its steps: each step's start and, when it ended, its end. */
+static int job_log(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct db_stmt *st;
+	struct db *db;
+	int64_t id;
+	double created = 0, finished = 0;
+	char *name = NULL, *state = NULL, *err = NULL, t[32];
+	int r;
+
+	if (job_arg(&log_spec, argc, argv, ctx, &db, &id, &r))
+		return r;
+	st = db_prepare(db, "SELECT name, state, error, created, finished FROM jobs WHERE id = ?", "i", id);
+	if (!st)
+		return 1;
+	if (db_step(st) != DB_ROW) {
+		db_finalize(st);
+		return error("no job %lld", (long long)id), 1;
+	}
+	name = xstrdup(col_text(st, 0));
+	state = xstrdup(col_text(st, 1));
+	err = col_str(st, 2) ? xstrdup(col_str(st, 2)) : NULL;
+	created = db_col_double(st, 3);
+	finished = db_col_double(st, 4);
+	db_finalize(st);
+
+	cmd_print_begin();
+	fmt_time(t, sizeof(t), created);
+	print_text("%s job %lld '%s' submitted\n", t, (long long)id, name);
+	print_list_begin(NULL, log_cols);
+	st = db_prepare(db, "SELECT key, state, attempts, started, finished, error FROM steps "
+			"WHERE job_id = ? ORDER BY id", "i", id);
+	while (st && db_step(st) == DB_ROW) {
+		const char *key = col_text(st, 0), *e = col_str(st, 5);
+		int attempts = db_col_int(st, 2);
+		double s0 = db_col_double(st, 3), s1 = db_col_double(st, 4);
+
+		print_obj_begin(NULL);
+		print_data_time("time", s0);
+		print_data_str("step", key);
+		print_data_str("event", "started");
+		print_data_int("attempt", attempts);
+		print_obj_end();
+		fmt_time(t, sizeof(t), s0);
+		if (attempts > 1)
+			print_text("%s %s started, attempt %d\n", t, key, attempts);
+		else
+			print_text("%s %s started\n", t, key);
+		if (!(s1 > 0))
+			continue;
+		print_obj_begin(NULL);
+		print_data_time("time", s1);
+		print_data_str("step", key);
+		print_data_str("event", col_text(st, 1));
+		print_data_num("seconds", s1 - s0);
+		if (e)
+			print_data_str("error", e);
+		print_obj_end();
+		fmt_time(t, sizeof(t), s1);
+		print_text("%s %s %s after %.1f s%s%s\n", t, key, col_text(st, 1), s1 - s0, e ? ": " : "", e ? e : "");
+	}
+	db_finalize(st);
+	print_list_end();
+	if (finished > 0) {
+		fmt_time(t, sizeof(t), finished);
+		print_text("%s job %lld %s%s%s\n", t, (long long)id, state, err ? ": " : "", err ? err : "");
+	}
+	free(name);
+	free(state);
+	free(err);
+	return cmd_print_end();
+}
+
+static const struct klab_cmd job_cmds[] = {
+	{ "show", job_show, &show_spec, NULL, 0 },
+	{ "log", job_log, &log_spec, NULL, CMD_LISTING },
+};
+static const struct klab_cmd *const job_subs[] = { &job_cmds[0], &job_cmds[1], NULL };
+static const struct opt_spec job_spec = {
+	"klab job", NULL, "a job's steps, errors and runs, or its log", NULL, NULL,
+};
+
+/* ---- cancel --------------------------------------------------------------- */
+
+static const struct opt cancel_opts[] = { OPT_JSON(), OPT_END() };
+static const struct opt_spec cancel_spec = {
+	"klab cancel", id_usage, "stop a job at the next safe point and release its machines",
+	"A queued job is cancelled at once; a running one stops after its current step.\n", cancel_opts,
+};
+
+static int cancel(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct db *db;
+	int64_t id;
+	char *state = NULL;
+	int r;
+
+	if (job_arg(&cancel_spec, argc, argv, ctx, &db, &id, &r))
+		return r;
+	if (job_cancel(db, id))
+		return 1;
+	db_get_str(db, &state, "SELECT state FROM jobs WHERE id = ?", "i", id);
+	cmd_print_begin();
+	print_data_int("id", id);
+	print_data_str("state", state ? state : "");
+	print_data_bool("cancel", 1);
+	if (state && !strcmp(state, "cancelled"))
+		print_text("job %lld cancelled\n", (long long)id);
+	else
+		print_text("job %lld will stop at its next safe point and release its machines\n", (long long)id);
+	free(state);
+	return cmd_print_end();
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+static volatile sig_atomic_t run_stop;
+
+static void on_stop(int sig)
+{
+	if (run_stop) {
+		/* A second signal: stop now. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	run_stop = 1;
+}
+
+static int r_wait, r_quiet;
+
+static const struct opt run_opts[] = {
+	OPT_BOOL(0, "wait", &r_wait, "wait for busy machines (default: the job stays queued, exit 2)"),
+	OPT_SET_INT(0, "no-wait", &r_wait, 0, "do not wait for busy machines (the default)"),
+	OPT_BOOL('q', "quiet", &r_quiet, "no progress lines, no comparison at the end"),
+	OPT_END(),
+};
+static const char *const run_usage[] = { "JOB_NAME|ID [--wait] [--quiet]", NULL };
+static const struct opt_spec run_spec = {
+	"klab run", run_usage, "run (or resume) a job in the foreground",
+	"A job name submits that job (or resumes its unfinished one); an id runs or resumes\n"
+	"that job. The progress lines and the comparison at the end are text.\n",
+	run_opts,
+};
+
+static int run(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct job_run_opts o = JOB_RUN_OPTS_INIT;
+	struct klab_config *cfg;
+	struct sigaction sa;
+	const char *what;
+	struct db *db;
+	int64_t id = 0, found = 0;
+	long v;
+	int ret, st;
+
+	if ((argc = cmd_parse(&run_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc != 1)
+		return argc ? cmd_usage_error(&run_spec, "unexpected argument '%s'", argv[1])
+			    : cmd_usage_error(&run_spec, "needs a job name or id");
+	what = argv[0];
+	o.wait_lease = r_wait;	/* busy machines: the job stays queued, unless --wait */
+	cfg = ctx_config(ctx);
+	if (!cfg)
+		return 1;
+	db = ctx_db(ctx);
+	if (!db)
+		return 1;
+	if (!parse_long(what, 1, LONG_MAX, &v)) {
+		if (job_find(db, what, &id))
+			return 1;
+	} else if (db_get_int(db, &found, "SELECT id FROM jobs WHERE name = ? AND state IN ('queued', 'running') "
+			      "ORDER BY id LIMIT 1", "s", what) == 1) {
+		id = found;	/* resume the unfinished job of that name */
+	} else {
+		struct job_submit_opts so = JOB_SUBMIT_OPTS_INIT;
+
+		so.job = what;
+		id = job_submit(db, cfg, &so);
+		if (id < 0)
+			return 1;
+		if (!r_quiet)
+			printf("submitted job %lld (%s)\n", (long long)id, what);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	o.progress = !r_quiet;
+	o.stop = &run_stop;
+	ret = job_run(cfg, db, NULL, id, &o);
+	if (ret == 0 && !r_quiet) {
+		struct compare_result res;
+
+		memset(&res, 0, sizeof(res));
+		if (compare_load_job(db, id, &res) == 1) {
+			printf("\n");
+			compare_print(stdout, &res);
+		}
+		compare_result_free(&res);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		return 1;
+	return ret < 0 ? 1 : ret;
+}
+
+const struct klab_cmd cmd_submit = { "submit", submit, &submit_spec, NULL, 0 };
+const struct klab_cmd cmd_run_job = { "run", run, &run_spec, NULL, 0 };
+const struct klab_cmd cmd_jobs = { "jobs", jobs, &jobs_spec, NULL, CMD_LISTING };
+const struct klab_cmd cmd_job = { "job", NULL, &job_spec, job_subs, 0 };
+const struct klab_cmd cmd_cancel = { "cancel", cancel, &cancel_spec, NULL, 0 };

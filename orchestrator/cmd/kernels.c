@@ -1,0 +1,406 @@
+/* cmd/kernels.c: `klab kernels list|show|build|gc`: the built kernels and the artifact store. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "cmd.h"
+#include "db.h"
+#include "jsonh.h"
+#include "log.h"
+#include "series.h"
+#include "strvec.h"
+#include "util.h"
+
+/* ---- list, show ----------------------------------------------------------------------- */
+
+static const char *const cols = "id, key, tree, commit_id, variant, series_id, release, build_id, artifact_dir,"
+				" state, error, apply_log, duration_s, ccache_stats, created, compiler, config_sha256";
+/* The keys of the columns above, in JSON, CSV and the text of kernels show. */
+static const char *const kernel_cols[] = {
+	"id", "key", "tree", "commit", "variant", "series_id", "release", "build_id", "artifact_dir", "state",
+	"error", "apply_log", "duration_s", "ccache", "created", "compiler", "config_sha256", NULL,
+};
+
+/* One kernels row: data only (list), or data and the text "KEY  VALUE" lines (show). */
+static void row_print(struct db_stmt *st, int text)
+{
+	char b[40];
+
+	for (int i = 0; kernel_cols[i]; i++) {
+		const char *name = kernel_cols[i];
+		int ty = db_col_type(st, i);
+
+		if (text)
+			print_text("%-14s ", name);
+		if (ty == DB_INTEGER) {
+			print_int(text ? PRINT_ANY : PRINT_DATA, name, "%lld\n", db_col_int64(st, i));
+		} else if (ty == DB_FLOAT) {
+			double v = db_col_double(st, i);
+
+			if (!strcmp(name, "created"))
+				print_data_time(name, v);
+			else
+				print_data_num(name, v);
+			if (text)
+				print_text("%s\n", print_fmt_num(b, v));
+		} else if (ty == DB_TEXT) {
+			const char *t = db_col_text(st, i);
+			struct json_object *v = NULL;
+
+			if (!strcmp(name, "apply_log") || !strcmp(name, "ccache"))
+				v = json_tokener_parse(t);
+			if (v) {
+				if (text)
+					print_text("%s\n", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+											     JSON_C_TO_STRING_NOSLASHESCAPE));
+				print_data_json(name, v);
+			} else {
+				print_str(text ? PRINT_ANY : PRINT_DATA, name, "%s\n", t);
+			}
+		} else {
+			print_data_null(name);
+			if (text)
+				print_text("-\n");
+		}
+	}
+}
+
+static const struct opt list_opts[] = { OPT_JSON(), OPT_CSV(), OPT_END() };
+static const struct opt show_opts[] = { OPT_JSON(), OPT_END() };
+static const char *const list_usage[] = { "[--json|--csv]", NULL };
+static const char *const show_usage[] = { "ID|KEY [--json]", NULL };
+static const struct opt_spec list_spec = {
+	"klab kernels list", list_usage, "the built kernels: state, tree, variant, build time, release, key", NULL,
+	list_opts,
+};
+static const struct opt_spec show_spec = {
+	"klab kernels show", show_usage, "one built kernel, by its id or a key prefix of 8 or more digits", NULL,
+	show_opts,
+};
+
+static int kernels_list(int argc, char **argv, struct klab_ctx *ctx)
+{
+	char *sql;
+	struct db_stmt *st;
+	struct db *db;
+	int s;
+
+	if ((argc = cmd_parse(&list_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&list_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)))
+		return 1;
+	sql = xasprintf("SELECT %s FROM kernels ORDER BY id", cols);
+	st = db_prepare(db, sql, "");
+	free(sql);
+	if (!st)
+		return 1;
+	cmd_print_begin();
+	print_text("%-4s %-8s %-18s %-9s %-7s %-30s %s\n", "ID", "STATE", "TREE", "VARIANT", "SECONDS", "RELEASE",
+		   "KEY");
+	print_list_begin(NULL, kernel_cols);
+	while (db_step(st) == DB_ROW) {
+		print_obj_begin(NULL);
+		row_print(st, 0);
+		print_obj_end();
+		print_text("%-4lld %-8s %-18s %-9s %7.0f %-30s %.16s\n", (long long)db_col_int64(st, 0),
+			   db_col_text(st, 9),
+			   db_col_text(st, 2) ? db_col_text(st, 2) : "",
+			   db_col_text(st, 4), db_col_double(st, 12),
+			   db_col_text(st, 6) ? db_col_text(st, 6) : "-",
+			   db_col_text(st, 1));
+	}
+	db_finalize(st);
+	print_list_end();
+	return cmd_print_end();
+}
+
+static int kernels_show(int argc, char **argv, struct klab_ctx *ctx)
+{
+	char *sql, *like;
+	const char *what;
+	long id = 0;
+	struct db_stmt *st;
+	struct db *db;
+	int n = 0, s;
+
+	if ((argc = cmd_parse(&show_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc != 1)
+		return argc ? cmd_usage_error(&show_spec, "unexpected argument '%s'", argv[1])
+			    : cmd_usage_error(&show_spec, "needs an ID or a KEY");
+	what = argv[0];
+	if (!(db = ctx_db(ctx)))
+		return 1;
+	sql = xasprintf("SELECT %s FROM kernels WHERE id = ? OR key = ? OR key LIKE ? ORDER BY id LIMIT 2", cols);
+	like = xasprintf("%s%%", what);
+	parse_long(what, 1, 1L << 62, &id);
+	st = db_prepare(db, sql, "iss", (int64_t)id, what, strlen(what) >= 8 ? like : "-");
+	free(sql);
+	free(like);
+	if (!st)
+		return 1;
+	while (db_step(st) == DB_ROW)
+		n++;
+	if (n != 1) {
+		db_finalize(st);
+		if (n == 0)
+			return error("no kernel '%s' (give an id or a key prefix of 8 or more digits)", what), 1;
+		return error("kernel '%s' is ambiguous: several keys start with it", what), 1;
+	}
+	db_reset(st);
+	db_step(st);
+	cmd_print_begin();
+	row_print(st, 1);
+	db_finalize(st);
+	return cmd_print_end();
+}
+
+/* ---- build ------------------------------------------------------------------------------ */
+
+static const char *b_tree, *b_ref, *b_series, *b_subject, *b_variant, *b_artifact_dir;
+static long b_series_id, b_jobs;
+static int b_force, b_apply_only;
+static struct strvec b_locals = STRVEC_INIT;
+
+static const struct opt build_opts[] = {
+	OPT_STRING(0, "tree", &b_tree, "NAME", "a [tree] of the config, or " BUILD_DEFAULT_TREE " (the default)"),
+	OPT_STRING(0, "ref", &b_ref, "REF", "commit, tag or branch (default: the tree's branch)"),
+	OPT_STRING(0, "series", &b_series, "SOURCE", "apply this series (stored too): FILE, lore:MSGID, patchwork:ID"),
+	OPT_INT(0, "series-id", &b_series_id, "ID", 1, 1L << 62, "apply a stored series"),
+	OPT_STRING(0, "subject", &b_subject, "S", "the subject of a bare patch given as --series"),
+	OPT_LIST(0, "local-patch", &b_locals, "FILE", "a fix-up applied after the series (may be repeated)"),
+	OPT_STRING(0, "variant", &b_variant, "base|patched|LABEL",
+		   "the variant's name (default: patched with patches, else base)"),
+	OPT_INT(0, "jobs", &b_jobs, "N", 1, 1024, "make -jN (default: the tree's jobs, else nproc)"),
+	OPT_BOOL(0, "force", &b_force, "build even when a kernel with the same key is stored"),
+	OPT_BOOL(0, "apply-only", &b_apply_only, "only check that the patches apply; build nothing"),
+	OPT_STRING(0, "artifact-dir", &b_artifact_dir, "DIR", "where the kernel goes (default: [lab] artifact_dir)"),
+	OPT_JSON(),
+	OPT_END(),
+};
+static const char *const build_usage[] = {
+	"[--tree NAME] [--ref REF] [--series SOURCE | --series-id ID] [--subject S]",
+	" [--local-patch FILE]... [--variant base|patched|LABEL] [--jobs N]",
+	" [--force] [--apply-only] [--artifact-dir DIR] [--json]",
+	NULL,
+};
+static const struct opt_spec build_spec = {
+	"klab kernels build", build_usage, "build a kernel (or find it built) and store it",
+	"The tree '" BUILD_DEFAULT_TREE "' (Debian's linux-source-6.1, tinyconfig + qemu.config)\n"
+	"needs no config. Build state: $KLAB_KERNEL_CACHE (default /var/cache/klab).\n"
+	"Prints the kernel's id and artifact folder; the patches' outcome goes to stderr.\n",
+	build_opts,
+};
+
+static void applied_print(const struct kernel_artifact *art)
+{
+	print_list_begin("applied", NULL);
+	for (size_t i = 0; i < art->n_applied; i++) {
+		const struct apply_result *a = &art->applied[i];
+
+		print_obj_begin(NULL);
+		print_data_str("patch", a->name);
+		print_data_str("how", apply_how_name(a->how));
+		print_data_str("method", a->method);
+		print_data_int("max_fuzz", a->max_fuzz);
+		print_data_int("offsets", a->offsets);
+		print_obj_end();
+	}
+	print_list_end();
+}
+
+static int kernels_build(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct build_request req = { 0 };
+	struct series_opts so = { 0 };
+	struct kernel_artifact art;
+	struct series *s = NULL;
+	const struct klab_config *cfg;
+	struct db *db;
+	int failed, rc = 1, st;
+
+	if ((argc = cmd_parse(&build_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc)
+		return cmd_usage_error(&build_spec, "unexpected argument '%s'", argv[0]);
+	if (b_series && b_series_id)
+		return cmd_usage_error(&build_spec, "give --series or --series-id, not both");
+	for (size_t i = 0; i < b_locals.n; i++)
+		if (!file_exists(b_locals.v[i]))
+			return error("local patch '%s' does not exist", b_locals.v[i]), 1;
+	cfg = ctx_config_optional(ctx, &failed);
+	if (failed)
+		return 1;
+	db = ctx_db(ctx);
+	if (!db)
+		return 1;
+	so.subject = b_subject;
+	if (b_series) {
+		int64_t sid;
+
+		if (series_load(b_series, &so, &s) < 0 || series_store(db, s, &sid, NULL) < 0)
+			goto out;
+		b_series_id = sid;
+	} else if (b_series_id && series_load_db(db, b_series_id, &s) < 0) {
+		goto out;
+	}
+	req.tree = b_tree;
+	req.ref = b_ref;
+	req.variant = b_variant;
+	req.artifact_dir = b_artifact_dir;
+	req.force = b_force;
+	req.apply_only = b_apply_only;
+	req.series = s;
+	req.series_id = b_series_id;
+	req.local_patches = b_locals.n ? (const char *const *)b_locals.v : NULL;
+	req.jobs = (int)b_jobs;
+	req.progress = 1;
+	if (build_kernel(cfg, db, &req, &art) < 0)
+		goto out;
+	cmd_print_begin();
+	if (req.apply_only) {
+		for (size_t i = 0; i < art.n_applied; i++)
+			print_text("%s: %s (%s%s%d%s%d)\n", art.applied[i].name, apply_how_name(art.applied[i].how),
+				   art.applied[i].method, ", max fuzz ", art.applied[i].max_fuzz, ", offsets ",
+				   art.applied[i].offsets);
+		print_str(PRINT_ANY, "tree", "applies to tree '%s'", art.tree);
+		print_str(PRINT_ANY, "commit", " at %s\n", art.commit);
+		applied_print(&art);
+	} else {
+		print_int(PRINT_ANY, "id", "%lld", art.id);
+		print_data_str("key", art.key);
+		print_data_bool("cached", art.cached);
+		print_data_str("tree", art.tree);
+		print_data_str("commit", art.commit);
+		print_data_str("variant", art.variant);
+		print_data_str("release", art.release);
+		print_data_str("build_id", art.build_id);
+		print_str(PRINT_ANY, "artifact_dir", " %s\n", art.dir);
+		print_data_str("image", art.image);
+		print_data_str("modules", art.modules);
+		print_data_num("duration_s", art.duration_s);
+		applied_print(&art);
+		if (print_is(PRINT_TEXT)) {
+			for (size_t i = 0; i < art.n_applied; i++)
+				fprintf(stderr, "  patch %s: %s (%s)\n", art.applied[i].name,
+					apply_how_name(art.applied[i].how), art.applied[i].method);
+			fprintf(stderr, "kernel %lld: %s%s\n", (long long)art.id, art.release ? art.release : "?",
+				art.cached ? " (already built)" : "");
+		}
+	}
+	kernel_artifact_release(&art);
+	rc = cmd_print_end();
+out:
+	series_free(s);
+	return rc;
+}
+
+/* ---- gc ---------------------------------------------------------------------------------- */
+
+static long gc_older_ms = -1;
+static int gc_dry;
+
+static const struct opt gc_opts[] = {
+	OPT_DURATION(0, "older-than", &gc_older_ms, "DURATION", 0, LONG_MAX,
+		     "also unused kernels built longer ago than DURATION (such as 720h)"),
+	OPT_BOOL(0, "dry-run", &gc_dry, "say what would go, remove nothing"),
+	OPT_JSON(),
+	OPT_END(),
+};
+static const char *const gc_usage[] = { "[--older-than DURATION] [--dry-run]", NULL };
+static const struct opt_spec gc_spec = {
+	"klab kernels gc", gc_usage, "remove failed kernels and kernels whose files are gone",
+	"A kernel that a job, a boot or a run refers to is always kept.\n", gc_opts,
+};
+
+/* Remove failed kernels and kernels whose files are gone, and (with --older-than) unused old ones. */
+static int kernels_gc(int argc, char **argv, struct klab_ctx *ctx)
+{
+	int removed = 0, failed, s;
+	struct db *db;
+	struct db_stmt *st;
+	struct strvec ids = STRVEC_INIT, dirs = STRVEC_INIT;
+
+	if ((argc = cmd_parse(&gc_spec, argc, argv, &s)) < 0)
+		return s;
+	if (argc)
+		return cmd_usage_error(&gc_spec, "unexpected argument '%s'", argv[0]);
+	ctx_config_optional(ctx, &failed);
+	if (failed)
+		return 1;
+	db = ctx_db(ctx);
+	if (!db)
+		return 1;
+	st = db_prepare(db, "SELECT id, artifact_dir, state, created,"
+			" EXISTS (SELECT 1 FROM job_sides j WHERE j.kernel_id = k.id)"
+			" OR EXISTS (SELECT 1 FROM boots b WHERE b.kernel_id = k.id)"
+			" OR EXISTS (SELECT 1 FROM runs r WHERE r.kernel_id = k.id) FROM kernels k", "");
+	if (!st)
+		return 1;
+	while (db_step(st) == DB_ROW) {
+		const char *dir = db_col_text(st, 1);
+		const char *state = db_col_text(st, 2);
+		int used = db_col_int(st, 4), gone = 0, old = 0;
+
+		if (!strcmp(state, "ok")) {
+			char *img = dir ? xasprintf("%s/bzImage", dir) : NULL;
+
+			gone = !img || !file_exists(img);
+			free(img);
+		}
+		old = gc_older_ms >= 0 && now_wall() - db_col_double(st, 3) > gc_older_ms / 1000.0;
+		if (used || !(!strcmp(state, "failed") || gone || old))
+			continue;
+		strvec_pushf(&ids, "%lld", (long long)db_col_int64(st, 0));
+		strvec_push(&dirs, dir ? dir : "");
+	}
+	db_finalize(st);
+	cmd_print_begin();
+	print_data_bool("dry_run", gc_dry);
+	print_list_begin("kernels", NULL);
+	for (size_t i = 0; i < ids.n; i++) {
+		char *flog = xasprintf("%s.failed.log", dirs.v[i]);
+
+		print_obj_begin(NULL);
+		print_text("%s kernel ", gc_dry ? "would remove" : "removing");
+		print_int(PRINT_ANY, "id", "%lld", atoll(ids.v[i]));
+		print_str(PRINT_ANY, "artifact_dir", "%s", *dirs.v[i] ? dirs.v[i] : NULL);
+		print_text("%s%s\n", *dirs.v[i] ? " " : "", dirs.v[i]);
+		print_obj_end();
+		if (!gc_dry) {
+			if (*dirs.v[i]) {
+				remove_tree(dirs.v[i]);
+				unlink(flog);
+			}
+			db_run(db, "DELETE FROM kernels WHERE id = ?", "i", (int64_t)atoll(ids.v[i]));
+			removed++;
+		}
+		free(flog);
+	}
+	print_list_end();
+	print_text("%s %zu kernel(s)\n", gc_dry ? "would remove" : "removed", gc_dry ? ids.n : (size_t)removed);
+	print_data_int("removed", removed);
+	strvec_clear(&ids);
+	strvec_clear(&dirs);
+	return cmd_print_end();
+}
+
+static const struct klab_cmd kernels_cmds[] = {
+	{ "list", kernels_list, &list_spec, NULL, CMD_LISTING },
+	{ "show", kernels_show, &show_spec, NULL, 0 },
+	{ "build", kernels_build, &build_spec, NULL, 0 },
+	{ "gc", kernels_gc, &gc_spec, NULL, 0 },
+};
+static const struct klab_cmd *const kernels_subs[] = {
+	&kernels_cmds[0], &kernels_cmds[1], &kernels_cmds[2], &kernels_cmds[3], NULL,
+};
+static const struct opt_spec kernels_spec = {
+	"klab kernels", NULL, "build kernels (baseline, patched) and manage the artifact cache",
+	"Without a subcommand: list.\n", NULL,
+};
+const struct klab_cmd cmd_kernels = { "kernels", NULL, &kernels_spec, kernels_subs, CMD_DEFAULT_SUB };
