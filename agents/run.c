@@ -1,7 +1,9 @@
 /* run.c: `klab-agent run`, `fetch`, `ack`, `list`: one workload with its monitors, results kept until acked. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@
 #define SPEC_MAX (1 << 20)
 #define DEFAULT_PORT "9100"
 #define DEFAULT_LINGER_S 3.0
+/* How long a server or sink may take to bind before the agent stops waiting for it. */
+#define READY_WAIT_MS 10000
 
 /* Parameters each workload type accepts, and which roles take them. */
 struct param_def {
@@ -400,6 +404,47 @@ static double workload_metrics(struct json_object *res, const struct spec *s, st
 	return ops;
 }
 
+/*
+ * Wait until the generator of a server or sink writes its --ready-fd line
+ * (docs/workloads.md), at most READY_WAIT_MS, and pass it on as the line
+ * "klab-agent: ready" on stderr: whoever runs the server role (the
+ * orchestrator over SSH, a test) starts the client once it reads that line
+ * (docs/protocol.md section 2). A generator that fails before it is ready
+ * closes the pipe by exiting: no line then, and its error is reported when
+ * it is reaped.
+ */
+static void pass_ready(int fd)
+{
+	char b[16];
+	size_t got = 0;
+	int64_t end = now_ms() + READY_WAIT_MS;
+
+	while (got < sizeof(b) && !memchr(b, '\n', got)) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		int64_t left = end - now_ms();
+		ssize_t r;
+
+		if (left <= 0) {
+			warn("the generator did not say it was ready within %d s", READY_WAIT_MS / 1000);
+			return;
+		}
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return;
+		if (!pfd.revents)
+			continue;
+		r = read(fd, b + got, sizeof(b) - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		got += (size_t)r;
+	}
+	if (got == 6 && !memcmp(b, "ready\n", 6)) {
+		fputs("klab-agent: ready\n", stderr);
+		fflush(stderr);
+	}
+}
+
 static char *first_error_line(const struct buf *b)
 {
 	const char *p = b->buf, *e;
@@ -422,7 +467,7 @@ int cmd_run(int argc, char **argv)
 	char digest[65], host[256] = "";
 	double start, end, ops = 0;
 	int64_t t0, planned_end, profile_at, next_tick;
-	int rc = 1, gen_started = 0, mon_inited = 0;
+	int rc = 1, gen_started = 0, mon_inited = 0, serves, ready[2] = { -1, -1 };
 	size_t i;
 
 	if (argc != 1) {
@@ -500,6 +545,16 @@ int cmd_run(int argc, char **argv)
 	strvec_push(&gargv, !strcmp(s.type, "udp_rr") ? "udp-rr" : "udp-tx");
 	strvec_push(&gargv, s.role);
 	strvec_pushv(&gargv, (const char *const *)s.gen_argv.v);
+	/* a server or sink says when it is bound, through a pipe only it inherits */
+	serves = !strcmp(s.role, "server") || !strcmp(s.role, "sink");
+	if (serves) {
+		if (pipe2(ready, O_CLOEXEC) || fcntl(ready[1], F_SETFD, 0)) {
+			error_errno("cannot make the pipe of the generator's ready line");
+			goto out;
+		}
+		strvec_push(&gargv, "--ready-fd");
+		strvec_pushf(&gargv, "%d", ready[1]);
+	}
 	if (log_get_level() >= LOG_DEBUG) {
 		char *line = strvec_join(&gargv, " ");
 		debug("generator: %s", line);
@@ -516,6 +571,14 @@ int cmd_run(int argc, char **argv)
 		err = xstrdup("cannot start the generator");
 	} else {
 		gen_started = 1;
+	}
+	if (serves) {
+		close(ready[1]);	/* only the generator holds the write end now */
+		ready[1] = -1;
+		if (gen_started)
+			pass_ready(ready[0]);
+		close(ready[0]);
+		ready[0] = -1;
 	}
 	planned_end = t0 + (int64_t)llround((s.warmup_s + s.duration_s) * 1000);
 	profile_at = t0 + (int64_t)llround((s.warmup_s + (s.duration_s - m.profile_s) / 2) * 1000);
@@ -581,6 +644,9 @@ int cmd_run(int argc, char **argv)
 		error("run '%s' failed: %s", s.run_id, err);
 	rc = err ? 1 : 0;
 out:
+	for (i = 0; i < 2; i++)
+		if (ready[i] >= 0)
+			close(ready[i]);
 	if (mon_inited)
 		mon_release(&m);
 	if (workdir && file_exists(workdir))

@@ -183,6 +183,45 @@ while o + 12 <= len(d):
 ' 2>/dev/null
 }
 
+# wait_ready FILE [SECONDS [PID]]: wait until FILE holds a ready line: the
+# "ready" a generator's server or sink writes to its --ready-fd once it is
+# bound and serving, or the "klab-agent: ready" that `klab-agent run` of a
+# server or sink role passes on to its stderr. Start the client after it,
+# never after a guessed sleep. Fails when SECONDS (default 10) pass without
+# the line, or as soon as PID (when given) has ended without writing it.
+#	{ "$KLAB_UDP_RR" server --port $p --duration 3 --ready-fd 3 3>srv.ready & } &&
+#	spid=$! && wait_ready srv.ready 10 $spid && "$KLAB_UDP_RR" client ...
+wait_ready() {
+	local file=$1 secs=${2:-10} pid=${3:-} i
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -qxE 'ready|klab-agent: ready' "$file" 2>/dev/null && return 0
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			grep -qxE 'ready|klab-agent: ready' "$file" 2>/dev/null && return 0
+			echo "wait_ready: process $pid ended without a ready line in $file" >&2
+			cat "$file" >&2 2>/dev/null
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "wait_ready: no ready line in $file after $secs s" >&2
+	cat "$file" >&2 2>/dev/null
+	return 1
+}
+
+# test_wait_until SECONDS 'shell condition': evaluate the condition every
+# 0.1 s until it holds; fails, naming it, when it still does not after
+# SECONDS (a wait that passes on its timeout would hide what it waits for).
+test_wait_until() {
+	local secs=$1 cond=$2 i
+	for ((i = 0; i < secs * 10; i++)); do
+		eval "$cond" && return 0
+		sleep 0.1
+	done
+	eval "$cond" && return 0
+	echo "test_wait_until: still false after $secs s: $cond" >&2
+	return 1
+}
+
 # A free TCP/UDP port on loopback.
 test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

@@ -6,6 +6,11 @@
 # PATTERN selects tests by name (shell glob on the file name, e.g. 't01*' or
 # 'lib-*'). Every test's TAP output goes to build/tests/logs/NAME.log; a
 # failing test's log is printed. The last line is "N passed, N failed, N skipped".
+#
+# A test file fails, besides by a "not ok" line or a non-zero exit, when its
+# TAP plan is missing (only "1..0 # SKIP reason" may stand for no tests), is
+# given more than once, or differs from the number of "ok"/"not ok" lines
+# it printed: a test that died half-way, or ran twice, does not pass.
 
 set -u
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,10 +34,22 @@ want() {
 }
 
 count() {	# count TAP lines of a log into the totals
-	local log=$1 name=$2 rc=$3 p f s
+	local log=$1 name=$2 rc=$3 p f s plans plan
 	p=$(grep -cE '^ok [0-9]+' "$log")
 	s=$(grep -cE '^ok [0-9]+.*# (skip|SKIP)' "$log")
 	f=$(grep -cE '^not ok [0-9]+' "$log")
+	plans=$(grep -cE '^1\.\.[0-9]+' "$log")
+	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$log" | head -n 1)
+	if [ "$plans" = 0 ]; then
+		echo "not ok - $name printed no TAP plan (1..N)" >>"$log"
+		f=$((f + 1))
+	elif [ "$plans" != 1 ]; then
+		echo "not ok - $name printed $plans TAP plans" >>"$log"
+		f=$((f + 1))
+	elif [ "$plan" != $((p + f)) ]; then
+		echo "not ok - $name planned $plan tests but reported $((p + f))" >>"$log"
+		f=$((f + 1))
+	fi
 	p=$((p - s))
 	if grep -qE '^1\.\.0 # SKIP' "$log"; then
 		s=$((s + 1))

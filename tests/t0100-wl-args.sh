@@ -55,7 +55,12 @@ test_expect_success 'udp-rr: addresses, CPUs, unknown and misplaced options' '
 	expect_usage "unexpected argument .extra." "$KLAB_UDP_RR" $RR extra &&
 	expect_usage "option .--burst. needs a value" "$KLAB_UDP_RR" $RR --burst &&
 	expect_usage "unknown option .-6=1." "$KLAB_UDP_RR" $RR -6=1 &&
-	expect_usage "--flows. is for the client only" "$KLAB_UDP_RR" server --port 9 --duration 1 --flows 2
+	expect_usage "--flows. is for the client only" "$KLAB_UDP_RR" server --port 9 --duration 1 --flows 2 &&
+	expect_usage "--ready-fd. is for the server only" "$KLAB_UDP_RR" $RR --ready-fd 3 3>/dev/null &&
+	expect_usage "invalid --ready-fd .2.: expected a descriptor number from 3 up" \
+		"$KLAB_UDP_RR" server --port 9 --duration 1 --ready-fd 2 &&
+	expect_usage "invalid --ready-fd .77.: descriptor 77 is not open" \
+		"$KLAB_UDP_RR" server --port 9 --duration 1 --ready-fd 77
 '
 
 test_expect_success 'udp-tx: role and required options' '
@@ -83,7 +88,9 @@ test_expect_success 'udp-tx: each option out of range' '
 	expect_usage "--poll-us. is for the sink only" "$KLAB_UDP_TX" $TX --poll-us 100 &&
 	expect_usage "invalid --poll-us .100001." "$KLAB_UDP_TX" sink --port 9 --duration 1 --poll-us 100001 &&
 	expect_usage "invalid --poll-us .-1." "$KLAB_UDP_TX" sink --port 9 --duration 1 --poll-us -1 &&
-	expect_usage "unknown option .--flows." "$KLAB_UDP_TX" $TX --flows 3
+	expect_usage "unknown option .--flows." "$KLAB_UDP_TX" $TX --flows 3 &&
+	expect_usage "--ready-fd. is for the sink only" "$KLAB_UDP_TX" $TX --ready-fd 3 3>/dev/null &&
+	expect_usage "invalid --ready-fd .x." "$KLAB_UDP_TX" sink --port 9 --duration 1 --ready-fd x
 '
 
 test_expect_success '--help prints the usage and exits 0' '

@@ -7,18 +7,23 @@ JV="python3 $SRCDIR/tests/data/workloads/jv.py"
 # a failing test does not leave them running (cleanups registered in a body are lost)
 test_cleanup 'for p in $(cat "$SCRATCH/pids" 2>/dev/null); do kill -9 $p; done'
 
-# rr_pair NAME SERVER_ARGS -- CLIENT_ARGS: run a server and a client on a free port;
-# documents in NAME.srv.json and NAME.cli.json
+# rr_pair NAME SERVER_ARGS -- CLIENT_ARGS: run a server and, once it says it is
+# ready, a client on a free port; documents in NAME.srv.json and NAME.cli.json
 rr_pair() {
 	local name=$1 port sargs=() cargs=(); shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
 	shift
 	cargs=("$@")
 	port=$(test_free_port)
-	"$KLAB_UDP_RR" server --port "$port" "${sargs[@]}" >"$name.srv.json" 2>"$name.srv.err" &
+	"$KLAB_UDP_RR" server --port "$port" "${sargs[@]}" --ready-fd 3 \
+		>"$name.srv.json" 2>"$name.srv.err" 3>"$name.srv.ready" &
 	local spid=$!
 	echo $spid >>"$SCRATCH/pids"
-	sleep 0.3
+	if ! wait_ready "$name.srv.ready" 10 $spid; then
+		kill $spid 2>/dev/null; wait $spid
+		cat "$name.srv.err" >&2
+		return 1
+	fi
 	"$KLAB_UDP_RR" client --port "$port" "${cargs[@]}" >"$name.cli.json" 2>"$name.cli.err"
 	local rc=$?
 	wait $spid
@@ -88,16 +93,18 @@ test_expect_success 'pinned to CPU 0 with busy polling' '
 	$JV pin.cli.json --check "d[\"params\"][\"cpus\"] == \"0\"" "d[\"params\"][\"busy_poll_us\"] == 20"
 '
 
-test_expect_success 'port in use: a clear error, with one thread and with a SO_REUSEPORT group' '
+test_expect_success 'port in use: a clear error, with one thread and with a SO_REUSEPORT group; never ready' '
 	port=$(test_free_port) &&
-	{ "$KLAB_UDP_RR" server --port $port --duration 3 >/dev/null 2>&1 & } &&
-	pid=$! && echo $pid >>"$SCRATCH/pids" && sleep 0.3 &&
-	test_expect_code 1 "$KLAB_UDP_RR" server --port $port --duration 1 2>err &&
+	{ "$KLAB_UDP_RR" server --port $port --duration 3 --ready-fd 3 >/dev/null 2>&1 3>busy.ready & } &&
+	pid=$! && echo $pid >>"$SCRATCH/pids" && wait_ready busy.ready 10 $pid &&
+	test_expect_code 1 "$KLAB_UDP_RR" server --port $port --duration 1 --ready-fd 3 2>err 3>r1 &&
 	test_grep "cannot bind to 0.0.0.0:$port: port in use" err &&
-	test_expect_code 1 "$KLAB_UDP_RR" server --port $port --threads 2 --duration 1 2>err &&
+	test_expect_code 1 "$KLAB_UDP_RR" server --port $port --threads 2 --duration 1 --ready-fd 3 2>err 3>r2 &&
 	test_grep "port in use" err &&
-	test_expect_code 1 "$KLAB_UDP_TX" sink --port $port --threads 2 --duration 1 2>err &&
+	test_expect_code 1 "$KLAB_UDP_TX" sink --port $port --threads 2 --duration 1 --ready-fd 3 2>err 3>r3 &&
 	test_grep "port in use" err &&
+	# a server or sink that could not bind never says ready
+	! test -s r1 && ! test -s r2 && ! test -s r3 &&
 	wait $pid
 '
 
@@ -117,8 +124,8 @@ test_expect_success 'no server (ECONNREFUSED): counted, no spin, no hang, exit 1
 test_expect_success 'the server ends at its deadline although the client was killed' '
 	port=$(test_free_port) &&
 	start=$(date +%s%N) &&
-	{ "$KLAB_UDP_RR" server --port $port --duration 2 >srv.json 2>srv.err & } &&
-	spid=$! && echo $spid >>"$SCRATCH/pids" && sleep 0.2 &&
+	{ "$KLAB_UDP_RR" server --port $port --duration 2 --ready-fd 3 >srv.json 2>srv.err 3>srv.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready srv.ready 10 $spid &&
 	{ "$KLAB_UDP_RR" client --addr 127.0.0.1 --port $port --flows 8 --duration 30 >/dev/null 2>&1 & } &&
 	cpid=$! && echo $cpid >>"$SCRATCH/pids" && sleep 0.5 &&
 	kill -9 $cpid && wait $spid &&
@@ -127,22 +134,23 @@ test_expect_success 'the server ends at its deadline although the client was kil
 	$JV srv.json --check "d[\"received\"] > 0" "1.9 < d[\"duration_s\"] < 2.5"
 '
 
-test_expect_success 'SIGTERM ends a client early with its document' '
+test_expect_success 'SIGTERM ends a client, and a server, early with its document' '
 	port=$(test_free_port) &&
-	{ "$KLAB_UDP_RR" server --port $port --duration 4 >/dev/null 2>&1 & } &&
-	spid=$! && echo $spid >>"$SCRATCH/pids" && sleep 0.2 &&
+	{ "$KLAB_UDP_RR" server --port $port --duration 20 --ready-fd 3 >srv.json 2>srv.err 3>srv.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready srv.ready 10 $spid &&
 	{ "$KLAB_UDP_RR" client --addr 127.0.0.1 --port $port --flows 2 --duration 30 >cli.json 2>err & } &&
 	cpid=$! && echo $cpid >>"$SCRATCH/pids" && sleep 1.5 &&
 	kill -TERM $cpid && wait $cpid &&
 	$JV cli.json --check "d[\"stopped_early\"]" "d[\"transactions\"] > 0" "d[\"duration_s\"] < 5" &&
-	kill $spid; wait $spid; true
+	kill -TERM $spid && wait $spid &&
+	$JV srv.json --check "d[\"stopped_early\"]" "d[\"received\"] > 0" "d[\"duration_s\"] < 15"
 '
 
 test_expect_success 'the hard deadline (duration + 5 s) ends a run that was held past it' '
 	port=$(test_free_port) &&
-	{ "$KLAB_UDP_RR" server --port $port --duration 1 >held.json 2>held.err & } &&
+	{ "$KLAB_UDP_RR" server --port $port --duration 1 --ready-fd 3 >held.json 2>held.err 3>held.ready & } &&
 	spid=$! && echo $spid >>"$SCRATCH/pids" &&
-	sleep 0.2 && kill -STOP $spid && sleep 6.5 && kill -CONT $spid &&
+	wait_ready held.ready 10 $spid && kill -STOP $spid && sleep 6.5 && kill -CONT $spid &&
 	test_expect_code 1 wait $spid &&
 	test_grep "hard deadline of 6.0 s passed" held.err &&
 	! test -s held.json

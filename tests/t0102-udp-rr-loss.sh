@@ -62,8 +62,8 @@ dropped_total() {
 
 test_expect_success LOSS 'losses are counted, every second and every flow keeps going' '
 	d0=$(dropped_total) &&
-	{ ip netns exec $B "$KLAB_UDP_RR" server --port 9000 --duration 6 >srv.json 2>srv.err & } &&
-	spid=$! && echo $spid >>"$SCRATCH/pids" && sleep 0.3 &&
+	{ ip netns exec $B "$KLAB_UDP_RR" server --port 9000 --duration 6 --ready-fd 3 >srv.json 2>srv.err 3>srv.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready srv.ready 10 $spid &&
 	ip netns exec $A "$KLAB_UDP_RR" client --addr $B4 --port 9000 --flows 8 --burst 2 --rto-ms 20 \
 		--duration 3 --warmup 0.5 >cli.json 2>cli.err &&
 	wait $spid &&
@@ -82,8 +82,8 @@ test_expect_success LOSS 'losses are counted, every second and every flow keeps 
 '
 
 test_expect_success PAIR 'IPv6 across the namespaces' '
-	{ ip netns exec $B "$KLAB_UDP_RR" server -6 --port 9001 --duration 4 >srv6.json 2>&1 & } &&
-	spid=$! && echo $spid >>"$SCRATCH/pids" && sleep 0.3 &&
+	{ ip netns exec $B "$KLAB_UDP_RR" server -6 --port 9001 --duration 4 --ready-fd 3 >srv6.json 2>&1 3>srv6.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready srv6.ready 10 $spid &&
 	ip netns exec $A "$KLAB_UDP_RR" client -6 --addr 2001:2::2 --port 9001 --flows 4 \
 		--duration 1.5 >cli6.json &&
 	wait $spid &&

@@ -38,16 +38,22 @@ within_1pct() {
 	return 1
 }
 
-# tx_pair NAME SINK_ARGS -- SEND_ARGS: a sink in B and a sender in A; counters around it
+# tx_pair NAME SINK_ARGS -- SEND_ARGS: a sink in B and, once it is ready, a sender in A;
+# counters around it
 tx_pair() {
 	local n=$1 sargs=() spid rc; shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
 	shift
 	echo "$(ifstat $A $VA tx_packets) $(snmp_udp $B InDatagrams) $(snmp_udp $B RcvbufErrors)" >$n.before
-	ip netns exec $B "$KLAB_UDP_TX" sink --port 9100 --duration 5 "${sargs[@]}" >$n.sink.json 2>$n.sink.err &
+	ip netns exec $B "$KLAB_UDP_TX" sink --port 9100 --duration 5 "${sargs[@]}" --ready-fd 3 \
+		>$n.sink.json 2>$n.sink.err 3>$n.sink.ready &
 	spid=$!
 	echo $spid >>"$SCRATCH/pids"
-	sleep 0.3
+	if ! wait_ready $n.sink.ready 10 $spid; then
+		kill $spid 2>/dev/null; wait $spid
+		cat $n.sink.err >&2
+		return 1
+	fi
 	ip netns exec $A "$KLAB_UDP_TX" send --addr $B4 --port 9100 --duration 2 --warmup 0.5 "$@" \
 		>$n.send.json 2>$n.send.err
 	rc=$?
@@ -111,8 +117,8 @@ test_expect_success PAIR 'UDP GSO: 10 segments of 1400 bytes per send' '
 '
 
 test_expect_success PAIR 'IPv6, unlimited rate: the document is complete' '
-	{ ip netns exec $B "$KLAB_UDP_TX" sink -6 --port 9101 --duration 3 >s6.json 2>&1 & } &&
-	spid=$! && echo $spid >>"$SCRATCH/pids" && sleep 0.3 &&
+	{ ip netns exec $B "$KLAB_UDP_TX" sink -6 --port 9101 --duration 3 --ready-fd 3 >s6.json 2>&1 3>s6.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready s6.ready 10 $spid &&
 	ip netns exec $A "$KLAB_UDP_TX" send -6 --addr 2001:2::2 --port 9101 --duration 1 >x6.json &&
 	wait $spid &&
 	$JV x6.json --check "d[\"packets\"] > 1000" "d[\"params\"][\"engine\"] == \"sendmmsg\"" &&

@@ -82,15 +82,28 @@ test_expect_success 'run on loopback: result on stdout and kept; a failing gener
 	 "monitors": ["cpu", "nic"]}
 	JSON
 	{ "$KLAB_AGENT" run <srv.spec >srv.json 2>srv.err & } &&
-	sleep 0.5 &&
+	spid=$! && wait_ready srv.err 20 $spid &&
 	"$KLAB_AGENT" run <cl.spec >cl.json &&
-	wait &&
+	wait $spid &&
 	test_cmp cl.json state/results/lo-cl.json &&
+	python3 -c "import json; d=json.load(open(\"srv.json\")); assert d[\"status\"] == \"ok\" and d[\"workload\"][\"received\"] > 0, d" &&
 	python3 -c "import json; d=json.load(open(\"cl.json\")); assert d[\"status\"] == \"ok\" and d[\"monitors\"] == {\"cpu\": \"ok\", \"nic\": \"ok\"}, d[\"monitors\"]" &&
 	sed -e "s/lo-cl/lo-bad/; s/\"flows\": 4/\"flows\": 0/" cl.spec >bad.spec &&
 	test_must_fail "$KLAB_AGENT" run <bad.spec >bad.json 2>err &&
 	test_grep "generator failed" err &&
 	python3 -c "import json; d=json.load(open(\"bad.json\")); assert d[\"status\"] == \"failed\" and \"flows\" in d[\"error\"], d[\"error\"]"
+'
+
+test_expect_success 'a server role that cannot bind never says ready; the run fails with the reason' '
+	port=$(test_free_port) &&
+	{ "$KLAB_UDP_RR" server --port $port --duration 10 --ready-fd 3 >/dev/null 2>&1 3>holder.ready & } &&
+	hpid=$! && wait_ready holder.ready 10 $hpid &&
+	sed -e "s/lo-srv/busy-srv/; s/\"port\": \"[0-9]*\"/\"port\": \"$port\"/" srv.spec >busy.spec &&
+	test_must_fail "$KLAB_AGENT" run <busy.spec >busy.json 2>busy.err &&
+	kill $hpid && wait $hpid &&
+	test_grep "port in use" busy.err &&
+	test_grep -v "ready" busy.err &&
+	"$KLAB_AGENT" ack busy-srv
 '
 
 test_expect_success 'tools missing: each monitor says unavailable, the run still succeeds' '
@@ -106,10 +119,10 @@ test_expect_success 'tools missing: each monitor says unavailable, the run still
 	 "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port", "flows": 2}},
 	 "monitors": ["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]}
 	JSON
-	{ "$KLAB_AGENT" run <srv2.spec >/dev/null 2>&1 & } &&
-	sleep 0.3 &&
+	{ "$KLAB_AGENT" run <srv2.spec >/dev/null 2>srv2.err & } &&
+	spid=$! && wait_ready srv2.err 20 $spid &&
 	PATH=$SCRATCH/empty "$KLAB_AGENT" run <np.spec >np.json &&
-	wait &&
+	wait $spid &&
 	python3 - np.json <<-\PY
 	import json, sys
 	d = json.load(open(sys.argv[1])); m = d["monitors"]; print(m)

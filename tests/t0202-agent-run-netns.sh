@@ -35,11 +35,10 @@ ALL='["cpu", "perf-stat", "perf-profile", "bpftrace", "nic"]'
 test_expect_success ROOT,NETNS,PERF,BPFTRACE 'udp_rr: server in one namespace, client with all monitors in the other' '
 	spec server rr-srv udp_rr "{\"port\": \"9100\"}" "[\"cpu\", \"nic\"]" wl1 >srv.spec &&
 	spec client rr-1 udp_rr "{\"port\": \"9100\", \"flows\": \"50\", \"request_size\": \"100\"}" "$ALL" wl0 >cl.spec &&
-	(ip netns exec $NS_B "$KLAB_AGENT" run <srv.spec >srv.json 2>srv.err &
-	 echo $! >srv.pid) &&
-	sleep 1 &&
+	{ ip netns exec $NS_B "$KLAB_AGENT" run <srv.spec >srv.json 2>srv.err & } &&
+	spid=$! && wait_ready srv.err 20 $spid &&
 	ip netns exec $NS_A "$KLAB_AGENT" run <cl.spec >cl.json 2>cl.err &&
-	wait_srv=$(cat srv.pid) && for i in $(seq 150); do kill -0 $wait_srv 2>/dev/null || break; sleep 0.2; done &&
+	wait $spid &&
 	cat cl.err srv.err &&
 	test -s cl.json && test -s srv.json
 '
@@ -128,10 +127,10 @@ test_expect_success ROOT,NETNS 'udp_tx: sink and sender, packets agree with the 
 	spec sink tx-sink udp_tx "{\"port\": \"9101\"}" "[\"cpu\", \"nic\"]" wl1 >sink.spec &&
 	spec send tx-1 udp_tx "{\"port\": \"9101\", \"size\": \"64\", \"rate\": \"20000\"}" \
 		"[\"cpu\", \"perf-stat\", \"nic\"]" wl0 >send.spec &&
-	(ip netns exec $NS_B "$KLAB_AGENT" run <sink.spec >sink.json 2>sink.err & echo $! >sink.pid) &&
-	sleep 1 &&
+	{ ip netns exec $NS_B "$KLAB_AGENT" run <sink.spec >sink.json 2>sink.err & } &&
+	kpid=$! && wait_ready sink.err 20 $kpid &&
 	ip netns exec $NS_A "$KLAB_AGENT" run <send.spec >send.json 2>send.err &&
-	p=$(cat sink.pid) && for i in $(seq 150); do kill -0 $p 2>/dev/null || break; sleep 0.2; done &&
+	wait $kpid &&
 	cat send.err sink.err &&
 	python3 - send.json sink.json <<-\PY
 	import json, sys
@@ -163,8 +162,8 @@ test_expect_success ROOT,NETNS 'udp_tx: sink and sender, packets agree with the 
 
 test_expect_success ROOT,NETNS 'a dropped connection (SIGHUP, reader gone) loses nothing: fetch returns the whole document' '
 	spec sink tx-sink2 udp_tx "{\"port\": \"9102\"}" "[\"cpu\"]" wl1 >sink2.spec &&
-	(ip netns exec $NS_B "$KLAB_AGENT" run <sink2.spec >/dev/null 2>&1 & echo $! >sink2.pid) &&
-	sleep 0.5 &&
+	{ ip netns exec $NS_B "$KLAB_AGENT" run <sink2.spec >/dev/null 2>sink2.err & } &&
+	kpid=$! && wait_ready sink2.err 20 $kpid &&
 	sed -e "s/\"tx-1\"/\"tx-drop\"/; s/9101/9102/" send.spec >drop.spec &&
 	mkfifo out.fifo &&
 	{ ip netns exec $NS_A "$KLAB_AGENT" run <drop.spec >out.fifo 2>drop.err & } &&
@@ -173,7 +172,7 @@ test_expect_success ROOT,NETNS 'a dropped connection (SIGHUP, reader gone) loses
 	hpid=$! &&
 	sleep 2 && kill -HUP $apid &&
 	wait $apid && wait $hpid &&
-	p=$(cat sink2.pid) && for i in $(seq 150); do kill -0 $p 2>/dev/null || break; sleep 0.2; done &&
+	wait $kpid &&
 	test $(wc -c <partial) = 64 &&
 	"$KLAB_AGENT" fetch --results-dir "$SCRATCH/results-send" tx-drop >whole.json &&
 	python3 -c "import json,sys; d=json.load(open(\"whole.json\")); assert d[\"run_id\"] == \"tx-drop\" and d[\"status\"] == \"ok\"" &&
@@ -184,12 +183,12 @@ test_expect_success ROOT,NETNS 'a dropped connection (SIGHUP, reader gone) loses
 
 test_expect_success ROOT,NETNS 'a monitor that cannot work is reported, the run still succeeds' '
 	spec sink tx-sink3 udp_tx "{\"port\": \"9103\"}" "[]" wl1 >sink3.spec &&
-	(ip netns exec $NS_B "$KLAB_AGENT" run <sink3.spec >/dev/null 2>&1 & echo $! >sink3.pid) &&
-	sleep 0.5 &&
+	{ ip netns exec $NS_B "$KLAB_AGENT" run <sink3.spec >/dev/null 2>sink3.err & } &&
+	kpid=$! && wait_ready sink3.err 20 $kpid &&
 	sed -e "s/\"tx-1\"/\"tx-kp\"/; s/9101/9103/; s/\"bpftrace_script\": \".*\"/\"bpftrace_script\": \"kprobe:klab_no_such_function { @n = count(); }\"/; s/\"perf-stat\", \"nic\"/\"bpftrace\"/" \
 		send.spec >kp.spec &&
 	ip netns exec $NS_A "$KLAB_AGENT" run <kp.spec >kp.json 2>kp.err &&
-	p=$(cat sink3.pid) && for i in $(seq 150); do kill -0 $p 2>/dev/null || break; sleep 0.2; done &&
+	wait $kpid &&
 	python3 -c "
 import json; d = json.load(open(\"kp.json\")); s = d[\"monitors\"][\"bpftrace\"]; print(s)
 assert d[\"status\"] == \"ok\" and s.startswith(\"unavailable: \") and \"kprobe\" in s, s"

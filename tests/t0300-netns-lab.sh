@@ -34,13 +34,14 @@ test_expect_success ROOT,NETNS,SSHD 'the workload veth has 4 tx and 4 rx queues 
 	test $(grep -c "^tx-" q) = 4 && test $(grep -c "^rx-" q) = 4 &&
 	ip -n klab$K1-dut -4 addr show wl0 >a && test_grep "inet $WL0/24" a &&
 	ip -n klab$K1-peer -4 addr show wl1 >a && test_grep "inet $WL1/24" a &&
-	ip netns exec klab$K1-peer timeout 10 python3 -c "
+	{ ip netns exec klab$K1-peer timeout 10 python3 -c "
 import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"$WL1\", 9)); s.settimeout(8)
-open(\"got\", \"wb\").write(s.recvfrom(100)[0])" &
-	sleep 1 &&
+open(\"rx.ready\", \"w\").write(\"ready\\n\")
+open(\"got\", \"wb\").write(s.recvfrom(100)[0])" & } &&
+	rpid=$! && wait_ready rx.ready 10 $rpid &&
 	ip netns exec klab$K1-dut python3 -c "
 import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"hello-wl\", (\"$WL1\", 9))" &&
-	wait &&
+	wait $rpid &&
 	test "$(cat got)" = hello-wl
 '
 

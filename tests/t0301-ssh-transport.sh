@@ -131,12 +131,12 @@ test_expect_success ROOT,NETNS,SSHD 'sshd killed mid-exec: a clear error, and a 
 	("$T" -c "$L/klab.conf" -m dut drop-retry --wait 30000 --out dr.out -- \
 		sh -c "if [ -e $SCRATCH/flag ]; then echo second run; else touch $SCRATCH/flag; sleep 30; fi" \
 		>dr.log 2>dr.err; echo "exit=$?" >>dr.log) &
-	for i in $(seq 50); do test -e flag && break; sleep 0.2; done &&
-	test -e flag &&
+	drpid=$! &&
+	test_wait_until 10 "test -e flag" &&
 	"$S/lab-sshd.sh" stop "$L" dut &&
 	sleep 2 &&
 	"$S/lab-sshd.sh" start "$L" dut &&
-	wait &&
+	wait $drpid &&
 	cat dr.log dr.err &&
 	test_grep "dropped on attempt 1" dr.log &&
 	test_grep "lost the connection to machine .dut. ($DUT:22) while running .sh." dr.err &&

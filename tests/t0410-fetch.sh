@@ -8,15 +8,13 @@ export no_proxy='*'
 D=$SRCDIR/tests/data/series
 export KLAB_DB=$SCRATCH/klab.db
 
-start_http() {	# start_http DIR: a python http.server on a free port, prints the port
+start_http() {	# start_http DIR: a python http.server on a free port, prints the port; fails if it never accepts
 	local port
 	port=$(test_free_port)
 	python3 -m http.server --bind 127.0.0.1 --directory "$1" "$port" >"$SCRATCH/http-$port.log" 2>&1 &
 	echo $! >"$SCRATCH/http-$port.pid"
-	for _ in $(seq 50); do
-		python3 -c "import socket; socket.create_connection((\"127.0.0.1\", $port), 0.2)" 2>/dev/null && break
-		sleep 0.1
-	done
+	test_wait_until 5 "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $port), 0.2)' 2>/dev/null" ||
+		{ cat "$SCRATCH/http-$port.log" >&2; return 1; }
 	echo "$port"
 }
 test_cleanup 'for p in "$SCRATCH"/*.pid; do [ -f "$p" ] && kill "$(cat "$p")"; done'
@@ -79,11 +77,11 @@ test_expect_success 'a server that never answers: timed out, named' '
 import socket,time,sys
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((\"127.0.0.1\", $port)); s.listen(5)
-open(\"$SCRATCH/mute.ready\",\"w\").close()
+open(\"$SCRATCH/mute.ready\",\"w\").write(\"ready\\n\")
 c=s.accept(); time.sleep(20)
 " & } &&
 	echo $! >"$SCRATCH/mute.pid" &&
-	for _ in $(seq 50); do [ -f "$SCRATCH/mute.ready" ] && break; sleep 0.1; done &&
+	wait_ready "$SCRATCH/mute.ready" 5 $(cat "$SCRATCH/mute.pid") &&
 	start=$(date +%s) &&
 	test_expect_code 1 "$KLAB" series show "lore:x@y" --lore-url "http://127.0.0.1:$port" --timeout 2s 2>err &&
 	test_grep "cannot fetch .http://127.0.0.1:$port/x@y/t.mbox.gz.: timed out after 2 s" err &&

@@ -128,14 +128,12 @@ test_expect_success 'cancel: a queued job is cancelled at once; a finished one c
 
 test_expect_success 'cancel of a running job stops it at the next step and releases the machines' '
 	"$KLAB" submit --job ab >out &&
-	( "$KLAB" run 3 >run3.out 2>&1 & echo $! >pid ) &&
-	for i in $(seq 100); do
-		test "$(sql "SELECT count(*) FROM steps WHERE job_id = 3 AND key = \"run:1:rr:0\"")" = 1 && break
-		sleep 0.2
-	done &&
+	{ "$KLAB" run 3 >run3.out 2>&1 & } &&
+	pid=$! &&
+	test_wait_until 20 "step_started 3 run:1:rr:0" &&
 	"$KLAB" cancel 3 &&
-	for i in $(seq 150); do kill -0 $(cat pid) 2>/dev/null || break; sleep 0.2; done &&
-	! kill -0 $(cat pid) 2>/dev/null &&
+	test_wait_until 30 "! kill -0 $pid 2>/dev/null" &&
+	{ wait $pid; rc=$?; } && test $rc = 1 &&
 	test "$(sql "SELECT state FROM jobs WHERE id = 3")" = cancelled &&
 	test "$(sql "SELECT count(*) FROM leases")" = 0 &&
 	test "$(sql "SELECT count(*) FROM steps WHERE job_id = 3 AND key LIKE \"run:1:rr:%\"")" -le 2 &&

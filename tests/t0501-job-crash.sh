@@ -12,6 +12,10 @@ step() {	# step KEY COLUMN
 	sql "SELECT $2 FROM steps WHERE job_id = 1 AND key = '$1'"
 }
 
+client_running() {	# the agent on the dut made the work folder of run b2-rr-r0
+	ls -a "$SCRATCH/agent/state-dut/results" 2>/dev/null | grep -q "^\.work-j1-.*-b2-rr-r0$"
+}
+
 test_expect_success 'submit' '
 	"$KLAB" submit --job ab >out &&
 	test "$(sql "SELECT state FROM jobs")" = queued
@@ -53,18 +57,11 @@ test_expect_success 'killed after storing run 1:0 but before the step ended: sto
 test_expect_success 'killed mid-run (SIGKILL from outside while the client runs)' '
 	{ "$KLAB" run 1 >bg.out 2>&1 & } &&
 	pid=$! &&
-	for i in $(seq 300); do
-		test "$(step run:2:rr:0 state)" = running && break
-		sleep 0.1
-	done &&
-	test "$(step run:2:rr:0 state)" = running &&
+	test_wait_until 30 "step_in 1 run:2:rr:0 running" &&
 	# the client is running on the dut once the agent made its work folder
-	for i in $(seq 300); do
-		ls -a "$SCRATCH/agent/state-dut/results" 2>/dev/null | grep -q "^\.work-j1-.*-b2-rr-r0$" && break
-		sleep 0.05
-	done &&
+	test_wait_until 15 client_running &&
 	sleep 0.3 &&
-	kill -9 $pid && { wait $pid; true; } &&
+	kill -9 $pid && { wait $pid; rc=$?; } && test $rc = 137 &&
 	test_grep "run j1-.*-b1-rr-r1 was already stored" bg.out &&
 	test "$(step run:1:rr:1 state)/$(step run:1:rr:1 attempts)" = done/2 &&
 	test "$(step run:2:rr:0 state)" = running &&
@@ -95,10 +92,7 @@ test_expect_success 'SIGINT to klab run finishes the current step and leaves the
 	"$KLAB" submit --job ab >/dev/null &&
 	{ "$KLAB" run 2 >int.out 2>&1 & } &&
 	pid=$! &&
-	for i in $(seq 300); do
-		test "$(sql "SELECT state FROM steps WHERE job_id = 2 AND key = \"run:1:rr:0\"")" = running && break
-		sleep 0.1
-	done &&
+	test_wait_until 30 "step_in 2 run:1:rr:0 running" &&
 	kill -INT $pid &&
 	{ wait $pid; rc=$?; } &&
 	test "$rc" = 2 &&

@@ -33,10 +33,7 @@ test_expect_success 'without --wait a job whose machines are busy stays queued' 
 	{ "$KLAB" submit --job ab >/dev/null && "$KLAB" submit --job ab >/dev/null || exit 1; } &&
 	{ "$KLAB" run 1 >run1.out 2>&1 & } &&
 	pid=$! &&
-	for i in $(seq 200); do
-		test "$(sql "SELECT state FROM steps WHERE job_id = 1 AND key = \"lease\"")" = done && break
-		sleep 0.1
-	done &&
+	test_wait_until 20 "step_in 1 lease done" &&
 	test_expect_code 2 "$KLAB" run 2 >run2.out 2>&1 &&
 	test_grep "job 2 stays queued: machines busy: machine .dut. is leased to job 1" run2.out &&
 	test "$(sql "SELECT state FROM jobs WHERE id = 2")" = queued &&

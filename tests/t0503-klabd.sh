@@ -60,7 +60,7 @@ test_expect_success 'klabd -n checks the config' '
 
 test_expect_success 'a missed nightly fires once at start and says so' '
 	sql "SELECT 1" >/dev/null &&
-	"$KLAB" db init >/dev/null 2>&1;
+	"$KLAB" db init >/dev/null &&
 	sql "INSERT INTO schedules (name, cron, job, last_fire, next_fire) VALUES (\"nightly\", \"0 3 * * *\", \"nightly-rr\", strftime(\"%s\", \"now\") - 3 * 86400, strftime(\"%s\", \"now\") - 2 * 86400)" &&
 	start_klabd d1.log &&
 	wait_for 10 "SELECT count(*) FROM jobs WHERE schedule = \"nightly\"" 1 &&
@@ -97,12 +97,12 @@ test_expect_success 'klabd starts a submitted job and runs it to the end' '
 test_expect_success 'SIGHUP with a broken config keeps the old one; a good one is taken' '
 	printf "[nosuchsection]\n" >>"$KLAB_CONFIG" &&
 	kill -HUP $(cat klabd.pid) &&
-	for i in $(seq 50); do grep -q "keeping the configuration" d1.log && break; sleep 0.1; done &&
+	wait_log d1.log "keeping the configuration" &&
 	test_grep "reload of .* failed (errors above); keeping the configuration loaded before" d1.log &&
 	kill -0 $(cat klabd.pid) &&
 	cp good.conf "$KLAB_CONFIG" &&
 	kill -HUP $(cat klabd.pid) &&
-	for i in $(seq 50); do grep -q "configuration reloaded" d1.log && break; sleep 0.1; done &&
+	wait_log d1.log "configuration reloaded" &&
 	test_grep "configuration reloaded: 2 machines" d1.log
 '
 

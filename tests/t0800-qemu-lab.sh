@@ -96,17 +96,18 @@ test_expect_success ROOT,QEMU,KBUILD 'the guest sees the host root read-only und
 test_expect_success ROOT,QEMU,KBUILD 'the workload link joins the guests (udp-rr from dut to peer)' '
 	ssh_g "$(port_of dut)" ip -4 addr show eth1 >a1 && test_grep "inet 198.18.$((100 + K)).1/24" a1 &&
 	ssh_g "$(port_of peer)" ip -4 addr show eth1 >a2 && test_grep "inet 198.18.$((100 + K)).2/24" a2 &&
-	ssh_g "$(port_of peer)" timeout 20 "$KLAB_UDP_RR" server --addr 198.18.$((100 + K)).2 \
-		--port 7700 --duration 12 >server.json 2>server.err &
-	sleep 3 &&
+	# the server says ready on its fd 3, which the guest shell points at stderr
+	{ ssh_g "$(port_of peer)" timeout 20 "$KLAB_UDP_RR" server --addr 198.18.$((100 + K)).2 \
+		--port 7700 --duration 12 --ready-fd 3 "3>&2" >server.json 2>server.err & } &&
+	spid=$! && wait_ready server.err 30 $spid &&
 	ssh_g "$(port_of dut)" "$KLAB_UDP_RR" client --addr 198.18.$((100 + K)).2 --port 7700 \
 		--flows 4 --duration 3 --warmup 1 >client.json &&
-	wait &&
+	wait $spid &&
 	python3 -c "
 import json, sys
-d = json.load(open(\"client.json\"))
-print(d[\"transactions\"], d[\"tps\"])
-sys.exit(0 if d[\"transactions\"] > 0 else 1)"
+c = json.load(open(\"client.json\")); s = json.load(open(\"server.json\"))
+print(c[\"transactions\"], c[\"tps\"], s[\"received\"])
+sys.exit(0 if c[\"transactions\"] > 0 and s[\"received\"] >= c[\"total\"][\"transactions\"] else 1)"
 '
 
 test_expect_success ROOT,QEMU,KBUILD 'the fragment names dut and peer (boot = kexec) and loads' '
@@ -139,8 +140,7 @@ test_expect_success ROOT,QEMU,KBUILD 'down kills both qemus by pid and removes t
 	"$KLAB" lab down --qemu --dir "$L" >out &&
 	test_grep "stopped" out &&
 	! test -e "$L" &&
-	for i in $(seq 50); do kill -0 $p1 2>/dev/null || kill -0 $p2 2>/dev/null || break; sleep 0.1; done &&
-	! kill -0 $p1 2>/dev/null && ! kill -0 $p2 2>/dev/null
+	test_wait_until 5 "! kill -0 $p1 2>/dev/null && ! kill -0 $p2 2>/dev/null"
 '
 
 test_done

@@ -36,6 +36,7 @@ struct rr_hdr {
 static const char rr_usage[] =
 	"usage: klab-udp-rr server --port P [--addr A] [--threads T] [--response-size N]\n"
 	"                          --duration S [--cpus LIST] [--busy-poll USEC] [-6]\n"
+	"                          [--ready-fd N]\n"
 	"       klab-udp-rr client --addr A --port P --flows F [--threads T] [--request-size N]\n"
 	"                          [--response-size N] --duration S [--warmup S] [--burst K]\n"
 	"                          [--cpus LIST] [--busy-poll USEC] [--rto-ms MS] [-6]\n";
@@ -47,6 +48,7 @@ struct rr_params {
 	long port, flows, threads, req_size, resp_size, burst, busy_poll, rto_ms;
 	long duration_ms, warmup_ms;
 	int echo;		/* server: answer with the request's length */
+	int ready_fd;		/* server: where to say "ready" (-1: nowhere) */
 	struct wl_cpus cpus;
 	const char *cpus_s;
 	struct sockaddr_storage addr;
@@ -57,13 +59,15 @@ struct rr_params {
 static int rr_parse(int argc, char **argv, struct rr_params *p)
 {
 	const char *port = NULL, *flows = NULL, *threads = NULL, *req = NULL, *resp = NULL,
-		*dur = NULL, *warm = NULL, *burst = NULL, *bp = NULL, *rto = NULL, *v6 = NULL;
+		*dur = NULL, *warm = NULL, *burst = NULL, *bp = NULL, *rto = NULL, *v6 = NULL,
+		*ready = NULL;
 	struct wl_opt opts[] = {
 		{ "addr", 1, &p->addr_s }, { "port", 1, &port }, { "flows", 1, &flows },
 		{ "threads", 1, &threads }, { "request-size", 1, &req },
 		{ "response-size", 1, &resp }, { "duration", 1, &dur }, { "warmup", 1, &warm },
 		{ "burst", 1, &burst }, { "cpus", 1, &p->cpus_s }, { "busy-poll", 1, &bp },
-		{ "rto-ms", 1, &rto }, { "6", 0, &v6 }, { NULL, 0, NULL },
+		{ "rto-ms", 1, &rto }, { "6", 0, &v6 }, { "ready-fd", 1, &ready },
+		{ NULL, 0, NULL },
 	};
 	const char *role = argc > 1 ? argv[1] : NULL;
 
@@ -79,6 +83,8 @@ static int rr_parse(int argc, char **argv, struct rr_params *p)
 		return error("option '--%s' is for the client only",
 			     flows ? "flows" : req ? "request-size" : warm ? "warmup" :
 			     burst ? "burst" : "rto-ms");
+	if (!p->server && ready)
+		return error("option '--ready-fd' is for the server only");
 	p->v6 = v6 != NULL;
 	p->flows = p->threads = p->burst = 1;
 	p->req_size = p->resp_size = 100;
@@ -97,6 +103,8 @@ static int rr_parse(int argc, char **argv, struct rr_params *p)
 		return -1;
 	if (p->server) {
 		p->echo = !resp;
+		if (ready && wl_arg_ready_fd("ready-fd", ready, &p->ready_fd))
+			return -1;
 	} else {
 		if (!p->addr_s)
 			return error("missing --addr");
@@ -743,6 +751,8 @@ static int rr_server(struct rr_params *p)
 			break;
 		}
 	}
+	if (started == p->threads)
+		wl_ready(&p->ready_fd);	/* bound, and every thread is serving */
 	for (i = 0; i < started; i++)
 		pthread_join(th[i].tid, NULL);
 	if (started < p->threads)
@@ -784,6 +794,7 @@ int udp_rr_main(int argc, char **argv)
 	int rc;
 
 	memset(&p, 0, sizeof(p));
+	p.ready_fd = -1;
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 			 !strcmp(argv[1], "help"))) {
 		fputs(rr_usage, stdout);

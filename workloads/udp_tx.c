@@ -41,7 +41,7 @@ static const char tx_usage[] =
 	"                        [--engine sendmmsg|sendto|io_uring] [--batch B] [--gso N]\n"
 	"                        [--rate PPS] --duration S [--warmup S] [--cpus LIST] [-6]\n"
 	"       klab-udp-tx sink --port P [--addr A] [--threads T] --duration S [--warmup S]\n"
-	"                        [--poll-us N] [--cpus LIST] [-6]\n";
+	"                        [--poll-us N] [--cpus LIST] [-6] [--ready-fd N]\n";
 
 enum tx_engine { ENGINE_SENDMMSG, ENGINE_SENDTO, ENGINE_IO_URING };
 static const char *const engine_names[] = { "sendmmsg", "sendto", "io_uring" };
@@ -52,6 +52,7 @@ struct tx_params {
 	const char *addr_s, *cpus_s;
 	long port, threads, size, batch, gso, rate;
 	long poll_us;		/* sink: 0 blocks in recvmmsg, else drain and sleep this long */
+	int ready_fd;		/* sink: where to say "ready" (-1: nowhere) */
 	long duration_ms, warmup_ms;
 	enum tx_engine engine;
 	long segs;		/* packets per send: ceil(size / gso) with GSO, else 1 */
@@ -63,13 +64,14 @@ struct tx_params {
 static int tx_parse(int argc, char **argv, struct tx_params *p)
 {
 	const char *port = NULL, *threads = NULL, *size = NULL, *engine = NULL, *batch = NULL,
-		*gso = NULL, *rate = NULL, *dur = NULL, *warm = NULL, *v6 = NULL, *poll = NULL;
+		*gso = NULL, *rate = NULL, *dur = NULL, *warm = NULL, *v6 = NULL, *poll = NULL,
+		*ready = NULL;
 	struct wl_opt opts[] = {
 		{ "addr", 1, &p->addr_s }, { "port", 1, &port }, { "threads", 1, &threads },
 		{ "size", 1, &size }, { "engine", 1, &engine }, { "batch", 1, &batch },
 		{ "gso", 1, &gso }, { "rate", 1, &rate }, { "duration", 1, &dur },
 		{ "warmup", 1, &warm }, { "cpus", 1, &p->cpus_s }, { "6", 0, &v6 },
-		{ "poll-us", 1, &poll },
+		{ "poll-us", 1, &poll }, { "ready-fd", 1, &ready },
 		{ NULL, 0, NULL },
 	};
 	const char *role = argc > 1 ? argv[1] : NULL;
@@ -86,8 +88,8 @@ static int tx_parse(int argc, char **argv, struct tx_params *p)
 	if (p->sink && (size || engine || batch || gso || rate))
 		return error("option '--%s' is for the sender only",
 			     size ? "size" : engine ? "engine" : batch ? "batch" : gso ? "gso" : "rate");
-	if (!p->sink && poll)
-		return error("option '--poll-us' is for the sink only");
+	if (!p->sink && (poll || ready))
+		return error("option '--%s' is for the sink only", poll ? "poll-us" : "ready-fd");
 	p->v6 = v6 != NULL;
 	p->threads = 1;
 	p->size = 64;
@@ -115,6 +117,8 @@ static int tx_parse(int argc, char **argv, struct tx_params *p)
 	if (rate && wl_arg_long("rate", rate, 0, 1000000000L, &p->rate))
 		return -1;
 	if (poll && wl_arg_long("poll-us", poll, 0, 100000L, &p->poll_us))
+		return -1;
+	if (ready && wl_arg_ready_fd("ready-fd", ready, &p->ready_fd))
 		return -1;
 	if (engine) {
 		for (i = 0; i < ARRAY_SIZE(engine_names); i++)
@@ -479,8 +483,10 @@ static int tx_run(struct tx_params *p)
 			break;
 		}
 	}
-	if (started == p->threads)
+	if (started == p->threads) {
+		wl_ready(&p->ready_fd);	/* a sink is bound and every thread receives */
 		series = wl_series(warm, end, "pps", tx_sum_pkts, &run, &run.stop);
+	}
 	WL_STORE(&run.stop, 1);
 	for (i = 0; i < started; i++)
 		pthread_join(th[i].tid, NULL);
@@ -556,6 +562,7 @@ int udp_tx_main(int argc, char **argv)
 	int rc;
 
 	memset(&p, 0, sizeof(p));
+	p.ready_fd = -1;
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 			 !strcmp(argv[1], "help"))) {
 		fputs(tx_usage, stdout);

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -250,6 +251,35 @@ void wl_hard_deadline(long ms)
 	it.it_value.tv_sec = ms / 1000;
 	it.it_value.tv_usec = (ms % 1000) * 1000;
 	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+int wl_arg_ready_fd(const char *name, const char *val, int *out)
+{
+	long fd;
+
+	if (parse_long(val, 3, 1 << 20, &fd))
+		return error("invalid --%s '%s': expected a descriptor number from 3 up "
+			     "(0, 1 and 2 are stdin, stdout and stderr)", name, val);
+	if (fcntl((int)fd, F_GETFD) < 0)
+		return error("invalid --%s '%s': descriptor %ld is not open", name, val, fd);
+	*out = (int)fd;
+	return 0;
+}
+
+void wl_ready(int *fd)
+{
+	static const char line[] = "ready\n";
+	ssize_t r;
+
+	if (*fd < 0)
+		return;
+	do
+		r = write(*fd, line, sizeof(line) - 1);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)	/* 6 bytes: never a short write */
+		error_errno("cannot write the ready line to descriptor %d", *fd);
+	close(*fd);
+	*fd = -1;
 }
 
 void wl_raise_nofile(long need)

@@ -81,6 +81,22 @@ extern volatile sig_atomic_t wl_stop;
 void wl_signals(void);
 void wl_hard_deadline(long ms);
 
+/*
+ * The ready signal of a server or a sink (`--ready-fd N`): once its sockets
+ * are bound and its threads are serving, it writes the line "ready\n" to
+ * descriptor N and closes it. Whoever started it (a test, klab-agent) reads
+ * that line and only then starts the client, instead of sleeping a guessed
+ * while; a generator that fails before it is ready closes N by exiting, so
+ * the reader sees end-of-file instead of the line.
+ *
+ * wl_arg_ready_fd() checks the value: a number from 3 up (0-2 are stdin,
+ * stdout with the document, stderr) naming an open descriptor; 0 or -1
+ * (message printed). wl_ready() writes and closes (no-op for fd < 0); a
+ * failed write is logged and the run goes on.
+ */
+int wl_arg_ready_fd(const char *name, const char *val, int *out);
+void wl_ready(int *fd);
+
 /* Raise RLIMIT_NOFILE so that `need` descriptors fit (up to the hard limit). */
 void wl_raise_nofile(long need);
 

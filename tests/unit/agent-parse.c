@@ -21,68 +21,226 @@ static char *fixture(const char *name, size_t *len)
 	return buf_detach(&b, len);
 }
 
-/* Every prefix of a fixture: an error or a success, never a crash (ASan watches). */
-typedef int (*parse_fn)(const char *text, size_t len);
+/*
+ * Cuts: every prefix of a fixture (every byte, every 37th of a long one,
+ * and the whole text) either fails to parse or parses to a prefix of what
+ * the whole text gives: the same rows before the last one, and a last row
+ * that names the same thing with numbers no larger than the whole's (a
+ * number cut short only loses digits) and names no longer (a cut name is a
+ * prefix). ASan watches that no parse reads past the cut. A cut function
+ * parses text[0..len) and compares it with the reference `ref`, the parse
+ * of the whole fixture that the test made first.
+ */
+enum { CUT_FAILED, CUT_PREFIX, CUT_WRONG };
+typedef int (*cut_fn)(const char *text, size_t len);
 
-static int truncations(const char *name, parse_fn fn)
+static struct {
+	struct prof_row *prof;
+	size_t nprof;
+	struct cpu_pct *mp, *mp_data;	/* mpstat: Average rows; data rows before them */
+	size_t nmp, nmp_data;
+	struct proc_stat ps;
+	struct perf_stat_row *stat;
+	size_t nstat;
+	struct bpf_output bpf;
+	struct counters snmp;
+} ref;
+
+static int is_prefix(const char *cut, const char *whole)
 {
-	size_t len, i;
+	return !strncmp(cut, whole, strlen(cut));
+}
+
+/*
+ * Cut `name` everywhere with fn; `whole` is what the whole fixture holds
+ * (known from the file: rows, events, counters), `nwhole` what its parse
+ * gave. One test line.
+ */
+static void cuts(const char *name, cut_fn fn, size_t whole, size_t nwhole, const char *unit)
+{
+	size_t len, i = 0, step, wrong_at = 0;
 	char *t = fixture(name, &len);
-	int errors = 0;
+	int n[3] = { 0, 0, 0 }, at_whole;
 
-	for (i = 0; i < len; i += (len > 4000 ? 37 : 1))
-		errors += fn(t, i) != 0;
+	step = len > 4000 ? 37 : 1;
+	for (;;) {
+		int r = fn(t, i);
+
+		if (r == CUT_WRONG && !n[CUT_WRONG])
+			wrong_at = i;
+		n[r]++;
+		if (i == len)
+			break;
+		i = i + step < len ? i + step : len;
+	}
+	at_whole = fn(t, len);
+	ok(!n[CUT_WRONG] && at_whole == CUT_PREFIX && nwhole == whole && n[CUT_FAILED] > 0,
+	   "every cut of %s fails (%d) or parses to a prefix (%d) of the whole: %zu %s",
+	   name, n[CUT_FAILED], n[CUT_PREFIX], nwhole, unit);
+	if (n[CUT_WRONG])
+		diag("%d cuts disagree with the whole; the first ends: '%.*s'", n[CUT_WRONG],
+		     (int)(wrong_at < 60 ? wrong_at : 60), t + (wrong_at < 60 ? 0 : wrong_at - 60));
+	if (nwhole != whole)
+		diag("the whole fixture gave %zu %s, the file holds %zu", nwhole, unit, whole);
 	free(t);
-	return errors;
 }
 
-static int p_report(const char *t, size_t n)
+static int cut_report(const char *t, size_t len)
 {
-	struct prof_row *r; size_t k;
-	int ret = parse_perf_report(t, n, "x", &r, &k);
-	prof_rows_free(r, k);
-	return ret;
+	struct prof_row *r;
+	size_t n, i;
+	int same;
+
+	if (parse_perf_report(t, len, "cut", &r, &n)) {
+		prof_rows_free(r, n);
+		return CUT_FAILED;
+	}
+	same = n <= ref.nprof;
+	for (i = 0; same && i < n; i++) {
+		const struct prof_row *a = &r[i], *b = &ref.prof[i];
+
+		same = a->kind == b->kind && !strcmp(a->comm, b->comm) && !strcmp(a->dso, b->dso) &&
+			(i + 1 < n ? a->percent == b->percent && !strcmp(a->symbol, b->symbol)
+				   : a->percent <= b->percent && is_prefix(a->symbol, b->symbol));
+	}
+	prof_rows_free(r, n);
+	return same ? CUT_PREFIX : CUT_WRONG;
 }
 
-static int p_bpf(const char *t, size_t n)
+static int pct_prefix(const struct cpu_pct *a, size_t n, const struct cpu_pct *b, size_t nb)
 {
-	struct bpf_output o;
-	int ret = parse_bpftrace(t, n, "x", &o);
-	bpf_output_free(&o);
-	return ret;
+	size_t i;
+
+	if (n > nb)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct cpu_pct *x = &a[i], *y = &b[i];
+
+		if (x->cpu != y->cpu)
+			return 0;
+		if (i + 1 < n ? x->usr != y->usr || x->nice != y->nice || x->sys != y->sys ||
+				x->iowait != y->iowait || x->irq != y->irq || x->soft != y->soft ||
+				x->steal != y->steal || x->idle != y->idle :
+		    x->usr > y->usr || x->nice > y->nice || x->sys > y->sys || x->iowait > y->iowait ||
+		    x->irq > y->irq || x->soft > y->soft || x->steal > y->steal || x->idle > y->idle)
+			return 0;
+	}
+	return 1;
 }
 
-static int p_mpstat(const char *t, size_t n)
+/* Before its Average lines are there, mpstat's text gives its data rows. */
+static int cut_mpstat(const char *t, size_t len)
 {
-	struct cpu_pct *r; size_t k;
-	int ret = parse_mpstat(t, n, "x", &r, &k);
+	struct cpu_pct *r;
+	size_t n;
+	int same;
+
+	if (parse_mpstat(t, len, "cut", &r, &n)) {
+		free(r);
+		return CUT_FAILED;
+	}
+	same = pct_prefix(r, n, ref.mp, ref.nmp) || pct_prefix(r, n, ref.mp_data, ref.nmp_data);
 	free(r);
-	return ret;
+	return same ? CUT_PREFIX : CUT_WRONG;
 }
 
-static int p_stat(const char *t, size_t n)
-{
-	struct perf_stat_row *r; size_t k;
-	int ret = parse_perf_stat(t, n, "x", &r, &k);
-	perf_stat_rows_free(r, k);
-	return ret;
-}
-
-static int p_snmp(const char *t, size_t n)
-{
-	struct counters c = COUNTERS_INIT;
-	int ret = parse_snmp(t, n, "x", &c);
-	counters_free(&c);
-	return ret;
-}
-
-static int p_procstat(const char *t, size_t n)
+static int cut_procstat(const char *t, size_t len)
 {
 	struct proc_stat ps;
-	int ret = parse_proc_stat(t, n, "x", &ps);
-	if (!ret)
-		proc_stat_free(&ps);
-	return ret;
+	size_t i, k;
+	int same;
+
+	if (parse_proc_stat(t, len, "cut", &ps))
+		return CUT_FAILED;
+	same = ps.n <= ref.ps.n;
+	for (i = 0; same && i < ps.n; i++) {
+		same = ps.cpus[i].cpu == ref.ps.cpus[i].cpu;
+		for (k = 0; same && k < CT_N; k++)
+			same = i + 1 < ps.n ? ps.cpus[i].t[k] == ref.ps.cpus[i].t[k]
+					    : ps.cpus[i].t[k] <= ref.ps.cpus[i].t[k];
+	}
+	proc_stat_free(&ps);
+	return same ? CUT_PREFIX : CUT_WRONG;
+}
+
+static int cut_perf_stat(const char *t, size_t len)
+{
+	struct perf_stat_row *r;
+	size_t n, i;
+	int same;
+
+	if (parse_perf_stat(t, len, "cut", &r, &n)) {
+		perf_stat_rows_free(r, n);
+		return CUT_FAILED;
+	}
+	same = n <= ref.nstat;
+	for (i = 0; same && i < n; i++) {
+		const struct perf_stat_row *a = &r[i], *b = &ref.stat[i];
+
+		same = a->supported == b->supported && !strcmp(a->unit, b->unit) &&
+			(i + 1 < n ? !strcmp(a->event, b->event) && a->value == b->value &&
+				     a->counted == b->counted && a->running_pct == b->running_pct
+				   : is_prefix(a->event, b->event) && a->value <= b->value &&
+				     a->running_pct <= b->running_pct);
+	}
+	perf_stat_rows_free(r, n);
+	return same ? CUT_PREFIX : CUT_WRONG;
+}
+
+static int cut_bpf(const char *t, size_t len)
+{
+	struct bpf_output o;
+	size_t i, j, nh;
+	int same;
+
+	if (parse_bpftrace(t, len, "cut", &o)) {
+		bpf_output_free(&o);
+		return CUT_FAILED;
+	}
+	/*
+	 * A map line cut before its value ("@s[sed]:") reads as the header of
+	 * a histogram with no buckets yet: the parser cannot tell them apart
+	 * at the end of the text. That one is the next map of the whole.
+	 */
+	nh = o.n_hists;
+	if (nh && !o.hists[nh - 1].n && o.n_values < ref.bpf.n_values &&
+	    !strcmp(o.hists[nh - 1].name, ref.bpf.values[o.n_values].name))
+		nh--;
+	same = nh <= ref.bpf.n_hists && o.n_values <= ref.bpf.n_values &&
+		(!o.error || (ref.bpf.error && is_prefix(o.error, ref.bpf.error)));
+	for (i = 0; same && i < nh; i++) {
+		const struct bpf_hist *a = &o.hists[i], *b = &ref.bpf.hists[i];
+
+		same = !strcmp(a->name, b->name) && (i + 1 < nh ? a->n == b->n : a->n <= b->n);
+		for (j = 0; same && j < a->n; j++)
+			same = a->b[j].lo == b->b[j].lo && a->b[j].hi == b->b[j].hi &&
+				(i + 1 < nh || j + 1 < a->n ? a->b[j].count == b->b[j].count
+							    : a->b[j].count <= b->b[j].count);
+	}
+	for (i = 0; same && i < o.n_values; i++)
+		same = !strcmp(o.values[i].name, ref.bpf.values[i].name) &&
+			(i + 1 < o.n_values ? o.values[i].value == ref.bpf.values[i].value
+					    : o.values[i].value <= ref.bpf.values[i].value);
+	bpf_output_free(&o);
+	return same ? CUT_PREFIX : CUT_WRONG;
+}
+
+static int cut_snmp(const char *t, size_t len)
+{
+	struct counters c = COUNTERS_INIT;
+	size_t i;
+	int same;
+
+	if (parse_snmp(t, len, "cut", &c)) {
+		counters_free(&c);
+		return CUT_FAILED;
+	}
+	same = c.n <= ref.snmp.n;
+	for (i = 0; same && i < c.n; i++)
+		same = !strcmp(c.v[i].name, ref.snmp.v[i].name) &&
+			(i + 1 < c.n ? c.v[i].value == ref.snmp.v[i].value : c.v[i].value <= ref.snmp.v[i].value);
+	counters_free(&c);
+	return same ? CUT_PREFIX : CUT_WRONG;
 }
 
 static void test_perf_report(void)
@@ -138,9 +296,18 @@ static void test_perf_report(void)
 	ok(parse_perf_report("# Samples: 0 of event 'cpu-clock'\n", 34, "none", &r, &n) == 0 && n == 0,
 	   "a report with no samples is empty, not an error");
 	ok(parse_perf_report("   120.0%  a  b  [k] x\n", 23, "bad", &r, &n) < 0, "percent over 100 is an error");
-	truncations("perf-report-host.txt", p_report);
-	truncations("perf-report-seed004-before.txt", p_report);
-	ok(1, "every truncation of the profiles returns without crashing");
+
+	/* the fixtures' row counts: grep -cE '^ +[0-9.]+% ' */
+	t = fixture("perf-report-host.txt", &len);
+	parse_perf_report(t, len, "host", &ref.prof, &ref.nprof);
+	free(t);
+	cuts("perf-report-host.txt", cut_report, 619, ref.nprof, "rows");
+	prof_rows_free(ref.prof, ref.nprof);
+	t = fixture("perf-report-seed004-before.txt", &len);
+	parse_perf_report(t, len, "seed 004", &ref.prof, &ref.nprof);
+	free(t);
+	cuts("perf-report-seed004-before.txt", cut_report, 32, ref.nprof, "rows");
+	prof_rows_free(ref.prof, ref.nprof);
 }
 
 static void test_mpstat(void)
@@ -174,8 +341,16 @@ static void test_mpstat(void)
 	   "non-number is an error");
 	ok(parse_mpstat("Average: CPU %usr %nice %sys %idle\nAverage: 0 1.0 2.0\n", 55, "cut", &r, &n) < 0,
 	   "truncated line is an error");
-	truncations("mpstat-host.txt", p_mpstat);
-	ok(1, "every truncation of mpstat returns");
+
+	/* 3 Average rows, and 6 data rows in the two samples before them */
+	t = fixture("mpstat-host.txt", &len);
+	parse_mpstat(t, len, "host", &ref.mp, &ref.nmp);
+	parse_mpstat(t, (size_t)(strstr(t, "\nAverage:") + 1 - t), "host", &ref.mp_data, &ref.nmp_data);
+	free(t);
+	is_int(ref.nmp_data, 6, "mpstat without its Average lines: every data row");
+	cuts("mpstat-host.txt", cut_mpstat, 3, ref.nmp, "Average rows");
+	free(ref.mp);
+	free(ref.mp_data);
 }
 
 static void test_proc_stat(void)
@@ -213,8 +388,13 @@ static void test_proc_stat(void)
 	ok(!parse_proc_stat("cpu  1 2 3 4\n", 13, "x", &a) && a.cpus[0].t[CT_IDLE] == 4 && a.cpus[0].t[CT_STEAL] == 0,
 	   "old kernels' 4 columns accepted");
 	proc_stat_free(&a);
-	truncations("proc-stat-1.txt", p_procstat);
-	ok(1, "every truncation of /proc/stat returns");
+
+	/* cpu, cpu0, cpu1 */
+	ta = fixture("proc-stat-1.txt", &la);
+	parse_proc_stat(ta, la, "1", &ref.ps);
+	free(ta);
+	cuts("proc-stat-1.txt", cut_procstat, 3, ref.ps.n, "cpu lines");
+	proc_stat_free(&ref.ps);
 }
 
 static void test_perf_stat(void)
@@ -236,8 +416,12 @@ static void test_perf_stat(void)
 	free(t);
 	ok(parse_perf_stat("12,msec\n", 8, "cut", &r, &n) < 0, "two fields is an error");
 	ok(parse_perf_stat("abc,,ev\n", 8, "bad", &r, &n) < 0, "bad value is an error");
-	truncations("perf-stat-host.txt", p_stat);
-	ok(1, "every truncation of perf stat returns");
+
+	t = fixture("perf-stat-host.txt", &len);
+	parse_perf_stat(t, len, "host", &ref.stat, &ref.nstat);
+	free(t);
+	cuts("perf-stat-host.txt", cut_perf_stat, 6, ref.nstat, "events");
+	perf_stat_rows_free(ref.stat, ref.nstat);
 }
 
 static void test_bpftrace(void)
@@ -304,9 +488,20 @@ static void test_bpftrace(void)
 	ok(parse_bpftrace("@h:\n[1X, 2K)  5 |@|\n", 20, "bad", &o) < 0, "bad suffix is an error");
 	ok(!parse_bpf_number("16M", 3, &v) && v == 16.0 * 1024 * 1024, "16M");
 	ok(parse_bpf_number("M", 1, &v) < 0, "bare suffix rejected");
-	truncations("bpftrace-tracepoint.txt", p_bpf);
-	truncations("bpftrace-seed000-before.txt", p_bpf);
-	ok(1, "every truncation of bpftrace output returns");
+
+	/* 2 histograms and 15 maps (@a and 14 @s[...]); 1 histogram of 11 buckets */
+	t = fixture("bpftrace-tracepoint.txt", &len);
+	parse_bpftrace(t, len, "host", &ref.bpf);
+	free(t);
+	cuts("bpftrace-tracepoint.txt", cut_bpf, 2 + 15, ref.bpf.n_hists + ref.bpf.n_values,
+	     "histograms and maps");
+	bpf_output_free(&ref.bpf);
+	t = fixture("bpftrace-seed000-before.txt", &len);
+	parse_bpftrace(t, len, "seed 000", &ref.bpf);
+	free(t);
+	cuts("bpftrace-seed000-before.txt", cut_bpf, 11, ref.bpf.n_hists == 1 ? ref.bpf.hists[0].n : 0,
+	     "buckets of its one histogram");
+	bpf_output_free(&ref.bpf);
 }
 
 static void test_net(void)
@@ -337,7 +532,12 @@ static void test_net(void)
 	counters_free(&c);
 	ok(parse_snmp("Udp: A B\n", 9, "cut", &c) < 0, "header without values is an error");
 	counters_free(&c);
-	truncations("snmp-host.txt", p_snmp);
+	t = fixture("snmp-host.txt", &len);
+	parse_snmp(t, len, "snmp", &ref.snmp);
+	free(t);
+	/* the value lines' numbers: awk 'NR % 2 == 0 { n += NF - 1 } END { print n }' */
+	cuts("snmp-host.txt", cut_snmp, 83, ref.snmp.n, "counters");
+	counters_free(&ref.snmp);
 
 	t = fixture("softnet-host.txt", &len);
 	ok(!parse_softnet(t, len, "softnet", &c), "softnet_stat parses");

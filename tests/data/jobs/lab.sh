@@ -55,6 +55,16 @@ CONF
 # sql "SELECT ...": one query on the test's database.
 sql() { sqlite3 -batch "$SCRATCH/klab.db" "$1"; }
 
+# Conditions for test_wait_until (lib.sh):
+# step_started JOB KEY: the job has begun the step (its row exists);
+# step_in JOB KEY STATE: the step of the job is in that state.
+step_started() {
+	test "$(sql "SELECT count(*) FROM steps WHERE job_id = $1 AND key = '$2'")" = 1
+}
+step_in() {
+	test "$(sql "SELECT state FROM steps WHERE job_id = $1 AND key = '$2'")" = "$3"
+}
+
 # job_lab_prereq: skip the whole script unless the netns lab can run here.
 job_lab_prereq() {
 	test_have_prereq ROOT,NETNS,SSHD || test_skip_all 'needs ROOT, NETNS and SSHD (a netns lab with real sshd)'
