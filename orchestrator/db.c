@@ -362,8 +362,12 @@ int db_step(struct db_stmt *st)
 int db_reset(struct db_stmt *st)
 {
 	sqlite3_reset(st->st);
-	sqlite3_clear_bindings(st->st);
 	return 0;
+}
+
+void db_clear_bindings(struct db_stmt *st)
+{
+	sqlite3_clear_bindings(st->st);
 }
 
 void db_finalize(struct db_stmt *st)
