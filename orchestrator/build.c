@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -20,6 +19,7 @@
 #include "db.h"
 #include "fetch.h"
 #include "jsonh.h"
+#include "lock.h"
 #include "log.h"
 #include "run.h"
 #include "series.h"
@@ -1081,18 +1081,10 @@ static int lock_tree(const char *cache, const char *name)
 
 	if (mkdir_p(dir) < 0)
 		goto out;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		error_errno("cannot open lock '%s'", path);
-		goto out;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	fd = lock_file(path, 0);
+	if (fd == LOCK_FILE_BUSY) {
 		info("waiting for another build of tree '%s' (lock '%s')", name, path);
-		if (flock(fd, LOCK_EX) < 0) {
-			error_errno("cannot lock '%s'", path);
-			close(fd);
-			fd = -1;
-		}
+		fd = lock_file(path, -1);
 	}
 out:
 	free(dir);

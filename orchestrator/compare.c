@@ -689,6 +689,7 @@ static int store(struct db *db, const struct compare_result *res, const struct c
 		const struct stats_cmp *s = &r->st;
 
 		db_reset(st);
+		db_clear_bindings(st);
 		db_bind_int64(st, 1, res->job_id);
 		db_bind_text(st, 2, res->label_a);
 		db_bind_text(st, 3, res->label_b);

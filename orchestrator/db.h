@@ -81,10 +81,12 @@ struct db_stmt *db_prepare(struct db *db, const char *sql, const char *types, ..
 /* The next row: DB_ROW, DB_DONE, or DB_ERROR (logged with the SQL). */
 int db_step(struct db_stmt *st);
 /*
- * Make a statement ready to run again: the rows are forgotten and every
- * parameter is unbound (NULL) until bound anew. 0 or -1.
+ * Make a statement ready to run again from its first row, with the same
+ * parameters (bind new ones over them, or clear them all first). 0 or -1.
  */
 int db_reset(struct db_stmt *st);
+/* Unbind every parameter of a statement (they read as NULL until bound anew). */
+void db_clear_bindings(struct db_stmt *st);
 void db_finalize(struct db_stmt *st);
 
 /* Bind parameter `i` (1-based) of a statement made with no or fewer types: 0 or -1 (logged). */

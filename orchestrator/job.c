@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +22,7 @@
 #include "jsonh.h"
 #include "lab_qemu.h"
 #include "lease.h"
+#include "lock.h"
 #include "log.h"
 #include "report.h"
 #include "result.h"
@@ -572,21 +572,12 @@ static char *lock_path(struct db *db, int64_t id)
 	return xasprintf("%s.job-%lld.lock", p && *p ? p : "klab", (long long)id);
 }
 
+/* The job's run lock: fd, LOCK_FILE_BUSY (another runner), or -1. */
 static int lock_job(struct db *db, int64_t id)
 {
 	char *p = lock_path(db, id);
-	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int fd = lock_file(p, 0);
 
-	if (fd < 0) {
-		error_errno("cannot open the lock file '%s'", p);
-		free(p);
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		close(fd);
-		free(p);
-		return -2;
-	}
 	free(p);
 	return fd;
 }
@@ -594,16 +585,9 @@ static int lock_job(struct db *db, int64_t id)
 int job_is_live(const char *db_path, int64_t id)
 {
 	char *p = xasprintf("%s.job-%lld.lock", db_path, (long long)id);
-	int fd = open(p, O_RDWR | O_CLOEXEC), ret = 0;
+	int ret = lock_held(p);
 
 	free(p);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	if (flock(fd, LOCK_EX | LOCK_NB))
-		ret = errno == EWOULDBLOCK ? 1 : -1;
-	else
-		flock(fd, LOCK_UN);
-	close(fd);
 	return ret;
 }
 
@@ -2159,7 +2143,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	strvec_init(&j.plan);
 
 	lockfd = lock_job(db, id);
-	if (lockfd == -2)
+	if (lockfd == LOCK_FILE_BUSY)
 		return error("job %lld is being run by another process", (long long)id);
 	if (lockfd < 0)
 		return -1;

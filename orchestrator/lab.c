@@ -3,8 +3,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <fcntl.h>
-#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +15,7 @@
 #include "cmds.h"
 #include "jsonh.h"
 #include "lab.h"
+#include "lock.h"
 #include "log.h"
 #include "run.h"
 #include "ssh.h"
@@ -627,18 +626,8 @@ static int lab_usage(int status)
 /* Labs are brought up one at a time: an flock on a file in /run/lock. fd or -1. */
 static int lab_lock(void)
 {
-	const char *path = "/run/lock/klab-netns-lab.lock";
-	int fd;
-
 	mkdir_p("/run/lock");
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return error_errno("cannot open lock file '%s'", path);
-	if (flock(fd, LOCK_EX) < 0) {
-		close(fd);
-		return error_errno("cannot lock '%s'", path);
-	}
-	return fd;
+	return lock_file("/run/lock/klab-netns-lab.lock", -1);
 }
 
 /* `klab lab up --netns`: lock (unless LOCK >= 0: held), check, build, or remove what was made. */

@@ -222,6 +222,7 @@ static int step_done(struct db *db, struct db_stmt *st, const char *what)
 	int rc = db_step(st);
 
 	db_reset(st);
+	db_clear_bindings(st);
 	if (rc != DB_DONE)
 		return error("cannot store %s: %s", what, db_errmsg(db));
 	return 0;
