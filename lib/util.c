@@ -127,6 +127,33 @@ const char *skip_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, n) == 0 ? s + n : NULL;
 }
 
+const char *last_line_except(const char *text, const char *skip)
+{
+	static char line[512];
+	const char *end = text ? text + strlen(text) : NULL;
+
+	line[0] = '\0';
+	while (end && end > text) {
+		const char *start = end, *e = end;
+
+		while (start > text && start[-1] != '\n')
+			start--;
+		while (e > start && isspace((unsigned char)e[-1]))
+			e--;
+		if (e > start && (!skip || !memmem(start, (size_t)(e - start), skip, strlen(skip)))) {
+			snprintf(line, sizeof(line), "%.*s", (int)(e - start), start);
+			return line;
+		}
+		end = start > text ? start - 1 : text;
+	}
+	return line;
+}
+
+const char *last_line(const char *text)
+{
+	return last_line_except(text, NULL);
+}
+
 int parse_long(const char *s, long min, long max, long *out)
 {
 	char *end;

@@ -36,6 +36,16 @@ int ends_with(const char *s, const char *suffix);
 const char *skip_prefix(const char *s, const char *prefix);
 
 /*
+ * The last line of TEXT that holds more than white space, with the white
+ * space at its end cut and at most 511 bytes of it, for messages
+ * ("cannot unpack 'x': LINE"). In a static buffer that the next call
+ * overwrites; "" when there is no such line (or TEXT is NULL).
+ * last_line_except() passes over the lines that contain SKIP.
+ */
+const char *last_line(const char *text);
+const char *last_line_except(const char *text, const char *skip);
+
+/*
  * Strict number parsers: the whole string must be a number within
  * [min, max]. Return 0, or -1 (nothing logged: the caller names the field).
  */

@@ -172,21 +172,6 @@ out:
 	return ret;
 }
 
-/* The last non-empty line of TEXT, trimmed, in a static buffer (for messages). */
-static const char *last_line(const char *text)
-{
-	static char line[512];
-	const char *end = text + strlen(text), *s;
-
-	while (end > text && isspace((unsigned char)end[-1]))
-		end--;
-	s = end;
-	while (s > text && s[-1] != '\n')
-		s--;
-	snprintf(line, sizeof(line), "%.*s", (int)(end - s), s);
-	return line;
-}
-
 static int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...)
 {
 	struct strvec av = STRVEC_INIT;

@@ -783,21 +783,6 @@ static int agent_call(struct job_ctx *j, int peer, const char *const *argv, cons
 	return ret;
 }
 
-/* The last non-empty line of a text (for messages), into a static buffer. */
-static const char *last_line(const char *s)
-{
-	static char line[512];
-	const char *end = s + strlen(s), *p;
-
-	while (end > s && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
-		end--;
-	p = end;
-	while (p > s && p[-1] != '\n')
-		p--;
-	snprintf(line, sizeof(line), "%.*s", (int)(end - p), p);
-	return line;
-}
-
 /* klab-agent fetch UID on a machine: 0 found (doc in out), 1 not there, -1 error. */
 static int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out)
 {

@@ -863,31 +863,14 @@ out:
 	return ret;
 }
 
-/* Last non-empty line of a command's stderr, for messages (at most 300 bytes). */
-static void last_line(const struct buf *b, struct buf *out)
-{
-	const char *end = b->buf + b->len, *start;
-
-	while (end > b->buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	start = end;
-	while (start > b->buf && start[-1] != '\n')
-		start--;
-	if (end - start > 300)
-		start = end - 300;
-	buf_add(out, start, (size_t)(end - start));
-}
-
 static void describe_exit(const struct ssh_exec *x, struct buf *out)
 {
 	if (x->signal)
 		buf_addf(out, "killed by signal %s", x->signal);
 	else
 		buf_addf(out, "exit status %d", x->status);
-	if (x->err.len) {
-		buf_addstr(out, ": ");
-		last_line(&x->err, out);
-	}
+	if (x->err.len)
+		buf_addf(out, ": %s", last_line(x->err.buf));
 }
 
 /* ssh_run and ssh_run_step: STEP NULL for ssh_run's message. */
@@ -908,10 +891,10 @@ static int run_checked(struct ssh_conn *c, const char *step, const char *const *
 	}
 	if (x.status != 0) {
 		if (step) {
-			if (x.err.len)
-				last_line(&x.err, &why);
+			const char *l = last_line(x.err.buf);
+
 			error("cannot %s on machine '%s': '%s' exited with status %d: %s", step, c->name, argv[0],
-			      x.status, why.len ? why.buf : "(no error output)");
+			      x.status, *l ? l : "(no error output)");
 		} else {
 			describe_exit(&x, &why);
 			error("command '%s' failed on machine '%s' (%s)", cmd_word(argv), c->name, why.buf);
