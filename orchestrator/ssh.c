@@ -16,6 +16,7 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 
+#include "base64.h"
 #include "buf.h"
 #include "log.h"
 #include "quote.h"
@@ -82,61 +83,7 @@ int ssh_dropped(const struct ssh_conn *c)
 	return c->dropped;
 }
 
-/* ---- small helpers: base64, fingerprints, key types ---------------------- */
-
-static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static void b64_encode(struct buf *out, const unsigned char *p, size_t n, int pad)
-{
-	size_t i;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-		buf_addch(out, b64chars[v >> 18 & 63]);
-		buf_addch(out, b64chars[v >> 12 & 63]);
-		buf_addch(out, b64chars[v >> 6 & 63]);
-		buf_addch(out, b64chars[v & 63]);
-	}
-	if (n - i == 1) {
-		unsigned v = (unsigned)p[i] << 16;
-		buf_addch(out, b64chars[v >> 18 & 63]);
-		buf_addch(out, b64chars[v >> 12 & 63]);
-		if (pad)
-			buf_addstr(out, "==");
-	} else if (n - i == 2) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8;
-		buf_addch(out, b64chars[v >> 18 & 63]);
-		buf_addch(out, b64chars[v >> 12 & 63]);
-		buf_addch(out, b64chars[v >> 6 & 63]);
-		if (pad)
-			buf_addch(out, '=');
-	}
-}
-
-/* Decode base64 (padding optional); -1 on a bad character. */
-static int b64_decode(struct buf *out, const char *s, size_t n)
-{
-	unsigned v = 0;
-	int bits = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		const char *p;
-
-		if (s[i] == '=')
-			break;
-		p = memchr(b64chars, s[i], 64);
-		if (!p || !s[i])
-			return -1;
-		v = v << 6 | (unsigned)(p - b64chars);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf_addch(out, (int)(v >> bits & 0xff));
-		}
-	}
-	return 0;
-}
+/* ---- small helpers: fingerprints, key types ------------------------------ */
 
 void ssh_fingerprint(const unsigned char *blob, size_t len, struct buf *fp)
 {
@@ -147,7 +94,7 @@ void ssh_fingerprint(const unsigned char *blob, size_t len, struct buf *fp)
 	sha256_update(&ctx, blob, len);
 	sha256_final(&ctx, md);
 	buf_addstr(fp, "SHA256:");
-	b64_encode(fp, md, sizeof(md), 0);
+	base64_encode(fp, md, sizeof(md), 0);
 }
 
 static const struct {
@@ -408,7 +355,7 @@ static int check_hostkey(struct ssh_conn *c)
 		ret = 0;
 		break;
 	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
-		if (found && found->key && !b64_decode(&decoded, found->key, strlen(found->key)))
+		if (found && found->key && !base64_decode(&decoded, found->key, strlen(found->key), 0))
 			ssh_fingerprint((const unsigned char *)decoded.buf, decoded.len, &other);
 		else
 			buf_addstr(&other, "(unreadable)");
@@ -1559,7 +1506,7 @@ int ssh_hostkey_fetch(const char *host, int port, long timeout_ms,
 	if (line) {
 		host_pattern(line, host, c->port);
 		buf_addf(line, " %s ", keytypes[idx].name);
-		b64_encode(line, (const unsigned char *)key, len, 1);
+		base64_encode(line, (const unsigned char *)key, len, 1);
 	}
 	if (fp)
 		ssh_fingerprint((const unsigned char *)key, len, fp);
@@ -1582,7 +1529,7 @@ int ssh_knownhosts_lookup(const char *known_hosts, const char *host, int port,
 	ssh_global_init();
 	strvec_split(&w, line, " \t");
 	if (w.n < 3 || (idx = keytype_index_by_name(w.v[1])) < 0 ||
-	    b64_decode(&blob, w.v[2], strlen(w.v[2])) < 0) {
+	    base64_decode(&blob, w.v[2], strlen(w.v[2]), 0) < 0) {
 		error("malformed known_hosts line '%s'", line);
 		goto out;
 	}
@@ -1602,7 +1549,7 @@ int ssh_knownhosts_lookup(const char *known_hosts, const char *host, int port,
 	} else if (rc == LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
 		struct buf dec = BUF_INIT;
 
-		if (other_fp && found && found->key && !b64_decode(&dec, found->key, strlen(found->key)))
+		if (other_fp && found && found->key && !base64_decode(&dec, found->key, strlen(found->key), 0))
 			ssh_fingerprint((const unsigned char *)dec.buf, dec.len, other_fp);
 		buf_release(&dec);
 		ret = 2;
