@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "util.h"
 
@@ -418,6 +419,17 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 out:
 	free(tmp);
 	free(dir);
+	return ret;
+}
+
+int copy_file(const char *from, const char *to, mode_t mode)
+{
+	struct buf b = BUF_INIT;
+	int ret = buf_read_file(&b, from);
+
+	if (ret == 0)
+		ret = write_file_atomic(to, b.buf, b.len, mode);
+	buf_release(&b);
 	return ret;
 }
 

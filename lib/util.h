@@ -73,6 +73,8 @@ int remove_tree(const char *path);
  * the old file is left untouched).
  */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* Copy the file FROM to TO with write_file_atomic() (mode MODE): 0 or -1 (logged). */
+int copy_file(const char *from, const char *to, mode_t mode);
 /* write() all of it, retrying on EINTR and short writes: 0 or -1. */
 int write_all(int fd, const void *data, size_t len);
 int file_exists(const char *path);

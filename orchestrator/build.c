@@ -850,17 +850,6 @@ out:
 
 /* ---- artifacts and the kernels table ------------------------------------------------ */
 
-static int copy_file(const char *from, const char *to)
-{
-	struct buf b = BUF_INIT;
-	int r = buf_read_file(&b, from);
-
-	if (r == 0)
-		r = write_file_atomic(to, b.buf, b.len, 0644);
-	buf_release(&b);
-	return r;
-}
-
 /* GNU build id of an ELF file via readelf -n: malloc'd hex or NULL. */
 static char *elf_build_id(const char *path)
 {
@@ -1391,7 +1380,7 @@ rowless:
 			char *s1 = xasprintf("%s/System.map", tmpdir), *rel = xasprintf("%s/include/config/kernel.release", obj);
 			char *vml = xasprintf("%s/vmlinux", obj);
 			struct buf rb = BUF_INIT;
-			int bad = copy_file(img, f1) < 0 || copy_file(c0, c1) < 0 || copy_file(s0, s1) < 0 ||
+			int bad = copy_file(img, f1, 0644) < 0 || copy_file(c0, c1, 0644) < 0 || copy_file(s0, s1, 0644) < 0 ||
 				  buf_read_file(&rb, rel) < 0;
 
 			buf_trim(&rb);

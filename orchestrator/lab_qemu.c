@@ -130,18 +130,6 @@ static int free_port(void)
 	return port;
 }
 
-static int copy_file(const char *from, const char *to, mode_t mode)
-{
-	struct buf b = BUF_INIT;
-	int ret;
-
-	if (buf_read_file(&b, from) < 0)
-		return -1;
-	ret = write_file_atomic(to, b.buf, b.len, mode);
-	buf_release(&b);
-	return ret;
-}
-
 /* A path that can go into the kernel command line and a qemu option unquoted. */
 static int plain_path(const char *p, const char *what)
 {
