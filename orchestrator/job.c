@@ -26,6 +26,7 @@
 #include "log.h"
 #include "report.h"
 #include "result.h"
+#include "rng.h"
 #include "run.h"
 #include "series.h"
 #include "ssh.h"
@@ -33,52 +34,17 @@
 #include "util.h"
 
 /* ---------------------------------------------------------------------- */
-/* Order: xoshiro256** seeded by splitmix64. */
-
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void rng_seed(struct rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
-}
+/* Order. */
 
 void job_order(int boots, int64_t seed, int fixed, char *out)
 {
-	struct rng r;
+	uint64_t r[4];
 	int n = 0;
 
-	rng_seed(&r, (uint64_t)seed);
+	xoshiro_seed(r, (uint64_t)seed);
 	for (int pair = 0; pair < boots; pair += 2) {
 		char x = 'A', y = 'B';
-		if (!fixed && (rng_next(&r) >> 63)) {
+		if (!fixed && (xoshiro_next(r) >> 63)) {
 			x = 'B';
 			y = 'A';
 		}
