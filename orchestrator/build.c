@@ -3,15 +3,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -144,37 +140,17 @@ static int tree_resolve(const struct klab_config *cfg, const char *name, struct 
 
 /* ---- running commands ------------------------------------------------------------- */
 
-/* Run a short command with captured output; 0 when it exited 0. OUT (may be NULL) gets stdout. */
-static int run_quiet(const char *const *argv, const char *dir, const char *const *env, long timeout_ms,
-		     struct buf *out, struct buf *err)
-{
-	struct run_cmd c = RUN_CMD_INIT;
-	int ret = -1;
-
-	c.argv = argv;
-	c.dir = dir;
-	c.env = env;
-	c.timeout_ms = timeout_ms ? timeout_ms : 600000;
-	if (run_command(&c) < 0)
-		goto out;
-	if (out)
-		buf_add(out, c.out.buf, c.out.len);
-	if (err) {
-		buf_add(err, c.err.buf, c.err.len);
-		if (c.status != 0 && !c.err.len)
-			buf_add(err, c.out.buf, c.out.len);
-		if (c.status != 0 && c.timed_out)
-			buf_addf(err, "%s", run_describe(&c));
-	}
-	ret = c.status == 0 && !c.timed_out ? 0 : 1;
-out:
-	run_release(&c);
-	return ret;
-}
-
+/*
+ * git [-C REPO] ARGS... (NULL-terminated) with a fixed identity, no
+ * prompts and C messages: 0 when it exited 0, 1 when it failed, -1 when it
+ * could not run (logged). OUT and ERR (either may be NULL) get its stdout
+ * and stderr; after a failure ERR ends with the reason (run_failure()), so
+ * last_line(ERR) is the line to show.
+ */
 static int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...)
 {
 	struct strvec av = STRVEC_INIT;
+	struct run_cmd c = RUN_CMD_INIT;
 	va_list ap;
 	const char *a;
 	static const char *const env[] = { "GIT_AUTHOR_NAME=klab", "GIT_AUTHOR_EMAIL=klab@localhost",
@@ -191,117 +167,95 @@ static int git(const char *repo, struct buf *out, struct buf *err, long timeout_
 	while ((a = va_arg(ap, const char *)))
 		strvec_push(&av, a);
 	va_end(ap);
-	r = run_quiet((const char *const *)av.v, NULL, env, timeout_ms ? timeout_ms : GIT_TIMEOUT_MS, out, err);
+	c.argv = (const char *const *)av.v;
+	c.env = env;
+	c.timeout_ms = timeout_ms ? timeout_ms : GIT_TIMEOUT_MS;
+	c.quiet = 1;
+	r = run_check(&c);
+	if (r < 0 && c.status < 0 && !c.timed_out)
+		r = -1;		/* it did not start */
+	else if (r < 0)
+		r = 1;
+	if (out)
+		buf_add(out, c.out.buf, c.out.len);
+	if (err) {
+		buf_add(err, c.err.buf, c.err.len);
+		if (r > 0 && (c.timed_out || c.signaled || !c.err.len))
+			buf_addf(err, "%s%s", err->len ? "\n" : "", run_failure(&c));
+	}
+	run_release(&c);
 	strvec_clear(&av);
 	return r;
 }
 
+/* The progress line of a long command: its label, the time and the log's last line, on stderr. */
+struct log_progress {
+	const char *label;
+	int fd;			/* the log, read from where it ended at the start */
+	int64_t t0;
+	struct buf tail;
+};
+
+static void show_progress(void *arg)
+{
+	struct log_progress *p = arg;
+	char chunk[4096];
+	ssize_t n;
+	long s = (long)((now_ms() - p->t0) / 1000);
+
+	while ((n = read(p->fd, chunk, sizeof(chunk))) > 0) {
+		buf_add(&p->tail, chunk, (size_t)n);
+		if (p->tail.len > 8192) {
+			memmove(p->tail.buf, p->tail.buf + p->tail.len - 4096, 4096);
+			buf_setlen(&p->tail, 4096);
+		}
+	}
+	fprintf(stderr, "\r\033[K[%s] %02ld:%02ld %.60s", p->label, s / 60, s % 60, last_line(p->tail.buf));
+}
+
 /*
- * make (or any long command) with its output appended to LOGFD, the step
- * and the elapsed time shown on stderr when PROGRESS, the whole process
- * group killed at the timeout. Returns the exit status (0 ok), 124 on a
- * timeout, -1 when it could not start.
+ * make (or any long command) with its output appended to LOGFD, at nice
+ * 19 ($KLAB_BUILD_NICE), the step and the elapsed time shown on stderr
+ * when PROGRESS and stderr is a terminal, the whole process group killed
+ * at the timeout. Returns the exit status (0 ok), 124 on a timeout, -1
+ * when it could not start.
  */
 static int run_logged(const char *const *argv, const char *dir, const char *const *env, int logfd,
 		      const char *logpath, long timeout_ms, const char *label, int progress)
 {
-	int64_t t0 = now_ms(), deadline = timeout_ms > 0 ? t0 + timeout_ms : 0, kill_at = 0;
-	int status = 0, rfd = -1, nice_val = 19, timed_out = 0;
+	struct run_cmd c = RUN_CMD_INIT;
+	struct log_progress lp = { label, -1, now_ms(), BUF_INIT };
 	const char *nv = getenv("KLAB_BUILD_NICE");
-	char *path = run_which(argv[0]);
-	struct buf tail = BUF_INIT;
-	pid_t pid;
 	long v;
+	int ret;
 
-	if (!path)
-		return error("cannot run '%s': not found in PATH", argv[0]);
-	if (nv && parse_long(nv, -20, 19, &v) == 0)
-		nice_val = (int)v;
-	progress = progress && isatty(2);
-	if (progress)
-		rfd = open(logpath, O_RDONLY | O_CLOEXEC);
-	if (rfd >= 0)
-		lseek(rfd, 0, SEEK_END);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		free(path);
-		return error_errno("cannot fork for '%s'", argv[0]);
+	c.argv = argv;
+	c.dir = dir;
+	c.env = env;
+	c.out_fd = logfd;
+	c.timeout_ms = timeout_ms;
+	c.kill_grace_ms = 5000;
+	c.nice = nv && parse_long(nv, -20, 19, &v) == 0 ? (int)v : 19;
+	if (progress && isatty(2))
+		lp.fd = open(logpath, O_RDONLY | O_CLOEXEC);
+	if (lp.fd >= 0) {
+		lseek(lp.fd, 0, SEEK_END);
+		c.tick = show_progress;
+		c.tick_arg = &lp;
 	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		if (dir && chdir(dir) < 0)
-			_exit(127);
-		for (size_t i = 0; env && env[i]; i++)
-			putenv((char *)env[i]);
-		if (setpriority(PRIO_PROCESS, 0, nice_val) < 0) {
-			/* not fatal */
-		}
-		execv(path, (char *const *)argv);
-		dprintf(2, "cannot run '%s': %s\n", path, strerror(errno));
-		_exit(127);
+	if (run_command(&c) < 0) {
+		dprintf(logfd, "klab: %s\n", log_last_error());
+		ret = -1;
+	} else {
+		ret = c.timed_out ? 124 : c.status;
 	}
-	setpgid(pid, pid);
-	free(path);
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		int64_t now = now_ms();
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			status = 1 << 8;
-			break;
-		}
-		if (deadline && now > deadline && !kill_at) {
-			timed_out = 1;
-			kill(-pid, SIGTERM);
-			kill_at = now + 5000;
-		}
-		if (kill_at && now > kill_at) {
-			kill(-pid, SIGKILL);
-			kill_at = INT64_MAX;
-		}
-		if (rfd >= 0) {
-			char chunk[4096];
-			ssize_t n;
-
-			while ((n = read(rfd, chunk, sizeof(chunk))) > 0) {
-				buf_add(&tail, chunk, n);
-				if (tail.len > 8192) {
-					memmove(tail.buf, tail.buf + tail.len - 4096, 4096);
-					buf_setlen(&tail, 4096);
-				}
-			}
-			{
-				long s = (long)((now - t0) / 1000);
-
-				fprintf(stderr, "\r\033[K[%s] %02ld:%02ld %.60s", label, s / 60, s % 60,
-					last_line(tail.buf));
-			}
-		}
-		{
-			struct timespec ts = { 0, 250 * 1000 * 1000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	if (rfd >= 0) {
+	if (lp.fd >= 0) {
 		fprintf(stderr, "\r\033[K");
-		close(rfd);
+		close(lp.fd);
 	}
-	buf_release(&tail);
-	if (timed_out)
-		return 124;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	buf_release(&lp.tail);
+	run_release(&c);
+	return ret;
 }
 
 /* The last lines of a log that say "error" (or simply the last ones), for messages. */
@@ -362,11 +316,17 @@ static int import_tarball(const struct tree *t, const char *src)
 		goto out;
 	{
 		const char *const argv[] = { "tar", "-xf", t->tarball, "-C", tmp, NULL };
+		struct run_cmd c = RUN_CMD_INIT;
 
-		if (run_quiet(argv, NULL, NULL, GIT_TIMEOUT_MS, NULL, &err)) {
-			error("cannot unpack '%s': %s", t->tarball, last_line(err.buf));
+		c.argv = argv;
+		c.timeout_ms = GIT_TIMEOUT_MS;
+		c.quiet = 1;
+		if (run_check(&c)) {
+			error("cannot unpack '%s': %s", t->tarball, run_failure(&c));
+			run_release(&c);
 			goto out;
 		}
+		run_release(&c);
 	}
 	/* the tarball has one top folder (linux-source-6.1/) or the tree itself */
 	d = opendir(tmp);
@@ -855,17 +815,21 @@ static char *elf_build_id(const char *path)
 {
 	const char *const argv[] = { "readelf", "-n", path, NULL };
 	const char *const env[] = { "LC_ALL=C", NULL };
-	struct buf out = BUF_INIT;
+	struct run_cmd c = RUN_CMD_INIT;
 	char *id = NULL, *p;
 
-	if (run_quiet(argv, NULL, env, 60000, &out, NULL) == 0 && (p = strstr(out.buf, "Build ID: "))) {
+	c.argv = argv;
+	c.env = env;
+	c.timeout_ms = 60000;
+	c.quiet = 1;
+	if (run_check(&c) == 0 && (p = strstr(c.out.buf, "Build ID: "))) {
 		p += 10;
 		size_t n = strspn(p, "0123456789abcdef");
 
 		if (n)
 			id = xstrndup(p, n);
 	}
-	buf_release(&out);
+	run_release(&c);
 	return id;
 }
 
@@ -873,12 +837,16 @@ static char *elf_build_id(const char *path)
 static void ccache_counts(const char *const *env, long *hits, long *misses)
 {
 	const char *const argv[] = { "ccache", "--print-stats", NULL };
-	struct buf out = BUF_INIT;
+	struct run_cmd c = RUN_CMD_INIT;
 	struct strvec lines = STRVEC_INIT;
 
 	*hits = *misses = 0;
-	if (run_quiet(argv, NULL, env, 30000, &out, NULL) == 0) {
-		strvec_split(&lines, out.buf, "\n");
+	c.argv = argv;
+	c.env = env;
+	c.timeout_ms = 30000;
+	c.quiet = 1;
+	if (run_check(&c) == 0) {
+		strvec_split(&lines, c.out.buf, "\n");
 		for (size_t i = 0; i < lines.n; i++) {
 			const char *tab = strchr(lines.v[i], '\t');
 			long v;
@@ -893,7 +861,7 @@ static void ccache_counts(const char *const *env, long *hits, long *misses)
 		}
 	}
 	strvec_clear(&lines);
-	buf_release(&out);
+	run_release(&c);
 }
 
 static void apply_results_free(struct apply_result *v, size_t n)
@@ -1072,7 +1040,7 @@ static char *compiler_version(void)
 	struct buf out = BUF_INIT;
 	char *nl, *v;
 
-	if (run_quiet(argv, NULL, NULL, 30000, &out, NULL)) {
+	if (run_argv(argv, 30000, &out, 1)) {
 		buf_release(&out);
 		return xstrdup("unknown");
 	}
@@ -1399,7 +1367,7 @@ rowless:
 				r = make_step(src, obj, cc, (const char *const *)envv.v, logfd, logpath, 1800000, label,
 					      req->progress, lv, mp, "INSTALL_MOD_STRIP=1", "modules_install", NULL);
 				if (r == 0)
-					r = run_quiet(tar, NULL, NULL, 600000, NULL, NULL);
+					r = run_argv(tar, 600000, NULL, 0);
 				remove_tree(mroot);
 				free(mroot);
 				free(mp);

@@ -68,37 +68,9 @@ char *nlab_default_dir(int index)
 
 /* ---- running commands -------------------------------------------------------- */
 
-/* Run argv; 0 on exit 0, else -1 (logged unless quiet) with the last stderr line. */
-static int sh(const char *const *argv, int quiet)
-{
-	struct run_cmd c = RUN_CMD_INIT;
-	int ret = 0;
-
-	c.argv = argv;
-	c.timeout_ms = 30000;
-	c.out_cap = 1 << 20;
-	if (run_command(&c) < 0) {
-		ret = -1;
-	} else if (c.status != 0) {
-		ret = -1;
-		if (!quiet) {
-			struct strvec v = STRVEC_INIT;
-			char *cmd;
-
-			strvec_pushv(&v, argv);
-			cmd = strvec_join(&v, " ");
-			buf_rtrim(&c.err);
-			error("'%s' failed (%s): %s", cmd, run_describe(&c), c.err.buf);
-			free(cmd);
-			strvec_clear(&v);
-		}
-	}
-	run_release(&c);
-	return ret;
-}
-
-#define SH(...) sh((const char *const[]){ __VA_ARGS__, NULL }, 0)
-#define SHQ(...) sh((const char *const[]){ __VA_ARGS__, NULL }, 1)
+/* Run a short command: 0 on exit 0, else -1 (logged with its last stderr line; SHQ: not logged). */
+#define SH(...) run_argv((const char *const[]){ __VA_ARGS__, NULL }, 30000, NULL, 0)
+#define SHQ(...) run_argv((const char *const[]){ __VA_ARGS__, NULL }, 30000, NULL, 1)
 
 /* ---- state ---------------------------------------------------------------------- */
 

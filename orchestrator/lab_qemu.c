@@ -82,32 +82,6 @@ static const char *src_dir(void)
 #endif
 }
 
-/* Run argv, capture output; 0 when it exited 0, else -1 (logged with stderr's last line). */
-static int run_argv(const char *const *argv, long timeout_ms, struct buf *out)
-{
-	struct run_cmd c = RUN_CMD_INIT;
-	int ret = -1;
-
-	c.argv = argv;
-	c.timeout_ms = timeout_ms;
-	c.out_cap = 1 << 20;
-	if (run_command(&c) < 0)
-		goto out;
-	if (c.status != 0 || c.timed_out) {
-		buf_rtrim(&c.err);
-		const char *last = strrchr(c.err.buf, '\n');
-		ret = error("'%s' failed (%s): %s", argv[0], run_describe(&c),
-			    last ? last + 1 : c.err.buf);
-		goto out;
-	}
-	if (out)
-		buf_add(out, c.out.buf, c.out.len);
-	ret = 0;
-out:
-	run_release(&c);
-	return ret;
-}
-
 /* A TCP port on 127.0.0.1 that is free right now: > 0, or -1 (logged). */
 static int free_port(void)
 {
@@ -287,7 +261,7 @@ static int keygen(const char *path, const char *comment)
 	const char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
 			       "-f", path, NULL };
 
-	return run_argv(argv, 30000, NULL);
+	return run_argv(argv, 30000, NULL, 0);
 }
 
 static int make_keys(const struct qlab_state *st)
@@ -627,7 +601,7 @@ static int ip(const char *const *args)
 
 	strvec_push(&av, "ip");
 	strvec_pushv(&av, args);
-	ret = run_argv((const char *const *)av.v, 10000, NULL);
+	ret = run_argv((const char *const *)av.v, 10000, NULL, 0);
 	strvec_clear(&av);
 	return ret;
 }
