@@ -15,6 +15,7 @@
 #include "cmds.h"
 #include "jsonh.h"
 #include "lab.h"
+#include "lab_common.h"
 #include "lock.h"
 #include "log.h"
 #include "run.h"
@@ -203,13 +204,6 @@ static void owner_remove(const struct nlab *l)
 
 /* ---- up ----------------------------------------------------------------------------- */
 
-static int keygen(const char *file, const char *comment)
-{
-	if (file_exists(file))
-		return 0;
-	return SH("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file);
-}
-
 static int write_sshd_config(const struct nlab *l, const struct nlab_machine *m)
 {
 	struct buf b = BUF_INIT;
@@ -320,27 +314,15 @@ out:
 
 static int write_fragment(const struct nlab *l)
 {
-	struct buf b = BUF_INIT;
-	char *path = xasprintf("%s/klab.conf", l->dir);
-	int i, ret;
+	struct lab_fragment f = { "netns", "", l->index, l->dir, { { 0 } } };
+	int i;
 
-	buf_addf(&b, "# klab netns lab %d: written by `klab lab up --netns`; include it from your config.\n"
-		 "# Removed by `klab lab down --dir %s`.\n", l->index, l->dir);
-	buf_addf(&b, "[lab]\n\tssh_key = %s/keys/id_ed25519\n\tknown_hosts = %s/known_hosts\n", l->dir, l->dir);
 	for (i = 0; i < 2; i++) {
 		const struct nlab_machine *m = &l->m[i];
 
-		buf_addf(&b, "\n[machine \"%s\"]\n", m->name);
-		buf_addf(&b, "\thost = %s\n\tport = %d\n\tuser = root\n\trole = %s\n", m->mgmt_addr, m->port,
-			 m->name);
-		if (i == 0)
-			buf_addf(&b, "\tpeer = %s\n", l->m[1].name);
-		buf_addf(&b, "\tnic = %s\n\taddr = %s\n\tboot = none\n", m->nic, m->addr);
+		f.m[i] = (struct lab_machine_conf){ m->name, m->mgmt_addr, m->port, m->nic, m->addr, "none", NULL };
 	}
-	ret = write_file_atomic(path, b.buf, b.len, 0644);
-	buf_release(&b);
-	free(path);
-	return ret;
+	return lab_write_fragment(&f);
 }
 
 static int lab_build(struct nlab *l)
@@ -355,7 +337,7 @@ static int lab_build(struct nlab *l)
 		goto out;
 	free(p);
 	p = xasprintf("%s/keys/id_ed25519", l->dir);
-	if (keygen(p, "klab-netns-lab") < 0)
+	if (lab_keygen(p, "klab-netns-lab") < 0)
 		goto out;
 	free(p);
 	p = xasprintf("%s/keys/id_ed25519.pub", l->dir);
@@ -385,7 +367,7 @@ static int lab_build(struct nlab *l)
 		free(p);
 		p = xasprintf("%s/%s/ssh_host_ed25519_key", l->dir, m->name);
 		snprintf(comment, sizeof(comment), "klab-lab-%s", m->name);
-		if (keygen(p, comment) < 0)
+		if (lab_keygen(p, comment) < 0)
 			goto out;
 		if (SH("ip", "netns", "add", m->netns) < 0 ||
 		    SH("ip", "link", "add", m->root_veth, "type", "veth", "peer", "name", "mgmt0",

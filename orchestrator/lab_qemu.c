@@ -20,6 +20,7 @@
 #include "cmds.h"
 #include "db.h"
 #include "jsonh.h"
+#include "lab_common.h"
 #include "lab_qemu.h"
 #include "log.h"
 #include "quote.h"
@@ -256,14 +257,6 @@ int qlab_pid_alive(pid_t pid, const char *dir, const char *guest)
 
 /* ---- keys, known_hosts, fragment ---------------------------------------- */
 
-static int keygen(const char *path, const char *comment)
-{
-	const char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
-			       "-f", path, NULL };
-
-	return run_argv(argv, 30000, NULL, 0);
-}
-
 static int make_keys(const struct qlab_state *st)
 {
 	struct buf kh = BUF_INIT;
@@ -275,7 +268,7 @@ static int make_keys(const struct qlab_state *st)
 		goto out;
 	free(p);
 	p = xasprintf("%s/keys/id_ed25519", st->dir);
-	if (keygen(p, "klab-qemu-lab") < 0)
+	if (lab_keygen(p, "klab-qemu-lab") < 0)
 		goto out;
 	for (i = 0; i < 2; i++) {
 		struct buf pub = BUF_INIT;
@@ -283,7 +276,7 @@ static int make_keys(const struct qlab_state *st)
 
 		free(p);
 		p = xasprintf("%s/keys/host_%s", st->dir, st->g[i].name);
-		if (keygen(p, comment) < 0) {
+		if (lab_keygen(p, comment) < 0) {
 			free(comment);
 			goto out;
 		}
@@ -312,28 +305,13 @@ out:
  */
 static int write_fragment(const struct qlab_state *st, const char *profile)
 {
-	struct buf b = BUF_INIT;
-	char *path = xasprintf("%s/klab.conf", st->dir);
-	int i, ret;
+	struct lab_fragment f = { "qemu", "--qemu ", st->index, st->dir, { { 0 } } };
+	int i;
 
-	buf_addf(&b, "# klab qemu lab %d: written by `klab lab up --qemu`; include it from your config.\n"
-		 "# Removed by `klab lab down --qemu --dir %s`.\n", st->index, st->dir);
-	buf_addf(&b, "[lab]\n\tssh_key = %s/keys/id_ed25519\n\tknown_hosts = %s/known_hosts\n",
-		 st->dir, st->dir);
-	for (i = 0; i < 2; i++) {
-		buf_addf(&b, "\n[machine \"%s\"]\n", st->g[i].name);
-		buf_addf(&b, "\thost = 127.0.0.1\n\tport = %d\n\tuser = root\n", st->g[i].ssh_port);
-		buf_addf(&b, "\trole = %s\n", st->g[i].name);
-		if (i == GUEST_DUT)
-			buf_addf(&b, "\tpeer = %s\n", st->g[GUEST_PEER].name);
-		buf_addf(&b, "\tnic = eth1\n\taddr = %s\n\tboot = kexec\n", st->g[i].addr);
-		if (profile)
-			buf_addf(&b, "\tprofile = %s\n", profile);
-	}
-	ret = write_file_atomic(path, b.buf, b.len, 0644);
-	buf_release(&b);
-	free(path);
-	return ret;
+	for (i = 0; i < 2; i++)
+		f.m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
+						    st->g[i].addr, "kexec", profile };
+	return lab_write_fragment(&f);
 }
 
 /* ---- qemu --------------------------------------------------------------- */
