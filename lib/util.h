@@ -79,19 +79,27 @@ int copy_file(const char *from, const char *to, mode_t mode);
 int write_all(int fd, const void *data, size_t len);
 int file_exists(const char *path);
 
-/* SHA-256 (FIPS 180-4): hex digest (65 bytes with NUL). */
+/*
+ * SHA-256 (FIPS 180-4). Two implementations sit behind these calls: the
+ * orchestrator links lib/sha256_evp.c (OpenSSL's EVP), klab-agent links
+ * the portable lib/sha256.c (uses the x86 SHA extensions when the CPU has
+ * them; KLAB_SHA256_PORTABLE=1 forces the plain C), so the copied program
+ * needs no libcrypto. lib/sha256_hex.c holds the helpers over either.
+ */
+/* Hex digest of memory (65 bytes with the NUL). */
 void sha256_hex(const void *data, size_t len, char hex[65]);
 /* 32 digest bytes -> 64 hex digits and a NUL. */
 void sha256_to_hex(const unsigned char d[32], char hex[65]);
-/* SHA-256 of a file: 0 or -1 (logged). Uses the x86 SHA extensions when the
- * CPU has them (KLAB_SHA256_PORTABLE=1 forces the portable code). */
+/* Hex digest of a file: 0 or -1 (logged). */
 int sha256_file_hex(const char *path, char hex[65]);
 
+/* An incremental digest: init, update..., final (which every init must reach: it frees the EVP state). */
 struct sha256_ctx {
-	uint32_t h[8];
+	uint32_t h[8];		/* sha256.c's state */
 	uint64_t total;
 	unsigned char block[64];
 	size_t used;
+	void *evp;		/* sha256_evp.c's: an EVP_MD_CTX */
 };
 void sha256_init(struct sha256_ctx *c);
 void sha256_update(struct sha256_ctx *c, const void *data, size_t len);

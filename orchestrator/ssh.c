@@ -1085,8 +1085,9 @@ static int sha256_prefix(int fd, uint64_t n, struct sha256_ctx *ctx, char *tmp, 
 
 /*
  * The local sha256 of an upload is computed by a second thread while the
- * first one feeds libssh2: on a 2-CPU machine that takes the hashing (our
- * portable sha256 runs at ~200 MB/s) off the transfer's critical path.
+ * first one feeds libssh2: on a 2-CPU machine that takes the hashing off
+ * the transfer's critical path. When no thread can be made, the file is
+ * hashed after the transfer.
  */
 struct hash_job {
 	const char *path;
@@ -1166,7 +1167,6 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 	char *data = xmalloc(XFER_BUF);
 	char local_hex[65], remote_hex[65];
 	LIBSSH2_SFTP_HANDLE *h = NULL;
-	struct sha256_ctx ctx;
 	unsigned char md[32];
 	struct progress pr = { 0 };
 	struct hash_job hj = { .path = local };
@@ -1187,7 +1187,6 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 	}
 	if (sftp_ready(c, deadline) < 0)
 		goto out;
-	sha256_init(&ctx);
 
 	if (!o->no_resume) {
 		uint64_t part = 0;
@@ -1198,30 +1197,29 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 		if (rc == 0 && part > 0 && part <= (uint64_t)st.st_size &&
 		    ssh_remote_sha256(c, tmp, remote_hex) == 0) {
 			struct sha256_ctx pctx;
+			int bad;
 
 			sha256_init(&pctx);
-			if (sha256_prefix(fd, part, &pctx, data, XFER_BUF) < 0) {
+			bad = sha256_prefix(fd, part, &pctx, data, XFER_BUF) < 0;
+			sha256_final(&pctx, md);
+			if (bad) {
 				error_errno("cannot read '%s'", local);
 				goto out;
 			}
-			sha256_final(&pctx, md);
 			sha256_to_hex(md, local_hex);
 			if (!strcmp(local_hex, remote_hex)) {
 				resume = part;
 				info("resuming the upload of '%s' to machine '%s' at %llu bytes", local,
 				     c->name, (unsigned long long)part);
 			}
-			if (lseek(fd, 0, SEEK_SET) < 0) {
+			/* the upload goes on from the resume point, or starts over */
+			if (lseek(fd, (off_t)resume, SEEK_SET) < 0) {
 				error_errno("cannot seek in '%s'", local);
 				goto out;
 			}
 		}
 	}
-	if (resume && sha256_prefix(fd, resume, &ctx, data, XFER_BUF) < 0) {
-		error_errno("cannot read '%s'", local);
-		goto out;
-	}
-	if (!resume && pthread_create(&hasher, NULL, hash_thread, &hj) == 0)
+	if (pthread_create(&hasher, NULL, hash_thread, &hj) == 0)
 		threaded = 1;
 	h = sftp_open(c, tmp, LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | (resume ? 0 : LIBSSH2_FXF_TRUNC),
 		      o->mode ? o->mode : 0644, deadline);
@@ -1250,8 +1248,6 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 				error_errno("cannot read '%s'", local);
 				goto out;
 			}
-			if (!threaded)
-				sha256_update(&ctx, data + len, (size_t)r);
 			len += (size_t)r;
 			if (len < XFER_BUF)
 				eof = 1;
@@ -1282,13 +1278,12 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 	if (threaded) {
 		pthread_join(hasher, NULL);
 		threaded = 0;
-		if (hj.rc < 0)
-			goto out;
-		memcpy(local_hex, hj.hex, sizeof(local_hex));
 	} else {
-		sha256_final(&ctx, md);
-		sha256_to_hex(md, local_hex);
+		hash_thread(&hj);
 	}
+	if (hj.rc < 0)
+		goto out;
+	memcpy(local_hex, hj.hex, sizeof(local_hex));
 	debug("upload of '%s' to '%s': local sha256 ready at %lld ms", local, c->name,
 	      (long long)(now_ms() - pr.start));
 	if (verify_and_rename(c, local, tmp, remote, local_hex) < 0)
@@ -1321,7 +1316,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 	struct progress pr = { 0 };
 	uint64_t done = 0;
 	int64_t deadline;
-	int fd = -1, ret = -1;
+	int fd = -1, ret = -1, hashing = 0;
 
 	if (!o)
 		o = &defaults;
@@ -1341,6 +1336,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 		goto out;
 	}
 	sha256_init(&ctx);
+	hashing = 1;
 	pr.o = o;
 	pr.what = "downloading from";
 	pr.machine = c->name;
@@ -1379,6 +1375,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 	fd = -1;
 	progress_tick(&pr, done, 1);
 	sha256_final(&ctx, md);
+	hashing = 0;
 	sha256_to_hex(md, local_hex);
 	if (ssh_remote_sha256(c, remote, remote_hex) != 0)
 		goto out;
@@ -1393,6 +1390,8 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 	}
 	ret = 0;
 out:
+	if (hashing)
+		sha256_final(&ctx, md);	/* frees the digest's state */
 	if (h)
 		sftp_close_handle(c, h, deadline);
 	if (fd >= 0)
