@@ -786,7 +786,6 @@ static void agent_ack(struct job_ctx *j, int peer, const char *uid)
 /* ---- steps ------------------------------------------------------------ */
 
 static const char *tx_target(struct json_object *w);
-static int ensure_dummy_target(struct job_ctx *j);
 
 static int step_intake(struct job_ctx *j, const char *key)
 {
@@ -1177,7 +1176,7 @@ static int step_agent(struct job_ctx *j, const char *key)
 				return fail(j, "workload '%s': target = blackhole cannot be used: a connected UDP "
 					    "socket cannot send into a blackhole route (use target = dummy)",
 					    spec_str(json_object_array_get_idx(wl, i), "name"));
-			if (t && !strcmp(t, "dummy") && ensure_dummy_target(j))
+			if (t && !strcmp(t, "dummy") && qlab_dummy_target(j->cdut))
 				return fail(j, "no udp_tx dummy target on machine '%s'", j->dut->name);
 		}
 	}
@@ -1329,63 +1328,6 @@ static int needs_server(struct json_object *w)
 	const char *t = tx_target(w);
 
 	return !t || !strcmp(t, "peer");
-}
-
-/*
- * udp_tx with target = dummy sends to QLAB_DUMMY_TARGET through a device on
- * the dut that drops every packet (docs/workloads.md). The qemu lab's guests
- * have dummy0 already; elsewhere the job makes "kdummy0" on the dut: a dummy
- * device, or where the kernel has no dummy driver (the netns lab's host), a
- * veth pair whose far end is up without an address, with a permanent
- * neighbour entry for the target. Every command is an argv over SSH.
- */
-static int ensure_dummy_target(struct job_ctx *j)
-{
-	const char *route[] = { "ip", "route", "get", QLAB_DUMMY_TARGET, NULL };
-	const char *add_dummy[] = { "ip", "link", "add", "kdummy0", "type", "dummy", NULL };
-	const char *add_veth[] = { "ip", "link", "add", "kdummy0", "type", "veth", "peer", "name", "kdummy1", NULL };
-	const char *addr[] = { "ip", "addr", "add", QLAB_DUMMY_ADDR, "dev", "kdummy0", NULL };
-	const char *up0[] = { "ip", "link", "set", "kdummy0", "up", NULL };
-	const char *up1[] = { "ip", "link", "set", "kdummy1", "up", NULL };
-	const char *mac[] = { "cat", "/sys/class/net/kdummy1/address", NULL };
-	struct buf out = BUF_INIT;
-	int veth = 0, ret = -1, lvl = log_get_level();
-
-	if (connect_machine(j, j->dut, &j->cdut))
-		return -1;
-	log_set_level(LOG_CRIT);	/* the probes below may fail on purpose */
-	if (ssh_run(j->cdut, route, NULL, 10000) == 0) {
-		log_set_level(lvl);
-		return 0;
-	}
-	if (ssh_run(j->cdut, add_dummy, NULL, 10000)) {
-		veth = 1;
-		if (ssh_run(j->cdut, add_veth, NULL, 10000)) {
-			log_set_level(lvl);
-			return error("cannot make a dummy target device on machine '%s' (no dummy driver, no veth)",
-				     j->dut->name);
-		}
-	}
-	log_set_level(lvl);
-	if (ssh_run(j->cdut, addr, NULL, 10000) || ssh_run(j->cdut, up0, NULL, 10000))
-		goto out;
-	if (veth) {
-		if (ssh_run(j->cdut, up1, NULL, 10000) || ssh_run(j->cdut, mac, &out, 10000))
-			goto out;
-		buf_trim(&out);
-		{
-			const char *neigh[] = { "ip", "neigh", "replace", QLAB_DUMMY_TARGET, "lladdr", out.buf,
-						"dev", "kdummy0", "nud", "permanent", NULL };
-			if (ssh_run(j->cdut, neigh, NULL, 10000))
-				goto out;
-		}
-	}
-	info("made the udp_tx dummy target on '%s': %s kdummy0, %s", j->dut->name, veth ? "veth" : "dummy",
-	     QLAB_DUMMY_ADDR);
-	ret = 0;
-out:
-	buf_release(&out);
-	return ret;
 }
 
 /*

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "quote.h"
 #include "run.h"
+#include "ssh.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -253,6 +254,64 @@ int qlab_pid_alive(pid_t pid, const char *dir, const char *guest)
 	free(path);
 	free(want);
 	return alive;
+}
+
+/* ---- the udp_tx dummy target on a machine ------------------------------ */
+
+/*
+ * udp_tx with target = dummy sends to QLAB_DUMMY_TARGET through a device on
+ * the dut that drops every packet (docs/workloads.md). The qemu lab's guests
+ * have dummy0 already; elsewhere the job makes "kdummy0" on the dut: a dummy
+ * device, or where the kernel has no dummy driver (the netns lab's host), a
+ * veth pair whose far end is up without an address, with a permanent
+ * neighbour entry for the target. Every command is an argv over SSH.
+ */
+int qlab_dummy_target(struct ssh_conn *c)
+{
+	const char *machine = ssh_name(c);
+	const char *route[] = { "ip", "route", "get", QLAB_DUMMY_TARGET, NULL };
+	const char *add_dummy[] = { "ip", "link", "add", "kdummy0", "type", "dummy", NULL };
+	const char *add_veth[] = { "ip", "link", "add", "kdummy0", "type", "veth", "peer", "name", "kdummy1", NULL };
+	const char *addr[] = { "ip", "addr", "add", QLAB_DUMMY_ADDR, "dev", "kdummy0", NULL };
+	const char *up0[] = { "ip", "link", "set", "kdummy0", "up", NULL };
+	const char *up1[] = { "ip", "link", "set", "kdummy1", "up", NULL };
+	const char *mac[] = { "cat", "/sys/class/net/kdummy1/address", NULL };
+	struct buf out = BUF_INIT;
+	int veth = 0, ret = -1, lvl = log_get_level();
+
+	log_set_level(LOG_CRIT);	/* the probes below may fail on purpose */
+	if (ssh_run(c, route, NULL, 10000) == 0) {
+		log_set_level(lvl);
+		return 0;
+	}
+	if (ssh_run(c, add_dummy, NULL, 10000)) {
+		veth = 1;
+		if (ssh_run(c, add_veth, NULL, 10000)) {
+			log_set_level(lvl);
+			return error("cannot make a dummy target device on machine '%s' (no dummy driver, no veth)",
+				     machine);
+		}
+	}
+	log_set_level(lvl);
+	if (ssh_run(c, addr, NULL, 10000) || ssh_run(c, up0, NULL, 10000))
+		goto out;
+	if (veth) {
+		if (ssh_run(c, up1, NULL, 10000) || ssh_run(c, mac, &out, 10000))
+			goto out;
+		buf_trim(&out);
+		{
+			const char *neigh[] = { "ip", "neigh", "replace", QLAB_DUMMY_TARGET, "lladdr", out.buf,
+						"dev", "kdummy0", "nud", "permanent", NULL };
+			if (ssh_run(c, neigh, NULL, 10000))
+				goto out;
+		}
+	}
+	info("made the udp_tx dummy target on '%s': %s kdummy0, %s", machine, veth ? "veth" : "dummy",
+	     QLAB_DUMMY_ADDR);
+	ret = 0;
+out:
+	buf_release(&out);
+	return ret;
 }
 
 /* ---- keys, known_hosts, fragment ---------------------------------------- */
