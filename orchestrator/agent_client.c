@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent_client.h"
 #include "job_int.h"
 #include "jsonh.h"
 #include "lab_qemu.h"
@@ -45,47 +46,54 @@ void close_machines(struct job_ctx *j)
 	j->cdut = j->cpeer = NULL;
 }
 
-/*
- * Call the agent on a machine: [agent, --state, DIR, argv...]. A dropped
- * connection is reconnected and the call retried once when `idempotent`.
- * Returns the agent's exit status (0 ok), or -1 when it could not be run.
- */
-int agent_call(struct job_ctx *j, int peer, const char *const *argv, const char *in,
-		      struct buf *out, long timeout_ms, int idempotent, struct buf *err)
+int agent_exec(struct ssh_conn *c, const char *agent, const char *state, const char *const *argv,
+	       const char *in, struct buf *out, struct buf *err, long timeout_ms, int idempotent)
 {
-	struct ssh_conn **c = peer ? &j->cpeer : &j->cdut;
-	const struct conf_machine *m = peer ? j->peer : j->dut;
 	struct strvec av = STRVEC_INIT;
 	int ret = -1;
 
-	if (connect_machine(j, m, c))
-		return -1;
-	strvec_push(&av, j->agent_remote);
-	strvec_push(&av, "--state");
-	strvec_push(&av, peer ? j->state_peer : j->state_dut);
+	strvec_push(&av, agent);
+	if (state) {
+		strvec_push(&av, "--state");
+		strvec_push(&av, state);
+	}
 	strvec_pushv(&av, argv);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct ssh_exec x = SSH_EXEC_INIT;
+		int dropped;
+
 		x.argv = (const char *const *)av.v;
 		x.in = in;
 		x.in_len = in ? strlen(in) : 0;
 		x.timeout_ms = timeout_ms;
-		if (ssh_exec(*c, &x) == 0) {
-			buf_add(out, x.out.buf, x.out.len);
+		if (ssh_exec(c, &x) == 0) {
+			if (out)
+				buf_add(out, x.out.buf, x.out.len);
 			if (err)
 				buf_add(err, x.err.buf, x.err.len);
 			ret = x.status;
 			ssh_exec_release(&x);
 			break;
 		}
-		int dropped = x.dropped;
+		dropped = x.dropped;
 		ssh_exec_release(&x);
-		if (!dropped || !idempotent || attempt || ssh_reconnect(*c))
+		if (!dropped || !idempotent || attempt || ssh_reconnect(c))
 			break;
-		warn("connection to '%s' dropped; reconnected, calling the agent again", m->name);
+		warn("connection to '%s' dropped; reconnected, calling the agent again", ssh_name(c));
 	}
 	strvec_clear(&av);
 	return ret;
+}
+
+int agent_call(struct job_ctx *j, int peer, const char *const *argv, const char *in,
+	       struct buf *out, long timeout_ms, int idempotent, struct buf *err)
+{
+	struct ssh_conn **c = peer ? &j->cpeer : &j->cdut;
+
+	if (connect_machine(j, peer ? j->peer : j->dut, c))
+		return -1;
+	return agent_exec(*c, j->agent_remote, peer ? j->state_peer : j->state_dut, argv, in, out, err,
+			  timeout_ms, idempotent);
 }
 
 /* klab-agent fetch UID on a machine: 0 found (doc in out), 1 not there, -1 error. */
@@ -303,11 +311,12 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 		return error_errno("cannot fork");
 	}
 	if (pid == 0) {
+		const char *run[] = { "run", NULL }, *ack[] = { "ack", uid, NULL };
 		struct ssh_conn *c = NULL;
 		struct ssh_target t;
-		struct strvec av = STRVEC_INIT;
-		struct ssh_exec x = SSH_EXEC_INIT;
+		struct buf out = BUF_INIT, err = BUF_INIT;
 		double warm = spec_double(w, "warmup_s", 2), dur = spec_double(w, "duration_s", 10);
+		int rc;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		signal(SIGTERM, SIG_DFL);
@@ -319,32 +328,17 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 		if (write(ready[1], "c", 1) != 1)
 			_exit(3);
 		close(ready[1]);
-		strvec_push(&av, j->agent_remote);
-		strvec_push(&av, "--state");
-		strvec_push(&av, j->state_peer);
-		strvec_push(&av, "run");
-		x.argv = (const char *const *)av.v;
-		x.in = spec;
-		x.in_len = strlen(spec);
-		x.timeout_ms = (long)((warm + dur + SERVER_LINGER_S) * 1000) + 60000;
-		if (ssh_exec(c, &x))
-			_exit(4);
-		write_all(fd, x.out.buf, x.out.len);
-		if (x.status)
-			dprintf(fd, "%s", x.err.buf);
+		rc = agent_exec(c, j->agent_remote, j->state_peer, run, spec, &out, &err,
+				(long)((warm + dur + SERVER_LINGER_S) * 1000) + 60000, 0);
+		if (rc < 0 && !out.len && !err.len)
+			_exit(4);	/* it did not run */
+		write_all(fd, out.buf, out.len);
+		if (rc)
+			dprintf(fd, "%s", err.buf);
 		close(fd);
-		{
-			/* The server's document is not stored: forget it on the peer now. */
-			struct ssh_exec a = SSH_EXEC_INIT;
-			strvec_pop(&av);
-			strvec_push(&av, "ack");
-			strvec_push(&av, uid);
-			a.argv = (const char *const *)av.v;
-			a.timeout_ms = 30000;
-			ssh_exec(c, &a);
-			ssh_exec_release(&a);
-		}
-		_exit(x.status == 0 ? 0 : 5);
+		/* The server's document is not stored: forget it on the peer now. */
+		agent_exec(c, j->agent_remote, j->state_peer, ack, NULL, NULL, NULL, 30000, 0);
+		_exit(rc == 0 ? 0 : 5);
 	}
 	close(fd);
 	close(ready[1]);

@@ -260,55 +260,61 @@ int step_state(struct job_ctx *j, const char *key, char **state)
 	return db_get_str(j->db, state, "SELECT state FROM steps WHERE job_id = ? AND key = ?", "is", j->id, key);
 }
 
-typedef int (*step_fn)(struct job_ctx *j, const char *key);
-
-static const struct {
-	const char *prefix;	/* key prefix, or "boot:*:SUFFIX" */
-	const char *name;
-	step_fn fn;
-} step_table[] = {
-	{ "intake", "intake", step_intake },
-	{ "build:", "build", step_build },
-	{ "lease", "lease", step_lease },
-	{ ":deploy", "deploy", step_deploy },
-	{ ":verify", "verify", step_verify },
-	{ ":agent", "agent", step_agent },
-	{ ":prepare", "prepare", step_prepare },
-	{ "run:", "run", step_run },
-	{ ":restore", "restore", step_restore },
-	{ "release", "release", step_release },
-	{ "compare", "compare", step_compare },
-	{ "report", "report", step_report },
-	{ "notify", "notify", step_notify },
+/*
+ * The step table, in plan order: which function runs a key of the plan
+ * (job_plan.c makes the keys). A key matches an entry by its prefix, or
+ * for "boot:N:SUFFIX" keys by the suffix. `machines` marks the steps that
+ * need the leased pair, so a job resumed after the lease finds its
+ * machines again before them. A new step is a row here, its function in
+ * job_steps.c and its keys in job_plan().
+ */
+struct step_def {
+	const char *prefix;	/* key prefix, or ":SUFFIX" of "boot:N:SUFFIX" */
+	const char *name;	/* steps.name */
+	int (*fn)(struct job_ctx *j, const char *key);
+	int machines;		/* runs on the leased machines */
 };
 
-static int lookup_step(const char *key, const char **name, step_fn *fn)
+static const struct step_def step_table[] = {
+	{ "intake", "intake", step_intake, 0 },
+	{ "build:", "build", step_build, 0 },
+	{ "lease", "lease", step_lease, 0 },
+	{ ":deploy", "deploy", step_deploy, 1 },
+	{ ":verify", "verify", step_verify, 1 },
+	{ ":agent", "agent", step_agent, 1 },
+	{ ":prepare", "prepare", step_prepare, 1 },
+	{ "run:", "run", step_run, 1 },
+	{ ":restore", "restore", step_restore, 1 },
+	{ "release", "release", step_release, 0 },
+	{ "compare", "compare", step_compare, 0 },
+	{ "report", "report", step_report, 0 },
+	{ "notify", "notify", step_notify, 0 },
+};
+
+static const struct step_def *lookup_step(const char *key)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(step_table); i++) {
 		const char *p = step_table[i].prefix;
 		if ((p[0] == ':' && starts_with(key, "boot:") && ends_with(key, p)) ||
-		    (p[0] != ':' && starts_with(key, p))) {
-			*name = step_table[i].name;
-			*fn = step_table[i].fn;
-			return 0;
-		}
+		    (p[0] != ':' && starts_with(key, p)))
+			return &step_table[i];
 	}
-	return -1;
+	return NULL;
 }
 
-/* Run one step of the plan unless it is done already. */
-static int do_step(struct job_ctx *j, const char *key)
+/*
+ * Run step KEY of the plan (by S) unless it is done already: recorded as
+ * running, run, recorded as it ended. Before it: a cancel or stop request
+ * ends the job here, and the lease is renewed. STEP_OK or a STEP_*.
+ */
+static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 {
 	struct db_stmt *st;
-	const char *name;
-	step_fn fn;
 	int64_t t;
 	int rc;
 	const char *state_after;
 	struct buf detail = BUF_INIT;
 
-	if (lookup_step(key, &name, &fn))
-		return fail(j, "unknown step '%s' in the plan", key);
 	st = db_prepare(j->db, "SELECT state, attempts, started FROM steps WHERE job_id = ? AND key = ?", "is",
 			j->id, key);
 	if (!st)
@@ -316,8 +322,8 @@ static int do_step(struct job_ctx *j, const char *key)
 	j->attempt = 1;
 	j->step_started_prev = 0;
 	if (db_step(st) == DB_ROW) {
-		const char *s = db_col_text(st, 0);
-		if (!strcmp(s, "done") || !strcmp(s, "skipped")) {
+		const char *state = db_col_text(st, 0);
+		if (!strcmp(state, "done") || !strcmp(state, "skipped")) {
 			db_finalize(st);
 			return STEP_OK;
 		}
@@ -337,7 +343,7 @@ static int do_step(struct job_ctx *j, const char *key)
 	if (db_run(j->db, "INSERT INTO steps (job_id, key, name, state, attempts, started) "
 		   "VALUES (?, ?, ?, 'running', 1, ?) ON CONFLICT (job_id, key) DO UPDATE SET "
 		   "state = 'running', attempts = attempts + 1, started = excluded.started, "
-		   "finished = NULL, error = NULL", "issd", j->id, key, name, now_wall()))
+		   "finished = NULL, error = NULL", "issd", j->id, key, s->name, now_wall()))
 		return fail(j, "cannot record step '%s'", key);
 	progress(j, "%zu/%zu %s%s", j->pos + 1, j->plan.n, key,
 		 j->attempt > 1 ? " (resumed)" : "");
@@ -346,7 +352,7 @@ static int do_step(struct job_ctx *j, const char *key)
 	buf_reset(&j->why);
 	j->detail = json_object_new_object();
 	t = now_ms();
-	rc = fn(j, key);
+	rc = s->fn(j, key);
 	state_after = rc == DONE ? "done" : rc == SKIPPED ? "skipped" : rc == STEP_FAIL ? "failed" : NULL;
 	json_to_buf(&detail, j->detail, 0);
 	json_object_put(j->detail);
@@ -472,15 +478,17 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 
 	for (j.pos = 0; j.pos < j.plan.n; j.pos++) {
 		const char *key = j.plan.v[j.pos];
-		/* Steps after the lease need the machines (also when resuming). */
-		if (strcmp(key, "intake") && !starts_with(key, "build:") && strcmp(key, "lease") &&
-		    strcmp(key, "compare") && strcmp(key, "report") && strcmp(key, "notify") &&
-		    strcmp(key, "release") && !j.dut && resolve_machines(&j)) {
-			fail(&j, "step %s: the job has no machines", key);
-			rc = STEP_FAIL;
+		const struct step_def *s = lookup_step(key);
+
+		if (!s) {
+			rc = fail(&j, "unknown step '%s' in the plan", key);
 			break;
 		}
-		rc = do_step(&j, key);
+		if (s->machines && !j.dut && resolve_machines(&j)) {
+			rc = fail(&j, "step %s: the job has no machines", key);
+			break;
+		}
+		rc = do_step(&j, key, s);
 		if (rc != STEP_OK)
 			break;
 	}

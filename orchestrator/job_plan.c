@@ -64,6 +64,23 @@ char *spec_order(struct json_object *spec, int64_t seed)
 	return out;
 }
 
+/*
+ * The keys of boot B: deploy, verify, agent, prepare, RUNS rounds of every
+ * workload, restore. A plan that grows (more boots while a comparison is
+ * undecided) appends boots with this, in the order spec_order() gives.
+ */
+static void plan_boot(struct strvec *keys, size_t b, struct json_object *wl, int runs)
+{
+	strvec_pushf(keys, "boot:%zu:deploy", b);
+	strvec_pushf(keys, "boot:%zu:verify", b);
+	strvec_pushf(keys, "boot:%zu:agent", b);
+	strvec_pushf(keys, "boot:%zu:prepare", b);
+	for (int r = 0; r < runs; r++)
+		for (size_t w = 0; w < json_object_array_length(wl); w++)
+			strvec_pushf(keys, "run:%zu:%s:%d", b, spec_str(json_object_array_get_idx(wl, w), "name"), r);
+	strvec_pushf(keys, "boot:%zu:restore", b);
+}
+
 int job_plan(struct json_object *spec, int64_t seed, struct strvec *keys)
 {
 	struct json_object *wl = spec_get(spec, "workloads");
@@ -79,17 +96,8 @@ int job_plan(struct json_object *spec, int64_t seed, struct strvec *keys)
 	for (const char *l = letters; *l; l++)
 		strvec_pushf(keys, "build:%c", *l);
 	strvec_push(keys, "lease");
-	for (size_t b = 1; b <= strlen(order); b++) {
-		strvec_pushf(keys, "boot:%zu:deploy", b);
-		strvec_pushf(keys, "boot:%zu:verify", b);
-		strvec_pushf(keys, "boot:%zu:agent", b);
-		strvec_pushf(keys, "boot:%zu:prepare", b);
-		for (int r = 0; r < runs; r++)
-			for (size_t w = 0; w < json_object_array_length(wl); w++)
-				strvec_pushf(keys, "run:%zu:%s:%d", b,
-					     spec_str(json_object_array_get_idx(wl, w), "name"), r);
-		strvec_pushf(keys, "boot:%zu:restore", b);
-	}
+	for (size_t b = 1; b <= strlen(order); b++)
+		plan_boot(keys, b, wl, runs);
 	strvec_push(keys, "release");
 	strvec_push(keys, "compare");
 	strvec_push(keys, "report");

@@ -1,4 +1,4 @@
-/* ssh.c: the SSH transport to test machines over libssh2: connect, host keys, exec, SFTP, agent calls. */
+/* ssh.c: the SSH transport to test machines over libssh2: connect, host keys, exec, SFTP. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -1447,39 +1447,6 @@ int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote
 	ret = 0;
 out:
 	free(dir);
-	return ret;
-}
-
-int ssh_agent_call(struct ssh_conn *c, const char *agent_path, const char *const *argv,
-		   const char *stdin_json, struct buf *out, long timeout_ms)
-{
-	struct strvec args = STRVEC_INIT;
-	struct ssh_exec x = SSH_EXEC_INIT;
-	struct buf why = BUF_INIT;
-	int ret = -1;
-
-	strvec_push(&args, agent_path);
-	if (argv)
-		strvec_pushv(&args, argv);
-	x.argv = (const char *const *)args.v;
-	x.in = stdin_json;
-	x.in_len = stdin_json ? strlen(stdin_json) : 0;
-	x.timeout_ms = timeout_ms;
-	if (ssh_exec(c, &x) < 0)
-		goto out;
-	if (x.status != 0) {
-		describe_exit(&x, &why);
-		error("klab-agent %s failed on machine '%s' (%s)", argv && argv[0] ? argv[0] : "",
-		      c->name, why.buf);
-		goto out;
-	}
-	if (out)
-		buf_add(out, x.out.buf, x.out.len);
-	ret = 0;
-out:
-	buf_release(&why);
-	ssh_exec_release(&x);
-	strvec_clear(&args);
 	return ret;
 }
 

@@ -1,4 +1,4 @@
-/* ssh.h: the SSH transport to test machines (libssh2): connect, exec one quoted argv, SFTP, agent calls. */
+/* ssh.h: the SSH transport to test machines (libssh2): connect, exec one quoted argv, SFTP, host keys. */
 #ifndef KLAB_SSH_H
 #define KLAB_SSH_H
 
@@ -158,16 +158,6 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
  */
 int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote_path,
 		 int *uploaded);
-
-/*
- * Call klab-agent: run [AGENT_PATH, argv...] with STDIN_JSON (may be NULL)
- * on stdin; its stdout (one JSON document) is appended to `out`. 0 when
- * the agent exited 0; -1 otherwise (logged with the agent's exit status and
- * last stderr line). It does not retry: after a drop (ssh_dropped()) the
- * caller reconnects and calls again when the agent subcommand is idempotent.
- */
-int ssh_agent_call(struct ssh_conn *c, const char *agent_path, const char *const *argv,
-		   const char *stdin_json, struct buf *out, long timeout_ms);
 
 /*
  * Host keys (knownhosts part of ssh.c).
