@@ -93,7 +93,7 @@ int job_is_live(const char *db_path, int64_t id)
 	return ret;
 }
 
-int fail(struct job_ctx *j, const char *fmt, ...)
+int step_fail(struct job_ctx *j, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -117,7 +117,7 @@ int skip_step(struct job_ctx *j, const char *fmt, ...)
 	return SKIPPED;
 }
 
-void progress(struct job_ctx *j, const char *fmt, ...)
+void job_print(struct job_ctx *j, const char *fmt, ...)
 {
 	va_list ap;
 	char msg[1024];
@@ -318,7 +318,7 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	st = db_prepare(j->db, "SELECT state, attempts, started FROM steps WHERE job_id = ? AND key = ?", "is",
 			j->id, key);
 	if (!st)
-		return fail(j, "cannot read step '%s'", key);
+		return step_fail(j, "cannot read step '%s'", key);
 	j->attempt = 1;
 	j->step_started_prev = 0;
 	if (db_step(st) == DB_ROW) {
@@ -337,15 +337,15 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	if (j->o->stop && *j->o->stop)
 		return STEP_STOP;
 	if (j->leased && keep_lease(j))
-		return fail(j, "lost the machines");
+		return step_fail(j, "lost the machines");
 
-	log_clear_error();	/* fail() adds the error logged during this step only */
+	log_clear_error();	/* step_fail() adds the error logged during this step only */
 	if (db_run(j->db, "INSERT INTO steps (job_id, key, name, state, attempts, started) "
 		   "VALUES (?, ?, ?, 'running', 1, ?) ON CONFLICT (job_id, key) DO UPDATE SET "
 		   "state = 'running', attempts = attempts + 1, started = excluded.started, "
 		   "finished = NULL, error = NULL", "issd", j->id, key, s->name, now_wall()))
-		return fail(j, "cannot record step '%s'", key);
-	progress(j, "%zu/%zu %s%s", j->pos + 1, j->plan.n, key,
+		return step_fail(j, "cannot record step '%s'", key);
+	job_print(j, "%zu/%zu %s%s", j->pos + 1, j->plan.n, key,
 		 j->attempt > 1 ? " (resumed)" : "");
 	test_kill_point(j, key, "start");
 
@@ -362,12 +362,12 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 		       "WHERE job_id = ? AND key = ?", "sdssis", state_after, now_wall(),
 		       rc == DONE ? NULL : j->why.buf, detail.buf, j->id, key);
 		if (rc == SKIPPED)
-			progress(j, "%zu/%zu %s skipped: %s", j->pos + 1, j->plan.n, key, j->why.buf);
+			job_print(j, "%zu/%zu %s skipped: %s", j->pos + 1, j->plan.n, key, j->why.buf);
 		else if (rc == STEP_FAIL)
-			progress(j, "%zu/%zu %s FAILED after %.1f s: %s", j->pos + 1, j->plan.n, key,
+			job_print(j, "%zu/%zu %s FAILED after %.1f s: %s", j->pos + 1, j->plan.n, key,
 				 (now_ms() - t) / 1000.0, j->why.buf);
 		else if (now_ms() - t >= 1000)
-			progress(j, "%zu/%zu %s done in %.1f s", j->pos + 1, j->plan.n, key, (now_ms() - t) / 1000.0);
+			job_print(j, "%zu/%zu %s done in %.1f s", j->pos + 1, j->plan.n, key, (now_ms() - t) / 1000.0);
 	} else {
 		/* Interrupted (cancel, stop, busy): the step starts over next time. */
 		db_run(j->db, "UPDATE steps SET state = 'failed', finished = ?, error = ? WHERE job_id = ? AND key = ?",
@@ -472,7 +472,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		j.leased = 1;
 		resolve_machines(&j);
 	}
-	progress(&j, "job %lld '%s' (%s): %zu steps, boot order %s, seed %lld%s", (long long)id,
+	job_print(&j, "job %lld '%s' (%s): %zu steps, boot order %s, seed %lld%s", (long long)id,
 		 spec_str(j.spec, "name"), spec_str(j.spec, "kind"), j.plan.n, j.order, (long long)seed,
 		 !strcmp(state, "running") ? ", resuming" : "");
 
@@ -481,11 +481,11 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		const struct step_def *s = lookup_step(key);
 
 		if (!s) {
-			rc = fail(&j, "unknown step '%s' in the plan", key);
+			rc = step_fail(&j, "unknown step '%s' in the plan", key);
 			break;
 		}
 		if (s->machines && !j.dut && resolve_machines(&j)) {
-			rc = fail(&j, "step %s: the job has no machines", key);
+			rc = step_fail(&j, "step %s: the job has no machines", key);
 			break;
 		}
 		rc = do_step(&j, key, s);
@@ -500,7 +500,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		if (spec_str(j.spec, "schedule") &&
 		    history_update_job(db, id, 1.0))
 			warn("job %lld: cannot update the nightly history", (long long)id);
-		progress(&j, "job %lld done in %.1f s", (long long)id, (now_ms() - j.t0) / 1000.0);
+		job_print(&j, "job %lld done in %.1f s", (long long)id, (now_ms() - j.t0) / 1000.0);
 		ret = 0;
 		break;
 	case STEP_FAIL: {
@@ -510,7 +510,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		if (!o->progress)
 			log_msg(LOG_NOTICE, "job %lld '%s' failed: %s", (long long)id, spec_str(j.spec, "name"), reason);
 		notify_command(&j, "failed", reason);
-		progress(&j, "job %lld FAILED: %s", (long long)id, reason);
+		job_print(&j, "job %lld FAILED: %s", (long long)id, reason);
 		free(reason);
 		ret = 1;
 		break;
@@ -518,20 +518,20 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	case STEP_CANCEL:
 		cleanup(&j);
 		finish(&j, "cancelled", "cancelled by request");
-		progress(&j, "job %lld cancelled; machines released", (long long)id);
+		job_print(&j, "job %lld cancelled; machines released", (long long)id);
 		ret = 1;
 		break;
 	case STEP_WAIT:
 		/* Machines busy and no waiting: the job goes back to the queue. */
 		db_run(db, "UPDATE jobs SET state = 'queued', pid = NULL WHERE id = ?", "i", id);
-		progress(&j, "job %lld stays queued: %s", (long long)id, j.why.buf);
+		job_print(&j, "job %lld stays queued: %s", (long long)id, j.why.buf);
 		ret = 2;
 		break;
 	case STEP_STOP:
 	default:
 		close_machines(&j);
 		db_run(db, "UPDATE jobs SET pid = NULL WHERE id = ?", "i", id);
-		progress(&j, "job %lld stopped; it resumes from step %s", (long long)id,
+		job_print(&j, "job %lld stopped; it resumes from step %s", (long long)id,
 			 j.plan.v[j.pos < j.plan.n ? j.pos : 0]);
 		ret = 2;
 		break;

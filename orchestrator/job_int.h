@@ -73,11 +73,11 @@ char *spec_order(struct json_object *spec, int64_t seed);
 
 /* ---- job.c: the runner's helpers for the steps */
 /* End the current step as failed: the reason is FMT plus the error logged during the step. STEP_FAIL. */
-int fail(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
+int step_fail(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
 /* End the current step as skipped, saying why. SKIPPED. */
 int skip_step(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
 /* A progress line: on stdout with the elapsed time (job_run_opts.progress), else logged. */
-void progress(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
+void job_print(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
 /* Side 'A' or 'B' of the spec, a workload of the spec by name, the kernel id of a side (0: none). */
 struct json_object *side_obj(struct job_ctx *j, char side);
 struct json_object *workload_obj(struct job_ctx *j, const char *name);

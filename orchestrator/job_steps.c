@@ -31,18 +31,18 @@ int step_intake(struct job_ctx *j, const char *key)
 	if (!src)
 		return skip_step(j, "no series: %s", spec_str(j->spec, "kind"));
 	if (series_load(src, NULL, &s))
-		return fail(j, "cannot load series '%s'", src);
+		return step_fail(j, "cannot load series '%s'", src);
 	if (series_store(j->db, s, &sid, &existed)) {
 		series_free(s);
-		return fail(j, "cannot store series '%s'", src);
+		return step_fail(j, "cannot store series '%s'", src);
 	}
 	json_object_object_add(j->detail, "series_id", json_object_new_int64(sid));
 	json_object_object_add(j->detail, "subject", jstr(s->subject));
 	json_object_object_add(j->detail, "patches", json_object_new_int((int)s->n_patches));
 	series_free(s);
 	if (db_run(j->db, "UPDATE jobs SET series_id = ? WHERE id = ?", "ii", sid, j->id))
-		return fail(j, "cannot record the series of job %lld", (long long)j->id);
-	progress(j, "  series %lld%s", (long long)sid, existed ? " (already stored)" : "");
+		return step_fail(j, "cannot record the series of job %lld", (long long)j->id);
+	job_print(j, "  series %lld%s", (long long)sid, existed ? " (already stored)" : "");
 	return DONE;
 }
 
@@ -58,7 +58,7 @@ int step_build(struct job_ctx *j, const char *key)
 	int ret;
 
 	if (!s)
-		return fail(j, "job spec has no side %c", side);
+		return step_fail(j, "job spec has no side %c", side);
 	if (spec_int(s, "kernel_id", 0))
 		return skip_step(j, "side %c reuses kernel %lld (of job %lld)", side,
 				 (long long)spec_int(s, "kernel_id", 0), (long long)spec_int(s, "from_job", 0));
@@ -76,9 +76,9 @@ int step_build(struct job_ctx *j, const char *key)
 		struct json_object *p = spec_get(j->spec, "local_patches");
 		db_get_int(j->db, &sid, "SELECT series_id FROM jobs WHERE id = ?", "i", j->id);
 		if (!sid)
-			return fail(j, "job %lld has no stored series (intake did not run)", (long long)j->id);
+			return step_fail(j, "job %lld has no stored series (intake did not run)", (long long)j->id);
 		if (series_load_db(j->db, sid, &ser))
-			return fail(j, "cannot load series %lld", (long long)sid);
+			return step_fail(j, "cannot load series %lld", (long long)sid);
 		req.series = ser;
 		req.series_id = sid;
 		for (size_t i = 0; p && i < json_object_array_length(p); i++)
@@ -92,16 +92,16 @@ int step_build(struct job_ctx *j, const char *key)
 		series_free(ser);
 	strvec_clear(&lp);
 	if (ret)
-		return fail(j, "build of side %c (%s) failed", side, spec_str(s, "label"));
+		return step_fail(j, "build of side %c (%s) failed", side, spec_str(s, "label"));
 	json_object_object_add(j->detail, "kernel_id", json_object_new_int64(art.id));
 	json_object_object_add(j->detail, "release", jstr(art.release));
 	json_object_object_add(j->detail, "cached", json_object_new_boolean(art.cached));
 	json_object_object_add(j->detail, "duration_s", json_object_new_double(art.duration_s));
-	progress(j, "  kernel %lld %s%s", (long long)art.id, art.release, art.cached ? " (cached)" : "");
+	job_print(j, "  kernel %lld %s%s", (long long)art.id, art.release, art.cached ? " (cached)" : "");
 	if (db_run(j->db, "UPDATE job_sides SET kernel_id = ? WHERE job_id = ? AND side = ?", "iis",
 		   art.id, j->id, side == 'A' ? "A" : "B")) {
 		kernel_artifact_release(&art);
-		return fail(j, "cannot record the kernel of side %c", side);
+		return step_fail(j, "cannot record the kernel of side %c", side);
 	}
 	if (!strcmp(spec_str(j->spec, "kind"), "tuning"))
 		db_run(j->db, "UPDATE job_sides SET kernel_id = ? WHERE job_id = ? AND side = 'B'", "ii",
@@ -121,7 +121,7 @@ int step_lease(struct job_ctx *j, const char *key)
 	int64_t waited = now_ms(), said = 0;
 
 	if (lease_sync_machines(j->db, j->cfg))
-		return fail(j, "cannot record the machines");
+		return step_fail(j, "cannot record the machines");
 	for (;;) {
 		struct buf why = BUF_INIT;
 		const char *dut = NULL, *peer = NULL;
@@ -134,7 +134,7 @@ int step_lease(struct job_ctx *j, const char *key)
 		} else if (pool) {
 			s = lease_acquire_pool(j->db, j->cfg, j->id, pool, j->ttl_s, &dut, &peer, &why);
 		} else {
-			return fail(j, "job spec names neither machines nor a pool");
+			return step_fail(j, "job spec names neither machines nor a pool");
 		}
 		if (s == LEASE_OK) {
 			buf_release(&why);
@@ -143,25 +143,25 @@ int step_lease(struct job_ctx *j, const char *key)
 			json_object_object_add(j->detail, "peer", jstr(peer));
 			json_object_object_add(j->detail, "waited_s",
 					       json_object_new_double((now_ms() - waited) / 1000.0));
-			progress(j, "  leased dut '%s' and peer '%s'", dut, peer);
-			return resolve_machines(j) ? fail(j, "cannot use the leased machines") : DONE;
+			job_print(j, "  leased dut '%s' and peer '%s'", dut, peer);
+			return resolve_machines(j) ? step_fail(j, "cannot use the leased machines") : DONE;
 		}
 		if (s == LEASE_ERROR) {
 			buf_release(&why);
-			return fail(j, "cannot lease machines (database error)");
+			return step_fail(j, "cannot lease machines (database error)");
 		}
 		if (s == LEASE_UNUSABLE) {
-			fail(j, "cannot lease machines: %s", why.buf);
+			step_fail(j, "cannot lease machines: %s", why.buf);
 			buf_release(&why);
 			return STEP_FAIL;
 		}
 		if (!j->o->wait_lease) {
-			fail(j, "machines busy: %s", why.buf);
+			step_fail(j, "machines busy: %s", why.buf);
 			buf_release(&why);
 			return STEP_WAIT;
 		}
 		if (now_ms() - said > 60000) {
-			progress(j, "  waiting for machines: %s", why.buf);
+			job_print(j, "  waiting for machines: %s", why.buf);
 			said = now_ms();
 		}
 		buf_release(&why);
@@ -190,7 +190,7 @@ int step_deploy(struct job_ctx *j, const char *key)
 	int ret;
 
 	if (boot_of(key, &b))
-		return fail(j, "bad step key '%s'", key);
+		return step_fail(j, "bad step key '%s'", key);
 	side = j->order[b - 1];
 	kid = side_kernel(j, side);
 	db_run(j->db, "INSERT INTO boots (job_id, seq, side, kernel_id, machine, started) "
@@ -200,15 +200,15 @@ int step_deploy(struct job_ctx *j, const char *key)
 	       "iisisd", j->id, (int64_t)b, side == 'A' ? "A" : "B", kid, j->dut->name, now_wall());
 	if (j->dut->boot == BOOT_NONE) {
 		if (kid && strcmp(spec_str(j->spec, "kind"), "tuning"))
-			return fail(j, "machine '%s' has boot = none and cannot boot kernel %lld of side %c",
+			return step_fail(j, "machine '%s' has boot = none and cannot boot kernel %lld of side %c",
 				    j->dut->name, (long long)kid, side);
 		return skip_step(j, "boot = none: machine '%s' keeps its kernel", j->dut->name);
 	}
 	if (!kid)
-		return fail(j, "side %c has no kernel to boot on machine '%s'", side, j->dut->name);
+		return step_fail(j, "side %c has no kernel to boot on machine '%s'", side, j->dut->name);
 	memset(&art, 0, sizeof(art));
 	if (kernel_artifact_load(j->db, kid, &art))
-		return fail(j, "cannot load kernel %lld", (long long)kid);
+		return step_fail(j, "cannot load kernel %lld", (long long)kid);
 	memset(&da, 0, sizeof(da));
 	da.image = art.image;
 	da.modules = art.modules;
@@ -220,12 +220,12 @@ int step_deploy(struct job_ctx *j, const char *key)
 	memset(&res, 0, sizeof(res));
 	if (connect_machine(j, j->dut, &j->cdut)) {
 		kernel_artifact_release(&art);
-		return fail(j, "cannot reach machine '%s' to boot it", j->dut->name);
+		return step_fail(j, "cannot reach machine '%s' to boot it", j->dut->name);
 	}
-	progress(j, "  booting '%s' into %s (%s)", j->dut->name, art.release, boot_method_name(j->dut->boot));
+	job_print(j, "  booting '%s' into %s (%s)", j->dut->name, art.release, boot_method_name(j->dut->boot));
 	ret = deploy_boot(j->cdut, j->db, j->dut, &da, &dopt, &res);
 	if (ret) {
-		fail(j, "boot %d (side %c, kernel %s) on machine '%s' failed%s%s", b, side, art.release,
+		step_fail(j, "boot %d (side %c, kernel %s) on machine '%s' failed%s%s", b, side, art.release,
 		     j->dut->name, res.wrong_kernel ? ": it came back on another kernel" : "",
 		     res.fenced ? "; the machine is fenced (broken)" : "");
 	} else {
@@ -244,12 +244,12 @@ int step_verify(struct job_ctx *j, const char *key)
 	int b;
 
 	if (boot_of(key, &b))
-		return fail(j, "bad step key '%s'", key);
+		return step_fail(j, "bad step key '%s'", key);
 	if (connect_machine(j, j->dut, &j->cdut))
-		return fail(j, "cannot reach machine '%s'", j->dut->name);
+		return step_fail(j, "cannot reach machine '%s'", j->dut->name);
 	if (ssh_run(j->cdut, argv, &out, 30000)) {
 		buf_release(&out);
-		return fail(j, "cannot read the kernel release of machine '%s'", j->dut->name);
+		return step_fail(j, "cannot read the kernel release of machine '%s'", j->dut->name);
 	}
 	buf_trim(&out);
 	if (j->dut->boot != BOOT_NONE) {
@@ -272,7 +272,7 @@ int step_verify(struct job_ctx *j, const char *key)
 			deploy_result_release(&res);
 			kernel_artifact_release(&art);
 			if (rc) {
-				fail(j, "machine '%s' runs %s, not the kernel of boot %d", j->dut->name, out.buf, b);
+				step_fail(j, "machine '%s' runs %s, not the kernel of boot %d", j->dut->name, out.buf, b);
 				buf_release(&out);
 				return STEP_FAIL;
 			}
@@ -282,7 +282,7 @@ int step_verify(struct job_ctx *j, const char *key)
 	db_run(j->db, "UPDATE machines SET last_kernel = ?, last_seen = ? WHERE name = ?", "sds", out.buf,
 	       now_wall(), j->dut->name);
 	json_object_object_add(j->detail, "release", jstr(out.buf));
-	progress(j, "  '%s' runs %s", j->dut->name, out.buf);
+	job_print(j, "  '%s' runs %s", j->dut->name, out.buf);
 	buf_release(&out);
 	return DONE;
 }
@@ -294,25 +294,25 @@ int step_agent(struct job_ctx *j, const char *key)
 	int up_dut = 0, up_peer = 0, b;
 
 	if (boot_of(key, &b))
-		return fail(j, "bad step key '%s'", key);
+		return step_fail(j, "bad step key '%s'", key);
 	if (!j->agent_local)
-		return fail(j, "cannot find the klab-agent program to upload (set KLAB_AGENT)");
+		return step_fail(j, "cannot find the klab-agent program to upload (set KLAB_AGENT)");
 	if (connect_machine(j, j->dut, &j->cdut) || connect_machine(j, j->peer, &j->cpeer))
-		return fail(j, "cannot reach the machines");
+		return step_fail(j, "cannot reach the machines");
 	if (deploy_agent(j->cdut, j->agent_local, j->agent_remote, &up_dut))
-		return fail(j, "cannot put klab-agent on machine '%s'", j->dut->name);
+		return step_fail(j, "cannot put klab-agent on machine '%s'", j->dut->name);
 	if (deploy_agent(j->cpeer, j->agent_local, j->agent_remote, &up_peer))
-		return fail(j, "cannot put klab-agent on machine '%s'", j->peer->name);
+		return step_fail(j, "cannot put klab-agent on machine '%s'", j->peer->name);
 	{
 		struct json_object *wl = spec_get(j->spec, "workloads");
 		for (size_t i = 0; wl && i < json_object_array_length(wl); i++) {
 			const char *t = tx_target(json_object_array_get_idx(wl, i));
 			if (t && !strcmp(t, "blackhole"))
-				return fail(j, "workload '%s': target = blackhole cannot be used: a connected UDP "
+				return step_fail(j, "workload '%s': target = blackhole cannot be used: a connected UDP "
 					    "socket cannot send into a blackhole route (use target = dummy)",
 					    spec_str(json_object_array_get_idx(wl, i), "name"));
 			if (t && !strcmp(t, "dummy") && qlab_dummy_target(j->cdut))
-				return fail(j, "no udp_tx dummy target on machine '%s'", j->dut->name);
+				return step_fail(j, "no udp_tx dummy target on machine '%s'", j->dut->name);
 		}
 	}
 	json_object_object_add(j->detail, "uploaded_dut", json_object_new_boolean(up_dut));
@@ -342,13 +342,13 @@ int step_prepare(struct job_ctx *j, const char *key)
 	int b, rc;
 
 	if (boot_of(key, &b))
-		return fail(j, "bad step key '%s'", key);
+		return step_fail(j, "bad step key '%s'", key);
 	name = boot_profile(j, b);
 	if (!name)
 		return skip_step(j, "no tuning profile for side %c", j->order[b - 1]);
 	p = spec_get(spec_get(j->spec, "profiles"), name);
 	if (!p)
-		return fail(j, "profile '%s' is missing from the job spec", name);
+		return step_fail(j, "profile '%s' is missing from the job spec", name);
 	/* The agent gets the profile with the NIC it applies to. */
 	p = json_object_get(p);
 	json_object_object_add(p, "nic", jstr(j->dut->nic));
@@ -359,10 +359,10 @@ int step_prepare(struct job_ctx *j, const char *key)
 		rc = agent_call(j, 0, argv, in.buf, &out, 120000, 0, &err);
 	}
 	if (rc)
-		fail(j, "klab-agent prepare '%s' failed on machine '%s': %s", name, j->dut->name,
+		step_fail(j, "klab-agent prepare '%s' failed on machine '%s': %s", name, j->dut->name,
 		     rc < 0 ? "cannot run it" : last_line(err.buf));
 	else
-		progress(j, "  tuning profile '%s' applied on '%s'", name, j->dut->name);
+		job_print(j, "  tuning profile '%s' applied on '%s'", name, j->dut->name);
 	buf_release(&in);
 	buf_release(&out);
 	buf_release(&err);
@@ -397,12 +397,12 @@ int step_restore(struct job_ctx *j, const char *key)
 	int b, rc;
 
 	if (boot_of(key, &b))
-		return fail(j, "bad step key '%s'", key);
+		return step_fail(j, "bad step key '%s'", key);
 	rc = restore_boot(j, b);
 	if (rc == 1)
 		return skip_step(j, "nothing was prepared");
 	if (rc)
-		return fail(j, "cannot restore machine '%s'", j->dut->name);
+		return step_fail(j, "cannot restore machine '%s'", j->dut->name);
 	return DONE;
 }
 
@@ -549,10 +549,10 @@ int step_run(struct job_ctx *j, const char *key)
 	int ret = STEP_FAIL;
 
 	if (run_key(key, &b, wl, sizeof(wl), &r) || b < 1 || (size_t)b > strlen(j->order))
-		return fail(j, "bad step key '%s'", key);
+		return step_fail(j, "bad step key '%s'", key);
 	w = workload_obj(j, wl);
 	if (!w)
-		return fail(j, "workload '%s' is missing from the job spec", wl);
+		return step_fail(j, "workload '%s' is missing from the job spec", wl);
 	snprintf(uid, sizeof(uid), "j%lld-%s-b%d-%s-r%d", (long long)j->id, spec_str(j->spec, "uid_salt"),
 		 b, wl, r);
 	json_object_object_add(j->detail, "uid", jstr(uid));
@@ -561,7 +561,7 @@ int step_run(struct job_ctx *j, const char *key)
 	if (run_stored(j, uid)) {
 		agent_ack(j, 0, uid);
 		json_object_object_add(j->detail, "recovered", jstr("database"));
-		progress(j, "  run %s was already stored", uid);
+		job_print(j, "  run %s was already stored", uid);
 		return DONE;
 	}
 	/*
@@ -577,7 +577,7 @@ int step_run(struct job_ctx *j, const char *key)
 		double until = j->step_started_prev + spec_double(w, "warmup_s", 2) +
 			       spec_double(w, "duration_s", 10) + 20;
 		if (now_wall() < until)
-			progress(j, "  an earlier attempt of %s may still be running; waiting up to %.0f s for it",
+			job_print(j, "  an earlier attempt of %s may still be running; waiting up to %.0f s for it",
 				 uid, until - now_wall());
 		while (rc == 1 && now_wall() < until) {
 			sleep(1);
@@ -586,13 +586,13 @@ int step_run(struct job_ctx *j, const char *key)
 	}
 	if (rc == 0 && !result_failed(doc.buf, &why)) {
 		json_object_object_add(j->detail, "recovered", jstr("agent"));
-		progress(j, "  run %s recovered from the agent on '%s'", uid, j->dut->name);
+		job_print(j, "  run %s recovered from the agent on '%s'", uid, j->dut->name);
 		goto store;
 	}
 	if (rc == 0)
 		agent_ack(j, 0, uid);	/* a failed result: run it again */
 	if (rc < 0)
-		return fail(j, "cannot ask the agent on '%s' for run %s", j->dut->name, uid);
+		return step_fail(j, "cannot ask the agent on '%s' for run %s", j->dut->name, uid);
 
 	/* 3. Run it, retried once. */
 	for (int attempt = 1; attempt <= 2; attempt++) {
@@ -600,7 +600,7 @@ int step_run(struct job_ctx *j, const char *key)
 		if (run_once(j, w, uid, attempt > 1 || j->attempt > 1, &doc, &why) == 0)
 			break;
 		if (attempt == 2) {
-			fail(j, "run %s failed twice: %s", uid, why.buf);
+			step_fail(j, "run %s failed twice: %s", uid, why.buf);
 			goto out;
 		}
 		warn("run %s failed: %s; retrying once", uid, why.buf);
@@ -611,7 +611,7 @@ int step_run(struct job_ctx *j, const char *key)
 store:
 	test_kill_point(j, key, "before-store");
 	if (store_run(j, uid, doc.buf, b, wl, r)) {
-		fail(j, "cannot store run %s", uid);
+		step_fail(j, "cannot store run %s", uid);
 		goto out;
 	}
 	test_kill_point(j, key, "after-store");
@@ -627,7 +627,7 @@ int step_release(struct job_ctx *j, const char *key)
 {
 	close_machines(j);
 	if (lease_release(j->db, j->id))
-		return fail(j, "cannot release the machines");
+		return step_fail(j, "cannot release the machines");
 	j->leased = 0;
 	return DONE;
 }
@@ -656,7 +656,7 @@ int step_compare(struct job_ctx *j, const char *key)
 	co.workload_info = spec_workload_info;	/* the same T and headline as `klab compare` */
 	co.workload_arg = j;
 	if (compare_job(j->db, j->id, &co, NULL))
-		return fail(j, "cannot compare the sides of job %lld", (long long)j->id);
+		return step_fail(j, "cannot compare the sides of job %lld", (long long)j->id);
 	return DONE;
 }
 
@@ -667,11 +667,11 @@ int step_report(struct job_ctx *j, const char *key)
 	if (!dir)
 		return skip_step(j, "no report_dir in [lab]");
 	if (report_job(j->db, dir, j->id))
-		return fail(j, "cannot write the report pages of job %lld", (long long)j->id);
+		return step_fail(j, "cannot write the report pages of job %lld", (long long)j->id);
 	{
 		char *p = xasprintf("%s/job-%lld.html", dir, (long long)j->id);
 		json_object_object_add(j->detail, "page", jstr(p));
-		progress(j, "  report: %s", p);
+		job_print(j, "  report: %s", p);
 		free(p);
 	}
 	return DONE;
