@@ -1,5 +1,4 @@
 /* build.c: one kernel build, phase by phase (source, key and cache, patches, make, artifacts), and the artifact store. */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -220,468 +219,358 @@ static int mark_failed(struct db *db, int64_t id, const char *msg, const struct 
 	return -1;
 }
 
-int build_kernel(const struct klab_config *cfg, struct db *db, const struct build_request *req,
-		 struct kernel_artifact *out)
+/*
+ * Phase 2: the key of the build (sha256 of the commit, the series and
+ * local patches by content, the config recipe, the compiler and the
+ * variant), the environment of every make, and the artifact folder.
+ */
+static int build_key(struct build *b)
 {
-	const char *cache = build_cache_dir();
-	struct tree t;
-	char *src = NULL, *obj = NULL, *commit = NULL, *cc = NULL, *compiler = NULL, *artroot = NULL;
-	char *artdir = NULL, *tmpdir = NULL, *logpath = NULL, *lv = NULL, *label = NULL, *rname = NULL;
-	char recipe[65], key[65];
-	const char *variant = req->variant;
-	struct strvec envv = STRVEC_INIT;
-	struct apply_result *ap = NULL;
-	size_t nap = 0;
-	struct buf kb = BUF_INIT, msg = BUF_INIT;
-	int lockfd = -1, logfd = -1, ret = -1, worktree_dirty = 0, jobs;
-	int64_t kid = 0, t0;
-	long hits0, miss0, hits1, miss1;
-	size_t n_local = 0;
+	const struct build_request *req = b->req;
+	struct buf kb = BUF_INIT;
+	const char *cd = getenv("CCACHE_DIR");
+	char *ccache = run_which("ccache"), *artroot;
+	int ret = -1;
 
-	memset(out, 0, sizeof(*out));
-	if (variant && !*variant)
-		variant = NULL;	/* an empty string means "not given", as NULL */
-	if (tree_resolve(cfg, req->tree && *req->tree ? req->tree : NULL, &t) < 0) {
-		tree_free(&t);
-		return -1;
+	/* ccache in the kernel cache unless set */
+	if (!cd || !*cd)
+		strvec_pushf(&b->env, "CCACHE_DIR=%s/ccache", b->cache);
+	if (!getenv("CCACHE_BASEDIR"))
+		strvec_pushf(&b->env, "CCACHE_BASEDIR=%s", b->cache);
+	strvec_push(&b->env, "LC_ALL=C");
+	strvec_push(&b->env, "KBUILD_BUILD_USER=klab");
+	strvec_push(&b->env, "KBUILD_BUILD_HOST=klab");
+	if (ccache) {
+		b->cc = xstrdup("ccache gcc");
+		free(ccache);
+	} else {
+		warn("ccache not found: building without a compiler cache");
+		b->cc = xstrdup("gcc");
 	}
-	while (req->local_patches && req->local_patches[n_local])
-		n_local++;
-	if (!variant)
-		variant = (req->series && req->series->n_patches) || n_local ? "patched" : "base";
-	for (const char *p = variant; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') {
-			error("invalid variant '%s': letters, digits, '-', '_' and '.' only", variant);
-			goto out_early;
-		}
-	if (req->series && !req->series->n_patches) {
-		error("series '%s' has no patch to apply", req->series->subject);
-		goto out_early;
-	}
-	rname = repo_name(&t);
-	src = xasprintf("%s/src/%s", cache, rname);
-	lockfd = lock_tree(cache, rname);
-	if (lockfd < 0)
-		goto out_early;
-	if (prepare_repo(&t, src, req->ref && *req->ref ? req->ref : NULL, &commit) < 0)
-		goto out_early;
+	b->compiler = compiler_version();
+	if (recipe_hash(&b->t, b->recipe) < 0)
+		goto out;
 
-	/* the environment of every make: ccache in the kernel cache unless set */
-	{
-		const char *cd = getenv("CCACHE_DIR");
-
-		if (!cd || !*cd)
-			strvec_pushf(&envv, "CCACHE_DIR=%s/ccache", cache);
-		if (!getenv("CCACHE_BASEDIR"))
-			strvec_pushf(&envv, "CCACHE_BASEDIR=%s", cache);
-		strvec_push(&envv, "LC_ALL=C");
-		strvec_push(&envv, "KBUILD_BUILD_USER=klab");
-		strvec_push(&envv, "KBUILD_BUILD_HOST=klab");
-	}
-	{
-		char *ccache = run_which("ccache");
-
-		if (ccache) {
-			cc = xstrdup("ccache gcc");
-			free(ccache);
-		} else {
-			warn("ccache not found: building without a compiler cache");
-			cc = xstrdup("gcc");
-		}
-	}
-	compiler = compiler_version();
-	if (recipe_hash(&t, recipe) < 0)
-		goto out_early;
-
-	/* the key */
-	buf_addf(&kb, "klab kernel key 1\nrepo %s\ncommit %s\n", rname, commit);
+	buf_addf(&kb, "klab kernel key 1\nrepo %s\ncommit %s\n", b->rname, b->commit);
 	buf_addf(&kb, "series %s\n", req->series ? req->series->content_sha256 : "-");
-	for (size_t i = 0; i < n_local; i++) {
+	for (size_t i = 0; i < b->n_local; i++) {
 		char h[65];
 
 		if (sha256_file_hex(req->local_patches[i], h) < 0)
-			goto out_early;
+			goto out;
 		buf_addf(&kb, "local %s\n", h);
 	}
-	buf_addf(&kb, "config %s\ncompiler %s\nvariant %s\nlocalversion %s\n", recipe, compiler, variant,
-		 t.localversion);
-	sha256_hex(kb.buf, kb.len, key);
-	snprintf(out->key, sizeof(out->key), "%s", key);
+	buf_addf(&kb, "config %s\ncompiler %s\nvariant %s\nlocalversion %s\n", b->recipe, b->compiler, b->variant,
+		 b->t.localversion);
+	sha256_hex(kb.buf, kb.len, b->key);
+	snprintf(b->out->key, sizeof(b->out->key), "%s", b->key);
 
 	artroot = xstrdup(req->artifact_dir ? req->artifact_dir :
-			  cfg && cfg->lab.artifact_dir ? cfg->lab.artifact_dir : "");
+			  b->cfg && b->cfg->lab.artifact_dir ? b->cfg->lab.artifact_dir : "");
 	if (!*artroot) {
 		free(artroot);
-		artroot = xasprintf("%s/artifacts", cache);
+		artroot = xasprintf("%s/artifacts", b->cache);
 	}
-	artdir = xasprintf("%s/%.16s", artroot, key);
+	b->artdir = xasprintf("%s/%.16s", artroot, b->key);
+	free(artroot);
+	ret = 0;
+out:
+	buf_release(&kb);
+	return ret;
+}
 
-	/* reuse */
-	if (!req->force && !req->apply_only) {
-		int64_t id;
-		char *dir = NULL;
-		int r = db_get_int(db, &id, "SELECT id FROM kernels WHERE key = ? AND state = 'ok'", "s", key);
+/* The cache: an ok kernel with this key and its image present is the answer. 1 (out filled), 0 none, -1. */
+static int build_cached(struct build *b)
+{
+	int64_t id;
+	char *dir = NULL, *img;
+	int r = db_get_int(b->db, &id, "SELECT id FROM kernels WHERE key = ? AND state = 'ok'", "s", b->key), have;
 
-		if (r < 0)
-			goto out_early;
-		if (r == 1) {
-			db_get_str(db, &dir, "SELECT artifact_dir FROM kernels WHERE id = ?", "i", id);
-			if (dir) {
-				char *img = xasprintf("%s/bzImage", dir);
-				int have = file_exists(img);
+	if (r != 1)
+		return r;
+	db_get_str(b->db, &dir, "SELECT artifact_dir FROM kernels WHERE id = ?", "i", id);
+	if (!dir)
+		return 0;
+	img = xasprintf("%s/bzImage", dir);
+	have = file_exists(img);
+	free(img);
+	free(dir);
+	if (!have || kernel_artifact_load(b->db, id, b->out) < 0)
+		return 0;
+	b->out->cached = 1;
+	info("kernel %lld (%s) is already built: %s", (long long)id, b->out->release, b->out->dir);
+	return 1;
+}
 
-				free(img);
-				free(dir);
-				if (have && kernel_artifact_load(db, id, out) == 0) {
-					out->cached = 1;
-					info("kernel %lld (%s) is already built: %s", (long long)id, out->release, out->dir);
-					ret = 0;
-					goto out_early;
-				}
-			}
-		}
-	}
-
-	/* the row */
-	if (req->apply_only)
-		goto rowless;
-	if (db_get_int(db, &kid, "SELECT id FROM kernels WHERE key = ?", "s", key) == 1) {
-		if (db_run(db, "UPDATE kernels SET state = 'building', error = NULL, tree = ?, commit_id = ?, variant = ?,"
+/* The kernels row of the build, state 'building' (a failed or stale row of the key is reused). */
+static int build_row(struct build *b)
+{
+	if (db_get_int(b->db, &b->kid, "SELECT id FROM kernels WHERE key = ?", "s", b->key) == 1) {
+		if (db_run(b->db, "UPDATE kernels SET state = 'building', error = NULL, tree = ?, commit_id = ?, variant = ?,"
 			   " config_sha256 = NULL, compiler = ?, artifact_dir = ?, created = ? WHERE id = ?", "sssssdi",
-			   t.name, commit, variant, compiler, artdir, now_wall(), kid) < 0)
-			goto out_early;
+			   b->t.name, b->commit, b->variant, b->compiler, b->artdir, now_wall(), b->kid) < 0)
+			return -1;
 	} else {
-		if (db_run(db, "INSERT INTO kernels (key, tree, commit_id, variant, compiler, artifact_dir, state, created)"
-			   " VALUES (?,?,?,?,?,?,'building',?)", "ssssssd", key, t.name, commit, variant, compiler,
-			   artdir, now_wall()) < 0)
-			goto out_early;
-		kid = db_last_id(db);
+		if (db_run(b->db, "INSERT INTO kernels (key, tree, commit_id, variant, compiler, artifact_dir, state, created)"
+			   " VALUES (?,?,?,?,?,?,'building',?)", "ssssssd", b->key, b->t.name, b->commit, b->variant,
+			   b->compiler, b->artdir, now_wall()) < 0)
+			return -1;
+		b->kid = db_last_id(b->db);
 	}
-	if (req->series_id)
-		db_run(db, "UPDATE kernels SET series_id = ? WHERE id = ?", "ii", req->series_id, kid);
+	if (b->req->series_id)
+		db_run(b->db, "UPDATE kernels SET series_id = ? WHERE id = ?", "ii", b->req->series_id, b->kid);
 	else
-		db_run(db, "UPDATE kernels SET series_id = NULL WHERE id = ?", "i", kid);
+		db_run(b->db, "UPDATE kernels SET series_id = NULL WHERE id = ?", "i", b->kid);
+	return 0;
+}
 
-rowless:
-	tmpdir = xasprintf("%s.tmp.%d", artdir, (int)getpid());
-	remove_tree(tmpdir);
-	if (mkdir_p(tmpdir) < 0)
-		goto fail;
-	logpath = xasprintf("%s/build.log", tmpdir);
-	logfd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-	if (logfd < 0) {
-		error_errno("cannot create '%s'", logpath);
-		goto fail;
+/* The folder the artifacts are made in (ARTDIR.tmp.PID) and the build log in it. */
+static int build_log_open(struct build *b)
+{
+	b->tmpdir = xasprintf("%s.tmp.%d", b->artdir, (int)getpid());
+	remove_tree(b->tmpdir);
+	if (mkdir_p(b->tmpdir) < 0)
+		return -1;
+	b->logpath = xasprintf("%s/build.log", b->tmpdir);
+	b->logfd = open(b->logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (b->logfd < 0)
+		return error_errno("cannot create '%s'", b->logpath);
+	dprintf(b->logfd, "klab: build of tree '%s' at %s, variant '%s', key %s\n", b->t.name, b->commit,
+		b->variant, b->key);
+	return 0;
+}
+
+/* Phase 5: image, config and System.map copied, release and build id read, modules installed and packed. */
+static int build_artifacts(struct build *b)
+{
+	struct kernel_artifact *out = b->out;
+	char *img = xasprintf("%s/arch/%s/boot/bzImage", b->obj, kernel_arch());
+	char *f1 = xasprintf("%s/bzImage", b->tmpdir), *c0 = xasprintf("%s/.config", b->obj);
+	char *c1 = xasprintf("%s/config", b->tmpdir), *s0 = xasprintf("%s/System.map", b->obj);
+	char *s1 = xasprintf("%s/System.map", b->tmpdir), *rel = xasprintf("%s/include/config/kernel.release", b->obj);
+	char *vml = xasprintf("%s/vmlinux", b->obj);
+	struct buf rb = BUF_INIT;
+	int bad = copy_file(img, f1, 0644) < 0 || copy_file(c0, c1, 0644) < 0 || copy_file(s0, s1, 0644) < 0 ||
+		  buf_read_file(&rb, rel) < 0;
+
+	buf_trim(&rb);
+	out->release = buf_detach(&rb, NULL);
+	out->build_id = elf_build_id(vml);
+	free(img); free(f1); free(c0); free(c1); free(s0); free(s1); free(rel); free(vml);
+	if (bad) {
+		buf_addf(&b->msg, "kernel build of tree '%s': artifacts missing after make", b->t.name);
+		return -1;
 	}
-	dprintf(logfd, "klab: build of tree '%s' at %s, variant '%s', key %s\n", t.name, commit, variant, key);
+	if (b->has_modules) {
+		char *mroot = xasprintf("%s/modroot", b->tmpdir), *mp = xasprintf("INSTALL_MOD_PATH=%s", mroot);
+		char *tarf = xasprintf("%s/modules.tar.gz", b->tmpdir);
+		const char *const tar[] = { "tar", "-czf", tarf, "-C", mroot, "lib", NULL };
+		int r = make_step(b->src, b->obj, b->cc, (const char *const *)b->env.v, b->logfd, b->logpath, 1800000,
+				  b->label, b->req->progress, b->lv, mp, "INSTALL_MOD_STRIP=1", "modules_install", NULL);
 
-	/* the work tree and the patches */
-	if (reset_worktree(src, commit) < 0)
-		goto fail;
-	worktree_dirty = 1;
-	{
-		size_t total = (req->series ? req->series->n_patches : 0) + n_local;
-		char *pfile = xasprintf("%s/patch.mbox", tmpdir);
-
-		ap = xcalloc(total ? total : 1, sizeof(*ap));
-		for (size_t i = 0; i < total; i++) {
-			struct apply_result *r = &ap[nap++];
-			struct buf fail = BUF_INIT, text = BUF_INIT;
-			const char *diff, *subject;
-			int mail, rr;
-
-			if (req->series && i < req->series->n_patches) {
-				const struct patch *p = &req->series->patches[i];
-				char *m = series_patch_mbox(req->series, p);
-
-				buf_addstr(&text, m);
-				free(m);
-				r->name = xasprintf("%d/%d %s", p->seq, req->series->total, p->subject);
-				diff = p->diff;
-				subject = p->subject;
-				mail = 1;
-			} else {
-				const char *lp = req->local_patches[i - (req->series ? req->series->n_patches : 0)];
-				const char *base = strrchr(lp, '/');
-
-				if (buf_read_file(&text, lp) < 0) {
-					buf_release(&text);
-					free(pfile);
-					goto fail;
-				}
-				r->name = xasprintf("local %s", base ? base + 1 : lp);
-				diff = text.buf;
-				subject = r->name;
-				mail = starts_with(text.buf, "From ") || starts_with(text.buf, "From: ");
-			}
-			if (write_file_atomic(pfile, text.buf, text.len, 0644) < 0) {
-				buf_release(&text);
-				free(pfile);
-				goto fail;
-			}
-			rr = apply_one(src, pfile, diff, subject, mail, r, &fail, logfd);
-			if (rr < 0) {
-				if (req->series && i < req->series->n_patches)
-					buf_addf(&msg, "cannot apply patch %d/%d '%s'", req->series->patches[i].seq,
-						 req->series->total, req->series->patches[i].subject);
-				else
-					buf_addf(&msg, "cannot apply %s", r->name);
-				buf_addf(&msg, " to tree '%s' at %.12s: %s", t.name, commit,
-					 fail.len ? fail.buf : "unknown failure");
-				error("%s", msg.buf);
-				buf_release(&fail);
-				buf_release(&text);
-				free(pfile);
-				goto fail_msg;
-			}
-			info("patch %s: %s (%s%s)", r->name, apply_how_name(r->how), r->method,
-			     r->how == APPLY_FUZZ ? ", fuzz" : "");
-			buf_release(&fail);
-			buf_release(&text);
-		}
-		unlink(pfile);
-		free(pfile);
-	}
-
-	if (req->apply_only) {
-		out->tree = xstrdup(t.name);
-		out->commit = xstrdup(commit);
-		out->variant = xstrdup(variant);
-		out->applied = ap;
-		out->n_applied = nap;
-		ap = NULL;
-		nap = 0;
-		ret = 0;
-		goto out_early;
-	}
-
-	/* config and make */
-	obj = xasprintf("%s/obj/%s-%.16s", cache, rname, recipe);
-	if (mkdir_p(obj) < 0)
-		goto fail;
-	label = xasprintf("build %s %s", t.name, variant);
-	if (make_config(&t, src, obj, recipe, cc, (const char *const *)envv.v, logfd, logpath, req->progress) < 0) {
-		buf_addf(&msg, "config of tree '%s' failed (log: %s.failed.log)", t.name, artdir);
-		goto fail_msg;
-	}
-	jobs = req->jobs > 0 ? req->jobs : t.jobs > 0 ? t.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (jobs < 1)
-		jobs = 1;
-	lv = xasprintf("LOCALVERSION=%s-%s", t.localversion, variant);
-	ccache_counts((const char *const *)envv.v, &hits0, &miss0);
-	t0 = now_ms();
-	{
-		struct buf dc = BUF_INIT;
-		char *jarg = xasprintf("-j%d", jobs), *dotconfig = xasprintf("%s/.config", obj);
-		int has_modules = 0, r;
-
-		if (buf_read_file(&dc, dotconfig) == 0)
-			has_modules = strstr(dc.buf, "=m\n") != NULL;
-		buf_release(&dc);
-		r = make_step(src, obj, cc, (const char *const *)envv.v, logfd, logpath,
-			      req->timeout_ms ? req->timeout_ms : 90L * 60 * 1000, label, req->progress, jarg, lv,
-			      "bzImage", has_modules ? "modules" : NULL, NULL);
-		free(jarg);
-		free(dotconfig);
+		if (r == 0)
+			r = run_argv(tar, 600000, NULL, 0);
+		remove_tree(mroot);
+		free(mroot);
+		free(mp);
+		free(tarf);
 		if (r) {
-			char *ex = log_excerpt(logpath);
-
-			buf_addf(&msg, "kernel build of tree '%s' variant '%s' failed (%s): %s (log: %s.failed.log)",
-				 t.name, variant, r == 124 ? "timed out" : "make failed", ex, artdir);
-			free(ex);
-			error("%s", msg.buf);
-			goto fail_msg;
-		}
-		out->duration_s = (now_ms() - t0) / 1000.0;
-		ccache_counts((const char *const *)envv.v, &hits1, &miss1);
-
-		/* artifacts */
-		{
-			char *img = xasprintf("%s/arch/%s/boot/bzImage", obj, kernel_arch());
-			char *f1 = xasprintf("%s/bzImage", tmpdir), *c0 = xasprintf("%s/.config", obj);
-			char *c1 = xasprintf("%s/config", tmpdir), *s0 = xasprintf("%s/System.map", obj);
-			char *s1 = xasprintf("%s/System.map", tmpdir), *rel = xasprintf("%s/include/config/kernel.release", obj);
-			char *vml = xasprintf("%s/vmlinux", obj);
-			struct buf rb = BUF_INIT;
-			int bad = copy_file(img, f1, 0644) < 0 || copy_file(c0, c1, 0644) < 0 || copy_file(s0, s1, 0644) < 0 ||
-				  buf_read_file(&rb, rel) < 0;
-
-			buf_trim(&rb);
-			out->release = buf_detach(&rb, NULL);
-			out->build_id = elf_build_id(vml);
-			free(img); free(f1); free(c0); free(c1); free(s0); free(s1); free(rel); free(vml);
-			if (bad) {
-				buf_addf(&msg, "kernel build of tree '%s': artifacts missing after make", t.name);
-				goto fail_msg;
-			}
-			if (has_modules) {
-				char *mroot = xasprintf("%s/modroot", tmpdir), *mp = xasprintf("INSTALL_MOD_PATH=%s", mroot);
-				char *tarf = xasprintf("%s/modules.tar.gz", tmpdir);
-				const char *const tar[] = { "tar", "-czf", tarf, "-C", mroot, "lib", NULL };
-
-				r = make_step(src, obj, cc, (const char *const *)envv.v, logfd, logpath, 1800000, label,
-					      req->progress, lv, mp, "INSTALL_MOD_STRIP=1", "modules_install", NULL);
-				if (r == 0)
-					r = run_argv(tar, 600000, NULL, 0);
-				remove_tree(mroot);
-				free(mroot);
-				free(mp);
-				free(tarf);
-				if (r) {
-					buf_addf(&msg, "kernel build of tree '%s': modules_install failed (log: %s.failed.log)",
-						 t.name, artdir);
-					goto fail_msg;
-				}
-			}
+			buf_addf(&b->msg, "kernel build of tree '%s': modules_install failed (log: %s.failed.log)",
+				 b->t.name, b->artdir);
+			return -1;
 		}
 	}
+	return 0;
+}
 
-	/* keep the patched commit reachable, then back to the baseline */
-	if (nap) {
-		char *ref = xasprintf("refs/klab/%.16s", key);
+/* meta.json of the artifact folder, and the apply log and ccache counters as the row stores them. */
+static void build_meta(struct build *b, struct buf *meta, struct buf *applied, struct buf *ccache)
+{
+	struct json_object *m = json_object_new_object(), *cs = json_object_new_object(), *a;
 
-		git(src, NULL, NULL, 0, "update-ref", ref, "HEAD", NULL);
+	json_object_object_add(cs, "hits", json_object_new_int64(b->hits));
+	json_object_object_add(cs, "misses", json_object_new_int64(b->misses));
+	json_to_buf(ccache, cs, 0);
+	json_object_object_add(m, "key", json_object_new_string(b->key));
+	json_object_object_add(m, "tree", json_object_new_string(b->t.name));
+	json_object_object_add(m, "commit", json_object_new_string(b->commit));
+	json_object_object_add(m, "variant", json_object_new_string(b->variant));
+	json_object_object_add(m, "release", json_object_new_string(b->out->release));
+	json_object_object_add(m, "build_id", b->out->build_id ? json_object_new_string(b->out->build_id) : NULL);
+	json_object_object_add(m, "compiler", json_object_new_string(b->compiler));
+	json_object_object_add(m, "config_recipe", json_object_new_string(b->recipe));
+	json_object_object_add(m, "duration_s", json_object_new_double(b->out->duration_s));
+	json_object_object_add(m, "ccache", cs);
+	json_object_object_add(m, "applied", apply_json(b->ap, b->nap));
+	json_to_buf(meta, m, 1);
+	json_object_put(m);
+	a = apply_json(b->ap, b->nap);
+	json_to_buf(applied, a, 0);
+	json_object_put(a);
+}
+
+/*
+ * Phase 6: the patched commit kept reachable, the work tree back at the
+ * baseline, meta.json written, the folder moved to its place and the row
+ * marked ok; OUT describes the kernel.
+ */
+static int build_store(struct build *b)
+{
+	struct kernel_artifact *out = b->out;
+	struct buf mj = BUF_INIT, aj = BUF_INIT, csj = BUF_INIT;
+	char *mpath = xasprintf("%s/meta.json", b->tmpdir), *c1 = xasprintf("%s/config", b->tmpdir);
+	char *cfgsha = NULL, *m;
+	char cfghex[65];
+	int ret = -1;
+
+	if (b->nap) {
+		char *ref = xasprintf("refs/klab/%.16s", b->key);
+
+		git(b->src, NULL, NULL, 0, "update-ref", ref, "HEAD", NULL);
 		free(ref);
 	}
-	if (reset_worktree(src, commit) == 0)
-		worktree_dirty = 0;
-
-	{
-		struct json_object *meta = json_object_new_object(), *cs = json_object_new_object();
-		struct buf mj = BUF_INIT, aj = BUF_INIT, csj = BUF_INIT;
-		char *mpath = xasprintf("%s/meta.json", tmpdir), *cfgsha = NULL;
-		char cfghex[65];
-		char *c1 = xasprintf("%s/config", tmpdir);
-
-		if (sha256_file_hex(c1, cfghex) == 0)
-			cfgsha = xstrdup(cfghex);
-		free(c1);
-		json_object_object_add(cs, "hits", json_object_new_int64(hits1 - hits0));
-		json_object_object_add(cs, "misses", json_object_new_int64(miss1 - miss0));
-		json_to_buf(&csj, cs, 0);
-		json_object_object_add(meta, "key", json_object_new_string(key));
-		json_object_object_add(meta, "tree", json_object_new_string(t.name));
-		json_object_object_add(meta, "commit", json_object_new_string(commit));
-		json_object_object_add(meta, "variant", json_object_new_string(variant));
-		json_object_object_add(meta, "release", json_object_new_string(out->release));
-		json_object_object_add(meta, "build_id", out->build_id ? json_object_new_string(out->build_id) : NULL);
-		json_object_object_add(meta, "compiler", json_object_new_string(compiler));
-		json_object_object_add(meta, "config_recipe", json_object_new_string(recipe));
-		json_object_object_add(meta, "duration_s", json_object_new_double(out->duration_s));
-		json_object_object_add(meta, "ccache", cs);
-		json_object_object_add(meta, "applied", apply_json(ap, nap));
-		json_to_buf(&mj, meta, 1);
-		{
-			struct json_object *a = apply_json(ap, nap);
-
-			json_to_buf(&aj, a, 0);
-			json_object_put(a);
-		}
-		json_object_put(meta);
-		if (write_file_atomic(mpath, mj.buf, mj.len, 0644) < 0) {
-			free(mpath);
-			free(cfgsha);
-			buf_release(&mj);
-			buf_release(&aj);
-			buf_release(&csj);
-			goto fail;
-		}
-		free(mpath);
-		close(logfd);
-		logfd = -1;
-		remove_tree(artdir);
-		if (rename(tmpdir, artdir) < 0) {
-			error_errno("cannot move '%s' to '%s'", tmpdir, artdir);
-			free(cfgsha);
-			buf_release(&mj);
-			buf_release(&aj);
-			buf_release(&csj);
-			goto fail;
-		}
-		if (db_run(db, "UPDATE kernels SET state = 'ok', error = NULL, release = ?, build_id = ?, artifact_dir = ?,"
-			   " config_sha256 = ?, apply_log = ?, duration_s = ?, ccache_stats = ? WHERE id = ?", "sssssdsi",
-			   out->release, out->build_id, artdir, cfgsha, aj.buf, out->duration_s, csj.buf, kid) < 0) {
-			free(cfgsha);
-			buf_release(&mj);
-			buf_release(&aj);
-			buf_release(&csj);
-			goto fail;
-		}
-		free(cfgsha);
-		buf_release(&mj);
-		buf_release(&aj);
-		buf_release(&csj);
+	if (reset_worktree(b->src, b->commit) == 0)
+		b->worktree_dirty = 0;
+	if (sha256_file_hex(c1, cfghex) == 0)
+		cfgsha = xstrdup(cfghex);
+	build_meta(b, &mj, &aj, &csj);
+	if (write_file_atomic(mpath, mj.buf, mj.len, 0644) < 0)
+		goto out;
+	close(b->logfd);
+	b->logfd = -1;
+	remove_tree(b->artdir);
+	if (rename(b->tmpdir, b->artdir) < 0) {
+		error_errno("cannot move '%s' to '%s'", b->tmpdir, b->artdir);
+		goto out;
 	}
-	out->id = kid;
-	out->tree = xstrdup(t.name);
-	out->commit = xstrdup(commit);
-	out->variant = xstrdup(variant);
-	out->dir = xstrdup(artdir);
-	out->image = xasprintf("%s/bzImage", artdir);
-	out->config = xasprintf("%s/config", artdir);
-	out->system_map = xasprintf("%s/System.map", artdir);
-	out->log = xasprintf("%s/build.log", artdir);
-	{
-		char *m = xasprintf("%s/modules.tar.gz", artdir);
-
-		if (file_exists(m))
-			out->modules = m;
-		else
-			free(m);
-	}
-	out->applied = ap;
-	out->n_applied = nap;
-	ap = NULL;
-	nap = 0;
-	info("kernel %lld built: %s in %.0f s (ccache %ld hits, %ld misses): %s", (long long)kid, out->release,
-	     out->duration_s, hits1 - hits0, miss1 - miss0, artdir);
+	if (db_run(b->db, "UPDATE kernels SET state = 'ok', error = NULL, release = ?, build_id = ?, artifact_dir = ?,"
+		   " config_sha256 = ?, apply_log = ?, duration_s = ?, ccache_stats = ? WHERE id = ?", "sssssdsi",
+		   out->release, out->build_id, b->artdir, cfgsha, aj.buf, out->duration_s, csj.buf, b->kid) < 0)
+		goto out;
+	out->id = b->kid;
+	out->tree = xstrdup(b->t.name);
+	out->commit = xstrdup(b->commit);
+	out->variant = xstrdup(b->variant);
+	out->dir = xstrdup(b->artdir);
+	out->image = xasprintf("%s/bzImage", b->artdir);
+	out->config = xasprintf("%s/config", b->artdir);
+	out->system_map = xasprintf("%s/System.map", b->artdir);
+	out->log = xasprintf("%s/build.log", b->artdir);
+	m = xasprintf("%s/modules.tar.gz", b->artdir);
+	if (file_exists(m))
+		out->modules = m;
+	else
+		free(m);
+	out->applied = b->ap;
+	out->n_applied = b->nap;
+	b->ap = NULL;
+	b->nap = 0;
+	info("kernel %lld built: %s in %.0f s (ccache %ld hits, %ld misses): %s", (long long)b->kid, out->release,
+	     out->duration_s, b->hits, b->misses, b->artdir);
 	ret = 0;
-	goto out_early;
+out:
+	free(mpath);
+	free(c1);
+	free(cfgsha);
+	buf_release(&mj);
+	buf_release(&aj);
+	buf_release(&csj);
+	return ret;
+}
 
-fail:
-	if (!msg.len)
-		buf_addf(&msg, "build of tree '%s' variant '%s' failed", t.name, variant);
-fail_msg:
-	if (kid)
-		mark_failed(db, kid, msg.buf, ap, nap);
-	if (logfd >= 0) {
-		dprintf(logfd, "klab: FAILED: %s\n", msg.buf);
-		close(logfd);
-		logfd = -1;
+/* A failed build: the row says why, the log says FAILED and stays beside the artifacts (ARTDIR.failed.log). */
+static void build_failed(struct build *b)
+{
+	if (!b->msg.len)
+		buf_addf(&b->msg, "build of tree '%s' variant '%s' failed", b->t.name, b->variant);
+	if (b->kid)
+		mark_failed(b->db, b->kid, b->msg.buf, b->ap, b->nap);
+	if (b->logfd >= 0) {
+		dprintf(b->logfd, "klab: FAILED: %s\n", b->msg.buf);
+		close(b->logfd);
+		b->logfd = -1;
 	}
-	/* keep the log of a failed build beside the artifacts (nothing else changes) */
-	if (tmpdir && logpath && file_exists(logpath) && !req->apply_only) {
-		char *keep = xasprintf("%s.failed.log", artdir);
+	if (b->tmpdir && b->logpath && file_exists(b->logpath) && !b->req->apply_only) {
+		char *keep = xasprintf("%s.failed.log", b->artdir);
 
-		rename(logpath, keep);
+		rename(b->logpath, keep);
 		free(keep);
 	}
-	ret = -1;
-out_early:
-	if (worktree_dirty && src && commit)
-		reset_worktree(src, commit);
-	if (logfd >= 0)
-		close(logfd);
-	if (tmpdir)
-		remove_tree(tmpdir);
-	if (lockfd >= 0)
-		close(lockfd);
-	tree_free(&t);
-	apply_results_free(ap, nap);
-	free(rname);
-	free(src);
-	free(obj);
-	free(commit);
-	free(cc);
-	free(compiler);
-	free(artroot);
-	free(artdir);
-	free(tmpdir);
-	free(logpath);
-	free(lv);
-	free(label);
-	strvec_clear(&envv);
-	buf_release(&kb);
-	buf_release(&msg);
+}
+
+static void build_release(struct build *b)
+{
+	if (b->worktree_dirty && b->src && b->commit)
+		reset_worktree(b->src, b->commit);
+	if (b->logfd >= 0)
+		close(b->logfd);
+	if (b->tmpdir)
+		remove_tree(b->tmpdir);
+	if (b->lockfd >= 0)
+		close(b->lockfd);
+	tree_free(&b->t);
+	apply_results_free(b->ap, b->nap);
+	free(b->rname);
+	free(b->src);
+	free(b->commit);
+	strvec_clear(&b->env);
+	free(b->cc);
+	free(b->compiler);
+	free(b->artdir);
+	free(b->tmpdir);
+	free(b->logpath);
+	free(b->obj);
+	free(b->label);
+	free(b->lv);
+	buf_release(&b->msg);
+}
+
+int build_kernel(const struct klab_config *cfg, struct db *db, const struct build_request *req,
+		 struct kernel_artifact *out)
+{
+	struct build b;
+	int ret = -1, r;
+
+	memset(&b, 0, sizeof(b));
+	memset(out, 0, sizeof(*out));
+	b.cfg = cfg;
+	b.db = db;
+	b.req = req;
+	b.out = out;
+	b.cache = build_cache_dir();
+	strvec_init(&b.t.fragments);
+	strvec_init(&b.env);
+	b.lockfd = b.logfd = -1;
+	b.msg = (struct buf)BUF_INIT;
+
+	if (build_source(&b) < 0 || build_key(&b) < 0)
+		goto out;
+	if (!req->force && !req->apply_only && (r = build_cached(&b)) != 0) {
+		ret = r > 0 ? 0 : -1;
+		goto out;
+	}
+	if (!req->apply_only && build_row(&b) < 0)
+		goto out;
+	if (build_log_open(&b) < 0 || build_apply(&b) < 0)
+		goto failed;
+	if (req->apply_only) {
+		out->tree = xstrdup(b.t.name);
+		out->commit = xstrdup(b.commit);
+		out->variant = xstrdup(b.variant);
+		out->applied = b.ap;
+		out->n_applied = b.nap;
+		b.ap = NULL;
+		b.nap = 0;
+		ret = 0;
+		goto out;
+	}
+	if (build_make(&b) < 0 || build_artifacts(&b) < 0 || build_store(&b) < 0)
+		goto failed;
+	ret = 0;
+	goto out;
+failed:
+	build_failed(&b);
+out:
+	build_release(&b);
 	return ret;
 }

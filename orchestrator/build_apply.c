@@ -2,12 +2,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "build.h"
 #include "build_int.h"
 #include "log.h"
 #include "run.h"
+#include "series.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -85,7 +87,7 @@ static void parse_patch_output(const char *out, const char *diff, struct apply_r
  * committed). R is filled; 0 applied, -1 failed (FAIL says where).
  */
 int apply_one(const char *src, const char *file, const char *diff, const char *subject,
-		     int mail, struct apply_result *r, struct buf *fail, int logfd)
+	      int mail, struct apply_result *r, struct buf *fail, int logfd)
 {
 	struct buf out = BUF_INIT, err = BUF_INIT;
 	int ret = -1;
@@ -159,5 +161,85 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 out:
 	buf_release(&out);
 	buf_release(&err);
+	return ret;
+}
+
+/*
+ * Patch I of the build (the series first, then the local patches): its
+ * text into TEXT and what apply_one() needs; its name into R. 0 or -1.
+ */
+static int patch_at(struct build *b, size_t i, struct buf *text, struct apply_result *r, const char **diff,
+		    const char **subject, int *mail)
+{
+	const struct series *s = b->req->series;
+	size_t n_series = s ? s->n_patches : 0;
+
+	if (i < n_series) {
+		const struct patch *p = &s->patches[i];
+		char *m = series_patch_mbox(s, p);
+
+		buf_addstr(text, m);
+		free(m);
+		r->name = xasprintf("%d/%d %s", p->seq, s->total, p->subject);
+		*diff = p->diff;
+		*subject = p->subject;
+		*mail = 1;
+	} else {
+		const char *lp = b->req->local_patches[i - n_series];
+		const char *base = strrchr(lp, '/');
+
+		r->name = xasprintf("local %s", base ? base + 1 : lp);
+		if (buf_read_file(text, lp) < 0)
+			return -1;
+		*diff = text->buf;
+		*subject = r->name;
+		*mail = starts_with(text->buf, "From ") || starts_with(text->buf, "From: ");
+	}
+	return 0;
+}
+
+int build_apply(struct build *b)
+{
+	const struct series *s = b->req->series;
+	size_t total = (s ? s->n_patches : 0) + b->n_local;
+	char *pfile = xasprintf("%s/patch.mbox", b->tmpdir);
+	int ret = -1;
+
+	if (reset_worktree(b->src, b->commit) < 0)
+		goto out;
+	b->worktree_dirty = 1;
+	b->ap = xcalloc(total ? total : 1, sizeof(*b->ap));
+	for (size_t i = 0; i < total; i++) {
+		struct apply_result *r = &b->ap[b->nap++];
+		struct buf fail = BUF_INIT, text = BUF_INIT;
+		const char *diff, *subject;
+		int mail, rc;
+
+		rc = patch_at(b, i, &text, r, &diff, &subject, &mail);
+		if (rc == 0)
+			rc = write_file_atomic(pfile, text.buf, text.len, 0644);
+		if (rc == 0 && apply_one(b->src, pfile, diff, subject, mail, r, &fail, b->logfd) < 0) {
+			if (s && i < s->n_patches)
+				buf_addf(&b->msg, "cannot apply patch %d/%d '%s'", s->patches[i].seq, s->total,
+					 s->patches[i].subject);
+			else
+				buf_addf(&b->msg, "cannot apply %s", r->name);
+			buf_addf(&b->msg, " to tree '%s' at %.12s: %s", b->t.name, b->commit,
+				 fail.len ? fail.buf : "unknown failure");
+			error("%s", b->msg.buf);
+			rc = -1;
+		} else if (rc == 0) {
+			info("patch %s: %s (%s%s)", r->name, apply_how_name(r->how), r->method,
+			     r->how == APPLY_FUZZ ? ", fuzz" : "");
+		}
+		buf_release(&fail);
+		buf_release(&text);
+		if (rc < 0)
+			goto out;
+	}
+	unlink(pfile);
+	ret = 0;
+out:
+	free(pfile);
 	return ret;
 }

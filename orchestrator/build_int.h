@@ -2,9 +2,12 @@
 #ifndef KLAB_BUILD_INT_H
 #define KLAB_BUILD_INT_H
 
+#include <stdint.h>
+
 #include "buf.h"
 #include "build.h"
 #include "conf.h"
+#include "db.h"
 #include "strvec.h"
 
 /* A tree's recipe, resolved: the [tree "NAME"] section, or the built-in tree. */
@@ -19,7 +22,48 @@ struct tree {
 	int jobs;
 };
 
+/*
+ * One build in progress: what the phases of build_kernel() hand on, in
+ * the order they fill it in.
+ */
+struct build {
+	const struct klab_config *cfg;
+	struct db *db;
+	const struct build_request *req;
+	struct kernel_artifact *out;
+	const char *cache;		/* build_cache_dir() */
+	/* the source (build_source) */
+	struct tree t;
+	const char *variant;
+	size_t n_local;			/* local patches of the request */
+	char *rname, *src, *commit;	/* repository name and folder, baseline commit */
+	int lockfd;			/* the tree's lock */
+	/* the key (build_key in build.c) */
+	struct strvec env;		/* of every make */
+	char *cc, *compiler;
+	char recipe[65], key[65];
+	char *artdir;			/* where the artifacts end up */
+	int64_t kid;			/* kernels.id (0: no row: apply_only) */
+	char *tmpdir, *logpath;		/* the artifacts while they are made, and the log */
+	int logfd;
+	/* the patches (build_apply) */
+	int worktree_dirty;		/* the work tree is off the baseline commit */
+	struct apply_result *ap;
+	size_t nap;
+	/* config and make (build_make) */
+	char *obj, *label, *lv;		/* build folder (O=), progress label, LOCALVERSION=... */
+	int has_modules;
+	long hits, misses;		/* ccache counters of the make run */
+	struct buf msg;			/* why the build failed (kernels.error), when known */
+};
+
 /* ---- build_tree.c: the source */
+/*
+ * Phase 1: the variant checked, the tree's repository made or updated
+ * under the tree's lock (held to the end of the build), the ref resolved
+ * to b->commit. 0 or -1.
+ */
+int build_source(struct build *b);
 /* Fill T from the config (or the built-in tree when NAME is it or NULL): 0 or -1. */
 int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t);
 void tree_free(struct tree *t);
@@ -40,6 +84,12 @@ int reset_worktree(const char *src, const char *commit);
 
 /* ---- build_apply.c: the patches */
 /*
+ * Phase 3: the work tree at the baseline commit, then the series and the
+ * local patches applied in order, each outcome in b->ap. 0, or -1 with
+ * b->msg naming the patch and the failing hunk.
+ */
+int build_apply(struct build *b);
+/*
  * Apply one patch (a mail in FILE, or a plain diff) to the work tree SRC
  * and commit it: R is filled; 0, or -1 with FAIL saying where. The
  * attempts go to LOGFD.
@@ -48,6 +98,12 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 	      int mail, struct apply_result *r, struct buf *fail, int logfd);
 
 /* ---- build_make.c: config and make */
+/*
+ * Phase 4: the config made and checked in the build folder, then make
+ * bzImage (and modules when the config has any) under ccache. 0, or -1
+ * with b->msg set.
+ */
+int build_make(struct build *b);
 /* Hash of the config recipe (base and fragments, by content): 0 or -1. */
 int recipe_hash(const struct tree *t, char hex[65]);
 /* Make the .config in OBJ from the recipe (when it changed) and check it: 0 or -1. */

@@ -203,7 +203,7 @@ char *log_excerpt(const char *path)
 
 /* make -C SRC O=OBJ CC=... ARGS... into the log. */
 int make_step(const char *src, const char *obj, const char *cc, const char *const *env, int logfd,
-		     const char *logpath, long timeout_ms, const char *label, int progress, ...)
+	      const char *logpath, long timeout_ms, const char *label, int progress, ...)
 {
 	struct strvec av = STRVEC_INIT;
 	va_list ap;
@@ -232,7 +232,7 @@ int make_step(const char *src, const char *obj, const char *cc, const char *cons
 
 /* Make the .config in OBJ from the recipe (when it changed) and check it. */
 int make_config(const struct tree *t, const char *src, const char *obj, const char *recipe,
-		       const char *cc, const char *const *env, int logfd, const char *logpath, int progress)
+		const char *cc, const char *const *env, int logfd, const char *logpath, int progress)
 {
 	char *stamp = xasprintf("%s/.klab-recipe", obj), *dotconfig = xasprintf("%s/.config", obj);
 	struct buf old = BUF_INIT, missing = BUF_INIT, err = BUF_INIT;
@@ -366,4 +366,56 @@ const char *kernel_arch(void)
 		return "arm64";
 	snprintf(arch, sizeof(arch), "%s", u.machine);
 	return arch;
+}
+
+int build_make(struct build *b)
+{
+	const struct build_request *req = b->req;
+	const char *const *env = (const char *const *)b->env.v;
+	struct buf dc = BUF_INIT;
+	char *jarg = NULL, *dotconfig = NULL;
+	long hits0, miss0;
+	int64_t t0;
+	int jobs, r, ret = -1;
+
+	b->obj = xasprintf("%s/obj/%s-%.16s", b->cache, b->rname, b->recipe);
+	if (mkdir_p(b->obj) < 0)
+		goto out;
+	b->label = xasprintf("build %s %s", b->t.name, b->variant);
+	if (make_config(&b->t, b->src, b->obj, b->recipe, b->cc, env, b->logfd, b->logpath, req->progress) < 0) {
+		buf_addf(&b->msg, "config of tree '%s' failed (log: %s.failed.log)", b->t.name, b->artdir);
+		goto out;
+	}
+	jobs = req->jobs > 0 ? req->jobs : b->t.jobs > 0 ? b->t.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (jobs < 1)
+		jobs = 1;
+	b->lv = xasprintf("LOCALVERSION=%s-%s", b->t.localversion, b->variant);
+	jarg = xasprintf("-j%d", jobs);
+	dotconfig = xasprintf("%s/.config", b->obj);
+	if (buf_read_file(&dc, dotconfig) == 0)
+		b->has_modules = strstr(dc.buf, "=m\n") != NULL;
+	ccache_counts(env, &hits0, &miss0);
+	t0 = now_ms();
+	r = make_step(b->src, b->obj, b->cc, env, b->logfd, b->logpath,
+		      req->timeout_ms ? req->timeout_ms : 90L * 60 * 1000, b->label, req->progress, jarg, b->lv,
+		      "bzImage", b->has_modules ? "modules" : NULL, NULL);
+	if (r) {
+		char *ex = log_excerpt(b->logpath);
+
+		buf_addf(&b->msg, "kernel build of tree '%s' variant '%s' failed (%s): %s (log: %s.failed.log)",
+			 b->t.name, b->variant, r == 124 ? "timed out" : "make failed", ex, b->artdir);
+		free(ex);
+		error("%s", b->msg.buf);
+		goto out;
+	}
+	b->out->duration_s = (now_ms() - t0) / 1000.0;
+	ccache_counts(env, &b->hits, &b->misses);
+	b->hits -= hits0;
+	b->misses -= miss0;
+	ret = 0;
+out:
+	buf_release(&dc);
+	free(jarg);
+	free(dotconfig);
+	return ret;
 }

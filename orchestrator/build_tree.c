@@ -1,4 +1,5 @@
 /* build_tree.c: the source of a build: a tree's recipe, its repository (cloned, fetched or a tarball imported), the ref, the work tree. */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "lock.h"
 #include "log.h"
 #include "run.h"
+#include "series.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -329,4 +331,28 @@ int reset_worktree(const char *src, const char *commit)
 	free(ra);
 	buf_release(&err);
 	return ret;
+}
+
+int build_source(struct build *b)
+{
+	const struct build_request *req = b->req;
+
+	if (tree_resolve(b->cfg, req->tree && *req->tree ? req->tree : NULL, &b->t) < 0)
+		return -1;
+	while (req->local_patches && req->local_patches[b->n_local])
+		b->n_local++;
+	b->variant = req->variant && *req->variant ? req->variant : NULL;	/* "": not given */
+	if (!b->variant)
+		b->variant = (req->series && req->series->n_patches) || b->n_local ? "patched" : "base";
+	for (const char *p = b->variant; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+			return error("invalid variant '%s': letters, digits, '-', '_' and '.' only", b->variant);
+	if (req->series && !req->series->n_patches)
+		return error("series '%s' has no patch to apply", req->series->subject);
+	b->rname = repo_name(&b->t);
+	b->src = xasprintf("%s/src/%s", b->cache, b->rname);
+	b->lockfd = lock_tree(b->cache, b->rname);
+	if (b->lockfd < 0)
+		return -1;
+	return prepare_repo(&b->t, b->src, req->ref && *req->ref ? req->ref : NULL, &b->commit);
 }
