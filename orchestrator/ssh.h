@@ -160,7 +160,7 @@ int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote
 		 int *uploaded);
 
 /*
- * Host keys (knownhosts part of ssh.c).
+ * Host keys (ssh_knownhosts.c).
  *
  * ssh_hostkey_fetch: connect to host:port, do the key exchange only and
  * return the server's host key as a known_hosts line "HOST KEYTYPE BASE64"
