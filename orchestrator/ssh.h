@@ -152,14 +152,6 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 		 const struct ssh_xfer_opts *o);
 
 /*
- * Put klab-agent on the machine at REMOTE_PATH (mode 0755), uploading only
- * when the remote sha256 differs from the local file's. *uploaded (may be
- * NULL) is set to 1 when it copied. 0 or -1.
- */
-int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote_path,
-		 int *uploaded);
-
-/*
  * Host keys (ssh_knownhosts.c).
  *
  * ssh_hostkey_fetch: connect to host:port, do the key exchange only and

@@ -1,4 +1,4 @@
-/* ssh_sftp.c: files to and from test machines over SFTP, checked by sha256 on both ends; klab-agent's upload. */
+/* ssh_sftp.c: files to and from test machines over SFTP, checked by sha256 on both ends. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -500,50 +500,5 @@ out:
 		unlink(tmp);
 	free(data);
 	free(tmp);
-	return ret;
-}
-
-int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote_path,
-		 int *uploaded)
-{
-	struct ssh_xfer_opts o = { .mode = 0755, .timeout_ms = 300000 };
-	char local_hex[65], remote_hex[65];
-	char *dir = xstrdup(remote_path), *slash;
-	int rc, ret = -1;
-
-	if (uploaded)
-		*uploaded = 0;
-	if (sha256_file_hex(local_agent, local_hex) < 0)
-		goto out;
-	rc = ssh_remote_sha256(c, remote_path, remote_hex);
-	if (rc < 0)
-		goto out;
-	if (rc == 0 && !strcmp(local_hex, remote_hex)) {
-		debug("klab-agent on machine '%s' is current (%.12s)", c->name, local_hex);
-		ret = 0;
-		goto out;
-	}
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		const char *mk[] = { "mkdir", "-p", "--", dir, NULL };
-
-		*slash = 0;
-		if (ssh_run(c, mk, NULL, 30000) < 0)
-			goto out;
-	}
-	if (ssh_upload(c, local_agent, remote_path, &o) < 0)
-		goto out;
-	{
-		const char *ch[] = { "chmod", "0755", "--", remote_path, NULL };
-
-		if (ssh_run(c, ch, NULL, 30000) < 0)
-			goto out;
-	}
-	info("uploaded klab-agent to machine '%s' (%.12s)", c->name, local_hex);
-	if (uploaded)
-		*uploaded = 1;
-	ret = 0;
-out:
-	free(dir);
 	return ret;
 }
