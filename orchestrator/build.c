@@ -1,10 +1,8 @@
 /* build.c: one kernel build, phase by phase (source, key and cache, patches, make, artifacts), and the artifact store. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
