@@ -12,7 +12,8 @@
 # make man          docs/man/klab.1 and klabd.8 from the option tables
 #
 # Sources are found by wildcard so a new file needs no Makefile edit:
-#   lib/*.c                       the helper library, linked by everything
+#   lib/*.c                       the helper library, linked by everything (but
+#                                 SHA-256, in two versions: see SHA_SRC)
 #   orchestrator/*.c              klab and klabd (klab.c and klabd.c hold main)
 #   orchestrator/cmd/*.c          the klab commands, linked into klab only
 #   agents/*.c                    klab-agent (main.c holds main)
@@ -47,9 +48,13 @@ endif
 # json-c or liburing, so those two are linked statically (Debian ships the .a
 # files in libjson-c-dev and liburing-dev); glibc stays dynamic.
 STATIC_LIBS := -Wl,-Bstatic -ljson-c -luring -Wl,-Bdynamic -lpthread -lm
-ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -ljson-c -lpthread -lm
+ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lpthread -lm
 
-LIB_SRC := $(wildcard lib/*.c)
+# SHA-256: the orchestrator uses OpenSSL's EVP (sha256_evp.c); klab-agent,
+# linked statically and copied to test machines, the portable sha256.c, so
+# it needs no libcrypto there. sha256_hex.c works over either.
+SHA_SRC := lib/sha256.c lib/sha256_evp.c lib/sha256_hex.c
+LIB_SRC := $(filter-out $(SHA_SRC),$(wildcard lib/*.c))
 ORCH_MAINS := orchestrator/klab.c orchestrator/klabd.c
 ORCH_SRC := $(filter-out $(ORCH_MAINS),$(wildcard orchestrator/*.c)) $(BUILD)/gen/migrations.c
 CMD_SRC := $(wildcard orchestrator/cmd/*.c)
@@ -61,6 +66,8 @@ WL_SRC := $(filter-out $(WL_MAINS),$(wildcard workloads/*.c))
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(patsubst $(BUILD)/%,%,$(1)))
 
 LIB_OBJ := $(call obj,$(LIB_SRC))
+SHA_OBJ := $(call obj,lib/sha256.c lib/sha256_hex.c)
+SHA_EVP_OBJ := $(call obj,lib/sha256_evp.c lib/sha256_hex.c)
 ORCH_OBJ := $(call obj,$(ORCH_SRC))
 CMD_OBJ := $(call obj,$(CMD_SRC))
 AGENT_OBJ := $(call obj,$(AGENT_SRC))
@@ -103,15 +110,15 @@ $(BUILD)/gen/migrations.c: db/embed.sh $(wildcard db/migrations/*.sql)
 	bash db/embed.sh db/migrations > $@.tmp && mv $@.tmp $@
 
 # --- programs --------------------------------------------------------------
-$(BUILD)/bin/klab: $(call obj,orchestrator/klab.c) $(CMD_OBJ) $(ORCH_OBJ) $(LIB_OBJ)
+$(BUILD)/bin/klab: $(call obj,orchestrator/klab.c) $(CMD_OBJ) $(ORCH_OBJ) $(LIB_OBJ) $(SHA_EVP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(ORCH_LIBS)
 
-$(BUILD)/bin/klabd: $(call obj,orchestrator/klabd.c) $(ORCH_OBJ) $(LIB_OBJ)
+$(BUILD)/bin/klabd: $(call obj,orchestrator/klabd.c) $(ORCH_OBJ) $(LIB_OBJ) $(SHA_EVP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(ORCH_LIBS)
 
-$(BUILD)/bin/klab-agent: $(call obj,$(AGENT_MAINS)) $(AGENT_OBJ) $(WL_OBJ) $(LIB_OBJ)
+$(BUILD)/bin/klab-agent: $(call obj,$(AGENT_MAINS)) $(AGENT_OBJ) $(WL_OBJ) $(LIB_OBJ) $(SHA_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(STATIC_LIBS)
 
@@ -125,13 +132,13 @@ agents/klab-agent: $(BUILD)/bin/klab-agent ; cp $< $@
 workloads/klab-%: $(BUILD)/bin/klab-% ; cp $< $@
 
 # --- unit tests ------------------------------------------------------------
-$(BUILD)/tests/lib-%: $(BUILD)/obj/tests/unit/lib-%.o $(LIB_OBJ)
+$(BUILD)/tests/lib-%: $(BUILD)/obj/tests/unit/lib-%.o $(LIB_OBJ) $(SHA_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) -ljson-c -lm
-$(BUILD)/tests/orch-%: $(BUILD)/obj/tests/unit/orch-%.o $(ORCH_OBJ) $(LIB_OBJ)
+$(BUILD)/tests/orch-%: $(BUILD)/obj/tests/unit/orch-%.o $(ORCH_OBJ) $(LIB_OBJ) $(SHA_EVP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(ORCH_LIBS)
-$(BUILD)/tests/agent-%: $(BUILD)/obj/tests/unit/agent-%.o $(AGENT_OBJ) $(WL_OBJ) $(LIB_OBJ)
+$(BUILD)/tests/agent-%: $(BUILD)/obj/tests/unit/agent-%.o $(AGENT_OBJ) $(WL_OBJ) $(LIB_OBJ) $(SHA_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(STATIC_LIBS)
 $(BUILD)/tests/wl-%: $(BUILD)/obj/tests/unit/wl-%.o $(WL_OBJ) $(LIB_OBJ)
@@ -157,8 +164,8 @@ fuzz:
 		n=$$(basename $$f .c); g=$${n%%-*}; \
 		$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
 			CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" bins >/dev/null || exit 1; \
-		objs="build/fuzz/obj/lib/*.o"; \
-		case $$g in orch) objs="$$objs $$(ls build/fuzz/obj/orchestrator/*.o | grep -v -e /klab.o -e /klabd.o) build/fuzz/obj/gen/migrations.o"; libs="-lsqlite3 -lcurl -lssh2 -ljson-c -lm";; \
+		objs="$$(ls build/fuzz/obj/lib/*.o | grep -v -e /sha256.o -e /sha256_evp.o) build/fuzz/obj/lib/sha256.o"; \
+		case $$g in orch) objs="$$(ls build/fuzz/obj/lib/*.o | grep -v /sha256.o) $$(ls build/fuzz/obj/orchestrator/*.o | grep -v -e /klab.o -e /klabd.o) build/fuzz/obj/gen/migrations.o"; libs="-lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lm";; \
 			agent) objs="$$objs $$(ls build/fuzz/obj/agents/*.o | grep -v /main.o) $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			wl) objs="$$objs $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			*) libs="-ljson-c -lm";; esac; \

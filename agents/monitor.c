@@ -60,17 +60,12 @@ static void set_status(struct mon_ctx *m, int idx, const char *fmt, ...)
 		set_status(m, idx, "unavailable: " __VA_ARGS__); \
 } while (0)
 
-/* The last non-empty line of a tool's stderr that is not bpftrace's RLIMIT noise. */
-static char *last_line(const struct buf *b)
+/* The last line of a tool's stderr that is not bpftrace's RLIMIT noise (malloc'd). */
+static char *tool_error(const struct buf *b)
 {
-	char *copy = xstrdup(b->buf), *line, *save = NULL, *best = NULL;
+	const char *l = last_line_except(b->buf, "RLIMIT_MEMLOCK");
 
-	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (*line && !strstr(line, "RLIMIT_MEMLOCK"))
-			best = line;
-	best = xstrdup(best ? best : "no message");
-	free(copy);
-	return best;
+	return xstrdup(*l ? l : "no message");
 }
 
 void result_add_metric(struct json_object *result, const char *name, double value,
@@ -461,7 +456,7 @@ static void finish_perf_stat(struct mon_ctx *m, struct json_object *result)
 	if (!m->perf_stat_on)
 		return;
 	if (run_finish(&m->perf_stat) || m->perf_stat.status) {
-		char *l = last_line(&m->perf_stat.err);
+		char *l = tool_error(&m->perf_stat.err);
 		unavailable(m, MON_PERF_STAT, "perf stat: %s (%s)", l, run_describe(&m->perf_stat));
 		free(l);
 		return;
@@ -500,7 +495,7 @@ static void finish_perf_profile(struct mon_ctx *m, struct json_object *result)
 	if (!m->perf_rec_on)
 		return;
 	if (run_finish(&m->perf_rec) || m->perf_rec.status) {
-		char *l = last_line(&m->perf_rec.err);
+		char *l = tool_error(&m->perf_rec.err);
 		unavailable(m, MON_PERF_PROFILE, "perf record: %s (%s)", l, run_describe(&m->perf_rec));
 		free(l);
 		return;
@@ -521,7 +516,7 @@ static void finish_perf_profile(struct mon_ctx *m, struct json_object *result)
 	rep.timeout_ms = 120000;
 	rep.out_cap = 32 << 20;
 	if (run_command(&rep) || rep.status) {
-		char *l = last_line(&rep.err);
+		char *l = tool_error(&rep.err);
 		unavailable(m, MON_PERF_PROFILE, "perf report: %s (%s)", l, run_describe(&rep));
 		free(l);
 		goto out;
@@ -573,7 +568,7 @@ static void finish_bpftrace(struct mon_ctx *m, struct json_object *result)
 		}
 	}
 	if (o.error || (m->bpf.status && !o.n_hists && !o.n_values)) {
-		char *l = o.error ? xstrdup(o.error) : last_line(&m->bpf.err);
+		char *l = o.error ? xstrdup(o.error) : tool_error(&m->bpf.err);
 		unavailable(m, MON_BPFTRACE, "bpftrace: %s", l);
 		free(l);
 		bpf_output_free(&o);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "log.h"
 #include "run.h"
 #include "strvec.h"
+#include "util.h"
 
 extern char **environ;
 
@@ -108,8 +110,8 @@ int run_start(struct run_cmd *c)
 			     strchr(c->argv[0], '/') ? "" : " in PATH");
 	env = build_env(c->env);
 	if ((c->in && pipe2(in, O_CLOEXEC)) ||
-	    (!c->inherit_out && pipe2(out, O_CLOEXEC)) ||
-	    (!c->inherit_err && pipe2(err, O_CLOEXEC)) ||
+	    (!c->inherit_out && c->out_fd < 0 && pipe2(out, O_CLOEXEC)) ||
+	    (!c->inherit_err && c->out_fd < 0 && pipe2(err, O_CLOEXEC)) ||
 	    pipe2(ex, O_CLOEXEC)) {
 		error_errno("cannot run '%s': pipe", c->argv[0]);
 		goto fail;
@@ -136,10 +138,18 @@ int run_start(struct run_cmd *c)
 			if (devnull >= 0)
 				dup2(devnull, 0);
 		}
-		if (!c->inherit_out)
-			dup2(out[1], 1);
-		if (!c->inherit_err)
-			dup2(err[1], 2);
+		if (c->out_fd >= 0) {
+			dup2(c->out_fd, 1);
+			dup2(c->out_fd, 2);
+		} else {
+			if (!c->inherit_out)
+				dup2(out[1], 1);
+			if (!c->inherit_err)
+				dup2(err[1], 2);
+		}
+		if (c->nice && setpriority(PRIO_PROCESS, 0, c->nice) < 0) {
+			/* not fatal: the command runs at our priority */
+		}
 		if (c->dir && chdir(c->dir)) {
 			e = errno;
 			n = write(ex[1], &e, sizeof(e));
@@ -226,7 +236,7 @@ static void drain(int *fd, struct buf *b, int *truncated)
 int run_finish(struct run_cmd *c)
 {
 	int wstatus = 0, reaped = 0;
-	long long drain_until = 0;
+	long long drain_until = 0, next_tick = c->tick ? now_ms() + 250 : 0;
 	void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
 
 	if (c->pid <= 0) {
@@ -264,6 +274,10 @@ int run_finish(struct run_cmd *c)
 				timeout = (int)(c->deadline - now);
 			if (c->kill_at && c->kill_at - now < timeout)
 				timeout = (int)(c->kill_at - now);
+			if (next_tick && now >= next_tick) {
+				c->tick(c->tick_arg);
+				next_tick = now + 250;
+			}
 			if (timeout < 0)
 				timeout = 0;
 		} else if (now >= drain_until) {
@@ -331,6 +345,56 @@ void run_release(struct run_cmd *c)
 	close_fd(&c->fd_in);
 	close_fd(&c->fd_out);
 	close_fd(&c->fd_err);
+}
+
+int run_check(struct run_cmd *c)
+{
+	struct strvec cmd = STRVEC_INIT;
+	char *line;
+
+	if (run_command(c) < 0)
+		return -1;
+	if (c->status == 0 && !c->timed_out)
+		return 0;
+	if (!c->quiet) {
+		strvec_pushv(&cmd, c->argv);
+		line = strvec_join(&cmd, " ");
+		if (c->timed_out || c->signaled || (!c->err.len && !c->out.len))
+			error("'%s' failed (%s)", line, run_describe(c));
+		else
+			error("'%s' failed (%s): %s", line, run_describe(c), run_failure(c));
+		free(line);
+		strvec_clear(&cmd);
+	}
+	return -1;
+}
+
+int run_argv(const char *const *argv, long timeout_ms, struct buf *out, int quiet)
+{
+	struct run_cmd c = RUN_CMD_INIT;
+	int ret;
+
+	c.argv = argv;
+	c.timeout_ms = timeout_ms ? timeout_ms : 30000;
+	c.out_cap = 1 << 20;
+	c.quiet = quiet;
+	ret = run_check(&c);
+	if (ret == 0 && out)
+		buf_add(out, c.out.buf, c.out.len);
+	run_release(&c);
+	return ret;
+}
+
+const char *run_failure(const struct run_cmd *c)
+{
+	const char *l;
+
+	if (c->timed_out || c->signaled)
+		return run_describe(c);
+	l = last_line(c->err.buf);
+	if (!*l)
+		l = last_line(c->out.buf);
+	return *l ? l : run_describe(c);
 }
 
 const char *run_describe(const struct run_cmd *c)

@@ -15,7 +15,8 @@
  * before fork, and an exec failure comes back through a CLOEXEC pipe as an
  * error that names the program. stdout and stderr are drained together by
  * poll(), so neither can deadlock; each is captured up to `out_cap` bytes
- * (the rest is read and thrown away, and ->truncated is set).
+ * (the rest is read and thrown away, and ->truncated is set), unless
+ * `out_fd` sends both to a file (a build log) instead.
  */
 struct run_cmd {
 	/* inputs */
@@ -30,6 +31,11 @@ struct run_cmd {
 	int inherit_out;		/* child writes to our stdout instead of a pipe */
 	int inherit_err;		/* child writes to our stderr instead of a pipe */
 	int keep_group;			/* 1: stay in our process group (no setpgid) */
+	int out_fd;			/* >= 0: stdout and stderr go to this fd (a log), nothing captured; -1 */
+	int nice;			/* nonzero: the child's nice value (setpriority; a failure is ignored) */
+	int quiet;			/* run_check(): a failure is not logged */
+	void (*tick)(void *arg);	/* called about every 250 ms while the child runs (progress) */
+	void *tick_arg;
 
 	/* outputs */
 	struct buf out;
@@ -47,7 +53,7 @@ struct run_cmd {
 	long long kill_at;
 };
 
-#define RUN_CMD_INIT { .out = BUF_INIT, .err = BUF_INIT, .fd_in = -1, .fd_out = -1, .fd_err = -1 }
+#define RUN_CMD_INIT { .out_fd = -1, .out = BUF_INIT, .err = BUF_INIT, .fd_in = -1, .fd_out = -1, .fd_err = -1 }
 
 /* Start the child: 0, or -1 (logged: "cannot run 'prog': ..."). */
 int run_start(struct run_cmd *c);
@@ -58,6 +64,25 @@ int run_start(struct run_cmd *c);
 int run_finish(struct run_cmd *c);
 /* run_start() + run_finish(). */
 int run_command(struct run_cmd *c);
+/*
+ * run_command() and a check of how it ended: 0 when the child exited 0,
+ * else -1 with the failure logged (unless c->quiet) as
+ * "'PROG ARG...' failed (exit status 2): LAST LINE OF STDERR". Either way
+ * c->out and c->err keep what it printed until run_release().
+ */
+int run_check(struct run_cmd *c);
+/*
+ * run_check() for a small command: ARGV, for at most TIMEOUT_MS (0: 30 s),
+ * output capped at 1 MiB, stdout appended to OUT (may be NULL). 0 or -1
+ * (logged unless QUIET).
+ */
+int run_argv(const char *const *argv, long timeout_ms, struct buf *out, int quiet);
+/*
+ * Why a child that ran did not succeed, for messages: how it ended when a
+ * timeout or signal stopped it, else the last line of its stderr (of its
+ * stdout when stderr is empty), else its exit status. A static buffer.
+ */
+const char *run_failure(const struct run_cmd *c);
 /* Send a signal to the child's process group (or the child with keep_group). */
 int run_signal(struct run_cmd *c, int sig);
 /* Free the captured output. */

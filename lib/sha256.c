@@ -1,4 +1,4 @@
-/* sha256.c: SHA-256 (FIPS 180-4), for artifact keys and upload checks without libcrypto. */
+/* sha256.c: SHA-256 (FIPS 180-4) without libcrypto, for klab-agent (linked statically); the orchestrator links sha256_evp.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -179,58 +179,4 @@ void sha256_final(struct sha256_ctx *c, unsigned char out[32])
 		out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
 		out[4 * i + 3] = (unsigned char)c->h[i];
 	}
-}
-
-void sha256_to_hex(const unsigned char d[32], char hex[65])
-{
-	static const char digits[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < 32; i++) {
-		hex[2 * i] = digits[d[i] >> 4];
-		hex[2 * i + 1] = digits[d[i] & 15];
-	}
-	hex[64] = '\0';
-}
-
-void sha256_hex(const void *data, size_t len, char hex[65])
-{
-	struct sha256_ctx c;
-	unsigned char d[32];
-
-	sha256_init(&c);
-	sha256_update(&c, data, len);
-	sha256_final(&c, d);
-	sha256_to_hex(d, hex);
-}
-
-int sha256_file_hex(const char *path, char hex[65])
-{
-	struct sha256_ctx c;
-	unsigned char d[32];
-	unsigned char *chunk = xmalloc(1 << 20);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0) {
-		free(chunk);
-		return error_errno("cannot read '%s'", path);
-	}
-	sha256_init(&c);
-	while ((n = read(fd, chunk, 1 << 20)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			error_errno("cannot read '%s'", path);
-			close(fd);
-			free(chunk);
-			return -1;
-		}
-		sha256_update(&c, chunk, (size_t)n);
-	}
-	close(fd);
-	free(chunk);
-	sha256_final(&c, d);
-	sha256_to_hex(d, hex);
-	return 0;
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "util.h"
 
@@ -125,6 +126,33 @@ const char *skip_prefix(const char *s, const char *prefix)
 	size_t n = strlen(prefix);
 
 	return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
+
+const char *last_line_except(const char *text, const char *skip)
+{
+	static char line[512];
+	const char *end = text ? text + strlen(text) : NULL;
+
+	line[0] = '\0';
+	while (end && end > text) {
+		const char *start = end, *e = end;
+
+		while (start > text && start[-1] != '\n')
+			start--;
+		while (e > start && isspace((unsigned char)e[-1]))
+			e--;
+		if (e > start && (!skip || !memmem(start, (size_t)(e - start), skip, strlen(skip)))) {
+			snprintf(line, sizeof(line), "%.*s", (int)(e - start), start);
+			return line;
+		}
+		end = start > text ? start - 1 : text;
+	}
+	return line;
+}
+
+const char *last_line(const char *text)
+{
+	return last_line_except(text, NULL);
 }
 
 int parse_long(const char *s, long min, long max, long *out)
@@ -391,6 +419,17 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 out:
 	free(tmp);
 	free(dir);
+	return ret;
+}
+
+int copy_file(const char *from, const char *to, mode_t mode)
+{
+	struct buf b = BUF_INIT;
+	int ret = buf_read_file(&b, from);
+
+	if (ret == 0)
+		ret = write_file_atomic(to, b.buf, b.len, mode);
+	buf_release(&b);
 	return ret;
 }
 

@@ -36,6 +36,16 @@ int ends_with(const char *s, const char *suffix);
 const char *skip_prefix(const char *s, const char *prefix);
 
 /*
+ * The last line of TEXT that holds more than white space, with the white
+ * space at its end cut and at most 511 bytes of it, for messages
+ * ("cannot unpack 'x': LINE"). In a static buffer that the next call
+ * overwrites; "" when there is no such line (or TEXT is NULL).
+ * last_line_except() passes over the lines that contain SKIP.
+ */
+const char *last_line(const char *text);
+const char *last_line_except(const char *text, const char *skip);
+
+/*
  * Strict number parsers: the whole string must be a number within
  * [min, max]. Return 0, or -1 (nothing logged: the caller names the field).
  */
@@ -63,23 +73,33 @@ int remove_tree(const char *path);
  * the old file is left untouched).
  */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* Copy the file FROM to TO with write_file_atomic() (mode MODE): 0 or -1 (logged). */
+int copy_file(const char *from, const char *to, mode_t mode);
 /* write() all of it, retrying on EINTR and short writes: 0 or -1. */
 int write_all(int fd, const void *data, size_t len);
 int file_exists(const char *path);
 
-/* SHA-256 (FIPS 180-4): hex digest (65 bytes with NUL). */
+/*
+ * SHA-256 (FIPS 180-4). Two implementations sit behind these calls: the
+ * orchestrator links lib/sha256_evp.c (OpenSSL's EVP), klab-agent links
+ * the portable lib/sha256.c (uses the x86 SHA extensions when the CPU has
+ * them; KLAB_SHA256_PORTABLE=1 forces the plain C), so the copied program
+ * needs no libcrypto. lib/sha256_hex.c holds the helpers over either.
+ */
+/* Hex digest of memory (65 bytes with the NUL). */
 void sha256_hex(const void *data, size_t len, char hex[65]);
 /* 32 digest bytes -> 64 hex digits and a NUL. */
 void sha256_to_hex(const unsigned char d[32], char hex[65]);
-/* SHA-256 of a file: 0 or -1 (logged). Uses the x86 SHA extensions when the
- * CPU has them (KLAB_SHA256_PORTABLE=1 forces the portable code). */
+/* Hex digest of a file: 0 or -1 (logged). */
 int sha256_file_hex(const char *path, char hex[65]);
 
+/* An incremental digest: init, update..., final (which every init must reach: it frees the EVP state). */
 struct sha256_ctx {
-	uint32_t h[8];
+	uint32_t h[8];		/* sha256.c's state */
 	uint64_t total;
 	unsigned char block[64];
 	size_t used;
+	void *evp;		/* sha256_evp.c's: an EVP_MD_CTX */
 };
 void sha256_init(struct sha256_ctx *c);
 void sha256_update(struct sha256_ctx *c, const void *data, size_t len);

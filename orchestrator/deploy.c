@@ -246,6 +246,53 @@ out:
 	return ret;
 }
 
+/* ---- klab-agent ---------------------------------------------------------------------------- */
+
+int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote_path,
+		 int *uploaded)
+{
+	struct ssh_xfer_opts o = { .mode = 0755, .timeout_ms = 300000 };
+	char local_hex[65], remote_hex[65];
+	char *dir = xstrdup(remote_path), *slash;
+	int rc, ret = -1;
+
+	if (uploaded)
+		*uploaded = 0;
+	if (sha256_file_hex(local_agent, local_hex) < 0)
+		goto out;
+	rc = ssh_remote_sha256(c, remote_path, remote_hex);
+	if (rc < 0)
+		goto out;
+	if (rc == 0 && !strcmp(local_hex, remote_hex)) {
+		debug("klab-agent on machine '%s' is current (%.12s)", ssh_name(c), local_hex);
+		ret = 0;
+		goto out;
+	}
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		const char *mk[] = { "mkdir", "-p", "--", dir, NULL };
+
+		*slash = 0;
+		if (ssh_run(c, mk, NULL, 30000) < 0)
+			goto out;
+	}
+	if (ssh_upload(c, local_agent, remote_path, &o) < 0)
+		goto out;
+	{
+		const char *ch[] = { "chmod", "0755", "--", remote_path, NULL };
+
+		if (ssh_run(c, ch, NULL, 30000) < 0)
+			goto out;
+	}
+	info("uploaded klab-agent to machine '%s' (%.12s)", ssh_name(c), local_hex);
+	if (uploaded)
+		*uploaded = 1;
+	ret = 0;
+out:
+	free(dir);
+	return ret;
+}
+
 /* ---- kexec ------------------------------------------------------------------------------ */
 
 /*

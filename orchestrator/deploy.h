@@ -107,6 +107,14 @@ int deploy_wait_ssh(struct ssh_conn *c, long total_ms, long attempt_ms);
 int deploy_parse_build_id(const unsigned char *notes, size_t len, struct buf *hex);
 
 /*
+ * Put klab-agent on the machine at REMOTE_PATH (mode 0755), uploading only
+ * when the remote sha256 differs from the local file's. *uploaded (may be
+ * NULL) is set to 1 when it copied. 0 or -1.
+ */
+int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote_path,
+		 int *uploaded);
+
+/*
  * Machine states in the machines table (db schema 0001): set STATE
  * ('free', 'broken', 'drained') with the reason and the time now; the row
  * is created if missing. 0 or -1.

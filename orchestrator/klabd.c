@@ -1,19 +1,19 @@
 /* klabd.c: the daemon: fires schedules, runs queued jobs as child processes, resumes interrupted ones. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "conf.h"
 #include "db.h"
 #include "job.h"
 #include "lease.h"
+#include "lock.h"
 #include "log.h"
 #include "opt.h"
 #include "sched.h"
@@ -114,20 +114,18 @@ static int take_lock(struct daemon *d)
 {
 	char *p = xasprintf("%s.lock", d->db_path);
 	char pid[32] = "";
-	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int fd = lock_file(p, 0);
 
-	if (fd < 0) {
-		error_errno("cannot open the lock file '%s'", p);
-		free(p);
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		ssize_t n = read(fd, pid, sizeof(pid) - 1);
-		pid[n > 0 ? n : 0] = '\0';
-		pid[strcspn(pid, "\n")] = '\0';
+	if (fd == LOCK_FILE_BUSY) {
+		struct buf b = BUF_INIT;
+
+		if (buf_read_file(&b, p) == 0)
+			snprintf(pid, sizeof(pid), "%.*s", (int)strcspn(b.buf, "\n"), b.buf);
+		buf_release(&b);
 		error("another klabd is running on database '%s'%s%s (lock '%s')", d->db_path,
 		      *pid ? " as pid " : "", pid, p);
-		close(fd);
+	}
+	if (fd < 0) {
 		free(p);
 		return -1;
 	}

@@ -2,8 +2,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <fcntl.h>
-#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +11,8 @@
 
 #include "buf.h"
 #include "lab.h"
+#include "lab_common.h"
+#include "lock.h"
 #include "log.h"
 #include "run.h"
 #include "ssh.h"
@@ -65,37 +65,9 @@ char *nlab_default_dir(int index)
 
 /* ---- running commands -------------------------------------------------------- */
 
-/* Run argv; 0 on exit 0, else -1 (logged unless quiet) with the last stderr line. */
-static int sh(const char *const *argv, int quiet)
-{
-	struct run_cmd c = RUN_CMD_INIT;
-	int ret = 0;
-
-	c.argv = argv;
-	c.timeout_ms = 30000;
-	c.out_cap = 1 << 20;
-	if (run_command(&c) < 0) {
-		ret = -1;
-	} else if (c.status != 0) {
-		ret = -1;
-		if (!quiet) {
-			struct strvec v = STRVEC_INIT;
-			char *cmd;
-
-			strvec_pushv(&v, argv);
-			cmd = strvec_join(&v, " ");
-			buf_rtrim(&c.err);
-			error("'%s' failed (%s): %s", cmd, run_describe(&c), c.err.buf);
-			free(cmd);
-			strvec_clear(&v);
-		}
-	}
-	run_release(&c);
-	return ret;
-}
-
-#define SH(...) sh((const char *const[]){ __VA_ARGS__, NULL }, 0)
-#define SHQ(...) sh((const char *const[]){ __VA_ARGS__, NULL }, 1)
+/* Run a short command: 0 on exit 0, else -1 (logged with its last stderr line; SHQ: not logged). */
+#define SH(...) run_argv((const char *const[]){ __VA_ARGS__, NULL }, 30000, NULL, 0)
+#define SHQ(...) run_argv((const char *const[]){ __VA_ARGS__, NULL }, 30000, NULL, 1)
 
 /* ---- state ---------------------------------------------------------------------- */
 
@@ -228,13 +200,6 @@ static void owner_remove(const struct nlab *l)
 
 /* ---- up ----------------------------------------------------------------------------- */
 
-static int keygen(const char *file, const char *comment)
-{
-	if (file_exists(file))
-		return 0;
-	return SH("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file);
-}
-
 static int write_sshd_config(const struct nlab *l, const struct nlab_machine *m)
 {
 	struct buf b = BUF_INIT;
@@ -345,27 +310,15 @@ out:
 
 static int write_fragment(const struct nlab *l)
 {
-	struct buf b = BUF_INIT;
-	char *path = xasprintf("%s/klab.conf", l->dir);
-	int i, ret;
+	struct lab_fragment f = { "netns", "", l->index, l->dir, { { 0 } } };
+	int i;
 
-	buf_addf(&b, "# klab netns lab %d: written by `klab lab up --netns`; include it from your config.\n"
-		 "# Removed by `klab lab down --dir %s`.\n", l->index, l->dir);
-	buf_addf(&b, "[lab]\n\tssh_key = %s/keys/id_ed25519\n\tknown_hosts = %s/known_hosts\n", l->dir, l->dir);
 	for (i = 0; i < 2; i++) {
 		const struct nlab_machine *m = &l->m[i];
 
-		buf_addf(&b, "\n[machine \"%s\"]\n", m->name);
-		buf_addf(&b, "\thost = %s\n\tport = %d\n\tuser = root\n\trole = %s\n", m->mgmt_addr, m->port,
-			 m->name);
-		if (i == 0)
-			buf_addf(&b, "\tpeer = %s\n", l->m[1].name);
-		buf_addf(&b, "\tnic = %s\n\taddr = %s\n\tboot = none\n", m->nic, m->addr);
+		f.m[i] = (struct lab_machine_conf){ m->name, m->mgmt_addr, m->port, m->nic, m->addr, "none", NULL };
 	}
-	ret = write_file_atomic(path, b.buf, b.len, 0644);
-	buf_release(&b);
-	free(path);
-	return ret;
+	return lab_write_fragment(&f);
 }
 
 static int lab_build(struct nlab *l)
@@ -380,7 +333,7 @@ static int lab_build(struct nlab *l)
 		goto out;
 	free(p);
 	p = xasprintf("%s/keys/id_ed25519", l->dir);
-	if (keygen(p, "klab-netns-lab") < 0)
+	if (lab_keygen(p, "klab-netns-lab") < 0)
 		goto out;
 	free(p);
 	p = xasprintf("%s/keys/id_ed25519.pub", l->dir);
@@ -410,7 +363,7 @@ static int lab_build(struct nlab *l)
 		free(p);
 		p = xasprintf("%s/%s/ssh_host_ed25519_key", l->dir, m->name);
 		snprintf(comment, sizeof(comment), "klab-lab-%s", m->name);
-		if (keygen(p, comment) < 0)
+		if (lab_keygen(p, comment) < 0)
 			goto out;
 		if (SH("ip", "netns", "add", m->netns) < 0 ||
 		    SH("ip", "link", "add", m->root_veth, "type", "veth", "peer", "name", "mgmt0",
@@ -570,18 +523,8 @@ char *nlab_dir(const char *dir, int index)
 /* Labs are brought up one at a time: an flock on a file in /run/lock. fd or -1. */
 static int lab_lock(void)
 {
-	const char *path = "/run/lock/klab-netns-lab.lock";
-	int fd;
-
 	mkdir_p("/run/lock");
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return error_errno("cannot open lock file '%s'", path);
-	if (flock(fd, LOCK_EX) < 0) {
-		close(fd);
-		return error_errno("cannot lock '%s'", path);
-	}
-	return fd;
+	return lock_file("/run/lock/klab-netns-lab.lock", -1);
 }
 
 /*

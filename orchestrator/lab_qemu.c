@@ -15,10 +15,12 @@
 #include <arpa/inet.h>
 
 #include "buf.h"
+#include "lab_common.h"
 #include "lab_qemu.h"
 #include "log.h"
 #include "quote.h"
 #include "run.h"
+#include "ssh.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -67,32 +69,6 @@ static const char *src_dir(void)
 #endif
 }
 
-/* Run argv, capture output; 0 when it exited 0, else -1 (logged with stderr's last line). */
-static int run_argv(const char *const *argv, long timeout_ms, struct buf *out)
-{
-	struct run_cmd c = RUN_CMD_INIT;
-	int ret = -1;
-
-	c.argv = argv;
-	c.timeout_ms = timeout_ms;
-	c.out_cap = 1 << 20;
-	if (run_command(&c) < 0)
-		goto out;
-	if (c.status != 0 || c.timed_out) {
-		buf_rtrim(&c.err);
-		const char *last = strrchr(c.err.buf, '\n');
-		ret = error("'%s' failed (%s): %s", argv[0], run_describe(&c),
-			    last ? last + 1 : c.err.buf);
-		goto out;
-	}
-	if (out)
-		buf_add(out, c.out.buf, c.out.len);
-	ret = 0;
-out:
-	run_release(&c);
-	return ret;
-}
-
 /* A TCP port on 127.0.0.1 that is free right now: > 0, or -1 (logged). */
 static int free_port(void)
 {
@@ -113,18 +89,6 @@ static int free_port(void)
 		error_errno("cannot find a free port on 127.0.0.1");
 	close(fd);
 	return port;
-}
-
-static int copy_file(const char *from, const char *to, mode_t mode)
-{
-	struct buf b = BUF_INIT;
-	int ret;
-
-	if (buf_read_file(&b, from) < 0)
-		return -1;
-	ret = write_file_atomic(to, b.buf, b.len, mode);
-	buf_release(&b);
-	return ret;
 }
 
 /* A path that can go into the kernel command line and a qemu option unquoted. */
@@ -277,15 +241,65 @@ int qlab_pid_alive(pid_t pid, const char *dir, const char *guest)
 	return alive;
 }
 
-/* ---- keys, known_hosts, fragment ---------------------------------------- */
+/* ---- the udp_tx dummy target on a machine ------------------------------ */
 
-static int keygen(const char *path, const char *comment)
+/*
+ * udp_tx with target = dummy sends to QLAB_DUMMY_TARGET through a device on
+ * the dut that drops every packet (docs/workloads.md). The qemu lab's guests
+ * have dummy0 already; elsewhere the job makes "kdummy0" on the dut: a dummy
+ * device, or where the kernel has no dummy driver (the netns lab's host), a
+ * veth pair whose far end is up without an address, with a permanent
+ * neighbour entry for the target. Every command is an argv over SSH.
+ */
+int qlab_dummy_target(struct ssh_conn *c)
 {
-	const char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
-			       "-f", path, NULL };
+	const char *machine = ssh_name(c);
+	const char *route[] = { "ip", "route", "get", QLAB_DUMMY_TARGET, NULL };
+	const char *add_dummy[] = { "ip", "link", "add", "kdummy0", "type", "dummy", NULL };
+	const char *add_veth[] = { "ip", "link", "add", "kdummy0", "type", "veth", "peer", "name", "kdummy1", NULL };
+	const char *addr[] = { "ip", "addr", "add", QLAB_DUMMY_ADDR, "dev", "kdummy0", NULL };
+	const char *up0[] = { "ip", "link", "set", "kdummy0", "up", NULL };
+	const char *up1[] = { "ip", "link", "set", "kdummy1", "up", NULL };
+	const char *mac[] = { "cat", "/sys/class/net/kdummy1/address", NULL };
+	struct buf out = BUF_INIT;
+	int veth = 0, ret = -1, lvl = log_get_level();
 
-	return run_argv(argv, 30000, NULL);
+	log_set_level(LOG_CRIT);	/* the probes below may fail on purpose */
+	if (ssh_run(c, route, NULL, 10000) == 0) {
+		log_set_level(lvl);
+		return 0;
+	}
+	if (ssh_run(c, add_dummy, NULL, 10000)) {
+		veth = 1;
+		if (ssh_run(c, add_veth, NULL, 10000)) {
+			log_set_level(lvl);
+			return error("cannot make a dummy target device on machine '%s' (no dummy driver, no veth)",
+				     machine);
+		}
+	}
+	log_set_level(lvl);
+	if (ssh_run(c, addr, NULL, 10000) || ssh_run(c, up0, NULL, 10000))
+		goto out;
+	if (veth) {
+		if (ssh_run(c, up1, NULL, 10000) || ssh_run(c, mac, &out, 10000))
+			goto out;
+		buf_trim(&out);
+		{
+			const char *neigh[] = { "ip", "neigh", "replace", QLAB_DUMMY_TARGET, "lladdr", out.buf,
+						"dev", "kdummy0", "nud", "permanent", NULL };
+			if (ssh_run(c, neigh, NULL, 10000))
+				goto out;
+		}
+	}
+	info("made the udp_tx dummy target on '%s': %s kdummy0, %s", machine, veth ? "veth" : "dummy",
+	     QLAB_DUMMY_ADDR);
+	ret = 0;
+out:
+	buf_release(&out);
+	return ret;
 }
+
+/* ---- keys, known_hosts, fragment ---------------------------------------- */
 
 static int make_keys(const struct qlab_state *st)
 {
@@ -298,7 +312,7 @@ static int make_keys(const struct qlab_state *st)
 		goto out;
 	free(p);
 	p = xasprintf("%s/keys/id_ed25519", st->dir);
-	if (keygen(p, "klab-qemu-lab") < 0)
+	if (lab_keygen(p, "klab-qemu-lab") < 0)
 		goto out;
 	for (i = 0; i < 2; i++) {
 		struct buf pub = BUF_INIT;
@@ -306,7 +320,7 @@ static int make_keys(const struct qlab_state *st)
 
 		free(p);
 		p = xasprintf("%s/keys/host_%s", st->dir, st->g[i].name);
-		if (keygen(p, comment) < 0) {
+		if (lab_keygen(p, comment) < 0) {
 			free(comment);
 			goto out;
 		}
@@ -335,28 +349,13 @@ out:
  */
 static int write_fragment(const struct qlab_state *st, const char *profile)
 {
-	struct buf b = BUF_INIT;
-	char *path = xasprintf("%s/klab.conf", st->dir);
-	int i, ret;
+	struct lab_fragment f = { "qemu", "--qemu ", st->index, st->dir, { { 0 } } };
+	int i;
 
-	buf_addf(&b, "# klab qemu lab %d: written by `klab lab up --qemu`; include it from your config.\n"
-		 "# Removed by `klab lab down --qemu --dir %s`.\n", st->index, st->dir);
-	buf_addf(&b, "[lab]\n\tssh_key = %s/keys/id_ed25519\n\tknown_hosts = %s/known_hosts\n",
-		 st->dir, st->dir);
-	for (i = 0; i < 2; i++) {
-		buf_addf(&b, "\n[machine \"%s\"]\n", st->g[i].name);
-		buf_addf(&b, "\thost = 127.0.0.1\n\tport = %d\n\tuser = root\n", st->g[i].ssh_port);
-		buf_addf(&b, "\trole = %s\n", st->g[i].name);
-		if (i == GUEST_DUT)
-			buf_addf(&b, "\tpeer = %s\n", st->g[GUEST_PEER].name);
-		buf_addf(&b, "\tnic = eth1\n\taddr = %s\n\tboot = kexec\n", st->g[i].addr);
-		if (profile)
-			buf_addf(&b, "\tprofile = %s\n", profile);
-	}
-	ret = write_file_atomic(path, b.buf, b.len, 0644);
-	buf_release(&b);
-	free(path);
-	return ret;
+	for (i = 0; i < 2; i++)
+		f.m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
+						    st->g[i].addr, "kexec", profile };
+	return lab_write_fragment(&f);
 }
 
 /* ---- qemu --------------------------------------------------------------- */
@@ -624,7 +623,7 @@ static int ip(const char *const *args)
 
 	strvec_push(&av, "ip");
 	strvec_pushv(&av, args);
-	ret = run_argv((const char *const *)av.v, 10000, NULL);
+	ret = run_argv((const char *const *)av.v, 10000, NULL, 0);
 	strvec_clear(&av);
 	return ret;
 }

@@ -21,6 +21,17 @@
 #define QLAB_DUMMY_TARGET "198.18.201.2"
 #define QLAB_MAX_INDEX 49
 
+struct ssh_conn;
+
+/*
+ * Make sure that udp_tx with target = dummy can send to QLAB_DUMMY_TARGET
+ * from the machine C is connected to: nothing to do when the route exists (the
+ * qemu lab's guests have dummy0), else "kdummy0" is made there (a dummy
+ * device, or a sink-less veth pair where the kernel has no dummy driver).
+ * Used by the job's agent step on any dut. 0 or -1 (logged).
+ */
+int qlab_dummy_target(struct ssh_conn *c);
+
 /*
  * One guest of a running lab, as recorded in LABDIR/lab.state.
  */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base64.h"
 #include "buf.h"
 #include "log.h"
 #include "mbox.h"
@@ -135,53 +136,9 @@ int mail_decode_qp(const char *in, size_t len, struct buf *out)
 	return bad ? -1 : 0;
 }
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 int mail_decode_base64(const char *in, size_t len, struct buf *out)
 {
-	unsigned acc = 0;
-	int bits = 0, pad = 0;
-	size_t nchars = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		int c = (unsigned char)in[i], v;
-
-		if (isspace(c))
-			continue;
-		if (c == '=') {
-			pad++;
-			nchars++;
-			continue;
-		}
-		if (pad)
-			return -1;	/* data after padding */
-		v = b64val(c);
-		if (v < 0)
-			return -1;
-		nchars++;
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf_addch(out, (acc >> bits) & 0xff);
-		}
-	}
-	if (pad > 2 || nchars % 4 != 0)
-		return -1;
-	return 0;
+	return base64_decode(out, in, len, 1);
 }
 
 static int charset_is_utf8(const char *cs)

@@ -1,4 +1,4 @@
-/* ssh.h: the SSH transport to test machines (libssh2): connect, exec one quoted argv, SFTP, agent calls. */
+/* ssh.h: the SSH transport to test machines (libssh2): connect, exec one quoted argv, SFTP, host keys. */
 #ifndef KLAB_SSH_H
 #define KLAB_SSH_H
 
@@ -152,25 +152,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 		 const struct ssh_xfer_opts *o);
 
 /*
- * Put klab-agent on the machine at REMOTE_PATH (mode 0755), uploading only
- * when the remote sha256 differs from the local file's. *uploaded (may be
- * NULL) is set to 1 when it copied. 0 or -1.
- */
-int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote_path,
-		 int *uploaded);
-
-/*
- * Call klab-agent: run [AGENT_PATH, argv...] with STDIN_JSON (may be NULL)
- * on stdin; its stdout (one JSON document) is appended to `out`. 0 when
- * the agent exited 0; -1 otherwise (logged with the agent's exit status and
- * last stderr line). It does not retry: after a drop (ssh_dropped()) the
- * caller reconnects and calls again when the agent subcommand is idempotent.
- */
-int ssh_agent_call(struct ssh_conn *c, const char *agent_path, const char *const *argv,
-		   const char *stdin_json, struct buf *out, long timeout_ms);
-
-/*
- * Host keys (knownhosts part of ssh.c).
+ * Host keys (ssh_knownhosts.c).
  *
  * ssh_hostkey_fetch: connect to host:port, do the key exchange only and
  * return the server's host key as a known_hosts line "HOST KEYTYPE BASE64"

@@ -79,7 +79,7 @@ test_expect_success ROOT,NETNS,SSHD 'the agent is uploaded only when its sha256 
 	test_grep "uploaded=1" out && cmp agent "$R/opt/klab-agent"
 '
 
-test_expect_success ROOT,NETNS,SSHD 'ssh_agent_call passes argv and stdin JSON and returns stdout' '
+test_expect_success ROOT,NETNS,SSHD 'agent_exec passes argv and stdin JSON and returns stdout' '
 	"$T" -c "$L/klab.conf" -m dut agent-call "$R/opt/klab-agent" -- sysinfo "a b" >out &&
 	test "$(cat out)" = "agent-v2 sysinfo a b" &&
 	echo "{\"spec_version\": 1}" >spec.json &&

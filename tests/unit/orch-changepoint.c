@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "changepoint.h"
+#include "rng.h"
 #include "tap.h"
 
 /* splitmix64 + Box-Muller: a fixed, portable noise source. */
@@ -11,11 +12,8 @@ static uint64_t rs;
 
 static double unif(void)
 {
-	uint64_t z = (rs += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = splitmix64(&rs);
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
 	return ((double)(z >> 11) + 0.5) * 0x1.0p-53;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_client.h"
 #include "buf.h"
 #include "conf.h"
 #include "db.h"
@@ -251,10 +252,17 @@ static int drive(int argc, char **argv)
 		struct buf out = BUF_INIT;
 		int skip = argc > 1 && !strcmp(argv[1], "--");
 
-		ret = ssh_agent_call(c, argv[0], (const char *const *)argv + 1 + skip, stdin_file ? in.buf : NULL,
-				     &out, timeout) < 0;
+		struct buf err = BUF_INIT;
+		const char *const *args = (const char *const *)argv + 1 + skip;
+		int rc = agent_exec(c, argv[0], NULL, args, stdin_file ? in.buf : NULL, &out, &err, timeout, 0);
+
+		if (rc > 0)
+			error("klab-agent %s failed on machine '%s' (exit status %d: %s)", args[0] ? args[0] : "",
+			      machine, rc, last_line(err.buf));
+		ret = rc != 0;
 		fwrite(out.buf, 1, out.len, stdout);
 		buf_release(&out);
+		buf_release(&err);
 	} else if (!strcmp(cmd, "boot")) {
 		struct deploy_result r;
 		struct db *db = NULL;

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "rng.h"
 #include "stats.h"
 #include "tap.h"
 
@@ -12,33 +13,14 @@ struct rng {
 	double spare;
 };
 
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
 static uint64_t rng_next(struct rng *r)
 {
-	uint64_t *s = r->s, result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
+	return xoshiro_next(r->s);
 }
 
 static void rng_seed(struct rng *r, uint64_t seed)
 {
-	for (int i = 0; i < 4; i++) {
-		uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
-
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-		r->s[i] = z ^ (z >> 31);
-	}
+	xoshiro_seed(r->s, seed);
 	r->have_spare = 0;
 }
 

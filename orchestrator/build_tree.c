@@ -1,0 +1,358 @@
+/* build_tree.c: the source of a build: a tree's recipe, its repository (cloned, fetched or a tarball imported), the ref, the work tree. */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "build.h"
+#include "build_int.h"
+#include "lock.h"
+#include "log.h"
+#include "run.h"
+#include "series.h"
+#include "strvec.h"
+#include "util.h"
+
+#define DEFAULT_TARBALL "/usr/src/linux-source-6.1.tar.xz"
+
+#define IMPORT_TAG "klab-import"
+
+#define GIT_TIMEOUT_MS (30L * 60 * 1000)
+
+void tree_free(struct tree *t)
+{
+	free(t->name);
+	free(t->git);
+	free(t->branch);
+	free(t->tarball);
+	free(t->base);
+	strvec_clear(&t->fragments);
+	free(t->localversion);
+}
+
+/* A fragment name -> path: as given if it exists, else under kernels/configs. */
+static char *find_fragment(const char *f)
+{
+	const char *dirs[3];
+	const char *env = getenv("KLAB_KERNEL_CONFIGS");
+	size_t nd = 0;
+
+	if (f[0] == '/' || file_exists(f))
+		return xstrdup(f);
+	if (env && *env)
+		dirs[nd++] = env;
+	dirs[nd++] = KLAB_SRCDIR "/kernels/configs";
+	dirs[nd++] = "/usr/local/share/klab/kernels/configs";
+	for (size_t i = 0; i < nd; i++) {
+		char *p = xasprintf("%s/%s", dirs[i], f);
+
+		if (file_exists(p))
+			return p;
+		free(p);
+	}
+	return NULL;
+}
+
+int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t)
+{
+	const struct conf_tree *ct = cfg && name ? conf_tree(cfg, name) : NULL;
+
+	memset(t, 0, sizeof(*t));
+	strvec_init(&t->fragments);
+	if (!ct) {
+		const char *tb = getenv("KLAB_LINUX_TARBALL");
+
+		if (name && strcmp(name, BUILD_DEFAULT_TREE))
+			return error("unknown tree '%s': no [tree \"%s\"] in the config (the built-in one is '%s')",
+				     name, name, BUILD_DEFAULT_TREE);
+		t->name = xstrdup(BUILD_DEFAULT_TREE);
+		t->tarball = xstrdup(tb && *tb ? tb : DEFAULT_TARBALL);
+		t->base = xstrdup("tinyconfig");
+		t->localversion = xstrdup("");
+		{
+			char *f = find_fragment("qemu.config");
+
+			if (!f)
+				return error("cannot find the fragment 'qemu.config' (kernels/configs)");
+			strvec_push(&t->fragments, f);
+			free(f);
+		}
+		return 0;
+	}
+	t->name = xstrdup(ct->name);
+	t->git = ct->git ? xstrdup(ct->git) : NULL;
+	t->branch = ct->branch ? xstrdup(ct->branch) : NULL;
+	t->tarball = ct->tarball ? xstrdup(ct->tarball) : NULL;
+	t->base = xstrdup(ct->config_base ? ct->config_base : "defconfig");
+	t->localversion = xstrdup(ct->localversion ? ct->localversion : "-klab");
+	t->jobs = ct->jobs;
+	if (!t->git && !t->tarball)
+		return error("tree '%s' has neither git nor tarball", ct->name);
+	for (size_t i = 0; i < ct->fragments.n; i++) {
+		char *f = find_fragment(ct->fragments.v[i]);
+
+		if (!f)
+			return error("tree '%s': cannot find config fragment '%s' (looked in kernels/configs)",
+				     ct->name, ct->fragments.v[i]);
+		strvec_push(&t->fragments, f);
+		free(f);
+	}
+	return 0;
+}
+
+/*
+ * The folder name of a tree's repository and build folders: a tarball tree
+ * is named after its tarball (linux-source-6.1), so that every [tree] made
+ * from one tarball, and the built-in tree, share the import, the build
+ * folder and the artifacts; other trees after their name.
+ */
+char *repo_name(const struct tree *t)
+{
+	static const char *const exts[] = { ".tar.xz", ".tar.gz", ".tar.bz2", ".tar.zst", ".tgz", ".tar" };
+	const char *b;
+
+	if (!t->tarball || t->git)
+		return xstrdup(t->name);
+	b = strrchr(t->tarball, '/');
+	b = b ? b + 1 : t->tarball;
+	for (size_t i = 0; i < ARRAY_SIZE(exts); i++)
+		if (ends_with(b, exts[i]) && strlen(b) > strlen(exts[i]))
+			return xstrndup(b, strlen(b) - strlen(exts[i]));
+	return xstrdup(b);
+}
+
+int lock_tree(const char *cache, const char *name)
+{
+	char *dir = xasprintf("%s/src", cache), *path = xasprintf("%s/src/%s.lock", cache, name);
+	int fd = -1;
+
+	if (mkdir_p(dir) < 0)
+		goto out;
+	fd = lock_file(path, 0);
+	if (fd == LOCK_FILE_BUSY) {
+		info("waiting for another build of tree '%s' (lock '%s')", name, path);
+		fd = lock_file(path, -1);
+	}
+out:
+	free(dir);
+	free(path);
+	return fd;
+}
+
+/*
+ * git [-C REPO] ARGS... (NULL-terminated) with a fixed identity, no
+ * prompts and C messages: 0 when it exited 0, 1 when it failed, -1 when it
+ * could not run (logged). OUT and ERR (either may be NULL) get its stdout
+ * and stderr; after a failure ERR ends with the reason (run_failure()), so
+ * last_line(ERR) is the line to show.
+ */
+int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...)
+{
+	struct strvec av = STRVEC_INIT;
+	struct run_cmd c = RUN_CMD_INIT;
+	va_list ap;
+	const char *a;
+	static const char *const env[] = { "GIT_AUTHOR_NAME=klab", "GIT_AUTHOR_EMAIL=klab@localhost",
+					   "GIT_COMMITTER_NAME=klab", "GIT_COMMITTER_EMAIL=klab@localhost",
+					   "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL };
+	int r;
+
+	strvec_push(&av, "git");
+	if (repo) {
+		strvec_push(&av, "-C");
+		strvec_push(&av, repo);
+	}
+	va_start(ap, timeout_ms);
+	while ((a = va_arg(ap, const char *)))
+		strvec_push(&av, a);
+	va_end(ap);
+	c.argv = (const char *const *)av.v;
+	c.env = env;
+	c.timeout_ms = timeout_ms ? timeout_ms : GIT_TIMEOUT_MS;
+	c.quiet = 1;
+	r = run_check(&c);
+	if (r < 0 && c.status < 0 && !c.timed_out)
+		r = -1;		/* it did not start */
+	else if (r < 0)
+		r = 1;
+	if (out)
+		buf_add(out, c.out.buf, c.out.len);
+	if (err) {
+		buf_add(err, c.err.buf, c.err.len);
+		if (r > 0 && (c.timed_out || c.signaled || !c.err.len))
+			buf_addf(err, "%s%s", err->len ? "\n" : "", run_failure(&c));
+	}
+	run_release(&c);
+	strvec_clear(&av);
+	return r;
+}
+
+static int has_commit(const char *repo, const char *ref, char **sha)
+{
+	struct buf out = BUF_INIT;
+	char *r = xasprintf("%s^{commit}", ref);
+	int ok = git(repo, &out, NULL, 60000, "rev-parse", "-q", "--verify", r, NULL) == 0;
+
+	free(r);
+	buf_trim(&out);
+	if (ok && sha)
+		*sha = xstrdup(out.buf);
+	buf_release(&out);
+	return ok;
+}
+
+/* Import a tarball as one commit tagged klab-import. */
+static int import_tarball(const struct tree *t, const char *src)
+{
+	char *tmp = xasprintf("%s.import.%d", src, (int)getpid());
+	struct buf err = BUF_INIT;
+	DIR *d = NULL;
+	struct dirent *de;
+	char *top = NULL;
+	int ret = -1, n = 0;
+
+	info("importing '%s' into '%s' (once; takes a minute)", t->tarball, src);
+	if (!file_exists(t->tarball)) {
+		error("tree '%s': tarball '%s' does not exist", t->name, t->tarball);
+		goto out;
+	}
+	remove_tree(tmp);
+	if (mkdir_p(tmp) < 0)
+		goto out;
+	{
+		const char *const argv[] = { "tar", "-xf", t->tarball, "-C", tmp, NULL };
+		struct run_cmd c = RUN_CMD_INIT;
+
+		c.argv = argv;
+		c.timeout_ms = GIT_TIMEOUT_MS;
+		c.quiet = 1;
+		if (run_check(&c)) {
+			error("cannot unpack '%s': %s", t->tarball, run_failure(&c));
+			run_release(&c);
+			goto out;
+		}
+		run_release(&c);
+	}
+	/* the tarball has one top folder (linux-source-6.1/) or the tree itself */
+	d = opendir(tmp);
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		n++;
+		free(top);
+		top = xasprintf("%s/%s", tmp, de->d_name);
+	}
+	if (n != 1 || !top) {
+		free(top);
+		top = xstrdup(tmp);
+	}
+	remove_tree(src);
+	if (rename(top, src) < 0) {
+		error_errno("cannot move '%s' to '%s'", top, src);
+		goto out;
+	}
+	if (git(src, NULL, &err, 0, "init", "-q", NULL) ||
+	    git(src, NULL, &err, 0, "add", "-A", "-f", ".", NULL) ||
+	    git(src, NULL, &err, 0, "commit", "-q", "--no-verify", "-m", "import tarball", NULL) ||
+	    git(src, NULL, &err, 0, "tag", IMPORT_TAG, NULL)) {
+		error("cannot import '%s' into git at '%s': %s", t->tarball, src, last_line(err.buf));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (d)
+		closedir(d);
+	free(top);
+	remove_tree(tmp);
+	free(tmp);
+	buf_release(&err);
+	return ret;
+}
+
+/* Make or update the repository of T at SRC; resolve REF to *COMMIT. */
+int prepare_repo(const struct tree *t, const char *src, const char *ref, char **commit)
+{
+	struct buf err = BUF_INIT;
+	char *gitdir = xasprintf("%s/.git", src);
+	int ret = -1;
+
+	if (t->tarball && !t->git) {
+		if (!has_commit(src, IMPORT_TAG, NULL) && import_tarball(t, src) < 0)
+			goto out;
+		if (!ref)
+			ref = IMPORT_TAG;
+	} else {
+		if (!file_exists(gitdir)) {
+			info("cloning '%s' into '%s' (once)", t->git, src);
+			if (git(NULL, NULL, &err, 0, "clone", "-q", "--no-checkout", t->git, src, NULL)) {
+				error("cannot clone '%s' for tree '%s': %s", t->git, t->name, last_line(err.buf));
+				goto out;
+			}
+		} else if (git(src, NULL, &err, 0, "fetch", "-q", "--tags", "origin", NULL)) {
+			error("cannot fetch '%s' for tree '%s': %s", t->git, t->name, last_line(err.buf));
+			goto out;
+		}
+		if (!ref)
+			ref = t->branch ? t->branch : "HEAD";
+	}
+	{
+		char *remote = xasprintf("origin/%s", ref);
+		int ok = (!t->tarball || t->git) && has_commit(src, remote, commit);
+
+		free(remote);
+		if (!ok && !has_commit(src, ref, commit)) {
+			error("tree '%s': unknown ref '%s'", t->name, ref);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(gitdir);
+	buf_release(&err);
+	return ret;
+}
+
+/* Put the work tree at COMMIT with nothing else in it. */
+int reset_worktree(const char *src, const char *commit)
+{
+	struct buf err = BUF_INIT;
+	char *ra = xasprintf("%s/.git/rebase-apply", src);
+	int ret = 0;
+
+	if (file_exists(ra))
+		git(src, NULL, NULL, 0, "am", "--abort", NULL);
+	if (git(src, NULL, &err, 0, "checkout", "-q", "-f", "--detach", commit, NULL) ||
+	    git(src, NULL, &err, 0, "clean", "-q", "-f", "-d", "-x", NULL))
+		ret = error("cannot reset the work tree '%s' to %s: %s", src, commit, last_line(err.buf));
+	free(ra);
+	buf_release(&err);
+	return ret;
+}
+
+int build_source(struct build *b)
+{
+	const struct build_request *req = b->req;
+
+	if (tree_resolve(b->cfg, req->tree && *req->tree ? req->tree : NULL, &b->t) < 0)
+		return -1;
+	while (req->local_patches && req->local_patches[b->n_local])
+		b->n_local++;
+	b->variant = req->variant && *req->variant ? req->variant : NULL;	/* "": not given */
+	if (!b->variant)
+		b->variant = (req->series && req->series->n_patches) || b->n_local ? "patched" : "base";
+	for (const char *p = b->variant; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+			return error("invalid variant '%s': letters, digits, '-', '_' and '.' only", b->variant);
+	if (req->series && !req->series->n_patches)
+		return error("series '%s' has no patch to apply", req->series->subject);
+	b->rname = repo_name(&b->t);
+	b->src = xasprintf("%s/src/%s", b->cache, b->rname);
+	b->lockfd = lock_tree(b->cache, b->rname);
+	if (b->lockfd < 0)
+		return -1;
+	return prepare_repo(&b->t, b->src, req->ref && *req->ref ? req->ref : NULL, &b->commit);
+}
