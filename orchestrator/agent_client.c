@@ -49,6 +49,13 @@ void close_machines(struct job_ctx *j)
 int agent_exec(struct ssh_conn *c, const char *agent, const char *state, const char *const *argv,
 	       const char *in, struct buf *out, struct buf *err, long timeout_ms, int idempotent)
 {
+	return agent_exec_watch(c, agent, state, argv, in, out, err, timeout_ms, idempotent, NULL, NULL);
+}
+
+int agent_exec_watch(struct ssh_conn *c, const char *agent, const char *state, const char *const *argv,
+		     const char *in, struct buf *out, struct buf *err, long timeout_ms, int idempotent,
+		     void (*on_stderr)(void *arg, const struct buf *err, size_t old_len), void *arg)
+{
 	struct strvec av = STRVEC_INIT;
 	int ret = -1;
 
@@ -66,6 +73,8 @@ int agent_exec(struct ssh_conn *c, const char *agent, const char *state, const c
 		x.in = in;
 		x.in_len = in ? strlen(in) : 0;
 		x.timeout_ms = timeout_ms;
+		x.on_stderr = on_stderr;
+		x.on_stderr_arg = arg;
 		if (ssh_exec(c, &x) == 0) {
 			if (out)
 				buf_add(out, x.out.buf, x.out.len);
@@ -274,9 +283,48 @@ char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int se
 }
 
 /*
+ * The server child's stderr hook: one byte on the ready pipe as soon as a
+ * whole line AGENT_READY_LINE arrives (other lines, warnings, may come
+ * first), then the pipe is closed.
+ */
+struct ready_watch {
+	int fd;
+};
+
+static void ready_seen(void *arg, const struct buf *err, size_t old_len)
+{
+	struct ready_watch *rw = arg;
+	const char *p = err->buf;
+
+	if (rw->fd < 0)
+		return;
+	(void)old_len;	/* a line may have begun before old_len: look at all of it */
+	for (;;) {
+		const char *nl = strchr(p, '\n');
+		size_t n;
+
+		if (!nl)
+			return;
+		n = (size_t)(nl - p);
+		if (n == strlen(AGENT_READY_LINE) && !memcmp(p, AGENT_READY_LINE, n)) {
+			ssize_t w = write(rw->fd, "r", 1);
+
+			(void)w;	/* the parent gave up waiting: nothing to tell */
+			close(rw->fd);
+			rw->fd = -1;
+			return;
+		}
+		p = nl + 1;
+	}
+}
+
+/*
  * Start the server (or sink) on the peer in a child process with its own
  * SSH connection, so that the client can run on the dut meanwhile. The
- * child dies with us (PDEATHSIG); the remote server stops at its deadline.
+ * child tells the parent through a pipe when the agent said its generator
+ * is bound and serving (AGENT_READY_LINE on stderr); the client starts
+ * only then. The child dies with us (PDEATHSIG); the remote server stops
+ * at its deadline.
  */
 int server_start(struct job_ctx *j, struct json_object *w, const char *uid, struct server_run *sr)
 {
@@ -321,21 +369,22 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		signal(SIGTERM, SIG_DFL);
 		ssh_target_from_conf(&t, j->cfg, j->peer);
+		struct ready_watch rw;
+
 		close(ready[0]);
 		if (ssh_connect(&c, &t))
 			_exit(3);
-		/* Connected: the parent starts the client a moment after this. */
-		if (write(ready[1], "c", 1) != 1)
-			_exit(3);
-		close(ready[1]);
-		rc = agent_exec(c, j->agent_remote, j->state_peer, run, spec, &out, &err,
-				(long)((warm + dur + SERVER_LINGER_S) * 1000) + 60000, 0);
+		rw.fd = ready[1];
+		rc = agent_exec_watch(c, j->agent_remote, j->state_peer, run, spec, &out, &err,
+				      (long)((warm + dur + SERVER_LINGER_S) * 1000) + 60000, 0, ready_seen, &rw);
 		if (rc < 0 && !out.len && !err.len)
 			_exit(4);	/* it did not run */
 		write_all(fd, out.buf, out.len);
 		if (rc)
 			dprintf(fd, "%s", err.buf);
 		close(fd);
+		if (rw.fd >= 0)
+			close(rw.fd);	/* it ended without the ready line: the parent sees EOF (and the file) */
 		/* The server's document is not stored: forget it on the peer now. */
 		agent_exec(c, j->agent_remote, j->state_peer, ack, NULL, NULL, NULL, 30000, 0);
 		_exit(rc == 0 ? 0 : 5);
@@ -346,17 +395,36 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 	sr->pid = pid;
 	sr->outfile = path;
 	{
-		/* Wait until the child is connected (or gave up), at most 30 s. */
+		/*
+		 * Wait for the ready byte: the SSH connection, the agent's start
+		 * and its generator's bind (the agent waits at most 10 s for it),
+		 * at most SERVER_READY_MS. EOF or the timeout: it did not start.
+		 */
 		struct pollfd pfd = { ready[0], POLLIN, 0 };
 		char ch;
-		int ok = poll(&pfd, 1, 30000) == 1 && read(ready[0], &ch, 1) == 1;
+		int ok = poll(&pfd, 1, SERVER_READY_MS) == 1 && read(ready[0], &ch, 1) == 1;
 		close(ready[0]);
-		if (!ok)
-			return error("the %s on machine '%s' did not start (no SSH connection)",
-				     role_server(spec_str(w, "type")), j->peer->name);
+		if (!ok) {
+			struct buf why = BUF_INIT;
+			int st;
+
+			if (!waitpid(pid, &st, WNOHANG)) {
+				kill(pid, SIGKILL);
+				waitpid(pid, &st, 0);
+			}
+			buf_read_file(&why, path);
+			unlink(path);
+			free(path);
+			sr->pid = 0;
+			sr->outfile = NULL;
+			buf_trim(&why);
+			error("the %s on machine '%s' did not become ready%s%s", role_server(spec_str(w, "type")),
+			      j->peer->name, why.len ? ": " : " (no SSH connection, or no answer within 60 s)",
+			      why.len ? last_line(why.buf) : "");
+			buf_release(&why);
+			return -1;
+		}
 	}
-	/* klab-agent starts the generator: give it a moment to bind. */
-	usleep(SERVER_START_MS * 1000);
 	return 0;
 }
 

@@ -20,4 +20,15 @@ struct ssh_conn;
 int agent_exec(struct ssh_conn *c, const char *agent, const char *state, const char *const *argv,
 	       const char *in, struct buf *out, struct buf *err, long timeout_ms, int idempotent);
 
+/* agent_exec with a hook on stderr as it arrives (struct ssh_exec's on_stderr). */
+int agent_exec_watch(struct ssh_conn *c, const char *agent, const char *state, const char *const *argv,
+		     const char *in, struct buf *out, struct buf *err, long timeout_ms, int idempotent,
+		     void (*on_stderr)(void *arg, const struct buf *err, size_t old_len), void *arg);
+
+/*
+ * The line a server or sink role of `klab-agent run` prints on stderr once
+ * its generator is bound and serving (docs/protocol.md section 2).
+ */
+#define AGENT_READY_LINE "klab-agent: ready"
+
 #endif

@@ -55,8 +55,8 @@ struct job_ctx {
 
 /* How long a server or sink keeps running after the client's end. */
 #define SERVER_LINGER_S 2.0
-/* From the server's SSH connection to starting the client. */
-#define SERVER_START_MS 400
+/* How long the job waits for a server or sink to say it is ready (its SSH connection included). */
+#define SERVER_READY_MS 60000
 
 /* ---- job_spec.c: reading the spec (NULL or the default when a key is missing) */
 struct json_object *jstr(const char *s);

@@ -504,7 +504,7 @@ int ssh_exec(struct ssh_conn *c, struct ssh_exec *x)
 	LIBSSH2_CHANNEL *ch = NULL;
 	int64_t deadline = x->timeout_ms > 0 ? now_ms() + x->timeout_ms : 0;
 	size_t cap = x->out_cap ? x->out_cap : DEFAULT_OUT_CAP;
-	size_t in_off = 0;
+	size_t in_off = 0, elen;
 	int eof_sent = 0, rc = 0, ret = -1;
 	const char *word = cmd_word(x->argv);
 
@@ -568,10 +568,13 @@ int ssh_exec(struct ssh_conn *c, struct ssh_exec *x)
 		if (r < 0)
 			goto ioerr;
 		progress |= r;
+		elen = x->err.len;
 		r = drain(ch, SSH_EXTENDED_DATA_STDERR, &x->err, cap, &x->truncated, &rc);
 		if (r < 0)
 			goto ioerr;
 		progress |= r;
+		if (x->on_stderr && x->err.len > elen)
+			x->on_stderr(x->on_stderr_arg, &x->err, elen);
 		if (libssh2_channel_eof(ch)) {
 			/* reading stderr may have pulled in the last stdout packets: one more pass */
 			if (drain(ch, 0, &x->out, cap, &x->truncated, &rc) < 0 ||

@@ -76,6 +76,13 @@ struct ssh_exec {
 	size_t in_len;
 	long timeout_ms;		/* whole command; 0: none */
 	size_t out_cap;			/* per stream; 0: 64 MiB */
+	/*
+	 * Called whenever stderr grew, with all of it so far (err.buf, err.len)
+	 * and the length it had before: a caller can act on a line as soon as
+	 * it arrives (the job waits for a server's ready line this way).
+	 */
+	void (*on_stderr)(void *arg, const struct buf *err, size_t old_len);
+	void *on_stderr_arg;
 
 	/* outputs */
 	struct buf out;
