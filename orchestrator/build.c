@@ -101,12 +101,6 @@ static struct json_object *apply_json(const struct apply_result *v, size_t n)
 	return a;
 }
 
-static char *col(struct db_stmt *st, int i)
-{
-	const char *t = db_col_text(st, i);
-
-	return t ? xstrdup((const char *)t) : NULL;
-}
 
 int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *a)
 {
@@ -122,18 +116,18 @@ int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *a)
 		return error("no kernel with id %lld", (long long)id);
 	}
 	a->id = id;
-	k = col(st, 0);
+	k = db_col_strdup(st, 0);
 	snprintf(a->key, sizeof(a->key), "%s", k ? k : "");
 	free(k);
-	a->tree = col(st, 1);
-	a->commit = col(st, 2);
-	a->variant = col(st, 3);
-	a->dir = col(st, 4);
-	a->release = col(st, 5);
-	a->build_id = col(st, 6);
+	a->tree = db_col_strdup(st, 1);
+	a->commit = db_col_strdup(st, 2);
+	a->variant = db_col_strdup(st, 3);
+	a->dir = db_col_strdup(st, 4);
+	a->release = db_col_strdup(st, 5);
+	a->build_id = db_col_strdup(st, 6);
 	a->duration_s = db_col_double(st, 7);
-	al = col(st, 8);
-	state = col(st, 9);
+	al = db_col_strdup(st, 8);
+	state = db_col_strdup(st, 9);
 	db_finalize(st);
 	if (state && strcmp(state, "ok")) {
 		error("kernel %lld is not built (state '%s')", (long long)id, state);

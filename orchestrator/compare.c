@@ -27,17 +27,7 @@ struct groups {
 	size_t n, alloc;
 };
 
-static const char *col_text(struct db_stmt *st, int i)
-{
-	return db_col_text(st, i);
-}
 
-static char *col_dup(struct db_stmt *st, int i)
-{
-	const char *s = col_text(st, i);
-
-	return s ? xstrdup(s) : NULL;
-}
 
 static void groups_free(struct groups *gs)
 {
@@ -72,7 +62,7 @@ static int load_groups(struct db *db, struct db_stmt *st, struct groups *gs)
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
-		const char *w = col_text(st, 0), *m = col_text(st, 1);
+		const char *w = db_col_text(st, 0), *m = db_col_text(st, 1);
 		struct group *g = gs->n ? &gs->g[gs->n - 1] : NULL;
 
 		if (!w || !m || db_col_null(st, 4))
@@ -86,8 +76,8 @@ static int load_groups(struct db *db, struct db_stmt *st, struct groups *gs)
 			memset(g, 0, sizeof(*g));
 			g->workload = xstrdup(w);
 			g->metric = xstrdup(m);
-			g->unit = col_dup(st, 2);
-			g->better = col_dup(st, 3);
+			g->unit = db_col_strdup(st, 2);
+			g->better = db_col_strdup(st, 3);
 		}
 		group_push(g, db_col_double(st, 4));
 	}
@@ -179,7 +169,7 @@ static int load_side_cpus(struct db *db, const struct side_sel *s, struct groups
 	 * found by a linear search within the current workload (few CPUs).
 	 */
 	while ((rc = db_step(st)) == DB_ROW) {
-		const char *w = col_text(st, 0);
+		const char *w = db_col_text(st, 0);
 		int cpu = db_col_int(st, 1);
 
 		if (!w)
@@ -248,15 +238,15 @@ static int load_side_profile(struct db *db, const struct side_sel *s, struct pro
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
-		if (!col_text(st, 0) || !col_text(st, 1))
+		if (!db_col_text(st, 0) || !db_col_text(st, 1))
 			continue;
 		if (*n == alloc) {
 			alloc = alloc ? 2 * alloc : 64;
 			*out = xrealloc(*out, alloc * sizeof(**out));
 		}
-		(*out)[*n].workload = col_dup(st, 0);
-		(*out)[*n].symbol = col_dup(st, 1);
-		(*out)[*n].dso = col_dup(st, 2);
+		(*out)[*n].workload = db_col_strdup(st, 0);
+		(*out)[*n].symbol = db_col_strdup(st, 1);
+		(*out)[*n].dso = db_col_strdup(st, 2);
 		(*out)[*n].pct = db_col_double(st, 3);
 		(*n)++;
 	}
@@ -568,10 +558,10 @@ static int load_claims(struct db *db, int64_t job_id, struct claimrow **out, siz
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
-		const char *dir = col_text(st, 1);
+		const char *dir = db_col_text(st, 1);
 		double sign = dir && !strcmp(dir, "lower") ? -1 : 1, lo, hi;
 
-		if (!col_text(st, 0))
+		if (!db_col_text(st, 0))
 			continue;
 		if (!db_col_null(st, 2)) {
 			lo = sign * fabs(db_col_double(st, 2));
@@ -588,7 +578,7 @@ static int load_claims(struct db *db, int64_t job_id, struct claimrow **out, siz
 			alloc = alloc ? 2 * alloc : 4;
 			*out = xrealloc(*out, alloc * sizeof(**out));
 		}
-		(*out)[*n].metric = col_dup(st, 0);
+		(*out)[*n].metric = db_col_strdup(st, 0);
 		(*out)[*n].lo = lo < hi ? lo : hi;
 		(*out)[*n].hi = lo < hi ? hi : lo;
 		(*n)++;
@@ -613,7 +603,7 @@ static int proposed_types(struct db *db, int64_t job_id)
 	if (!st)
 		return 0;
 	while (db_step(st) == DB_ROW) {
-		const char *t = col_text(st, 0);
+		const char *t = db_col_text(st, 0);
 
 		if (t && !strcmp(t, "udp_rr"))
 			types |= 1;
@@ -862,10 +852,6 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 	" change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict," \
 	" extra_boots, claim, job_id"
 
-static double col_dbl(struct db_stmt *st, int i)
-{
-	return db_col_null(st, i) ? NAN : db_col_double(st, i);
-}
 
 static enum stats_verdict verdict_of(const char *v)
 {
@@ -884,32 +870,32 @@ static enum stats_verdict verdict_of(const char *v)
 static void read_row(struct db_stmt *st, struct compare_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->workload = col_dup(st, 2);
-	r->metric = col_dup(st, 3);
-	r->unit = col_dup(st, 4);
-	r->better = col_dup(st, 5);
+	r->workload = db_col_strdup(st, 2);
+	r->metric = db_col_strdup(st, 3);
+	r->unit = db_col_strdup(st, 4);
+	r->better = db_col_strdup(st, 5);
 	r->st.n_a = (size_t)db_col_int64(st, 6);
 	r->st.n_b = (size_t)db_col_int64(st, 7);
-	r->st.mean_a = col_dbl(st, 8);
-	r->st.mean_b = col_dbl(st, 9);
-	r->st.cov_a = col_dbl(st, 10);
-	r->st.cov_b = col_dbl(st, 11);
-	r->st.change_pct = col_dbl(st, 12);
-	r->st.ci_lo = col_dbl(st, 13);
-	r->st.ci_hi = col_dbl(st, 14);
+	r->st.mean_a = db_col_num(st, 8);
+	r->st.mean_b = db_col_num(st, 9);
+	r->st.cov_a = db_col_num(st, 10);
+	r->st.cov_b = db_col_num(st, 11);
+	r->st.change_pct = db_col_num(st, 12);
+	r->st.ci_lo = db_col_num(st, 13);
+	r->st.ci_hi = db_col_num(st, 14);
 	r->st.ci90_lo = r->st.ci90_hi = NAN;
-	r->st.w.p = col_dbl(st, 15);
+	r->st.w.p = db_col_num(st, 15);
 	r->st.w.d = r->st.w.se = r->st.w.df = r->st.w.t = NAN;
 	r->st.u = NAN;
-	r->p_holm = col_dbl(st, 16);
+	r->p_holm = db_col_num(st, 16);
 	r->headline = !isnan(r->p_holm);
-	r->st.p_mwu = col_dbl(st, 17);
-	r->st.hl_ratio = col_dbl(st, 18);
-	r->st.mde_pct = col_dbl(st, 19);
-	r->st.threshold_pct = col_dbl(st, 20);
-	r->st.verdict = verdict_of(col_text(st, 21));
+	r->st.p_mwu = db_col_num(st, 17);
+	r->st.hl_ratio = db_col_num(st, 18);
+	r->st.mde_pct = db_col_num(st, 19);
+	r->st.threshold_pct = db_col_num(st, 20);
+	r->st.verdict = verdict_of(db_col_text(st, 21));
 	r->st.extra_boots = db_col_null(st, 22) ? -1 : db_col_int(st, 22);
-	r->claim = col_dup(st, 23);
+	r->claim = db_col_strdup(st, 23);
 	r->claim_pct = NAN;
 }
 
@@ -955,8 +941,8 @@ int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_r
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
 		if (!res->label_a) {
-			res->label_a = col_dup(st, 0);
-			res->label_b = col_dup(st, 1);
+			res->label_a = db_col_strdup(st, 0);
+			res->label_b = db_col_strdup(st, 1);
 		}
 		read_row(st, push_row(res, &alloc));
 	}
@@ -1003,8 +989,8 @@ int compare_load_metric(struct db *db, const char *workload, const char *metric,
 		}
 		memset(&v[n], 0, sizeof(v[n]));
 		v[n].job_id = db_col_int64(st, 24);
-		v[n].label_a = col_dup(st, 0);
-		v[n].label_b = col_dup(st, 1);
+		v[n].label_a = db_col_strdup(st, 0);
+		v[n].label_b = db_col_strdup(st, 1);
 		read_row(st, push_row(&v[n], &one));
 		n++;
 	}
@@ -1182,8 +1168,8 @@ int history_analyse(struct db *db, const char *workload, const char *metric,
 		row = rc == DB_ROW;
 		if (!row && rc != DB_DONE)
 			break;
-		t = row ? col_text(st, 0) : NULL;
-		mc = row ? col_text(st, 1) : NULL;
+		t = row ? db_col_text(st, 0) : NULL;
+		mc = row ? db_col_text(st, 1) : NULL;
 		job = row ? db_col_int64(st, 2) : -2;
 		/* flush the previous job when the job changes (or at the end) */
 		if (cur_job >= 0 && job != cur_job) {
@@ -1213,7 +1199,7 @@ int history_analyse(struct db *db, const char *workload, const char *metric,
 			sum[0] = sum[1] = 0;
 			cnt[0] = cnt[1] = 0;
 		}
-		side = col_text(st, 4);
+		side = db_col_text(st, 4);
 		{
 			int k = side && !strcmp(side, "B") ? 1 : 0;
 
@@ -1278,12 +1264,12 @@ int history_update_job(struct db *db, int64_t job_id, double threshold_pct)
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
-		strvec_push(&keys, col_text(st, 0));
-		strvec_push(&keys, col_text(st, 1));
-		if (!tree && col_text(st, 2))
-			tree = col_dup(st, 2);
-		if (!machines && col_text(st, 3))
-			machines = col_dup(st, 3);
+		strvec_push(&keys, db_col_text(st, 0));
+		strvec_push(&keys, db_col_text(st, 1));
+		if (!tree && db_col_text(st, 2))
+			tree = db_col_strdup(st, 2);
+		if (!machines && db_col_text(st, 3))
+			machines = db_col_strdup(st, 3);
 	}
 	db_finalize(st);
 	if (rc != DB_DONE)

@@ -16,18 +16,6 @@
 #include "strvec.h"
 #include "util.h"
 
-char *rep_colstr(struct db_stmt *st, int i)
-{
-	const char *s = db_col_text(st, i);
-
-	return s ? xstrdup((const char *)s) : NULL;
-}
-
-double rep_coldbl(struct db_stmt *st, int i)
-{
-	return db_col_null(st, i) ? NAN : db_col_double(st, i);
-}
-
 /* A side column 'A' or 'B' (anything else is A). */
 static char side_of(struct db_stmt *st, int i)
 {
@@ -96,16 +84,16 @@ int rep_job_load(struct db *db, int64_t id, struct rep_job *j)
 		return error("cannot report job %lld: no such job", (long long)id);
 	}
 	j->id = db_col_int64(st, 0);
-	j->name = rep_colstr(st, 1);
-	j->state = rep_colstr(st, 2);
-	j->tree = rep_colstr(st, 3);
-	j->schedule = rep_colstr(st, 4);
-	j->dut = rep_colstr(st, 5);
-	j->peer = rep_colstr(st, 6);
-	j->error = rep_colstr(st, 7);
-	j->created = rep_coldbl(st, 8);
-	j->started = rep_coldbl(st, 9);
-	j->finished = rep_coldbl(st, 10);
+	j->name = db_col_strdup(st, 1);
+	j->state = db_col_strdup(st, 2);
+	j->tree = db_col_strdup(st, 3);
+	j->schedule = db_col_strdup(st, 4);
+	j->dut = db_col_strdup(st, 5);
+	j->peer = db_col_strdup(st, 6);
+	j->error = db_col_strdup(st, 7);
+	j->created = db_col_num(st, 8);
+	j->started = db_col_num(st, 9);
+	j->finished = db_col_num(st, 10);
 	j->have_seed = !db_col_null(st, 11);
 	j->order_seed = db_col_int64(st, 11);
 	j->series_id = db_col_int64(st, 12);
@@ -117,11 +105,11 @@ int rep_job_load(struct db *db, int64_t id, struct rep_job *j)
 		if (!st)
 			goto fail;
 		if (db_step(st) == DB_ROW) {
-			j->s_source = rep_colstr(st, 0);
-			j->s_url = rep_colstr(st, 1);
-			j->s_subject = rep_colstr(st, 2);
-			j->s_author = rep_colstr(st, 3);
-			j->s_msgid = rep_colstr(st, 4);
+			j->s_source = db_col_strdup(st, 0);
+			j->s_url = db_col_strdup(st, 1);
+			j->s_subject = db_col_strdup(st, 2);
+			j->s_author = db_col_strdup(st, 3);
+			j->s_msgid = db_col_strdup(st, 4);
 			j->s_version = db_col_int64(st, 5);
 			j->s_total = db_col_int64(st, 6);
 		}
@@ -139,14 +127,14 @@ int rep_job_load(struct db *db, int64_t id, struct rep_job *j)
 		if (!sd || (sd[0] != 'A' && sd[0] != 'B'))
 			continue;
 		s = &j->side[sd[0] - 'A'];
-		s->label = rep_colstr(st, 1);
-		s->profile = rep_colstr(st, 2);
-		s->tree = rep_colstr(st, 3);
-		s->commit = rep_colstr(st, 4);
-		s->variant = rep_colstr(st, 5);
-		s->release = rep_colstr(st, 6);
-		s->build_id = rep_colstr(st, 7);
-		s->compiler = rep_colstr(st, 8);
+		s->label = db_col_strdup(st, 1);
+		s->profile = db_col_strdup(st, 2);
+		s->tree = db_col_strdup(st, 3);
+		s->commit = db_col_strdup(st, 4);
+		s->variant = db_col_strdup(st, 5);
+		s->release = db_col_strdup(st, 6);
+		s->build_id = db_col_strdup(st, 7);
+		s->compiler = db_col_strdup(st, 8);
 		s->kernel_id = db_col_int64(st, 9);
 	}
 	db_finalize(st);
@@ -207,9 +195,9 @@ void rep_sysinfo_load(struct db *db, const struct rep_job *j, struct rep_sysinfo
 		if (j->dut && mach && strcmp((const char *)mach, j->dut))
 			continue;
 		if (!si->cmdline[i])
-			si->cmdline[i] = rep_colstr(st, 1);
+			si->cmdline[i] = db_col_strdup(st, 1);
 		if (!sysinfo)
-			sysinfo = rep_colstr(st, 2);
+			sysinfo = db_col_strdup(st, 2);
 	}
 	db_finalize(st);
 	/* the workload NIC is named in the run spec */
@@ -288,7 +276,7 @@ void rep_counts_load(struct db *db, int64_t job, struct rep_count **out, size_t 
 			*out = xrealloc(*out, alloc * sizeof(**out));
 		}
 		c = &(*out)[(*n)++];
-		c->workload = rep_colstr(st, 0);
+		c->workload = db_col_strdup(st, 0);
 		c->side = side_of(st, 1);
 		c->boots = db_col_int64(st, 2);
 		c->runs = db_col_int64(st, 3);
@@ -325,11 +313,11 @@ void rep_claims_load(struct db *db, int64_t series_id, struct rep_claim **out, s
 		}
 		c = &(*out)[(*n)++];
 		c->patch_seq = db_col_int64(st, 0);
-		c->metric = rep_colstr(st, 1);
-		c->direction = rep_colstr(st, 2);
-		c->lo = rep_coldbl(st, 3);
-		c->hi = rep_coldbl(st, 4);
-		c->text = rep_colstr(st, 5);
+		c->metric = db_col_strdup(st, 1);
+		c->direction = db_col_strdup(st, 2);
+		c->lo = db_col_num(st, 3);
+		c->hi = db_col_num(st, 4);
+		c->text = db_col_strdup(st, 5);
 	}
 	db_finalize(st);
 }
@@ -384,7 +372,7 @@ void rep_runs_load(struct db *db, int64_t job, const char *wl, const char *metri
 		}
 		v[nv].side = side_of(st, 0);
 		v[nv].boot = (long)db_col_int64(st, 1);
-		v[nv].value = rep_coldbl(st, 2);
+		v[nv].value = db_col_num(st, 2);
 		ids[nv] = db_col_int64(st, 3);
 		nv++;
 	}
@@ -688,10 +676,10 @@ int rep_load_profile(struct db *db, int64_t job, const char *wl, size_t limit,
 		}
 		rows[n].side = side_of(st, 0);
 		rows[n].run = db_col_int64(st, 1);
-		rows[n].symbol = rep_colstr(st, 2);
+		rows[n].symbol = db_col_strdup(st, 2);
 		if (!rows[n].symbol)
 			rows[n].symbol = xstrdup("?");
-		rows[n].dso = rep_colstr(st, 3);
+		rows[n].dso = db_col_strdup(st, 3);
 		rows[n].pct = db_col_double(st, 4);
 		n++;
 	}
@@ -765,14 +753,14 @@ int rep_job_rows_load(struct db *db, int max, struct rep_job_row **out, size_t *
 		}
 		r = &(*out)[(*n)++];
 		r->id = db_col_int64(st, 0);
-		r->name = rep_colstr(st, 1);
-		r->state = rep_colstr(st, 2);
-		r->created = rep_coldbl(st, 3);
-		r->dut = rep_colstr(st, 4);
-		r->peer = rep_colstr(st, 5);
-		r->label_a = rep_colstr(st, 6);
-		r->label_b = rep_colstr(st, 7);
-		r->subject = rep_colstr(st, 8);
+		r->name = db_col_strdup(st, 1);
+		r->state = db_col_strdup(st, 2);
+		r->created = db_col_num(st, 3);
+		r->dut = db_col_strdup(st, 4);
+		r->peer = db_col_strdup(st, 5);
+		r->label_a = db_col_strdup(st, 6);
+		r->label_b = db_col_strdup(st, 7);
+		r->subject = db_col_strdup(st, 8);
 		r->scheduled = !db_col_null(st, 9);
 	}
 	db_finalize(st);
@@ -807,13 +795,13 @@ int rep_machines_load(struct db *db, struct rep_machine **out, size_t *n)
 			*out = xrealloc(*out, alloc * sizeof(**out));
 		}
 		m = &(*out)[(*n)++];
-		m->name = rep_colstr(st, 0);
-		m->host = rep_colstr(st, 1);
-		m->role = rep_colstr(st, 2);
-		m->state = rep_colstr(st, 3);
-		m->reason = rep_colstr(st, 4);
-		m->last_kernel = rep_colstr(st, 5);
-		m->last_seen = rep_coldbl(st, 6);
+		m->name = db_col_strdup(st, 0);
+		m->host = db_col_strdup(st, 1);
+		m->role = db_col_strdup(st, 2);
+		m->state = db_col_strdup(st, 3);
+		m->reason = db_col_strdup(st, 4);
+		m->last_kernel = db_col_strdup(st, 5);
+		m->last_seen = db_col_num(st, 6);
 		m->leased = !db_col_null(st, 7);
 		m->lease_job = db_col_int64(st, 7);
 	}
@@ -916,13 +904,13 @@ int rep_changepoints_load(struct db *db, const char *wl, const char *metric, str
 		}
 		c = &(*out)[(*n)++];
 		c->job = db_col_int64(st, 0);
-		c->tree = rep_colstr(st, 1);
-		c->machines = rep_colstr(st, 2);
-		c->mean_before = rep_coldbl(st, 3);
-		c->mean_after = rep_coldbl(st, 4);
-		c->change_pct = rep_coldbl(st, 5);
-		c->p = rep_coldbl(st, 6);
-		c->created = rep_coldbl(st, 7);
+		c->tree = db_col_strdup(st, 1);
+		c->machines = db_col_strdup(st, 2);
+		c->mean_before = db_col_num(st, 3);
+		c->mean_after = db_col_num(st, 4);
+		c->change_pct = db_col_num(st, 5);
+		c->p = db_col_num(st, 6);
+		c->created = db_col_num(st, 7);
 	}
 	db_finalize(st);
 	return 0;

@@ -18,10 +18,6 @@
  * failure only leaves a part of a page empty return what they found.
  */
 
-/* A column as an owned string (NULL for NULL), or as a double (NaN for NULL). */
-char *rep_colstr(struct db_stmt *st, int i);
-double rep_coldbl(struct db_stmt *st, int i);
-
 /* A file-name-safe form of any string (a hash suffix when it had to change), for page and chart names. */
 void rep_slug(struct buf *b, const char *s);
 

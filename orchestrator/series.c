@@ -1231,12 +1231,6 @@ fail:
 	return error("cannot store series '%s'", s->subject);
 }
 
-static char *col_str(struct db_stmt *st, int i)
-{
-	const char *t = db_col_text(st, i);
-
-	return t ? xstrdup((const char *)t) : NULL;
-}
 
 int series_load_db(struct db *db, int64_t id, struct series **out)
 {
@@ -1255,15 +1249,15 @@ int series_load_db(struct db *db, int64_t id, struct series **out)
 		error("no series with id %lld", (long long)id);
 		goto fail;
 	}
-	s->source = col_str(st, 0);
-	s->source_url = col_str(st, 1);
-	s->subject = col_str(st, 2);
-	s->author = col_str(st, 3);
-	s->date = col_str(st, 4);
-	s->message_id = col_str(st, 5);
+	s->source = db_col_strdup(st, 0);
+	s->source_url = db_col_strdup(st, 1);
+	s->subject = db_col_strdup(st, 2);
+	s->author = db_col_strdup(st, 3);
+	s->date = db_col_strdup(st, 4);
+	s->message_id = db_col_strdup(st, 5);
 	s->version = db_col_int(st, 6);
 	s->total = db_col_int(st, 7);
-	s->cover = col_str(st, 8);
+	s->cover = db_col_strdup(st, 8);
 	snprintf(s->content_sha256, sizeof(s->content_sha256), "%s",
 		 db_col_text(st, 9) ? db_col_text(st, 9) : "");
 	s->format = xstrdup("database");
@@ -1282,18 +1276,18 @@ int series_load_db(struct db *db, int64_t id, struct series **out)
 		p = &s->patches[s->n_patches++];
 		memset(p, 0, sizeof(*p));
 		p->seq = db_col_int(st, 0);
-		p->subject = col_str(st, 1);
-		p->author = col_str(st, 2);
-		p->date = col_str(st, 3);
-		p->message_id = col_str(st, 4);
-		p->body = col_str(st, 5);
-		p->diff = col_str(st, 6);
-		p->diffstat = col_str(st, 7);
+		p->subject = db_col_strdup(st, 1);
+		p->author = db_col_strdup(st, 2);
+		p->date = db_col_strdup(st, 3);
+		p->message_id = db_col_strdup(st, 4);
+		p->body = db_col_strdup(st, 5);
+		p->diff = db_col_strdup(st, 6);
+		p->diffstat = db_col_strdup(st, 7);
 		if (!p->body)
 			p->body = xstrdup("");
 		if (!p->diff)
 			p->diff = xstrdup("");
-		tj = col_str(st, 8);
+		tj = db_col_strdup(st, 8);
 		ta = tj ? json_parse(tj, strlen(tj), "patches.trailers") : NULL;
 		for (size_t k = 0; ta && json_object_is_type(ta, json_type_array) &&
 				   k < json_object_array_length(ta); k++) {
@@ -1339,14 +1333,14 @@ int series_load_db(struct db *db, int64_t id, struct series **out)
 		s->claims = xrealloc(s->claims, (s->n_claims + 1) * sizeof(*s->claims));
 		c = &s->claims[s->n_claims++];
 		c->patch_seq = db_col_int(st, 0);
-		c->metric = col_str(st, 1);
-		c->direction = col_str(st, 2);
+		c->metric = db_col_strdup(st, 1);
+		c->direction = db_col_strdup(st, 2);
 		c->lo_pct = db_col_double(st, 3);
 		c->hi_pct = db_col_double(st, 4);
 		c->before = db_col_null(st, 5) ? NAN : db_col_double(st, 5);
 		c->after = db_col_null(st, 6) ? NAN : db_col_double(st, 6);
-		c->unit = col_str(st, 7);
-		c->text = col_str(st, 8);
+		c->unit = db_col_strdup(st, 7);
+		c->text = db_col_strdup(st, 8);
 	}
 	db_finalize(st);
 
@@ -1356,7 +1350,7 @@ int series_load_db(struct db *db, int64_t id, struct series **out)
 		goto fail;
 	while (db_step(st) == DB_ROW) {
 		struct proposal *p;
-		char *pj = col_str(st, 2);
+		char *pj = db_col_strdup(st, 2);
 		struct json_object *po = pj ? json_parse(pj, strlen(pj), "proposals.params") : NULL;
 		const char *fl = NULL;
 
@@ -1365,8 +1359,8 @@ int series_load_db(struct db *db, int64_t id, struct series **out)
 		memset(p, 0, sizeof(*p));
 		strvec_init(&p->params);
 		p->patch_seq = db_col_int(st, 0);
-		p->type = col_str(st, 1);
-		p->command = col_str(st, 3);
+		p->type = db_col_strdup(st, 1);
+		p->command = db_col_strdup(st, 3);
 		if (po && json_object_is_type(po, json_type_object)) {
 			json_object_object_foreach(po, k, v)
 				strvec_pushf(&p->params, "%s=%s", k, json_object_get_string(v));

@@ -38,12 +38,6 @@ static void col_time(struct db_stmt *st, int i, const char *key)
 	print_data_time(key, db_col_null(st, i) ? NAN : db_col_double(st, i));
 }
 
-/* A text column, or NULL. */
-static const char *col_str(struct db_stmt *st, int i)
-{
-	return db_col_text(st, i);
-}
-
 /* "35s", "12m", "3h", "2d" */
 static void fmt_age(char *b, size_t n, double secs)
 {
@@ -205,14 +199,14 @@ static int jobs(int argc, char **argv, struct klab_ctx *ctx)
 		int64_t id = db_col_int64(st, 0), done, total;
 		double now = now_wall(), age = now - db_col_double(st, 5);
 		double end = db_col_null(st, 7) ? now : db_col_double(st, 7);
-		const char *dut = col_str(st, 8), *err = col_str(st, 11);
+		const char *dut = db_col_text(st, 8), *err = db_col_text(st, 11);
 		char prog[48], agebuf[16], mach[64];
 
 		job_progress(db, id, col_text(st, 3), db_col_int64(st, 4), &done, &total);
 		print_obj_begin(NULL);
 		print_int(PRINT_ANY, "id", "%-5lld ", id);
-		print_str(PRINT_ANY, "name", "%-20s ", col_str(st, 1));
-		print_str(PRINT_ANY, "state", "%-10s ", col_str(st, 2));
+		print_str(PRINT_ANY, "name", "%-20s ", db_col_text(st, 1));
+		print_str(PRINT_ANY, "state", "%-10s ", db_col_text(st, 2));
 		print_data_int("steps_done", done);
 		print_data_int("steps_total", total);
 		snprintf(prog, sizeof(prog), "%lld/%lld", (long long)done, (long long)total);
@@ -316,21 +310,21 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 	print_data_int("steps_total", total);
 	print_text("job %lld '%s': %s, %lld/%lld steps\n", (long long)id, col_text(st, 1), col_text(st, 2),
 		   (long long)done, (long long)total);
-	if (col_str(st, 11))
-		print_text("  error: %s\n", col_str(st, 11));
+	if (db_col_text(st, 11))
+		print_text("  error: %s\n", db_col_text(st, 11));
 	fmt_time(t1, sizeof(t1), db_col_double(st, 5));
 	fmt_time(t2, sizeof(t2), db_col_double(st, 7));
 	print_text("  created %s, finished %s, order seed %s, machines %s+%s%s%s\n", t1, t2,
-		   col_str(st, 4) ? col_str(st, 4) : "-", col_str(st, 8) ? col_str(st, 8) : "-",
-		   col_str(st, 9) ? col_str(st, 9) : "-", col_str(st, 10) ? ", schedule " : "",
-		   col_str(st, 10) ? col_str(st, 10) : "");
+		   db_col_text(st, 4) ? db_col_text(st, 4) : "-", db_col_text(st, 8) ? db_col_text(st, 8) : "-",
+		   db_col_text(st, 9) ? db_col_text(st, 9) : "-", db_col_text(st, 10) ? ", schedule " : "",
+		   db_col_text(st, 10) ? db_col_text(st, 10) : "");
 	db_finalize(st);
 
 	print_list_begin("sides", NULL);
 	st = db_prepare(db, "SELECT s.side, s.label, s.kernel_id, s.profile, k.release FROM job_sides s "
 			"LEFT JOIN kernels k ON k.id = s.kernel_id WHERE s.job_id = ? ORDER BY s.side", "i", id);
 	while (st && db_step(st) == DB_ROW) {
-		const char *rel = col_str(st, 4), *prof = col_str(st, 3);
+		const char *rel = db_col_text(st, 4), *prof = db_col_text(st, 3);
 
 		print_obj_begin(NULL);
 		col_data(st, 0, "side");
@@ -392,8 +386,8 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 		if (!db_col_null(st, 9))
 			print_fmt_num(hl, db_col_double(st, 9));
 		print_text("  %-6s %-44s %-4s %-16s %-4s %-4s %-7s %s\n", col_text(st, 0), col_text(st, 1),
-			   col_str(st, 2) ? col_str(st, 2) : "-", col_text(st, 3),
-			   col_str(st, 5) ? col_str(st, 5) : "-", col_text(st, 4), col_text(st, 6), hl);
+			   db_col_text(st, 2) ? db_col_text(st, 2) : "-", col_text(st, 3),
+			   db_col_text(st, 5) ? db_col_text(st, 5) : "-", col_text(st, 4), col_text(st, 6), hl);
 	}
 	db_finalize(st);
 	print_list_end();
@@ -423,7 +417,7 @@ static int job_log(int argc, char **argv, struct klab_ctx *ctx)
 	}
 	name = xstrdup(col_text(st, 0));
 	state = xstrdup(col_text(st, 1));
-	err = col_str(st, 2) ? xstrdup(col_str(st, 2)) : NULL;
+	err = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2)) : NULL;
 	created = db_col_double(st, 3);
 	finished = db_col_double(st, 4);
 	db_finalize(st);
@@ -435,7 +429,7 @@ static int job_log(int argc, char **argv, struct klab_ctx *ctx)
 	st = db_prepare(db, "SELECT key, state, attempts, started, finished, error FROM steps "
 			"WHERE job_id = ? ORDER BY id", "i", id);
 	while (st && db_step(st) == DB_ROW) {
-		const char *key = col_text(st, 0), *e = col_str(st, 5);
+		const char *key = col_text(st, 0), *e = db_col_text(st, 5);
 		int attempts = db_col_int(st, 2);
 		double s0 = db_col_double(st, 3), s1 = db_col_double(st, 4);
 

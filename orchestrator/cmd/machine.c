@@ -32,12 +32,6 @@ static void mrow_release(struct mrow *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static char *col_str(struct db_stmt *st, int i)
-{
-	const char *s = db_col_text(st, i);
-
-	return s ? xstrdup((const char *)s) : NULL;
-}
 
 static int mrow_load(struct db *db, const struct conf_machine *m, struct mrow *r)
 {
@@ -53,11 +47,11 @@ static int mrow_load(struct db *db, const struct conf_machine *m, struct mrow *r
 		return -1;
 	rc = db_step(st);
 	if (rc == DB_ROW) {
-		r->state = col_str(st, 0);
+		r->state = db_col_strdup(st, 0);
 		r->since = db_col_double(st, 1);
-		r->reason = col_str(st, 2);
-		r->last_kernel = col_str(st, 3);
-		r->last_build_id = col_str(st, 4);
+		r->reason = db_col_strdup(st, 2);
+		r->last_kernel = db_col_strdup(st, 3);
+		r->last_build_id = db_col_strdup(st, 4);
 		r->last_seen = db_col_double(st, 5);
 		if (!db_col_null(st, 6)) {
 			r->lease_job = db_col_int64(st, 6);
