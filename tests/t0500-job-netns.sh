@@ -29,7 +29,7 @@ cat >>"$KLAB_CONFIG" <<EOF
 	workloads = txp
 	boots = 1
 	runs = 1
-	warmup = 0
+	warmup_runs = 0
 [job "txd"]
 	profile_a = noxps
 	profile_b = xps
@@ -37,7 +37,7 @@ cat >>"$KLAB_CONFIG" <<EOF
 	workloads = txd
 	boots = 1
 	runs = 1
-	warmup = 0
+	warmup_runs = 0
 EOF
 
 test_expect_success 'netns lab and config' '

@@ -21,7 +21,7 @@ cat >>"$KLAB_CONFIG" <<EOF
 	workloads = rr bad
 	boots = 1
 	runs = 1
-	warmup = 0
+	warmup_runs = 0
 	seed = 1
 EOF
 

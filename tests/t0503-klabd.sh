@@ -15,7 +15,7 @@ cat >>"$KLAB_CONFIG" <<EOF
 	workloads = rr
 	boots = 1
 	runs = 1
-	warmup = 0
+	warmup_runs = 0
 [schedule "nightly"]
 	cron = 0 3 * * *
 	job = nightly-rr

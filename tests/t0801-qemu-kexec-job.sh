@@ -42,7 +42,7 @@ EOF
 	workloads = rr
 	boots = 1
 	runs = 1
-	warmup = 0
+	warmup_runs = 0
 	order = fixed
 EOF
 }

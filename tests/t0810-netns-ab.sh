@@ -32,7 +32,7 @@ write_conf() {
 	workloads = rr
 	boots = 3
 	runs = 2
-	warmup = 1
+	warmup_runs = 1
 EOF
 	[ "${1:-}" = slow ] || return 0
 	# The host kernel here has no sch_netem ("Specified qdisc kind is
@@ -48,7 +48,7 @@ EOF
 	workloads = rr
 	boots = 3
 	runs = 2
-	warmup = 1
+	warmup_runs = 1
 EOF
 }
 

@@ -22,7 +22,7 @@
 	"[profile \"b\"]\n\txps = auto\n\tsysctl.net.core.busy_poll = 50\n" \
 	"[workload \"rr\"]\n\ttype = udp_rr\n\tflows = 8\n\tduration = 3s\n\twarmup = 1s\n\tmonitors = cpu nic\n" \
 	"[workload \"tx\"]\n\ttype = udp_tx\n\tpayload_size = 64\n\tduration = 2s\n" \
-	"[job \"tune\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr tx\n\tboots = 2\n\truns = 2\n\twarmup = 1\n\tseed = 42\n" \
+	"[job \"tune\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr tx\n\tboots = 2\n\truns = 2\n\twarmup_runs = 1\n\tseed = 42\n" \
 	"[job \"refs\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = dut peer\n\tworkloads = rr\n" \
 	"[job \"refs-none\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = ndut npeer\n\tworkloads = rr\n" \
 	"[job \"night\"]\n\ttree = t\n\tmachines = dut peer\n\tworkloads = rr\n\tboots = 2\n" \

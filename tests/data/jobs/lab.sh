@@ -46,7 +46,7 @@ job_lab_up() {
 	workloads = rr
 	boots = ${JOB_BOOTS:-1}
 	runs = ${JOB_RUNS:-1}
-	warmup = ${JOB_WARMUP:-1}
+	warmup_runs = ${JOB_WARMUP:-1}
 	seed = 7
 CONF
 	export KLAB_DB=$SCRATCH/klab.db
