@@ -23,17 +23,6 @@ const char *build_cache_dir(void)
 	return e && *e ? e : "/var/cache/klab";
 }
 
-const char *apply_how_name(enum apply_how h)
-{
-	switch (h) {
-	case APPLY_CLEAN: return "clean";
-	case APPLY_OFFSET: return "offset";
-	case APPLY_FUZZ: return "fuzz";
-	case APPLY_FAILED: return "failed";
-	}
-	return "?";
-}
-
 /* GNU build id of an ELF file via readelf -n: malloc'd hex or NULL. */
 static char *elf_build_id(const char *path)
 {

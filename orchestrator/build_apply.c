@@ -13,6 +13,17 @@
 #include "strvec.h"
 #include "util.h"
 
+const char *apply_how_name(enum apply_how h)
+{
+	switch (h) {
+	case APPLY_CLEAN: return "clean";
+	case APPLY_OFFSET: return "offset";
+	case APPLY_FUZZ: return "fuzz";
+	case APPLY_FAILED: return "failed";
+	}
+	return "?";
+}
+
 /* The header line of hunk K (1-based) of FILE in a diff, or NULL. */
 static char *hunk_header(const char *diff, const char *file, int k)
 {
