@@ -7,6 +7,7 @@
  *   job_spec.c      the spec of a job from the config, submit
  *   job_plan.c      the ABBA order and the plan (the list of step keys)
  *   job.c           find, cancel, the run lock, the step table, the loop (do_step, job_run)
+ *   job_ctx.c       what the steps share: a step's failure and progress, sides, workloads, machines
  *   job_steps.c     one function per step of the table, in plan order
  *   agent_client.c  SSH to the machines, klab-agent calls, the server of a run
  */
@@ -71,7 +72,7 @@ const char *side_letters(struct json_object *spec, char *buf);
 /* The boot order of a spec, malloc'd ("ABBA..." or "BBB" for a one-sided job). */
 char *spec_order(struct json_object *spec, int64_t seed);
 
-/* ---- job.c: the runner's helpers for the steps */
+/* ---- job_ctx.c: the runner's helpers for the steps */
 /* End the current step as failed: the reason is FMT plus the error logged during the step. STEP_FAIL. */
 int step_fail(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
 /* End the current step as skipped, saying why. SKIPPED. */
