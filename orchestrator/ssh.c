@@ -28,17 +28,6 @@
 
 #define CLOSE_GRACE_MS 3000		/* closing a channel after a timeout */
 
-static int libssh2_ready;
-
-void ssh_global_init(void)
-{
-	if (!libssh2_ready) {
-		if (libssh2_init(0))
-			die("cannot initialise libssh2");
-		libssh2_ready = 1;
-	}
-}
-
 void ssh_target_from_conf(struct ssh_target *t, const struct klab_config *cfg,
 			  const struct conf_machine *m)
 {
@@ -60,16 +49,6 @@ const char *ssh_name(const struct ssh_conn *c)
 int ssh_dropped(const struct ssh_conn *c)
 {
 	return c->dropped;
-}
-
-const char *ssh_errmsg(LIBSSH2_SESSION *s)
-{
-	char *msg = NULL;
-
-	if (!s)
-		return "no session";
-	libssh2_session_last_error(s, &msg, NULL, 0);
-	return msg && *msg ? msg : "unknown libssh2 error";
 }
 
 int is_drop_error(int rc)
@@ -731,5 +710,31 @@ int ssh_remote_sha256(struct ssh_conn *c, const char *path, char hex[65])
 out:
 	buf_release(&why);
 	ssh_exec_release(&x);
+	return ret;
+}
+
+int ssh_hostkey_fetch(const char *host, int port, long timeout_ms,
+		      struct buf *line, struct buf *fp)
+{
+	struct ssh_target t = { .name = host, .host = host, .port = port };
+	struct ssh_conn *c = conn_new(&t);
+	const char *key;
+	size_t len;
+	int type, ret = -1;
+
+	if (session_open(c, timeout_ms, 0) < 0)
+		goto out;
+	key = libssh2_session_hostkey(c->s, &len, &type);
+	if (!key) {
+		error("host %s:%d sent no host key", host, c->port);
+		goto out;
+	}
+	if (line && ssh_knownhosts_line(line, host, c->port, type, key, len))
+		goto out;
+	if (fp)
+		ssh_fingerprint((const unsigned char *)key, len, fp);
+	ret = 0;
+out:
+	ssh_close(c);
 	return ret;
 }

@@ -39,11 +39,13 @@ struct ssh_conn {
 	"if command -v openssl >/dev/null 2>&1; then s=$(openssl dgst -sha256 -r -- \"$1\") || exit 4; " \
 	"else s=$(sha256sum -- \"$1\") || exit 4; fi; s=${s#\\\\}; s=${s%% *}; "
 
-/* ---- ssh.c */
+/* ---- ssh_lib.c */
 /* libssh2_init() once per process. */
 void ssh_global_init(void);
 /* libssh2's last error of a session, for messages. */
 const char *ssh_errmsg(LIBSSH2_SESSION *s);
+
+/* ---- ssh.c */
 /* 1 when a libssh2 error code means the connection went away. */
 int is_drop_error(int rc);
 /* Wait until libssh2 can make progress (sending keepalives): 0, or -1 at the deadline (0: none), not logged. */
@@ -62,5 +64,8 @@ void describe_exit(const struct ssh_exec *x, struct buf *out);
 /* ---- ssh_knownhosts.c */
 /* Check the host key of C's new session against its known_hosts: 0, or -1 (logged with both fingerprints). */
 int check_hostkey(struct ssh_conn *c);
+/* Append the known_hosts line "HOST KEYTYPE BASE64" of a host key libssh2 returned: 0, or -1 for an unknown key type (logged). */
+int ssh_knownhosts_line(struct buf *line, const char *host, int port, int hostkey_type,
+			const char *key, size_t len);
 
 #endif

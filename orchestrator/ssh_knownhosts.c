@@ -162,34 +162,17 @@ out:
 	return ret;
 }
 
-int ssh_hostkey_fetch(const char *host, int port, long timeout_ms,
-		      struct buf *line, struct buf *fp)
+int ssh_knownhosts_line(struct buf *line, const char *host, int port, int hostkey_type,
+			const char *key, size_t len)
 {
-	struct ssh_target t = { .name = host, .host = host, .port = port };
-	struct ssh_conn *c = conn_new(&t);
-	const char *key;
-	size_t len;
-	int type, idx, ret = -1;
+	int idx = key ? keytype_index_by_hostkey(hostkey_type) : -1;
 
-	if (session_open(c, timeout_ms, 0) < 0)
-		goto out;
-	key = libssh2_session_hostkey(c->s, &len, &type);
-	idx = key ? keytype_index_by_hostkey(type) : -1;
-	if (idx < 0) {
-		error("host %s:%d sent no host key of a known type", host, c->port);
-		goto out;
-	}
-	if (line) {
-		host_pattern(line, host, c->port);
-		buf_addf(line, " %s ", keytypes[idx].name);
-		base64_encode(line, (const unsigned char *)key, len, 1);
-	}
-	if (fp)
-		ssh_fingerprint((const unsigned char *)key, len, fp);
-	ret = 0;
-out:
-	ssh_close(c);
-	return ret;
+	if (idx < 0)
+		return error("host %s:%d sent no host key of a known type", host, port);
+	host_pattern(line, host, port);
+	buf_addf(line, " %s ", keytypes[idx].name);
+	base64_encode(line, (const unsigned char *)key, len, 1);
+	return 0;
 }
 
 int ssh_knownhosts_lookup(const char *known_hosts, const char *host, int port,
