@@ -156,3 +156,8 @@ void json_to_buf(struct buf *b, struct json_object *o, int pretty)
 
 	buf_add(b, s, len);
 }
+
+struct json_object *json_str(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}

@@ -30,5 +30,7 @@ int json_get_array(struct json_object *o, const char *key, struct json_object **
 
 /* Serialise pretty (1) or compact (0) into a buffer. */
 void json_to_buf(struct buf *b, struct json_object *o, int pretty);
+/* A JSON string of S, or NULL (JSON null when added to an object) for NULL. */
+struct json_object *json_str(const char *s);
 
 #endif

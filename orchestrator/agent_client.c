@@ -250,20 +250,20 @@ char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int se
 	const struct conf_machine *other = server ? j->dut : j->peer;
 
 	json_object_object_add(o, "spec_version", json_object_new_int(1));
-	json_object_object_add(o, "run_id", jstr(uid));
-	json_object_object_add(o, "role", jstr(server ? role_server(type) : role_client(type)));
-	json_object_object_add(wo, "name", jstr(spec_str(w, "name")));
-	json_object_object_add(wo, "type", jstr(type));
+	json_object_object_add(o, "run_id", json_str(uid));
+	json_object_object_add(o, "role", json_str(server ? role_server(type) : role_client(type)));
+	json_object_object_add(wo, "name", json_str(spec_str(w, "name")));
+	json_object_object_add(wo, "type", json_str(type));
 	json_object_object_add(wo, "params", role_params(spec_get(w, "params"), type, server));
 	json_object_object_add(o, "workload", wo);
 	if (!server && tx_target(w) && !strcmp(tx_target(w), "dummy"))
-		json_object_object_add(o, "peer_addr", jstr(QLAB_DUMMY_TARGET));
+		json_object_object_add(o, "peer_addr", json_str(QLAB_DUMMY_TARGET));
 	else if (!server && other->addr)
-		json_object_object_add(o, "peer_addr", jstr(other->addr));
+		json_object_object_add(o, "peer_addr", json_str(other->addr));
 	if (self->addr)
-		json_object_object_add(o, "bind_addr", jstr(self->addr));
+		json_object_object_add(o, "bind_addr", json_str(self->addr));
 	if (self->nic)
-		json_object_object_add(o, "nic", jstr(self->nic));
+		json_object_object_add(o, "nic", json_str(self->nic));
 	/* The server gets the client's times and outlives it by linger_s. */
 	json_object_object_add(o, "duration_s", json_object_new_double(spec_double(w, "duration_s", 10)));
 	json_object_object_add(o, "warmup_s", json_object_new_double(spec_double(w, "warmup_s", 2)));
@@ -273,9 +273,9 @@ char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int se
 	} else {
 		json_object_object_add(o, "monitors", json_object_get(spec_get(w, "monitors")));
 		if (spec_str(w, "perf_events"))
-			json_object_object_add(o, "perf_events", jstr(spec_str(w, "perf_events")));
+			json_object_object_add(o, "perf_events", json_str(spec_str(w, "perf_events")));
 		if (spec_str(w, "bpftrace_script"))
-			json_object_object_add(o, "bpftrace_script", jstr(spec_str(w, "bpftrace_script")));
+			json_object_object_add(o, "bpftrace_script", json_str(spec_str(w, "bpftrace_script")));
 	}
 	json_to_buf(&b, o, 0);
 	json_object_put(o);

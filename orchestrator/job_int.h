@@ -60,7 +60,6 @@ struct job_ctx {
 #define SERVER_READY_MS 60000
 
 /* ---- job_spec.c: reading the spec (NULL or the default when a key is missing) */
-struct json_object *jstr(const char *s);
 const char *spec_str(struct json_object *o, const char *key);
 int64_t spec_int(struct json_object *o, const char *key, int64_t def);
 double spec_double(struct json_object *o, const char *key, double def);

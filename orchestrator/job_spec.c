@@ -13,11 +13,6 @@
 #include "log.h"
 #include "util.h"
 
-struct json_object *jstr(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
 const char *spec_str(struct json_object *o, const char *key)
 {
 	struct json_object *v;
@@ -57,23 +52,23 @@ static struct json_object *profile_json(const struct conf_profile *p)
 {
 	struct json_object *o = json_object_new_object(), *sys = json_object_new_object();
 
-	json_object_object_add(o, "name", jstr(p->name));
+	json_object_object_add(o, "name", json_str(p->name));
 	if (p->channels)
 		json_object_object_add(o, "channels", json_object_new_int(p->channels));
 	if (p->xps)
-		json_object_object_add(o, "xps", jstr(p->xps));
+		json_object_object_add(o, "xps", json_str(p->xps));
 	if (p->rps)
-		json_object_object_add(o, "rps", jstr(p->rps));
+		json_object_object_add(o, "rps", json_str(p->rps));
 	if (p->irq_affinity)
-		json_object_object_add(o, "irq_affinity", jstr(p->irq_affinity));
+		json_object_object_add(o, "irq_affinity", json_str(p->irq_affinity));
 	if (p->governor)
-		json_object_object_add(o, "governor", jstr(p->governor));
+		json_object_object_add(o, "governor", json_str(p->governor));
 	if (p->qdisc)
-		json_object_object_add(o, "qdisc", jstr(p->qdisc));
+		json_object_object_add(o, "qdisc", json_str(p->qdisc));
 	for (size_t i = 0; i < p->n_sysctls; i++) {
 		const char *k = p->sysctls[i].key;
 		const char *s = skip_prefix(k, "sysctl.");
-		json_object_object_add(sys, s ? s : k, jstr(p->sysctls[i].value));
+		json_object_object_add(sys, s ? s : k, json_str(p->sysctls[i].value));
 	}
 	json_object_object_add(o, "sysctls", sys);
 	return o;
@@ -94,19 +89,19 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 			if (parse_duration_ms(v, &warm_ms))
 				goto bad;
 		} else {
-			json_object_object_add(params, k, jstr(v));
+			json_object_object_add(params, k, json_str(v));
 		}
 	}
 	for (size_t i = 0; i < w->monitors.n; i++)
-		json_object_array_add(mon, jstr(w->monitors.v[i]));
-	json_object_object_add(o, "name", jstr(w->name));
-	json_object_object_add(o, "type", jstr(w->type));
+		json_object_array_add(mon, json_str(w->monitors.v[i]));
+	json_object_object_add(o, "name", json_str(w->name));
+	json_object_object_add(o, "type", json_str(w->type));
 	json_object_object_add(o, "params", params);
 	json_object_object_add(o, "duration_s", json_object_new_double(dur_ms / 1000.0));
 	json_object_object_add(o, "warmup_s", json_object_new_double(warm_ms / 1000.0));
 	json_object_object_add(o, "monitors", mon);
 	if (w->perf_events)
-		json_object_object_add(o, "perf_events", jstr(w->perf_events));
+		json_object_object_add(o, "perf_events", json_str(w->perf_events));
 	if (w->bpftrace) {
 		struct buf b = BUF_INIT;
 		if (buf_read_file(&b, w->bpftrace)) {
@@ -114,12 +109,12 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 			json_object_put(o);
 			return error("workload '%s': cannot read its bpftrace script '%s'", w->name, w->bpftrace);
 		}
-		json_object_object_add(o, "bpftrace_script", jstr(b.buf));
+		json_object_object_add(o, "bpftrace_script", json_str(b.buf));
 		buf_release(&b);
 	}
 	json_object_object_add(o, "threshold_pct", json_object_new_double(w->threshold_pct));
 	if (w->headline)
-		json_object_object_add(o, "headline", jstr(w->headline));
+		json_object_object_add(o, "headline", json_str(w->headline));
 	*out = o;
 	return 0;
 bad:
@@ -167,11 +162,11 @@ static struct json_object *side_json(const char *side, const char *label, const 
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "side", jstr(side));
-	json_object_object_add(o, "label", jstr(label));
-	json_object_object_add(o, "ref", jstr(ref));
-	json_object_object_add(o, "variant", jstr(variant));
-	json_object_object_add(o, "profile", jstr(profile));
+	json_object_object_add(o, "side", json_str(side));
+	json_object_object_add(o, "label", json_str(label));
+	json_object_object_add(o, "ref", json_str(ref));
+	json_object_object_add(o, "variant", json_str(variant));
+	json_object_object_add(o, "profile", json_str(profile));
 	json_object_object_add(o, "build", json_object_new_boolean(build));
 	return o;
 }
@@ -291,32 +286,32 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 
 	seed = o->seed >= 0 ? o->seed : cj->seed >= 0 ? cj->seed : random_seed();
 	json_object_object_add(spec, "version", json_object_new_int(1));
-	json_object_object_add(spec, "name", jstr(cj->name));
-	json_object_object_add(spec, "kind", jstr(kind));
-	json_object_object_add(spec, "tree", jstr(cj->tree));
-	json_object_object_add(spec, "base", jstr(base));
-	json_object_object_add(spec, "test", jstr(test));
-	json_object_object_add(spec, "series", jstr(series));
+	json_object_object_add(spec, "name", json_str(cj->name));
+	json_object_object_add(spec, "kind", json_str(kind));
+	json_object_object_add(spec, "tree", json_str(cj->tree));
+	json_object_object_add(spec, "base", json_str(base));
+	json_object_object_add(spec, "test", json_str(test));
+	json_object_object_add(spec, "series", json_str(series));
 	{
 		struct json_object *lp = json_object_new_array();
 		for (size_t i = 0; i < cj->local_patches.n; i++)
-			json_object_array_add(lp, jstr(cj->local_patches.v[i]));
+			json_object_array_add(lp, json_str(cj->local_patches.v[i]));
 		json_object_object_add(spec, "local_patches", lp);
 	}
 	machines = json_object_new_array();
 	for (size_t i = 0; i < cj->machines.n; i++)
-		json_object_array_add(machines, jstr(cj->machines.v[i]));
+		json_object_array_add(machines, json_str(cj->machines.v[i]));
 	json_object_object_add(spec, "machines", machines);
-	json_object_object_add(spec, "pool", jstr(cj->pool));
+	json_object_object_add(spec, "pool", json_str(cj->pool));
 	json_object_object_add(spec, "boots", json_object_new_int(o->boots > 0 ? o->boots : cj->boots));
 	json_object_object_add(spec, "runs", json_object_new_int(o->runs > 0 ? o->runs : cj->runs));
 	json_object_object_add(spec, "warmup_runs", json_object_new_int(cj->warmup_runs));
-	json_object_object_add(spec, "order", jstr(cj->order ? cj->order : "abba"));
+	json_object_object_add(spec, "order", json_str(cj->order ? cj->order : "abba"));
 	json_object_object_add(spec, "seed", json_object_new_int64(seed));
-	json_object_object_add(spec, "schedule", jstr(o->schedule));
+	json_object_object_add(spec, "schedule", json_str(o->schedule));
 	/* Run ids must be unique on a machine shared by several databases. */
 	snprintf(prefix, sizeof(prefix), "k%08llx", (unsigned long long)(random_seed() & 0xffffffff));
-	json_object_object_add(spec, "uid_salt", jstr(prefix));
+	json_object_object_add(spec, "uid_salt", json_str(prefix));
 	json_to_buf(&text, spec, 0);
 
 	if (db_begin(db))

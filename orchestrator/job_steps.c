@@ -37,7 +37,7 @@ int step_intake(struct job_ctx *j, const char *key)
 		return step_fail(j, "cannot store series '%s'", src);
 	}
 	json_object_object_add(j->detail, "series_id", json_object_new_int64(sid));
-	json_object_object_add(j->detail, "subject", jstr(s->subject));
+	json_object_object_add(j->detail, "subject", json_str(s->subject));
 	json_object_object_add(j->detail, "patches", json_object_new_int((int)s->n_patches));
 	series_free(s);
 	if (db_run(j->db, "UPDATE jobs SET series_id = ? WHERE id = ?", "ii", sid, j->id))
@@ -94,7 +94,7 @@ int step_build(struct job_ctx *j, const char *key)
 	if (ret)
 		return step_fail(j, "build of side %c (%s) failed", side, spec_str(s, "label"));
 	json_object_object_add(j->detail, "kernel_id", json_object_new_int64(art.id));
-	json_object_object_add(j->detail, "release", jstr(art.release));
+	json_object_object_add(j->detail, "release", json_str(art.release));
 	json_object_object_add(j->detail, "cached", json_object_new_boolean(art.cached));
 	json_object_object_add(j->detail, "duration_s", json_object_new_double(art.duration_s));
 	job_print(j, "  kernel %lld %s%s", (long long)art.id, art.release, art.cached ? " (cached)" : "");
@@ -139,8 +139,8 @@ int step_lease(struct job_ctx *j, const char *key)
 		if (s == LEASE_OK) {
 			buf_release(&why);
 			j->leased = 1;
-			json_object_object_add(j->detail, "dut", jstr(dut));
-			json_object_object_add(j->detail, "peer", jstr(peer));
+			json_object_object_add(j->detail, "dut", json_str(dut));
+			json_object_object_add(j->detail, "peer", json_str(peer));
 			json_object_object_add(j->detail, "waited_s",
 					       json_object_new_double((now_ms() - waited) / 1000.0));
 			job_print(j, "  leased dut '%s' and peer '%s'", dut, peer);
@@ -229,7 +229,7 @@ int step_deploy(struct job_ctx *j, const char *key)
 		     j->dut->name, res.wrong_kernel ? ": it came back on another kernel" : "",
 		     res.fenced ? "; the machine is fenced (broken)" : "");
 	} else {
-		json_object_object_add(j->detail, "release", jstr(res.release));
+		json_object_object_add(j->detail, "release", json_str(res.release));
 		json_object_object_add(j->detail, "boot_wait_s", json_object_new_double(res.boot_wait_ms / 1000.0));
 	}
 	deploy_result_release(&res);
@@ -281,7 +281,7 @@ int step_verify(struct job_ctx *j, const char *key)
 	db_run(j->db, "UPDATE boots SET release = ? WHERE job_id = ? AND seq = ?", "sii", out.buf, j->id, (int64_t)b);
 	db_run(j->db, "UPDATE machines SET last_kernel = ?, last_seen = ? WHERE name = ?", "sds", out.buf,
 	       now_wall(), j->dut->name);
-	json_object_object_add(j->detail, "release", jstr(out.buf));
+	json_object_object_add(j->detail, "release", json_str(out.buf));
 	job_print(j, "  '%s' runs %s", j->dut->name, out.buf);
 	buf_release(&out);
 	return DONE;
@@ -351,7 +351,7 @@ int step_prepare(struct job_ctx *j, const char *key)
 		return step_fail(j, "profile '%s' is missing from the job spec", name);
 	/* The agent gets the profile with the NIC it applies to. */
 	p = json_object_get(p);
-	json_object_object_add(p, "nic", jstr(j->dut->nic));
+	json_object_object_add(p, "nic", json_str(j->dut->nic));
 	json_to_buf(&in, p, 0);
 	json_object_put(p);
 	{
@@ -555,12 +555,12 @@ int step_run(struct job_ctx *j, const char *key)
 		return step_fail(j, "workload '%s' is missing from the job spec", wl);
 	snprintf(uid, sizeof(uid), "j%lld-%s-b%d-%s-r%d", (long long)j->id, spec_str(j->spec, "uid_salt"),
 		 b, wl, r);
-	json_object_object_add(j->detail, "uid", jstr(uid));
+	json_object_object_add(j->detail, "uid", json_str(uid));
 
 	/* 1. Stored already (the process died between store and step end)? */
 	if (run_stored(j, uid)) {
 		agent_ack(j, 0, uid);
-		json_object_object_add(j->detail, "recovered", jstr("database"));
+		json_object_object_add(j->detail, "recovered", json_str("database"));
 		job_print(j, "  run %s was already stored", uid);
 		return DONE;
 	}
@@ -585,7 +585,7 @@ int step_run(struct job_ctx *j, const char *key)
 		}
 	}
 	if (rc == 0 && !result_failed(doc.buf, &why)) {
-		json_object_object_add(j->detail, "recovered", jstr("agent"));
+		json_object_object_add(j->detail, "recovered", json_str("agent"));
 		job_print(j, "  run %s recovered from the agent on '%s'", uid, j->dut->name);
 		goto store;
 	}
@@ -604,7 +604,7 @@ int step_run(struct job_ctx *j, const char *key)
 			goto out;
 		}
 		warn("run %s failed: %s; retrying once", uid, why.buf);
-		json_object_object_add(j->detail, "first_failure", jstr(why.buf));
+		json_object_object_add(j->detail, "first_failure", json_str(why.buf));
 		agent_ack(j, 0, uid);
 		sleep(1);
 	}
@@ -670,7 +670,7 @@ int step_report(struct job_ctx *j, const char *key)
 		return step_fail(j, "cannot write the report pages of job %lld", (long long)j->id);
 	{
 		char *p = xasprintf("%s/job-%lld.html", dir, (long long)j->id);
-		json_object_object_add(j->detail, "page", jstr(p));
+		json_object_object_add(j->detail, "page", json_str(p));
 		job_print(j, "  report: %s", p);
 		free(p);
 	}

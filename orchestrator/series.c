@@ -994,11 +994,6 @@ void series_free(struct series *s)
 	free(s);
 }
 
-static struct json_object *jstr(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
 static struct json_object *trailers_json(const struct patch *p)
 {
 	struct json_object *a = json_object_new_array();
@@ -1006,9 +1001,9 @@ static struct json_object *trailers_json(const struct patch *p)
 	for (size_t t = 0; t < p->n_trailers; t++) {
 		struct json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "tag", jstr(p->trailers[t].tag));
-		json_object_object_add(o, "value", jstr(p->trailers[t].value));
-		json_object_object_add(o, "from", jstr(p->trailers[t].from));
+		json_object_object_add(o, "tag", json_str(p->trailers[t].tag));
+		json_object_object_add(o, "value", json_str(p->trailers[t].value));
+		json_object_object_add(o, "from", json_str(p->trailers[t].from));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -1040,35 +1035,35 @@ struct json_object *series_to_json(const struct series *s)
 {
 	struct json_object *o = json_object_new_object(), *a;
 
-	json_object_object_add(o, "source", jstr(s->source));
-	json_object_object_add(o, "source_url", jstr(s->source_url));
-	json_object_object_add(o, "format", jstr(s->format));
-	json_object_object_add(o, "subject", jstr(s->subject));
-	json_object_object_add(o, "author", jstr(s->author));
-	json_object_object_add(o, "date", jstr(s->date));
-	json_object_object_add(o, "message_id", jstr(s->message_id));
+	json_object_object_add(o, "source", json_str(s->source));
+	json_object_object_add(o, "source_url", json_str(s->source_url));
+	json_object_object_add(o, "format", json_str(s->format));
+	json_object_object_add(o, "subject", json_str(s->subject));
+	json_object_object_add(o, "author", json_str(s->author));
+	json_object_object_add(o, "date", json_str(s->date));
+	json_object_object_add(o, "message_id", json_str(s->message_id));
 	json_object_object_add(o, "version", json_object_new_int(s->version));
 	json_object_object_add(o, "total", json_object_new_int(s->total));
-	json_object_object_add(o, "cover", jstr(s->cover));
-	json_object_object_add(o, "content_sha256", jstr(s->content_sha256));
+	json_object_object_add(o, "cover", json_str(s->cover));
+	json_object_object_add(o, "content_sha256", json_str(s->content_sha256));
 	a = json_object_new_array();
 	for (size_t i = 0; i < s->n_patches; i++) {
 		const struct patch *p = &s->patches[i];
 		struct json_object *po = json_object_new_object();
 
 		json_object_object_add(po, "seq", json_object_new_int(p->seq));
-		json_object_object_add(po, "subject", jstr(p->subject));
-		json_object_object_add(po, "raw_subject", jstr(p->raw_subject));
-		json_object_object_add(po, "author", jstr(p->author));
-		json_object_object_add(po, "date", jstr(p->date));
-		json_object_object_add(po, "message_id", jstr(p->message_id));
+		json_object_object_add(po, "subject", json_str(p->subject));
+		json_object_object_add(po, "raw_subject", json_str(p->raw_subject));
+		json_object_object_add(po, "author", json_str(p->author));
+		json_object_object_add(po, "date", json_str(p->date));
+		json_object_object_add(po, "message_id", json_str(p->message_id));
 		json_object_object_add(po, "files", json_object_new_int(p->files));
 		json_object_object_add(po, "insertions", json_object_new_int(p->insertions));
 		json_object_object_add(po, "deletions", json_object_new_int(p->deletions));
-		json_object_object_add(po, "diffstat", jstr(p->diffstat));
+		json_object_object_add(po, "diffstat", json_str(p->diffstat));
 		json_object_object_add(po, "trailers", trailers_json(p));
-		json_object_object_add(po, "body", jstr(p->body));
-		json_object_object_add(po, "diff", jstr(p->diff));
+		json_object_object_add(po, "body", json_str(p->body));
+		json_object_object_add(po, "diff", json_str(p->diff));
 		json_object_array_add(a, po);
 	}
 	json_object_object_add(o, "patches", a);
@@ -1078,14 +1073,14 @@ struct json_object *series_to_json(const struct series *s)
 		struct json_object *co = json_object_new_object();
 
 		json_object_object_add(co, "patch", json_object_new_int(c->patch_seq));
-		json_object_object_add(co, "metric", jstr(c->metric));
-		json_object_object_add(co, "direction", jstr(c->direction));
+		json_object_object_add(co, "metric", json_str(c->metric));
+		json_object_object_add(co, "direction", json_str(c->direction));
 		json_object_object_add(co, "lo_pct", json_object_new_double(round(c->lo_pct * 100) / 100));
 		json_object_object_add(co, "hi_pct", json_object_new_double(round(c->hi_pct * 100) / 100));
 		json_object_object_add(co, "before", num_or_null(c->before));
 		json_object_object_add(co, "after", num_or_null(c->after));
-		json_object_object_add(co, "unit", jstr(c->unit));
-		json_object_object_add(co, "text", jstr(c->text));
+		json_object_object_add(co, "unit", json_str(c->unit));
+		json_object_object_add(co, "text", json_str(c->text));
 		json_object_array_add(a, co);
 	}
 	json_object_object_add(o, "expectations", a);
@@ -1095,11 +1090,11 @@ struct json_object *series_to_json(const struct series *s)
 		struct json_object *po = json_object_new_object();
 
 		json_object_object_add(po, "patch", json_object_new_int(p->patch_seq));
-		json_object_object_add(po, "name", jstr(p->name));
-		json_object_object_add(po, "type", jstr(p->type));
+		json_object_object_add(po, "name", json_str(p->name));
+		json_object_object_add(po, "type", json_str(p->type));
 		json_object_object_add(po, "params", params_json(p));
-		json_object_object_add(po, "command", jstr(p->command));
-		json_object_object_add(po, "context", jstr(p->context));
+		json_object_object_add(po, "command", json_str(p->command));
+		json_object_object_add(po, "context", json_str(p->context));
 		json_object_array_add(a, po);
 	}
 	json_object_object_add(o, "proposals", a);
