@@ -595,16 +595,7 @@ static void flame_section(struct rep *r, const struct rep_job *j, const struct r
 	buf_addf(&t, "%s: B against A, %d and %d profiled runs", wl, ra, rb);
 	o.title = t.buf;
 	drawn = flame_svg(&svg, v, n, &o, &gone);
-	file = rep_chart_file(r, "j%lld-%s-flame", (long long)j->id, wslug);
-	if (!ends_with(file, ".svg")) {	/* the batch draws PNG: the flame graph is always SVG */
-		char *dot = strrchr(file, '.');
-
-		*dot = 0;
-		buf_reset(&t);
-		buf_addf(&t, "%s.svg", file);
-		free(file);
-		file = xstrdup(t.buf);
-	}
+	file = xasprintf("charts/j%lld-%s-flame.svg", (long long)j->id, wslug);
 	buf_addf(h, "<p class=\"note\">B's call stacks: a frame's width is its share of B's samples (mean over the "
 		 "profiled runs), its children sit on top of it; red where B spends a larger share of its samples in "
 		 "the frame than A, blue a smaller one. Hover a frame for both shares; %zu frames drawn.</p>\n", drawn);
@@ -685,14 +676,19 @@ static void profile_section(struct rep *r, const struct rep_job *j, const struct
 		flame_section(r, j, g, wl, wslug, h);
 }
 
-/* Runs whose monitors' statuses klab did not store (stored by an older klab), per side. */
-static void unrecorded_note(const struct rep_job *j, const struct rep_gaps *g, struct buf *h)
+/* Runs whose monitors' statuses klab did not store (stored by an older klab): one line for both sides. */
+static void unrecorded_note(const struct rep_gaps *g, struct buf *h)
 {
-	for (int b = 0; b < 2; b++)
-		if (g->recorded[b] < g->runs[b] && g->recorded[b] > 0)
-			buf_addf(h, "<p class=\"gap\">For %lld of the %lld runs of %c the monitors' statuses were not "
-				 "stored (runs stored by an older klab): a gap there would not be named.</p>\n",
-				 (long long)(g->runs[b] - g->recorded[b]), (long long)g->runs[b], b ? 'B' : 'A');
+	int64_t ma = g->runs[0] - g->recorded[0], mb = g->runs[1] - g->recorded[1];
+
+	if (ma <= 0 && mb <= 0)
+		return;
+	buf_addstr(h, "<p class=\"gap\">The monitors' statuses were not stored for ");
+	if (ma > 0)
+		buf_addf(h, "%lld of the %lld runs of A", (long long)ma, (long long)g->runs[0]);
+	if (mb > 0)
+		buf_addf(h, "%s%lld of the %lld runs of B", ma > 0 ? " and " : "", (long long)mb, (long long)g->runs[1]);
+	buf_addstr(h, " (stored by an older klab): a monitor missing there is not named here.</p>\n");
 }
 
 static void workload_section(struct rep *r, const struct rep_job *j, const struct compare_result *res,
@@ -745,7 +741,7 @@ static void workload_section(struct rep *r, const struct rep_job *j, const struc
 		buf_addstr(h, ".</p>\n");
 		rep_runs_load(r->db, j->id, wl, metric, &runs, &ids, &nr);
 	}
-	unrecorded_note(j, &g, h);
+	unrecorded_note(&g, h);
 	/* monitors that feed no chart of their own: their metrics are in the KPI table */
 	gap_notes(j, &g, "perf-stat", h);
 	gap_notes(j, &g, "nic", h);

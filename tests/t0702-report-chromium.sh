@@ -37,7 +37,7 @@ page_errors() {
 
 # fit PAGE WIDTH: the tables of PAGE that do not fit a window WIDTH px wide, one line each.
 # The pages have no script, so the check runs in a copy with one added: after the load it
-# compares each table's width with its wrapper's (a .table-wrap scrolls, so a table wider
+# opens every <details>, compares each table's width with its wrapper's (a .table-wrap scrolls, so a table wider
 # than the page is cut off at the window's edge) and each cell's content with the cell, and
 # writes what it found into the DOM, which --dump-dom prints after layout at --window-size
 # (Debian's chromium has no DevTools client here; --dump-dom needs none).
@@ -47,6 +47,8 @@ fit() {
 	copy="$dir/fit-$(basename "$1")"
 	cat >"$dir/fit-probe.js" <<-\EOJS
 	window.addEventListener("load", function () {
+		// folded tables count too: open them before measuring
+		document.querySelectorAll("details").forEach(function (d) { d.open = true; });
 		var out = [], vw = document.documentElement.clientWidth;
 		document.querySelectorAll("table").forEach(function (t, i) {
 			var w = t.parentElement, r = t.getBoundingClientRect();
