@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "log.h"
 #include "parse.h"
+#include "strvec.h"
 #include "util.h"
 
 /*
@@ -504,6 +506,281 @@ out:
 		*n = 0;
 	}
 	return ret;
+}
+
+/* --- perf script: folded call stacks ---------------------------------------------- */
+
+void folded_stacks_free(struct folded_stack *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].stack);
+	free(v);
+}
+
+/*
+ * The stacks of a profile are counted in an open-addressing hash table
+ * (FNV-1a, linear probing, kept at most half full): a profile of a busy
+ * 64-CPU machine holds a million samples but only thousands of distinct
+ * stacks, so sorting one string per sample would cost far more memory.
+ */
+struct fold_table {
+	struct folded_stack *slot;
+	size_t cap, n;
+};
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static void fold_add(struct fold_table *t, const char *s, size_t n, uint64_t count);
+
+static void fold_grow(struct fold_table *t)
+{
+	struct fold_table g = { NULL, t->cap ? 2 * t->cap : 256, 0 };
+
+	g.slot = xcalloc(g.cap, sizeof(*g.slot));
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->slot[i].stack) {
+			size_t j = fnv1a(t->slot[i].stack, strlen(t->slot[i].stack)) & (g.cap - 1);
+
+			while (g.slot[j].stack)
+				j = (j + 1) & (g.cap - 1);
+			g.slot[j] = t->slot[i];
+			g.n++;
+		}
+	free(t->slot);
+	*t = g;
+}
+
+static void fold_add(struct fold_table *t, const char *s, size_t n, uint64_t count)
+{
+	size_t j;
+
+	if (2 * (t->n + 1) > t->cap)
+		fold_grow(t);
+	for (j = fnv1a(s, n) & (t->cap - 1); t->slot[j].stack; j = (j + 1) & (t->cap - 1))
+		if (strlen(t->slot[j].stack) == n && !memcmp(t->slot[j].stack, s, n)) {
+			t->slot[j].count += count;
+			return;
+		}
+	t->slot[j].stack = xstrndup(s, n);
+	t->slot[j].count = count;
+	t->n++;
+}
+
+static int folded_cmp(const void *x, const void *y)
+{
+	const struct folded_stack *a = x, *b = y;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return strcmp(a->stack, b->stack);
+}
+
+/* The table's stacks as a sorted array (the table is emptied). */
+static void fold_take(struct fold_table *t, struct folded_stack **out, size_t *n)
+{
+	size_t k = 0;
+
+	*out = xcalloc(t->n + 1, sizeof(**out));
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->slot[i].stack)
+			(*out)[k++] = t->slot[i];
+	*n = k;
+	qsort(*out, k, sizeof(**out), folded_cmp);
+	free(t->slot);
+	t->slot = NULL;
+	t->cap = t->n = 0;
+}
+
+/* A frame name as it goes into a folded stack: no ';' (the separator), no control characters. */
+static void frame_add(struct buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		buf_addch(b, c == ';' ? ':' : c < 0x20 || c == 0x7f ? ' ' : c);
+	}
+}
+
+/*
+ * One frame line, "\t<hex address> <symbol> (<dso>)", into the frame's
+ * name: the symbol without a "+0x1f" offset, or for an unknown symbol
+ * "[" the dso's file name "]" ("[libc.so.6]"), or "[unknown]". 0, or -1
+ * when the line is not a frame line.
+ */
+static int frame_name(const char *s, struct buf *name)
+{
+	const char *sym, *end, *dso = NULL, *dso_end = NULL, *p;
+
+	s = skip_ws(s);
+	if (!isxdigit((unsigned char)*s))
+		return -1;
+	while (isxdigit((unsigned char)*s))
+		s++;
+	if (*s != ' ' && *s != '\t')
+		return -1;
+	sym = skip_ws(s);
+	end = sym + strlen(sym);
+	while (end > sym && isspace((unsigned char)end[-1]))
+		end--;
+	/* the dso is the last " (...)" at the end of the line */
+	if (end > sym && end[-1] == ')') {
+		for (p = end - 1; p > sym; p--)
+			if (p[0] == '(' && p[-1] == ' ')
+				break;
+		if (p > sym) {
+			dso = p + 1;
+			dso_end = end - 1;
+			end = p - 1;
+		}
+	}
+	while (end > sym && isspace((unsigned char)end[-1]))
+		end--;
+	/* "+0x1f" offset (perf script's default fields print it) */
+	for (p = end; p > sym && isxdigit((unsigned char)p[-1]); p--)
+		;
+	if (p - sym >= 3 && p < end && p[-1] == 'x' && p[-2] == '0' && p[-3] == '+')
+		end = p - 3;
+	if (end > sym && !(end - sym == 9 && !memcmp(sym, "[unknown]", 9))) {
+		frame_add(name, sym, (size_t)(end - sym));
+	} else if (dso && dso_end > dso && !(dso_end - dso == 9 && !memcmp(dso, "[unknown]", 9))) {
+		const char *base = dso_end;
+
+		while (base > dso && base[-1] != '/')
+			base--;
+		if (*base == '[') {	/* [kernel.kallsyms], [vdso] */
+			frame_add(name, base, (size_t)(dso_end - base));
+		} else {
+			buf_addch(name, '[');
+			frame_add(name, base, (size_t)(dso_end - base));
+			buf_addch(name, ']');
+		}
+	} else {
+		buf_addstr(name, "[unknown]");
+	}
+	return 0;
+}
+
+/* A finished sample: its frames (leaf first, as perf prints them) become "comm;root;...;leaf". */
+static void sample_end(struct fold_table *t, struct buf *stack, const char *comm, struct strvec *frames,
+		       uint64_t *samples)
+{
+	size_t i;
+
+	buf_reset(stack);
+	frame_add(stack, comm, strlen(comm));
+	if (!stack->len)
+		buf_addstr(stack, "[unknown]");
+	for (i = frames->n; i > 0; i--) {
+		if (stack->len + 1 + strlen(frames->v[i - 1]) > FOLDED_STACK_MAX - 12) {
+			buf_addstr(stack, ";[truncated]");
+			break;
+		}
+		buf_addch(stack, ';');
+		buf_addstr(stack, frames->v[i - 1]);
+	}
+	fold_add(t, stack->buf, stack->len, 1);
+	(*samples)++;
+	strvec_clear(frames);
+}
+
+int parse_perf_script(const char *text, size_t len, const char *what, struct folded_stack **out, size_t *n,
+		      uint64_t *samples)
+{
+	struct fold_table t = { NULL, 0, 0 };
+	struct strvec frames = STRVEC_INIT;
+	struct buf name = BUF_INIT, stack = BUF_INIT;
+	struct lines l;
+	char *comm = NULL;
+	int ret = -1;
+
+	*out = NULL;
+	*n = 0;
+	*samples = 0;
+	lines_init(&l, text, len);
+	while (lines_next(&l)) {
+		const char *s = l.line;
+
+		if (l.p == l.end && text[len - 1] != '\n')
+			break;	/* a line the text cuts off: its sample is left out */
+		if (blank(s)) {
+			if (comm)
+				sample_end(&t, &stack, comm, &frames, samples);
+			free(comm);
+			comm = NULL;
+			continue;
+		}
+		if (*s == ' ' || *s == '\t') {
+			if (!comm) {
+				error("%s:%d: call stack frame outside a sample", what, l.no);
+				goto out;
+			}
+			buf_reset(&name);
+			if (frame_name(s, &name) < 0) {
+				error("%s:%d: malformed call stack frame (expected 'ADDRESS SYMBOL (DSO)')", what, l.no);
+				goto out;
+			}
+			if (frames.n < FOLDED_DEPTH_MAX)
+				strvec_push(&frames, name.buf);
+			continue;
+		}
+		/* a sample's first line: the comm (perf script -F comm,ip,sym,dso) */
+		if (comm)
+			sample_end(&t, &stack, comm, &frames, samples);
+		free(comm);
+		comm = trimmed(s, strlen(s));
+	}
+	/* the last sample counts when the text was not cut inside it */
+	if (comm && text[len - 1] == '\n')
+		sample_end(&t, &stack, comm, &frames, samples);
+	fold_take(&t, out, n);
+	ret = 0;
+out:
+	if (ret) {
+		for (size_t i = 0; i < t.cap; i++)
+			free(t.slot[i].stack);
+		free(t.slot);
+		*samples = 0;
+	}
+	free(comm);
+	strvec_clear(&frames);
+	buf_release(&name);
+	buf_release(&stack);
+	lines_release(&l);
+	return ret;
+}
+
+void folded_stacks_cap(struct folded_stack **v, size_t *n, size_t max)
+{
+	struct fold_table t = { NULL, 0, 0 };
+	size_t i;
+
+	if (*n <= max)
+		return;
+	for (i = 0; i < *n; i++) {
+		const char *s = (*v)[i].stack;
+
+		if (i < max) {
+			fold_add(&t, s, strlen(s), (*v)[i].count);
+		} else {
+			/* the rest, per command: "comm;[other stacks]" */
+			const char *semi = strchr(s, ';');
+			struct buf b = BUF_INIT;
+
+			buf_add(&b, s, semi ? (size_t)(semi - s) : strlen(s));
+			buf_addstr(&b, ";[other stacks]");
+			fold_add(&t, b.buf, b.len, (*v)[i].count);
+			buf_release(&b);
+		}
+	}
+	folded_stacks_free(*v, *n);
+	fold_take(&t, v, n);
 }
 
 /* --- perf stat -x, ---------------------------------------------------------------- */

@@ -116,6 +116,38 @@ int parse_perf_report(const char *text, size_t len, const char *what,
 		      struct prof_row **rows, size_t *n);
 void prof_rows_free(struct prof_row *rows, size_t n);
 
+/*
+ * Call stacks folded: one line of the flame graph format per distinct
+ * stack, "comm;outermost frame;...;leaf frame", with its sample count.
+ */
+struct folded_stack {
+	char *stack;
+	uint64_t count;
+};
+
+#define FOLDED_STACK_MAX 2048	/* bytes of one stack; deeper frames become "[truncated]" */
+#define FOLDED_DEPTH_MAX 127	/* frames read per sample (perf's default --max-stack) */
+
+/*
+ * Fold `perf script -F comm,ip,sym,dso` output (a sample is a line with
+ * the comm, then one "\tADDRESS SYMBOL (DSO)" line per frame, leaf first,
+ * then a blank line) into distinct stacks with their counts, sorted by
+ * count (largest first), then by stack. A frame is its symbol without a
+ * "+0x.." offset; an unknown symbol is named by its dso's file name
+ * ("[libc.so.6]"), else "[unknown]"; ';' in a name becomes ':'. A last
+ * sample the text cuts off (no final newline) is left out. *samples: the
+ * samples read. Zero samples is not an error (an idle profile).
+ */
+int parse_perf_script(const char *text, size_t len, const char *what, struct folded_stack **out, size_t *n,
+		      uint64_t *samples);
+void folded_stacks_free(struct folded_stack *v, size_t n);
+/*
+ * Keep the MAX largest stacks of a sorted array; the samples of the rest
+ * go to one "COMM;[other stacks]" stack per command, so no sample is lost
+ * and the result has at most MAX plus one stack per command.
+ */
+void folded_stacks_cap(struct folded_stack **v, size_t *n, size_t max);
+
 struct perf_stat_row {
 	char *event;
 	double value;		/* 0 when not supported / not counted */

@@ -5,7 +5,8 @@
 #
 # The database is the report fixture (tests/data/report/fixture.sql) with job 1's
 # two workloads copied 20 times: 40 workloads, 100 comparison rows, 960 runs with
-# their metrics, per-second samples, per-CPU stats, histograms and profiles. gnuplot
+# their metrics, per-second samples, per-CPU stats, histograms, profiles with their
+# folded stacks, and monitor statuses. gnuplot
 # is wrapped to count the processes started. Prints one line per figure.
 set -eu
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +41,10 @@ INSERT INTO histograms SELECT h.run_id + k.k * 1000, h.name, h.lo, h.hi, h.count
 WHERE r.job_id = 1 AND r.id < 1000;
 INSERT INTO profile_rows SELECT p.run_id + k.k * 1000, p.comm, p.dso, p.symbol, p.percent FROM profile_rows p
 JOIN runs r ON r.id = p.run_id, k WHERE r.job_id = 1 AND r.id < 1000;
+INSERT INTO profile_stacks SELECT p.run_id + k.k * 1000, p.stack, p.count FROM profile_stacks p
+JOIN runs r ON r.id = p.run_id, k WHERE r.job_id = 1 AND r.id < 1000;
+INSERT INTO run_monitors SELECT m.run_id + k.k * 1000, m.monitor, m.status, m.reason FROM run_monitors m
+JOIN runs r ON r.id = m.run_id, k WHERE r.job_id = 1 AND r.id < 1000;
 INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b,
                          change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict,
                          extra_boots, claim, created)

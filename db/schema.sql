@@ -269,3 +269,16 @@ CREATE INDEX comparisons_job ON comparisons (job_id, workload, metric);
 CREATE INDEX changepoints_series ON changepoints (workload, metric, tree, machines);
 CREATE INDEX jobs_schedule ON jobs (schedule, tree, id);
 CREATE INDEX comparisons_metric ON comparisons (workload, metric);
+CREATE TABLE run_monitors (
+	run_id		INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	monitor		TEXT NOT NULL,
+	status		TEXT NOT NULL,		-- ok | unavailable | failed
+	reason		TEXT,			-- the agent's words after "unavailable: "
+	PRIMARY KEY (run_id, monitor)
+);
+CREATE TABLE profile_stacks (
+	run_id		INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	stack		TEXT NOT NULL,
+	count		INTEGER NOT NULL
+);
+CREATE INDEX profile_stacks_run ON profile_stacks (run_id);

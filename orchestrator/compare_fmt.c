@@ -135,6 +135,63 @@ const char *compare_claim_words(const char *claim)
 	return claim;
 }
 
+void compare_fmt_measured_by(struct buf *b, const struct compare_row *r)
+{
+	(void)r;	/* every run is timed by the machine's clock today; an instruction-count clock will say so here */
+	buf_addstr(b, "measured in real time (wall-clock rates, per-CPU time)");
+}
+
+const struct compare_row *compare_headline_row(const struct compare_result *res, const char *workload)
+{
+	const struct compare_row *head = NULL;
+
+	for (size_t i = 0; i < res->n_rows; i++)
+		if (!strcmp(res->rows[i].workload, workload) &&
+		    (!head || compare_metric_rank(res->rows[i].metric) < compare_metric_rank(head->metric)))
+			head = &res->rows[i];
+	return head;
+}
+
+int compare_fmt_claims(struct buf *b, const struct compare_result *res, const struct compare_row *head)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+
+		if (strcmp(r->workload, head->workload) || !r->claim)
+			continue;
+		buf_addstr(b, n++ ? "; claim on " : "claim on ");
+		buf_addstr(b, r->metric);
+		if (isfinite(r->claim_pct))
+			buf_addf(b, " (%+.1f%%)", r->claim_pct);
+		buf_addstr(b, ": ");
+		buf_addstr(b, compare_claim_words(r->claim));
+	}
+	return n;
+}
+
+void compare_fmt_answer(struct buf *b, const struct compare_result *res, const struct compare_row *head)
+{
+	buf_addstr(b, head->metric);
+	buf_addch(b, ' ');
+	compare_fmt_verdict(b, head);
+	buf_addch(b, ' ');
+	compare_fmt_change(b, head);
+	if (isfinite(head->st.ci_lo) && isfinite(head->st.ci_hi)) {
+		buf_addstr(b, " [95% CI ");
+		compare_fmt_pct(b, head->st.ci_lo);
+		buf_addstr(b, ", ");
+		compare_fmt_pct(b, head->st.ci_hi);
+		buf_addch(b, ']');
+	}
+	buf_addstr(b, ", ");
+	compare_fmt_measured_by(b, head);
+	buf_addstr(b, "; ");
+	if (!compare_fmt_claims(b, res, head))
+		buf_addstr(b, "no claim checked");
+}
+
 /* ---- klab compare: the text table and JSON ------------------------------- */
 
 static int is_cpu_row(const struct compare_row *r)
@@ -216,6 +273,15 @@ static void print_cpu_tables(FILE *out, const struct compare_result *res)
 	}
 }
 
+/* 1 when row I is the first of its workload (the rows need not be sorted). */
+static int first_of_workload(const struct compare_result *res, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(res->rows[k].workload, res->rows[i].workload))
+			return 0;
+	return 1;
+}
+
 void compare_print(FILE *out, const struct compare_result *res)
 {
 	struct buf f[7] = { BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT };
@@ -226,6 +292,17 @@ void compare_print(FILE *out, const struct compare_result *res)
 			res->label_a ? res->label_a : "A", res->label_b ? res->label_b : "B");
 	else
 		fprintf(out, "comparison of kernels: A = %s, B = %s\n", res->label_a, res->label_b);
+	/* the answer first: each workload's headline verdict, change and CI, what measured it, the claims */
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *head;
+
+		if (!first_of_workload(res, i))
+			continue;
+		head = compare_headline_row(res, res->rows[i].workload);
+		buf_reset(&f[0]);
+		compare_fmt_answer(&f[0], res, head);
+		fprintf(out, "%s%s: %s\n", i ? "" : "\n", head->workload, f[0].buf);
+	}
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct compare_row *r = &res->rows[i];
 		const struct stats_cmp *s = &r->st;

@@ -47,4 +47,32 @@ void compare_fmt_verdict(struct buf *b, const struct compare_row *r);
 /* A claim check in words ("consistent with the claim"); NULL for no claim; unknown text as it is. */
 const char *compare_claim_words(const char *claim);
 
+/*
+ * What measured a row's numbers, as a phrase that follows a verdict:
+ * "measured in real time (wall-clock rates, per-CPU time)". Every output
+ * that gives a verdict says it once per answer line (the job page's answer,
+ * the mail's answer, klab compare's headline lines), through this one
+ * function: a real-time figure and an instruction-count figure are not
+ * the same thing, and a reader must be told which one a verdict rests on.
+ */
+void compare_fmt_measured_by(struct buf *b, const struct compare_row *r);
+
+/*
+ * The headline row of WORKLOAD in RES: its first metric in reading order
+ * (compare_metric_rank(): tps, tx_pps, rx_pps, tx_bps, then cost and
+ * latency), NULL when the workload has no row.
+ */
+const struct compare_row *compare_headline_row(const struct compare_result *res, const char *workload);
+
+/*
+ * The headline of a workload on one line, for the mail and klab compare:
+ * "tx_pps CHANGED (better) +48.75% [95% CI +46.91%, +50.62%], measured in
+ * real time (...)", then for every row of the workload with a claim check
+ * "; claim on METRIC (+50.0%): WORDS", or "; no claim checked".
+ */
+void compare_fmt_answer(struct buf *b, const struct compare_result *res, const struct compare_row *head);
+
+/* Append the claims of HEAD's workload in words, "claim on tx_pps (+50.0%): consistent with the claim; ..."; 0 when none. */
+int compare_fmt_claims(struct buf *b, const struct compare_result *res, const struct compare_row *head);
+
 #endif

@@ -1,5 +1,6 @@
 /* mailreport.c: `klab report --format=mail JOB`, a plain-text report for a mailing list, after LKP's. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,19 @@ static void verdicts(const struct compare_result *res, FILE *out)
  * least one claimed metric was checked, every check is "consistent" with a
  * CHANGED verdict, and no metric changed the worse way.
  */
+/* fprintf when OUT is not NULL: claims() runs once silently, for the answer at the top. */
+static void say(FILE *out, const char *fmt, ...) KLAB_PRINTF(2, 3);
+static void say(FILE *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!out)
+		return;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+}
+
 static int claims(struct db *db, const struct rep_job *j, const struct compare_result *res, FILE *out,
 		  struct buf *why)
 {
@@ -174,19 +188,19 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 	size_t n_exp;
 	int checked = 0, consistent = 0, worse = 0;
 
-	fprintf(out, "claim check:\n");
+	say(out, "claim check:\n");
 	rep_claims_load(db, j->series_id, &e, &n_exp);
 	for (size_t k = 0; k < n_exp; k++) {
 		int found = 0;
 
-		fprintf(out, "  the series says: \"%s\"\n", clean(&t, e[k].text));
-		fprintf(out, "    expected: %s ", clean(&t, e[k].metric));
-		fprintf(out, "%s", clean(&t, e[k].direction));
+		say(out, "  the series says: \"%s\"\n", clean(&t, e[k].text));
+		say(out, "    expected: %s ", clean(&t, e[k].metric));
+		say(out, "%s", clean(&t, e[k].direction));
 		if (isfinite(e[k].lo) && isfinite(e[k].hi))
-			fprintf(out, " by %g%% to %g%%", e[k].lo, e[k].hi);
+			say(out, " by %g%% to %g%%", e[k].lo, e[k].hi);
 		else if (isfinite(e[k].lo))
-			fprintf(out, " by at least %g%%", e[k].lo);
-		fprintf(out, "\n");
+			say(out, " by at least %g%%", e[k].lo);
+		say(out, "\n");
 		for (size_t i = 0; e[k].metric && i < res->n_rows; i++) {
 			const struct compare_row *r = &res->rows[i];
 			const char *words = compare_claim_words(r->claim);
@@ -200,13 +214,13 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 			compare_fmt_change_ci(&t, r);
 			buf_reset(&v);
 			compare_fmt_verdict(&v, r);
-			fprintf(out, "    measured: %s, %s: %s\n", t.buf, v.buf, words ? words : "not checked");
+			say(out, "    measured: %s, %s: %s\n", t.buf, v.buf, words ? words : "not checked");
 		}
 		if (!found)
-			fprintf(out, "    measured: no workload of this job measured it\n");
+			say(out, "    measured: no workload of this job measured it\n");
 	}
 	if (!n_exp)
-		fprintf(out, "  no performance claim was found in the series\n");
+		say(out, "  no performance claim was found in the series\n");
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct compare_row *r = &res->rows[i];
 
@@ -229,6 +243,65 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 	else if (worse)
 		buf_addf(why, "%d metric(s) changed the worse way", worse);
 	return checked && consistent == checked && !worse;
+}
+
+/* The monitors that did not record on every run, per workload and side, with the agent's reason. */
+static void gaps(struct db *db, const struct rep_job *j, const struct compare_result *res, FILE *out)
+{
+	struct buf t = BUF_INIT;
+	int any = 0;
+
+	for (size_t i = 0; i < res->n_rows; i++) {
+		struct rep_gaps g;
+
+		if (i && !strcmp(res->rows[i].workload, res->rows[i - 1].workload))
+			continue;
+		rep_gaps_load(db, j->id, res->rows[i].workload, &g);
+		for (size_t k = 0; k < g.n; k++) {
+			const struct rep_gap *x = &g.v[k];
+			int b = x->side == 'B';
+
+			if (!any++)
+				fprintf(out, "\nmonitors that did not record on every run (their charts and figures lack those runs):\n");
+			fprintf(out, "  %s: ", clean(&t, res->rows[i].workload));
+			fprintf(out, "%s ", clean(&t, x->monitor));
+			fprintf(out, "%s on %lld of %lld runs of %c", clean(&t, x->status), (long long)x->runs,
+				(long long)g.runs[b], b ? 'B' : 'A');
+			fprintf(out, ": %s\n", clean(&t, x->reason ? x->reason : "no reason given"));
+		}
+		rep_gaps_free(&g);
+	}
+	buf_release(&t);
+}
+
+/*
+ * The answer first: per workload the headline verdict, change and 95% CI,
+ * what measured it and the claim check (compare_fmt_answer(), the line
+ * klab compare prints too), then whether the measurements support the
+ * series' claim. The details follow.
+ */
+static void answer(const struct compare_result *res, int supported, const char *why, FILE *out)
+{
+	struct buf t = BUF_INIT, l = BUF_INIT, w = BUF_INIT;
+
+	fprintf(out, "The answer (B against A; each workload's headline metric, 95%% CI):\n\n");
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *head;
+
+		if (i && !strcmp(res->rows[i].workload, res->rows[i - 1].workload))
+			continue;
+		head = compare_headline_row(res, res->rows[i].workload);
+		buf_reset(&t);
+		compare_fmt_answer(&t, res, head);
+		fprintf(out, "  %s: %s\n", clean(&w, head->workload), clean(&l, t.buf));
+	}
+	if (supported)
+		fprintf(out, "\n  The measurements support the performance claim of the series (Tested-by below).\n");
+	else
+		fprintf(out, "\n  No Tested-by: %s.\n", why);
+	buf_release(&t);
+	buf_release(&l);
+	buf_release(&w);
 }
 
 struct pdiff {
@@ -386,6 +459,10 @@ int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_ma
 		fprintf(out, "In-Reply-To: %s\n", clean(&t, j.s_msgid));
 	fprintf(out, "\nHello,\n\nklab measured the performance of the %s on a base and a patched kernel.\n\n",
 		j.s_subject ? "series below" : "two kernels below");
+	supported = claims(db, &j, &res, NULL, &why);
+	answer(&res, supported, why.buf, out);
+	buf_reset(&why);
+	fprintf(out, "\nThe details:\n\n");
 	if (j.s_subject) {
 		fprintf(out, "series:       %s\n", clean(&t, j.s_subject));
 		if (j.s_author)
@@ -433,6 +510,7 @@ int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_ma
 	verdicts(&res, out);
 	fprintf(out, "\n");
 	supported = claims(db, &j, &res, out, &why);
+	gaps(db, &j, &res, out);
 	profiles(db, job_id, &res, out);
 	if (opts && opts->png_dir && attachments(db, &j, &res, opts->png_dir, out) < 0)
 		goto out;

@@ -560,6 +560,78 @@ int plot_history(struct plot_batch *pb, const char *file, const char *title, con
 	return 0;
 }
 
+int plot_forest(struct plot_batch *pb, const char *file, const char *title, const struct plot_forest_row *rows,
+		size_t n)
+{
+	static const char *const col[] = { "0x1a7f37", "0x444444", "0xb3261e" };	/* better, other, worse */
+	struct buf *s = &pb->script;
+	double lo = 0, hi = 0, pad;
+	size_t i, k = 0, lw = 10;
+
+	for (i = 0; i < n; i++)
+		if (isfinite(rows[i].change)) {
+			double t = fabs(isfinite(rows[i].threshold) ? rows[i].threshold : 0);
+
+			lo = fmin(lo, fmin(isfinite(rows[i].lo) ? rows[i].lo : rows[i].change, -t));
+			hi = fmax(hi, fmax(isfinite(rows[i].hi) ? rows[i].hi : rows[i].change, t));
+			lw = strlen(rows[i].label) > lw ? strlen(rows[i].label) : lw;
+			k++;
+		}
+	if (!k)
+		return plot_empty(pb, file, title, "no headline metric has a change to show");
+	chart_begin(pb, file, title, 960, 110 + 30 * (int)k);
+	pad = (hi - lo) * 0.06 + 0.1;
+	gp_label(s, "x", "% change of B against A with its 95% CI (shaded: the practical threshold +-T)");
+	buf_addf(s, "unset key\nset grid xtics noytics lc rgb '" COL_GRID "'\nset lmargin %zu\nset yrange [%zu.6:0.4]\n"
+		 "set xrange [", (lw > 60 ? 60 : lw) + 2, k);
+	gp_num(s, lo - pad);
+	buf_addch(s, ':');
+	gp_num(s, hi + pad);
+	buf_addstr(s, "]\nset arrow 1 from first 0, graph 0 to first 0, graph 1 nohead lc rgb '#444444'\nset ytics (");
+	for (i = 0, k = 0; i < n; i++) {
+		if (!isfinite(rows[i].change))
+			continue;
+		buf_addstr(s, k ? ", " : "");
+		gp_str(s, rows[i].label);
+		buf_addf(s, " %zu", k + 1);
+		k++;
+	}
+	buf_addstr(s, ")\n");
+	/* the threshold band of each row, as wide as the row's threshold */
+	for (i = 0, k = 0; i < n; i++) {
+		double t;
+
+		if (!isfinite(rows[i].change))
+			continue;
+		k++;
+		t = fabs(isfinite(rows[i].threshold) ? rows[i].threshold : 0);
+		if (t <= 0)
+			continue;
+		buf_addf(s, "set object %zu rect from first ", k + 1);
+		gp_num(s, -t);
+		buf_addf(s, ", first %zu.6 to first ", k - 1);
+		gp_num(s, t);
+		buf_addf(s, ", first %zu.4 fc rgb '#e6e6e6' fs solid 1.0 noborder behind\n", k);
+	}
+	buf_addstr(s, "$F << EOD\n");
+	for (i = 0, k = 0; i < n; i++) {
+		int c = rows[i].direction > 0 ? 0 : rows[i].direction < 0 ? 2 : 1;
+
+		if (!isfinite(rows[i].change))
+			continue;
+		buf_addf(s, "%zu ", ++k);
+		gp_num(s, rows[i].change);
+		buf_addch(s, ' ');
+		gp_num(s, isfinite(rows[i].lo) ? rows[i].lo : rows[i].change);
+		buf_addch(s, ' ');
+		gp_num(s, isfinite(rows[i].hi) ? rows[i].hi : rows[i].change);
+		buf_addf(s, " %s\n", col[c]);
+	}
+	buf_addstr(s, "EOD\nplot $F using 2:1:3:4:5 with xerrorbars pt 7 ps 1.3 lw 2 lc rgb variable notitle\n");
+	chart_end(pb);
+	return 0;
+}
+
 int plot_exists(const struct plot_batch *pb, const char *file)
 {
 	char *p = xasprintf("%s/%s", pb->dir, file);

@@ -116,6 +116,19 @@ int plot_timeseries(struct plot_batch *pb, const char *file, const char *title, 
 int plot_history(struct plot_batch *pb, const char *file, const char *title, const char *ylabel,
 		 const struct plot_xy *pts, size_t n, const struct plot_segment *seg, size_t nseg,
 		 const double *cp_x, size_t ncp, const long long *xlabels);
+/* One row of a forest plot: a change with its 95% CI and the practical threshold, in %. */
+struct plot_forest_row {
+	char label[96];		/* "udp_rr_500 tps" */
+	double change, lo, hi, threshold;
+	int direction;		/* +1 changed the better way (green), -1 the worse way (red), 0 neither (grey) */
+};
+/*
+ * A forest plot: one line per row, top to bottom in the given order, the
+ * change as a dot with its CI as a bar, each row's +-threshold shaded, a
+ * line at 0. Rows without a change are left out.
+ */
+int plot_forest(struct plot_batch *pb, const char *file, const char *title, const struct plot_forest_row *rows,
+		size_t n);
 /* A chart that only says "no data" and why. */
 int plot_empty(struct plot_batch *pb, const char *file, const char *title, const char *why);
 

@@ -246,22 +246,28 @@ static void claim_cell(struct buf *h, const char *claim)
 	buf_addstr(h, "</span>");
 }
 
-static void kpi_table(const struct compare_result *res, struct buf *h)
+/* The rows a reader decides on: throughput, cost, latency and busy time, and the Holm family. */
+static int kpi_main_row(const struct compare_row *x)
+{
+	return x->headline || compare_metric_rank(x->metric) < 20;
+}
+
+static void kpi_rows(const struct compare_result *res, int main_rows, struct buf *h)
 {
 	const struct compare_row *c = res->rows;
+	const char *group = NULL;
 
-	if (!res->n_rows) {
-		buf_addstr(h, "<p class=\"note\">No comparison has been computed for this job yet.</p>\n");
-		return;
-	}
 	buf_addstr(h, "<div class=\"table-wrap\"><table class=\"kpi\">\n<tr><th>metric</th>"
 		   "<th class=\"num\">A &plusmn;CoV</th><th class=\"num\">B &plusmn;CoV</th>"
-		   "<th class=\"num\">% change [95% CI]</th><th class=\"num\">p</th>"
+		   "<th class=\"num\">change [95% CI]</th><th class=\"num\">p</th>"
 		   "<th class=\"num\">MWU p</th><th class=\"num\">MDE</th><th>verdict</th><th>claim check</th></tr>\n");
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct compare_row *x = &c[i];
 
-		if (!i || strcmp(x->workload, c[i - 1].workload)) {
+		if (kpi_main_row(x) != main_rows)
+			continue;
+		if (!group || strcmp(x->workload, group)) {
+			group = x->workload;
 			buf_addstr(h, "<tr class=\"group\"><th colspan=\"9\">");
 			html_escape(h, x->workload);
 			buf_addf(h, " <span class=\"muted\">(%zu vs %zu boots)</span></th></tr>\n", x->st.n_a, x->st.n_b);
@@ -277,11 +283,11 @@ static void kpi_table(const struct compare_result *res, struct buf *h)
 		buf_addstr(h, "</td>");
 		mean_cov(h, x->st.mean_a, x->st.cov_a, x->st.n_a);
 		mean_cov(h, x->st.mean_b, x->st.cov_b, x->st.n_b);
-		buf_addstr(h, "<td class=\"num\"><strong>");
+		buf_addstr(h, "<td class=\"num change\"><strong>");
 		compare_fmt_change(h, x);
 		buf_addstr(h, "</strong>");
 		if (isfinite(x->st.ci_lo) && isfinite(x->st.ci_hi)) {
-			buf_addstr(h, " <span class=\"muted\">");
+			buf_addstr(h, "<span class=\"ci muted\">");
 			compare_fmt_ci(h, x);
 			buf_addstr(h, "</span>");
 		}
@@ -295,32 +301,232 @@ static void kpi_table(const struct compare_result *res, struct buf *h)
 		compare_fmt_mde(h, x->st.mde_pct);
 		buf_addstr(h, "</td><td>");
 		rep_verdict_badge(h, x);
-		buf_addstr(h, "</td><td>");
+		buf_addstr(h, "</td><td class=\"claim\">");
 		claim_cell(h, x->claim);
 		buf_addstr(h, "</td></tr>\n");
 	}
-	buf_addstr(h, "</table></div>\n<p class=\"note\">A, B: means over boots &plusmn; coefficient of variation. "
-		   "% change of B against A from Welch's t on log values, with its 95% confidence interval; "
+	buf_addstr(h, "</table></div>\n");
+}
+
+/*
+ * The KPI table: the metrics a reader decides on (throughput, cost,
+ * latency, busy time, and the Holm family) in view, every other metric
+ * (counters, perf, per-CPU shares) folded under a <details>, which needs
+ * no script: a demo job has 60 rows and the answer must not drown in them.
+ */
+static void kpi_table(const struct compare_result *res, struct buf *h)
+{
+	size_t n_main = 0;
+
+	if (!res->n_rows) {
+		buf_addstr(h, "<p class=\"note\">No comparison has been computed for this job yet.</p>\n");
+		return;
+	}
+	for (size_t i = 0; i < res->n_rows; i++)
+		n_main += kpi_main_row(&res->rows[i]);
+	if (n_main)
+		kpi_rows(res, 1, h);
+	buf_addstr(h, "<p class=\"note\">A, B: means over boots &plusmn; coefficient of variation. "
+		   "Change of B against A from Welch's t on log values, with its 95% confidence interval below it; "
 		   "p: Welch (hover for the Holm-adjusted value); MWU: exact Mann-Whitney as a check; "
 		   "MDE: the smallest change this many boots could detect.</p>\n");
+	if (n_main < res->n_rows) {
+		buf_addf(h, "<details class=\"more\"><summary>%zu more metric%s (counters, perf, per-CPU shares)</summary>\n",
+			 res->n_rows - n_main, res->n_rows - n_main == 1 ? "" : "s");
+		kpi_rows(res, 0, h);
+		buf_addstr(h, "</details>\n");
+	}
+}
+
+/* ---- the job page: the answer ---- */
+
+/*
+ * The answer first: per workload one line with the headline verdict, the
+ * change and its 95% CI, what measured it and the claim check in words,
+ * then a forest plot of every headline change with its CI against the
+ * threshold band. The details follow further down.
+ */
+static void answer_section(struct rep *r, const struct rep_job *j, const struct compare_result *res, struct buf *h)
+{
+	struct plot_forest_row *fr;
+	struct buf t = BUF_INIT;
+	size_t nf = 0, i;
+	char *file;
+
+	if (!res->n_rows) {
+		buf_addstr(h, j->side[1].present ? "<p class=\"note\">No comparison has been computed for this job yet "
+					     "(it runs <code>klab compare</code> when its runs are in).</p>\n"
+					   : "<p class=\"note\">This job measured one kernel: there is nothing to compare; "
+					     "its runs are below.</p>\n");
+		return;
+	}
+	buf_addstr(h, "<p class=\"note\">B (");
+	html_escape(h, j->side[1].label);
+	buf_addstr(h, ") against A (");
+	html_escape(h, j->side[0].label);
+	buf_addstr(h, "): the headline metric of each workload, its change with the 95% confidence interval, "
+		   "and the check of the series' claims.</p>\n<ul class=\"answer\">\n");
+	for (i = 0; i < res->n_rows; i++) {
+		const struct compare_row *x;
+
+		if (i && !strcmp(res->rows[i].workload, res->rows[i - 1].workload))
+			continue;
+		x = compare_headline_row(res, res->rows[i].workload);
+		buf_addstr(h, "<li><a class=\"wl\" href=\"#wl-");
+		rep_slug(h, x->workload);
+		buf_addstr(h, "\">");
+		html_escape(h, x->workload);
+		buf_addstr(h, "</a> <code>");
+		html_escape(h, x->metric);
+		buf_addstr(h, "</code> ");
+		rep_verdict_badge(h, x);
+		buf_addstr(h, " <strong>");
+		compare_fmt_change(h, x);
+		buf_addstr(h, "</strong>");
+		if (isfinite(x->st.ci_lo) && isfinite(x->st.ci_hi)) {
+			buf_addstr(h, " <span class=\"muted\">[95% CI ");
+			compare_fmt_pct(h, x->st.ci_lo);
+			buf_addstr(h, ", ");
+			compare_fmt_pct(h, x->st.ci_hi);
+			buf_addstr(h, "]</span>");
+		}
+		buf_reset(&t);
+		buf_addstr(h, "<br><span class=\"claim\">");
+		if (compare_fmt_claims(&t, res, x))
+			html_escape(h, t.buf);
+		else
+			buf_addstr(h, "<span class=\"muted\">no claim checked</span>");
+		buf_addstr(h, "</span> &middot; <span class=\"measured\">");
+		buf_reset(&t);
+		compare_fmt_measured_by(&t, x);
+		html_escape(h, t.buf);
+		buf_addstr(h, "</span></li>\n");
+	}
+	buf_addstr(h, "</ul>\n");
+
+	/* the forest plot: every headline change (the Holm family) with its CI, against the threshold */
+	fr = xcalloc(res->n_rows + 1, sizeof(*fr));
+	for (int pass = 0; pass < 2 && !nf; pass++)
+		for (i = 0; i < res->n_rows; i++) {
+			const struct compare_row *x = &res->rows[i];
+
+			if ((pass == 0 && !x->headline) || (pass == 1 && x != compare_headline_row(res, x->workload)) ||
+			    (x->unit && !strcmp(x->unit, "pp")) || x->st.verdict == VERDICT_DESCRIPTIVE)
+				continue;
+			snprintf(fr[nf].label, sizeof(fr[nf].label), "%s %s", x->workload, x->metric);
+			fr[nf].change = x->st.change_pct;
+			fr[nf].lo = x->st.ci_lo;
+			fr[nf].hi = x->st.ci_hi;
+			fr[nf].threshold = x->st.threshold_pct;
+			fr[nf].direction = x->st.verdict == VERDICT_CHANGED ? compare_direction(x) : 0;
+			nf++;
+		}
+	if (nf) {
+		file = rep_chart_file(r, "j%lld-forest", (long long)j->id);
+		plot_forest(&r->pb, file, "every headline change of B against A, with its 95% CI", fr, nf);
+		rep_chart_add(r, h, file, "forest plot: every headline change with its 95% CI and the threshold");
+		buf_addstr(h, "<p class=\"note\">One line per headline metric: the dot is the change, the bar its 95% "
+			   "confidence interval, the grey band the practical threshold (a change inside it is too small "
+			   "to matter); green: changed the better way, red: the worse way.</p>\n");
+		free(file);
+	}
+	free(fr);
+	buf_release(&t);
 }
 
 /* ---- the job page: one section per workload ---- */
 
-static void histograms_section(struct rep *r, const struct rep_job *j, const char *wl, const char *wslug, struct buf *h)
+/* ---- the job page: monitor gaps and one-sided data ---- */
+
+/*
+ * Beside the chart a monitor feeds: per side, how many of the side's runs
+ * lacked MONITOR and the agent's reason. Returns the number of notes.
+ */
+static int gap_notes(const struct rep_job *j, const struct rep_gaps *g, const char *monitor, struct buf *h)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct rep_gap *x = &g->v[i];
+		int b = x->side == 'B';
+
+		if (strcmp(x->monitor, monitor))
+			continue;
+		buf_addstr(h, "<p class=\"gap\"><strong>");
+		html_escape(h, x->monitor);
+		buf_addstr(h, "</strong> was ");
+		html_escape(h, x->status);
+		buf_addf(h, " on %lld of %lld run%s of <span class=\"side-%c\">%c</span> (", (long long)x->runs,
+			 (long long)g->runs[b], g->runs[b] == 1 ? "" : "s", b ? 'b' : 'a', b ? 'B' : 'A');
+		html_escape(h, j->side[b].label);
+		buf_addstr(h, ")");
+		if (x->reason) {
+			buf_addstr(h, ": <q>");
+			html_escape(h, x->reason);
+			buf_addstr(h, "</q>");
+		} else {
+			buf_addstr(h, ", without a reason");
+		}
+		buf_addstr(h, "</p>\n");
+		n++;
+	}
+	return n;
+}
+
+/* The side that alone has data when the job compares two kernels ('A' or 'B'), else 0. */
+static char one_side(const struct rep_job *j, size_t na, size_t nb)
+{
+	if (!j->side[1].present || (na && nb) || (!na && !nb))
+		return 0;
+	return na ? 'A' : 'B';
+}
+
+/* In place of a chart with one side only: which side has data and that the chart is not drawn. */
+static void one_side_note(const struct rep_job *j, const struct rep_gaps *g, const char *what, char have,
+			  struct buf *h)
+{
+	int m = have == 'A';	/* the missing side's index */
+
+	buf_addstr(h, "<div class=\"chart-missing one-side\">");
+	html_escape(h, what);
+	buf_addf(h, ": only <span class=\"side-%c\">%c</span> (", have == 'A' ? 'a' : 'b', have);
+	html_escape(h, j->side[have == 'B'].label);
+	buf_addf(h, ") has data; the %lld run%s of <span class=\"side-%c\">%c</span> (", (long long)g->runs[m],
+		 g->runs[m] == 1 ? "" : "s", m ? 'b' : 'a', m ? 'B' : 'A');
+	html_escape(h, j->side[m].label);
+	buf_addstr(h, ") recorded none, so there is nothing to compare and no chart is drawn.</div>\n");
+}
+
+/* ---- the job page: one section per workload ---- */
+
+static void histograms_section(struct rep *r, const struct rep_job *j, const struct rep_gaps *g, const char *wl,
+			       const char *wslug, struct buf *h)
 {
 	struct rep_hist *hs;
 	size_t n;
 
+	gap_notes(j, g, "bpftrace", h);
 	rep_hists_load(r->db, j->id, wl, &hs, &n);
 	for (size_t i = 0; i < n; i++) {
 		struct buf t = BUF_INIT, x = BUF_INIT, s = BUF_INIT;
 		const char *name = hs[i].name;
-		char *file;
+		double ta = 0, tb = 0;
+		char have, *file;
 
+		for (size_t k = 0; k < hs[i].n; k++) {
+			ta += hs[i].bk[k].a;
+			tb += hs[i].bk[k].b;
+		}
+		buf_addf(&t, "%s: histogram %s, both kernels", wl, name);
+		if ((have = one_side(j, ta > 0, tb > 0))) {
+			buf_reset(&t);
+			buf_addf(&t, "histogram %s", name);
+			one_side_note(j, g, t.buf, have, h);
+			buf_release(&t);
+			continue;
+		}
 		rep_slug(&s, name);
 		file = rep_chart_file(r, "j%lld-%s-hist-%s", (long long)j->id, wslug, s.buf);
-		buf_addf(&t, "%s: histogram %s, both kernels", wl, name);
 		buf_addstr(&x, name);
 		if (ends_with(name, "_ns") || ends_with(name, "ns"))
 			buf_addstr(&x, " (ns)");
@@ -354,18 +560,87 @@ static void bar(struct buf *h, const char *cls, double pct, double scale)
 		buf_addf(h, "<span class=\"bar %s\" style=\"width:%.1fpx\"></span> ", cls, w > 120 ? 120 : w);
 }
 
-static void profile_section(struct rep *r, const struct rep_job *j, const char *wl, struct buf *h)
+/*
+ * Where the CPU time moved: the differential flame graph of the folded
+ * stacks, drawn by flamegraph.c into its own SVG file (its frames carry
+ * tooltips, which an <img> would not show, so the page embeds it with
+ * <object>), and the frames B no longer runs, which a graph of B's widths
+ * cannot show.
+ */
+static void flame_section(struct rep *r, const struct rep_job *j, const struct rep_gaps *g, const char *wl,
+			  const char *wslug, struct buf *h)
+{
+	struct flame_stack *v;
+	struct strvec gone = STRVEC_INIT;
+	struct buf svg = BUF_INIT, t = BUF_INIT;
+	struct flame_opts o = { NULL, j->side[0].label, j->side[1].label, 0, 0 };
+	size_t n, drawn;
+	int ra, rb;
+	char have, *file;
+
+	if (rep_stacks_load(r->db, j->id, wl, &v, &n, &ra, &rb) < 0)
+		return;
+	buf_addstr(h, "<h3>Where the CPU time moved: differential flame graph</h3>\n");
+	if (!ra && !rb) {
+		buf_addstr(h, "<div class=\"chart-missing\">No call stacks were stored for this workload (the perf-profile "
+			   "monitor sends them; runs stored by an older klab have none).</div>\n");
+		goto out;
+	}
+	if ((have = one_side(j, (size_t)ra, (size_t)rb))) {
+		one_side_note(j, g, "call stacks", have, h);
+		goto out;
+	}
+	buf_addf(&t, "%s: B against A, %d and %d profiled runs", wl, ra, rb);
+	o.title = t.buf;
+	drawn = flame_svg(&svg, v, n, &o, &gone);
+	file = xasprintf("charts/j%lld-%s-flame.svg", (long long)j->id, wslug);
+	buf_addf(h, "<p class=\"note\">B's call stacks: a frame's width is its share of B's samples (mean over the "
+		 "profiled runs), its children sit on top of it; red where B spends a larger share of its samples in "
+		 "the frame than A, blue a smaller one. Hover a frame for both shares; %zu frames drawn.</p>\n", drawn);
+	buf_addf(h, "<figure class=\"chart flame\"><object style=\"aspect-ratio: 1200 / %d\" type=\"image/svg+xml\" "
+		 "data=\"", o.height > 0 ? o.height : 400);
+	html_url(h, file);
+	buf_addstr(h, "\">differential flame graph (");
+	html_url(h, file);
+	buf_addstr(h, ")</object></figure>\n");
+	rep_add_file(r, file, &svg);
+	free(file);
+	if (gone.n) {
+		buf_addstr(h, "<p class=\"note\">Frames A ran and B did not (no width in B's graph):</p>\n<ul class=\"gone\">");
+		for (size_t i = 0; i < gone.n; i++) {
+			buf_addstr(h, "<li><code>");
+			html_escape(h, gone.v[i]);
+			buf_addstr(h, "</code></li>");
+		}
+		buf_addstr(h, "</ul>\n");
+	}
+out:
+	rep_stacks_free(v, n);
+	strvec_clear(&gone);
+	buf_release(&svg);
+	buf_release(&t);
+}
+
+static void profile_section(struct rep *r, const struct rep_job *j, const struct rep_gaps *g, const char *wl,
+			    const char *wslug, struct buf *h)
 {
 	struct rep_prof *p;
 	size_t n, i;
 	int ra, rb;
+	char have;
 
 	if (rep_load_profile(r->db, j->id, wl, 20, &p, &n, &ra, &rb) < 0)
 		return;
 	buf_addstr(h, "<h3>perf profile: top symbols</h3>\n");
+	gap_notes(j, g, "perf-profile", h);
 	if (!n) {
 		buf_addstr(h, "<div class=\"chart-missing\">No data: no perf profile was recorded for this workload "
 			   "(perf-profile monitor).</div>\n");
+		rep_prof_free(p, n);
+		return;
+	}
+	if ((have = one_side(j, (size_t)ra, (size_t)rb))) {
+		one_side_note(j, g, "perf profile", have, h);
 		rep_prof_free(p, n);
 		return;
 	}
@@ -379,7 +654,7 @@ static void profile_section(struct rep *r, const struct rep_job *j, const char *
 	for (i = 0; i < n; i++) {
 		double d = p[i].b - p[i].a;
 
-		buf_addstr(h, "<tr><td><code>");
+		buf_addstr(h, "<tr><td class=\"sym\"><code>");
 		html_escape(h, p[i].symbol);
 		buf_addstr(h, "</code></td><td class=\"muted\">");
 		html_escape(h, p[i].dso);
@@ -395,25 +670,41 @@ static void profile_section(struct rep *r, const struct rep_job *j, const char *
 	}
 	buf_addstr(h, "</table></div>\n");
 	rep_prof_free(p, n);
+	if (j->side[1].present)
+		flame_section(r, j, g, wl, wslug, h);
+}
+
+/* Runs whose monitors' statuses klab did not store (stored by an older klab): one line for both sides. */
+static void unrecorded_note(const struct rep_gaps *g, struct buf *h)
+{
+	int64_t ma = g->runs[0] - g->recorded[0], mb = g->runs[1] - g->recorded[1];
+
+	if (ma <= 0 && mb <= 0)
+		return;
+	buf_addstr(h, "<p class=\"gap\">The monitors' statuses were not stored for ");
+	if (ma > 0)
+		buf_addf(h, "%lld of the %lld runs of A", (long long)ma, (long long)g->runs[0]);
+	if (mb > 0)
+		buf_addf(h, "%s%lld of the %lld runs of B", ma > 0 ? " and " : "", (long long)mb, (long long)g->runs[1]);
+	buf_addstr(h, " (stored by an older klab): a monitor missing there is not named here.</p>\n");
 }
 
 static void workload_section(struct rep *r, const struct rep_job *j, const struct compare_result *res,
 			     const char *wl, struct buf *h)
 {
 	struct buf ws = BUF_INIT, title = BUF_INIT, ylab = BUF_INIT;
-	const struct compare_row *head = NULL, *c = res->rows;
+	const struct compare_row *head = NULL;
 	const char *metric = NULL, *unit = NULL, *la = j->side[0].label, *lb = j->side[1].label;
 	char *own_metric = NULL, *own_unit = NULL;
 	struct plot_run *runs = NULL;
+	struct rep_gaps g;
 	int64_t *ids = NULL;
-	size_t nr = 0, i;
-	char *file;
+	size_t nr = 0, i, run_a = 0, run_b = 0;
+	char *file, have;
 
 	rep_slug(&ws, wl);
-	for (i = 0; i < res->n_rows; i++)
-		if (!strcmp(c[i].workload, wl) &&
-		    (!head || compare_metric_rank(c[i].metric) < compare_metric_rank(head->metric)))
-			head = &c[i];
+	rep_gaps_load(r->db, j->id, wl, &g);
+	head = compare_headline_row(res, wl);
 	if (head) {
 		metric = head->metric;
 		unit = head->unit;
@@ -448,20 +739,39 @@ static void workload_section(struct rep *r, const struct rep_job *j, const struc
 		buf_addstr(h, ".</p>\n");
 		rep_runs_load(r->db, j->id, wl, metric, &runs, &ids, &nr);
 	}
+	unrecorded_note(&g, h);
+	/* monitors that feed no chart of their own: their metrics are in the KPI table */
+	gap_notes(j, &g, "perf-stat", h);
+	gap_notes(j, &g, "nic", h);
+	for (i = 0; i < nr; i++) {
+		if (runs[i].side == 'A')
+			run_a++;
+		else
+			run_b++;
+	}
 
 	/* run order */
-	file = rep_chart_file(r, "j%lld-%s-order", (long long)j->id, ws.buf);
-	buf_addf(&title, "%s: %s of every run, in run order", wl, metric ? metric : "headline metric");
-	if (metric)
-		plot_run_order(&r->pb, file, title.buf, ylab.buf, runs, nr, la, lb);
-	else
-		plot_empty(&r->pb, file, title.buf, "no run stored a headline metric (tps, tx_pps, rx_pps, tx_bps)");
 	buf_addstr(h, "<h3>Run order</h3>\n");
-	rep_chart_add(r, h, file, title.buf);
-	free(file);
+	buf_addf(&title, "%s: %s of every run, in run order", wl, metric ? metric : "headline metric");
+	if (metric && (have = one_side(j, run_a, run_b))) {
+		one_side_note(j, &g, title.buf, have, h);
+	} else {
+		file = rep_chart_file(r, "j%lld-%s-order", (long long)j->id, ws.buf);
+		if (metric)
+			plot_run_order(&r->pb, file, title.buf, ylab.buf, runs, nr, la, lb);
+		else
+			plot_empty(&r->pb, file, title.buf, "no run stored a headline metric (tps, tx_pps, rx_pps, tx_bps)");
+		rep_chart_add(r, h, file, title.buf);
+		free(file);
+	}
 
 	/* distribution and CI */
-	{
+	buf_addstr(h, "<h3>Distribution per side and the confidence interval of the change</h3>\n");
+	buf_reset(&title);
+	buf_addf(&title, "%s: %s per side, and B vs A", wl, metric ? metric : "headline metric");
+	if (metric && (have = one_side(j, run_a, run_b))) {
+		one_side_note(j, &g, title.buf, have, h);
+	} else {
 		double *va = xmalloc((nr + 1) * sizeof(double)), *vb = xmalloc((nr + 1) * sizeof(double));
 		size_t na = 0, nb = 0;
 		struct plot_ci ci = { 0, NAN, NAN, NAN, 0 };
@@ -480,10 +790,7 @@ static void workload_section(struct rep *r, const struct rep_job *j, const struc
 			ci.threshold = isfinite(head->st.threshold_pct) ? head->st.threshold_pct : 0;
 		}
 		file = rep_chart_file(r, "j%lld-%s-dist", (long long)j->id, ws.buf);
-		buf_reset(&title);
-		buf_addf(&title, "%s: %s per side, and B vs A", wl, metric ? metric : "headline metric");
 		plot_distribution(&r->pb, file, title.buf, ylab.buf, va, na, vb, nb, la, lb, &ci);
-		buf_addstr(h, "<h3>Distribution per side and the confidence interval of the change</h3>\n");
 		rep_chart_add(r, h, file, title.buf);
 		free(file);
 		free(va);
@@ -496,25 +803,31 @@ static void workload_section(struct rep *r, const struct rep_job *j, const struc
 		size_t tot_a, tot_b, na = rep_cpus_load(r->db, j->id, wl, 'A', &ca, &tot_a);
 		size_t nb = rep_cpus_load(r->db, j->id, wl, 'B', &cb, &tot_b);
 
-		file = rep_chart_file(r, "j%lld-%s-cpu", (long long)j->id, ws.buf);
 		buf_reset(&title);
 		buf_addf(&title, "%s: CPU time per CPU (mean over runs)", wl);
-		plot_cpu_breakdown(&r->pb, file, title.buf, ca, na, cb, nb, la, lb);
 		buf_addstr(h, "<h3>Where the CPU time went</h3>\n");
-		if (tot_a > REP_MAX_CPUS || tot_b > REP_MAX_CPUS)
-			buf_addf(h, "<p class=\"note\">The %d busiest CPUs of each side are shown.</p>\n", REP_MAX_CPUS);
-		rep_chart_add(r, h, file, title.buf);
-		free(file);
+		gap_notes(j, &g, "cpu", h);
+		if ((have = one_side(j, na, nb))) {
+			one_side_note(j, &g, "per-CPU time", have, h);
+		} else {
+			file = rep_chart_file(r, "j%lld-%s-cpu", (long long)j->id, ws.buf);
+			plot_cpu_breakdown(&r->pb, file, title.buf, ca, na, cb, nb, la, lb);
+			if (tot_a > REP_MAX_CPUS || tot_b > REP_MAX_CPUS)
+				buf_addf(h, "<p class=\"note\">The %d busiest CPUs of each side are shown.</p>\n",
+					 REP_MAX_CPUS);
+			rep_chart_add(r, h, file, title.buf);
+			free(file);
+		}
 		free(ca);
 		free(cb);
 	}
 
 	/* histograms */
 	buf_addstr(h, "<h3>Histograms</h3>\n");
-	histograms_section(r, j, wl, ws.buf, h);
+	histograms_section(r, j, &g, wl, ws.buf, h);
 
-	/* profile */
-	profile_section(r, j, wl, h);
+	/* profile and flame graph */
+	profile_section(r, j, &g, wl, ws.buf, h);
 
 	/* per-second series of one run per side */
 	{
@@ -523,10 +836,8 @@ static void workload_section(struct rep *r, const struct rep_job *j, const struc
 		size_t na = metric ? rep_samples_load(r->db, ra, metric, &sa) : 0;
 		size_t nb = metric ? rep_samples_load(r->db, rb, metric, &sb) : 0;
 
-		file = rep_chart_file(r, "j%lld-%s-series", (long long)j->id, ws.buf);
 		buf_reset(&title);
 		buf_addf(&title, "%s: %s per second, the median run of each side", wl, metric ? metric : "headline");
-		plot_timeseries(&r->pb, file, title.buf, ylab.buf, sa, na, sb, nb, la, lb);
 		buf_addstr(h, "<h3>Per-second series</h3>\n");
 		if (ra || rb) {
 			char *ua = rep_run_uid(r->db, ra), *ub = rep_run_uid(r->db, rb);
@@ -539,12 +850,19 @@ static void workload_section(struct rep *r, const struct rep_job *j, const struc
 			free(ua);
 			free(ub);
 		}
-		rep_chart_add(r, h, file, title.buf);
-		free(file);
+		if ((have = one_side(j, na, nb))) {
+			one_side_note(j, &g, "per-second series", have, h);
+		} else {
+			file = rep_chart_file(r, "j%lld-%s-series", (long long)j->id, ws.buf);
+			plot_timeseries(&r->pb, file, title.buf, ylab.buf, sa, na, sb, nb, la, lb);
+			rep_chart_add(r, h, file, title.buf);
+			free(file);
+		}
 		free(sa);
 		free(sb);
 	}
 	buf_addstr(h, "</section>\n");
+	rep_gaps_free(&g);
 	free(own_metric);
 	free(own_unit);
 	free(runs);
@@ -563,6 +881,7 @@ static int job_page(struct rep *r, int64_t id)
 	struct compare_result res;
 	struct buf facts = BUF_INIT, kpi = BUF_INIT, wls = BUF_INIT, claims = BUF_INIT, t = BUF_INIT;
 	struct buf content = BUF_INIT, sub = BUF_INIT, state = BUF_INIT, nic = BUF_INIT, cl = BUF_INIT;
+	struct buf answer = BUF_INIT;
 	struct strvec workloads = STRVEC_INIT;
 	char name[64], idstr[32];
 	size_t i;
@@ -667,6 +986,7 @@ static int job_page(struct rep *r, int64_t id)
 	}
 	buf_addstr(&facts, "</dl>\n");
 	claims_section(r->db, &j, &claims);
+	answer_section(r, &j, &res, &answer);
 	kpi_table(&res, &kpi);
 
 	/* workloads: those compared, then any others that have runs */
@@ -686,6 +1006,7 @@ static int job_page(struct rep *r, int64_t id)
 			{ "name", j.name, 0 },
 			{ "state", state.buf, 1 },
 			{ "subtitle", sub.buf, 1 },
+			{ "answer", answer.buf, 1 },
 			{ "facts", facts.buf, 1 },
 			{ "claims", claims.buf, 1 },
 			{ "kpi", kpi.buf, 1 },
@@ -704,17 +1025,19 @@ out:
 	strvec_clear(&workloads);
 	buf_release(&facts); buf_release(&kpi); buf_release(&wls); buf_release(&claims); buf_release(&t);
 	buf_release(&content); buf_release(&sub); buf_release(&state); buf_release(&nic); buf_release(&cl);
+	buf_release(&answer);
 	return ret;
 }
 
 /* ---- the index ---- */
 
+/* A job's headline verdicts on the index: one short line per workload, "workload: VERDICT change [CI]". */
+#define INDEX_WORKLOADS 6
+
 static void verdict_summary(struct rep *r, int64_t job, struct buf *h)
 {
 	struct compare_result res;
-	const struct compare_row *c;
-	size_t i;
-	int better = 0, worse = 0, changed = 0, equiv = 0, inconcl = 0;
+	size_t i, shown = 0, total = 0;
 
 	if (compare_load(r->db, job, 0, &res) <= 0) {
 		buf_addstr(h, "<span class=\"muted\">no comparison</span>");
@@ -722,51 +1045,29 @@ static void verdict_summary(struct rep *r, int64_t job, struct buf *h)
 		return;
 	}
 	compare_sort_rows(&res);
-	c = res.rows;
 	for (i = 0; i < res.n_rows; i++) {
-		switch (c[i].st.verdict) {
-		case VERDICT_CHANGED: {
-			int d = compare_direction(&c[i]);
+		const struct compare_row *x;
 
-			if (d > 0)
-				better++;
-			else if (d < 0)
-				worse++;
-			else
-				changed++;
-			break;
-		}
-		case VERDICT_EQUIVALENT:
-			equiv++;
-			break;
-		case VERDICT_INCONCLUSIVE:
-			inconcl++;
-			break;
-		default:
-			break;
-		}
-	}
-	if (better)
-		buf_addf(h, "<span class=\"badge v-better\">%d better</span> ", better);
-	if (worse)
-		buf_addf(h, "<span class=\"badge v-worse\">%d worse</span> ", worse);
-	if (changed)
-		buf_addf(h, "<span class=\"badge v-changed\">%d changed</span> ", changed);
-	if (equiv)
-		buf_addf(h, "<span class=\"badge v-equivalent\">%d equivalent</span> ", equiv);
-	if (inconcl)
-		buf_addf(h, "<span class=\"badge v-inconclusive\">%d inconclusive</span> ", inconcl);
-	/* the headline of each workload */
-	for (i = 0; i < res.n_rows; i++) {
-		if (i && !strcmp(c[i].workload, c[i - 1].workload))
+		if (i && !strcmp(res.rows[i].workload, res.rows[i - 1].workload))
 			continue;
-		buf_addstr(h, "<br><span class=\"muted\">");
-		html_escape(h, c[i].workload);
-		buf_addch(h, ' ');
-		html_escape(h, c[i].metric);
-		buf_addstr(h, "</span> ");
-		compare_fmt_change(h, &c[i]);
+		total++;
+		if (shown == INDEX_WORKLOADS)
+			continue;
+		x = compare_headline_row(&res, res.rows[i].workload);
+		buf_addstr(h, shown++ ? "<br>" : "");
+		buf_addstr(h, "<span class=\"headline\">");
+		html_escape(h, x->workload);
+		buf_addstr(h, ": ");
+		rep_verdict_badge(h, x);
+		buf_addstr(h, " <code>");
+		html_escape(h, x->metric);
+		buf_addstr(h, "</code> ");
+		compare_fmt_change_ci(h, x);
+		buf_addstr(h, "</span>");
 	}
+	if (total > shown)
+		buf_addf(h, "<br><span class=\"muted\">and %zu more workload%s</span>", total - shown,
+			 total - shown == 1 ? "" : "s");
 	compare_result_free(&res);
 }
 
@@ -775,7 +1076,7 @@ static void jobs_table(struct rep *r, const struct rep_job_row *v, size_t n, str
 	for (size_t i = 0; i < n; i++) {
 		if (!i)
 			buf_addstr(h, "<div class=\"table-wrap\"><table><tr><th>job</th><th>state</th><th>created</th>"
-				   "<th>kernels (A vs B)</th><th>series</th><th>machines</th><th>verdicts</th></tr>\n");
+				   "<th>kernels (A vs B)</th><th>series</th><th>machines</th><th>headline verdicts</th></tr>\n");
 		buf_addstr(h, "<tr><td>");
 		rep_job_link(r, h, v[i].id);
 		buf_addstr(h, "<br><span class=\"muted\">");

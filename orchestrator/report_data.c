@@ -729,6 +729,150 @@ int rep_load_profile(struct db *db, int64_t job, const char *wl, size_t limit,
 	return 0;
 }
 
+/* ---- monitor gaps ---- */
+
+void rep_gaps_load(struct db *db, int64_t job, const char *wl, struct rep_gaps *g)
+{
+	struct db_stmt *st;
+	size_t alloc = 0;
+
+	memset(g, 0, sizeof(*g));
+	st = db_prepare(db, "SELECT r.side, COUNT(*), "
+			"SUM(CASE WHEN EXISTS (SELECT 1 FROM run_monitors m WHERE m.run_id = r.id) THEN 1 ELSE 0 END) "
+			"FROM runs r WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' GROUP BY r.side", "is", job, wl);
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		int b = side_of(st, 0) == 'B';
+
+		g->runs[b] += db_col_int64(st, 1);
+		g->recorded[b] += db_col_int64(st, 2);
+	}
+	db_finalize(st);
+	st = db_prepare(db, "SELECT r.side, m.monitor, m.status, m.reason, COUNT(*) FROM run_monitors m "
+			"JOIN runs r ON r.id = m.run_id "
+			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' AND m.status != 'ok' "
+			"GROUP BY r.side, m.monitor, m.status, m.reason ORDER BY r.side, m.monitor, COUNT(*) DESC, m.reason",
+			"is", job, wl);
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		struct rep_gap *x;
+
+		if (g->n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			g->v = xrealloc(g->v, alloc * sizeof(*g->v));
+		}
+		x = &g->v[g->n++];
+		x->side = side_of(st, 0);
+		x->monitor = rep_colstr(st, 1);
+		x->status = rep_colstr(st, 2);
+		x->reason = rep_colstr(st, 3);
+		x->runs = db_col_int64(st, 4);
+		if (!x->monitor)
+			x->monitor = xstrdup("?");
+		if (!x->status)
+			x->status = xstrdup("unavailable");
+	}
+	db_finalize(st);
+}
+
+void rep_gaps_free(struct rep_gaps *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->v[i].monitor);
+		free(g->v[i].status);
+		free(g->v[i].reason);
+	}
+	free(g->v);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- call stacks ---- */
+
+static int stack_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct flame_stack *)x)->stack, ((const struct flame_stack *)y)->stack);
+}
+
+/* Add every stack of SIDE, each as its mean share over the side's profiled runs, into *v (merged by stack later). */
+static int stacks_side(struct db *db, int64_t job, const char *wl, char side, struct flame_stack **v, size_t *n,
+		       size_t *alloc, int *runs)
+{
+	struct db_stmt *st;
+	int64_t nr = 0;
+
+	if (db_get_int(db, &nr, "SELECT COUNT(DISTINCT s.run_id) FROM profile_stacks s JOIN runs r ON r.id = s.run_id "
+		       "WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok'", "iss", job, wl,
+		       side == 'A' ? "A" : "B") < 0)
+		return -1;
+	*runs = (int)nr;
+	if (!nr)
+		return 0;
+	st = db_prepare(db, "SELECT s.stack, SUM(CAST(s.count AS REAL) / t.total) FROM profile_stacks s "
+			"JOIN (SELECT p.run_id, SUM(p.count) AS total FROM profile_stacks p JOIN runs r ON r.id = p.run_id "
+			"      WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok' GROUP BY p.run_id) t "
+			"  ON t.run_id = s.run_id "
+			"WHERE t.total > 0 GROUP BY s.stack", "iss", job, wl, side == 'A' ? "A" : "B");
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		const char *stack = db_col_text(st, 0);
+		double share = db_col_double(st, 1) / (double)nr;
+
+		if (!stack || !*stack)
+			continue;
+		if (*n == *alloc) {
+			*alloc = *alloc ? 2 * *alloc : 256;
+			*v = xrealloc(*v, *alloc * sizeof(**v));
+		}
+		(*v)[*n].stack = xstrdup(stack);
+		(*v)[*n].a = side == 'A' ? share : 0;
+		(*v)[*n].b = side == 'B' ? share : 0;
+		(*n)++;
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int rep_stacks_load(struct db *db, int64_t job, const char *wl, struct flame_stack **out, size_t *n_out,
+		    int *runs_a, int *runs_b)
+{
+	struct flame_stack *v = NULL;
+	size_t n = 0, alloc = 0, i, k = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	*runs_a = *runs_b = 0;
+	if (stacks_side(db, job, wl, 'A', &v, &n, &alloc, runs_a) < 0 ||
+	    stacks_side(db, job, wl, 'B', &v, &n, &alloc, runs_b) < 0) {
+		rep_stacks_free(v, n);
+		return -1;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), stack_cmp);
+	/* one entry per stack, with both shares */
+	for (i = 0; i < n; i++) {
+		if (k && !strcmp(v[k - 1].stack, v[i].stack)) {
+			v[k - 1].a += v[i].a;
+			v[k - 1].b += v[i].b;
+			free(v[i].stack);
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	*out = v;
+	*n_out = k;
+	return 0;
+}
+
+void rep_stacks_free(struct flame_stack *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].stack);
+	free(v);
+}
+
 /* ---- the index ---- */
 
 int rep_job_rows_load(struct db *db, int max, struct rep_job_row **out, size_t *n)

@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "db.h"
+#include "flamegraph.h"
 #include "plot.h"
 #include "strvec.h"
 
@@ -133,6 +134,38 @@ struct rep_prof {
 int rep_load_profile(struct db *db, int64_t job, const char *wl, size_t limit,
 		     struct rep_prof **out, size_t *n_out, int *runs_a, int *runs_b);
 void rep_prof_free(struct rep_prof *p, size_t n);
+
+/* ---- monitor gaps: runs whose monitor was not "ok" ---- */
+
+struct rep_gap {
+	char side;		/* 'A' or 'B' */
+	char *monitor;		/* cpu, perf-stat, perf-profile, bpftrace, nic */
+	char *status;		/* unavailable | failed */
+	char *reason;		/* the agent's words; NULL when it gave none */
+	int64_t runs;		/* ok runs of the side with this monitor, status and reason */
+};
+
+struct rep_gaps {
+	struct rep_gap *v;	/* by side, monitor, most runs first */
+	size_t n;
+	int64_t runs[2];	/* ok runs of the workload per side (A, B) */
+	int64_t recorded[2];	/* of those, runs whose monitors' statuses were stored (run_monitors) */
+};
+/* The gaps of workload WL of JOB (run_monitors rows that are not ok). */
+void rep_gaps_load(struct db *db, int64_t job, const char *wl, struct rep_gaps *g);
+void rep_gaps_free(struct rep_gaps *g);
+
+/* ---- call stacks ---- */
+
+/*
+ * The folded stacks of WL per side: each stack's share of a run's samples,
+ * averaged over the side's profiled runs (a run without the stack counts
+ * 0), both sides merged into one entry per stack, sorted by stack.
+ * *runs_a, *runs_b: the runs with stacks per side. 0 or -1.
+ */
+int rep_stacks_load(struct db *db, int64_t job, const char *wl, struct flame_stack **out, size_t *n,
+		    int *runs_a, int *runs_b);
+void rep_stacks_free(struct flame_stack *v, size_t n);
 
 /* ---- the index ---- */
 

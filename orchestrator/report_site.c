@@ -47,6 +47,11 @@ void rep_release(struct rep *r)
 		buf_release(&r->pages[i].html);
 	}
 	free(r->pages);
+	for (i = 0; i < r->n_files; i++) {
+		free(r->files[i].name);
+		buf_release(&r->files[i].html);
+	}
+	free(r->files);
 	free(r->jobs);
 	free(r->outdir);
 	plot_batch_release(&r->pb);
@@ -108,6 +113,18 @@ int rep_add_page(struct rep *r, const char *name, const char *title, const struc
 out:
 	buf_release(&tmpl);
 	return ret;
+}
+
+void rep_add_file(struct rep *r, const char *name, struct buf *content)
+{
+	if (r->n_files == r->a_files) {
+		r->a_files = r->a_files ? 2 * r->a_files : 16;
+		r->files = xrealloc(r->files, r->a_files * sizeof(*r->files));
+	}
+	r->files[r->n_files].name = xstrdup(name);
+	r->files[r->n_files].html = *content;
+	buf_init(content, 0);
+	r->n_files++;
 }
 
 int rep_fill_static(struct buf *out, const char *name, const struct html_var *vars, size_t n)
@@ -265,6 +282,13 @@ int rep_finish(struct rep *r, struct report_stats *st)
 	}
 	if (copy_static(r->outdir, "style.css") < 0)
 		ret = -1;
+	for (i = 0; i < r->n_files; i++) {
+		char *path = xasprintf("%s/%s", r->outdir, r->files[i].name);
+
+		if (write_file_atomic(path, r->files[i].html.buf, r->files[i].html.len, 0644) < 0)
+			ret = -1;
+		free(path);
+	}
 	for (i = 0; i < r->n_pages; i++) {
 		struct buf out = BUF_INIT;
 		char *path = xasprintf("%s/%s", r->outdir, r->pages[i].name);

@@ -37,6 +37,8 @@ struct rep {
 	size_t n_charts, a_charts;
 	struct rep_page *pages;
 	size_t n_pages, a_pages;
+	struct rep_page *files;	/* other files klab drew itself (flame graphs), written before the pages */
+	size_t n_files, a_files;
 	int64_t *jobs;		/* jobs whose pages this run writes */
 	size_t n_jobs;
 	int no_charts;
@@ -56,6 +58,8 @@ char *rep_chart_file(struct rep *r, const char *fmt, ...) KLAB_PRINTF(2, 3);
 void rep_chart_add(struct rep *r, struct buf *html, const char *file, const char *title);
 /* Page NAME with TITLE: CONTENT filled into web-static/page.tmpl. 0 or -1. */
 int rep_add_page(struct rep *r, const char *name, const char *title, const struct buf *content);
+/* File NAME (relative to the output folder) with CONTENT, which the run takes over (CONTENT is left empty). */
+void rep_add_file(struct rep *r, const char *name, struct buf *content);
 /* Fill web-static/NAME with VARS into OUT. 0 or -1. */
 int rep_fill_static(struct buf *out, const char *name, const struct html_var *vars, size_t n);
 

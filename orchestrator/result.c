@@ -158,6 +158,26 @@ int result_parse(const char *json, size_t len, const char *what, struct json_obj
 		    check_str(p, "comm", what, "profile", i, 0) || check_str(p, "dso", what, "profile", i, 0))
 			goto bad;
 	}
+	if (check_array(o, "profile_stacks", what, &a))
+		goto bad;
+	for (i = 0; a && i < json_object_array_length(a); i++) {
+		struct json_object *p = json_object_array_get_idx(a, i);
+		if (check_str(p, "stack", what, "profile_stacks", i, 1) ||
+		    check_num(p, "count", what, "profile_stacks", i, 1))
+			goto bad;
+	}
+	if (json_object_object_get_ex(o, "monitors", &v) && v) {
+		if (!json_object_is_type(v, json_type_object)) {
+			error("%s: 'monitors' is not an object", what);
+			goto bad;
+		}
+		json_object_object_foreach(v, mk, mv) {
+			if (!json_object_is_type(mv, json_type_string)) {
+				error("%s: 'monitors.%s' is not a string", what, mk);
+				goto bad;
+			}
+		}
+	}
 	*out = o;
 	return 0;
 bad:
@@ -338,6 +358,103 @@ out:
 	return ret;
 }
 
+/*
+ * The monitors' words: "ok", or "unavailable: REASON" (a "failed: REASON"
+ * is read the same way); anything else is kept whole as the reason of an
+ * "unavailable" status, so no word of the agent is lost.
+ */
+static int store_monitors(struct db *db, int64_t id, struct json_object *o)
+{
+	struct json_object *mons;
+	struct db_stmt *st;
+	int ret = 0;
+
+	if (!json_object_object_get_ex(o, "monitors", &mons) || !mons)
+		return 0;
+	if (!(st = prep(db, "INSERT INTO run_monitors (run_id, monitor, status, reason) VALUES (?, ?, ?, ?)")))
+		return -1;
+	json_object_object_foreach(mons, name, val) {
+		const char *t = json_object_get_string(val), *status = "unavailable", *reason = t;
+
+		if (!strcmp(t, "ok")) {
+			status = "ok";
+			reason = NULL;
+		} else if (starts_with(t, "unavailable:") || starts_with(t, "failed:")) {
+			status = t[0] == 'f' ? "failed" : "unavailable";
+			reason = strchr(t, ':') + 1;
+			while (*reason == ' ')
+				reason++;
+		}
+		db_bind_int64(st, 1, id);
+		db_bind_text(st, 2, name);
+		db_bind_text(st, 3, status);
+		bind_text(st, 4, reason && *reason ? reason : NULL);
+		if (step_done(db, st, "a monitor's status")) {
+			ret = -1;
+			break;
+		}
+	}
+	db_finalize(st);
+	return ret;
+}
+
+/*
+ * The folded call stacks, largest first as the agent sends them, up to
+ * RESULT_STACKS_MAX rows and RESULT_STACKS_BYTES of stack text per run: the
+ * agent keeps 1000, so the cap only bites on a document from elsewhere;
+ * what it drops is counted into one "[dropped stacks]" row so the shares
+ * of the rest stay right.
+ */
+#define RESULT_STACKS_MAX 2000
+#define RESULT_STACKS_BYTES (2 << 20)
+
+static int store_stacks(struct db *db, int64_t id, struct json_object *o)
+{
+	struct json_object *a;
+	struct db_stmt *st;
+	size_t i, bytes = 0, kept = 0;
+	int64_t dropped = 0;
+	int ret = -1;
+
+	if (!json_object_object_get_ex(o, "profile_stacks", &a) || !a || !json_object_array_length(a))
+		return 0;
+	if (!(st = prep(db, "INSERT INTO profile_stacks (run_id, stack, count) VALUES (?, ?, ?)")))
+		return -1;
+	for (i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *p = json_object_array_get_idx(a, i);
+		const char *stack = str_at(p, "stack");
+		double c = 0;
+
+		num_at(p, "count", &c);
+		if (c < 1 || !*stack)
+			continue;
+		if (kept >= RESULT_STACKS_MAX - 1 || bytes + strlen(stack) > RESULT_STACKS_BYTES) {
+			dropped += (int64_t)c;
+			continue;
+		}
+		bytes += strlen(stack);
+		kept++;
+		db_bind_int64(st, 1, id);
+		db_bind_text(st, 2, stack);
+		db_bind_int64(st, 3, (int64_t)c);
+		if (step_done(db, st, "a call stack"))
+			goto out;
+	}
+	if (dropped) {
+		warn("run %lld: %zu call stacks kept, the rest (%lld samples) stored as one", (long long)id, kept,
+		     (long long)dropped);
+		db_bind_int64(st, 1, id);
+		db_bind_text(st, 2, "[dropped stacks]");
+		db_bind_int64(st, 3, dropped);
+		if (step_done(db, st, "a call stack"))
+			goto out;
+	}
+	ret = 0;
+out:
+	db_finalize(st);
+	return ret;
+}
+
 int result_store(struct db *db, const char *json, size_t len, const struct result_meta *meta,
 		 int64_t *run_id)
 {
@@ -405,7 +522,7 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	if (step_done(db, st, "the run"))
 		goto out;
 	id = db_last_id(db);
-	if (store_rows(db, id, o))
+	if (store_rows(db, id, o) || store_monitors(db, id, o) || store_stacks(db, id, o))
 		goto out;
 	if (db_commit(db))
 		goto out;

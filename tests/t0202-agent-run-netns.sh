@@ -81,6 +81,12 @@ test_expect_success ROOT,NETNS 'udp_rr result: status, monitors, and numbers tha
 	check(len(c["profile"]) > 5 and sum(r["percent"] for r in c["profile"]) <= 100.5, "profile rows")
 	check(any(r["dso"] == "[kernel.kallsyms]" for r in c["profile"]), "kernel symbols in the profile")
 	check(c["profile_hz"] == 199, "perf record at perf_profile_hz of the spec")
+	st = c["profile_stacks"]
+	check(len(st) > 5 and sum(x["count"] for x in st) == c["profile_samples"] > 0,
+	      "folded call stacks add up to the %d samples" % c["profile_samples"])
+	check(any(x["stack"].startswith("klab-agent;") and ";udp_sendmsg" in x["stack"] for x in st),
+	      "a stack of the generator (klab-agent) reaches udp_sendmsg")
+	check(all(x["count"] >= y["count"] for x, y in zip(st, st[1:])), "stacks largest first")
 	h = {x["name"]: x for x in c["histograms"]}
 	check("rtt_us" in h and sum(b["count"] for b in h["rtt_us"]["buckets"]) > 0, "rtt histogram")
 	check("@len" in h, "bpftrace histogram @len")

@@ -18,7 +18,7 @@ test_expect_success 'build the fixture database' '
 	"$KLAB" --db f.db db init >/dev/null &&
 	sqlite3 f.db <"$FIXTURE" &&
 	test "$(sqlite3 f.db "SELECT count(*) FROM runs WHERE job_id = 1")" = 48 &&
-	test "$(sqlite3 f.db "SELECT count(*) FROM comparisons WHERE job_id = 1")" = 5
+	test "$(sqlite3 f.db "SELECT count(*) FROM comparisons WHERE job_id = 1")" = 6
 '
 
 test_expect_success GNUPLOT 'klab report renders every page with one gnuplot process' '
@@ -30,8 +30,9 @@ test_expect_success GNUPLOT 'klab report renders every page with one gnuplot pro
 	for f in index.html job-1.html job-2.html job-7.html style.css \
 		history-udp_rr_500--tps.html history-udp_tx_dummy_iouring--tx_pps.html \
 		charts/j1-udp_rr_500-order.svg charts/j1-udp_rr_500-dist.svg charts/j1-udp_rr_500-cpu.svg \
-		charts/j1-udp_rr_500-hist-__dev_queue_xmit_ns.svg charts/j1-udp_rr_500-series.svg \
-		charts/j1-udp_tx_dummy_iouring-order.svg charts/history-udp_rr_500--tps.svg; do
+		charts/j1-udp_rr_500-hist-rtt_us.svg charts/j1-udp_rr_500-series.svg charts/j1-forest.svg \
+		charts/j1-udp_tx_dummy_iouring-order.svg charts/j1-udp_tx_dummy_iouring-flame.svg \
+		charts/history-udp_rr_500--tps.svg; do
 		test -s out/$f || { echo "missing out/$f"; exit 1; }
 	done
 '
@@ -40,7 +41,7 @@ test_expect_success GNUPLOT 'every chart and local link resolves; no network fet
 	bash "$CHECK" out &&
 	n=$(grep -o "<img src=\"charts/[^\"]*\"" out/job-1.html | wc -l) &&
 	test "$n" = 11 &&
-	grep -o "<img src=\"charts/[^\"]*\"" out/*.html | sed "s/.*src=\"//; s/\"$//" | sort -u >refs &&
+	grep -o -E "(<img src|<object [^>]*data)=\"charts/[^\"]*\"" out/*.html | sed "s/.*=\"//; s/\"$//" | sort -u >refs &&
 	(cd out && ls charts/*.svg) | sort >made &&
 	test_cmp refs made
 '
@@ -100,9 +101,100 @@ test_expect_success GNUPLOT 'the charts carry labelled axes, both sides and rebo
 	grep -q "B: 6.1.192-klab-patched" out/charts/j1-udp_rr_500-order.svg &&
 	grep -q "reboots" out/charts/j1-udp_rr_500-order.svg &&
 	grep -q "CPU time (%)" out/charts/j1-udp_rr_500-cpu.svg &&
-	grep -q "share of samples (%)" out/charts/j1-udp_rr_500-hist-__dev_queue_xmit_ns.svg &&
-	grep -q "__dev_queue_xmit_ns (ns)" out/charts/j1-udp_rr_500-hist-__dev_queue_xmit_ns.svg &&
+	grep -q "share of samples (%)" out/charts/j1-udp_rr_500-hist-rtt_us.svg &&
+	grep -q "rtt_us (us)" out/charts/j1-udp_rr_500-hist-rtt_us.svg &&
+	grep -q "B: 6.1.192-klab-patched" out/charts/j1-udp_rr_500-hist-rtt_us.svg &&
 	grep -q "time in the measured window (s)" out/charts/j1-udp_rr_500-series.svg
+'
+
+test_expect_success GNUPLOT 'the answer comes first: per workload the headline verdict, change, CI, claim and clock' '
+	j=out/job-1.html &&
+	sed -n "/<section id=\"answer\">/,/<\/section>/p" $j >answer &&
+	test "$(grep -c "<li>" answer)" = 2 &&
+	grep "<li>" answer | grep -F "udp_tx_dummy_iouring</a> <code>tx_pps</code>" |
+		grep -F "CHANGED (better)" | grep -F "+48.75%" | grep -F "[95% CI +46.91%, +50.62%]" |
+		grep -F "claim on tx_pps (+50.0%): consistent with the claim" |
+		grep -q -F "measured in real time (wall-clock rates, per-CPU time)" &&
+	grep "<li>" answer | grep -F "udp_rr_500</a> <code>tps</code>" | grep -F "+4.94%" |
+		grep -q -F "claim on cpu_us_per_op (-15.0%): consistent with the claim" &&
+	test_grep "charts/j1-forest.svg" answer &&
+	a=$(grep -n "id=\"answer\"" $j | cut -d: -f1) && s=$(grep -n "id=\"setup\"" $j | cut -d: -f1) &&
+	k=$(grep -n "id=\"kpi\"" $j | cut -d: -f1) &&
+	test "$a" -lt "$s" && test "$s" -lt "$k"
+'
+
+test_expect_success GNUPLOT 'the forest plot has every headline change with its CI and threshold band' '
+	f=out/charts/j1-forest.svg &&
+	for l in "udp_rr_500 tps" "udp_rr_500 cpu_us_per_op" "udp_rr_500 latency_p99_us" \
+		"udp_tx_dummy_iouring tx_pps" "udp_tx_dummy_iouring cpu_us_per_op"; do
+		grep -q -F ">$l<" $f || { echo "no row $l in the forest plot"; exit 1; }
+	done &&
+	! grep -q -F "bpf.@xmit" $f &&
+	test_grep "practical threshold" $f
+'
+
+test_expect_success GNUPLOT 'the KPI table shows the decisive metrics, the rest folded' '
+	j=out/job-1.html &&
+	sed -n "/<details class=\"more\">/,/<\/details>/p" $j >more &&
+	test_grep "1 more metric" more &&
+	test_grep "bpf.@xmit_latency_ns_by_queue\[idpf_tx_splitq_start/eth1-TxRx-31\]" more &&
+	! grep -q "<code>tx_pps</code>" more
+'
+
+test_expect_success GNUPLOT 'the index lists each job with its headline verdicts' '
+	grep -F "udp_tx_dummy_iouring: <span class=\"badge v-better\">CHANGED (better)</span> <code>tx_pps</code> +48.75% [+46.91%, +50.62%]" out/index.html &&
+	grep -F "udp_rr_500: <span class=\"badge v-better\">CHANGED (better)</span> <code>tps</code> +4.94% [+3.12%, +6.79%]" out/index.html &&
+	grep -F "udp_rr_500: <span class=\"badge v-equivalent\">EQUIVALENT</span> <code>tps</code> +0.20% [-1.10%, +1.51%]" out/index.html
+'
+
+test_expect_success GNUPLOT 'monitor gaps are named beside their chart, per side, with the reason' '
+	j=out/job-1.html &&
+	sed -n "/<h3>Histograms<\/h3>/,/<h3>perf profile/p" $j | head -20 >hist &&
+	grep -F "<strong>bpftrace</strong> was unavailable on 12 of 12 runs of <span class=\"side-b\">B</span> (6.1.192-klab-patched)" hist |
+		grep -q -F "__dev_queue_xmit is not traceable (either non-existing, inlined, or marked as &quot;notrace&quot;)" &&
+	grep -F "histogram __dev_queue_xmit_ns: only <span class=\"side-a\">A</span> (6.1.192-klab-base) has data" hist |
+		grep -q "recorded none, so there is nothing to compare and no chart is drawn" &&
+	! test -e out/charts/j1-udp_rr_500-hist-__dev_queue_xmit_ns.svg &&
+	test_grep "<strong>perf-stat</strong> was unavailable on 1 of 12 runs of <span class=\"side-a\">A</span>" $j &&
+	test_grep "perf stat: &lt;not counted&gt; task-clock &amp; co (exit status 1)" $j &&
+	test "$(grep -c "class=\"gap\"" $j)" = 2 &&
+	test_grep "perf record: &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;" out/job-11.html &&
+	# the nightly runs of the fixture were stored without their monitors statuses
+	test_grep "statuses were not stored for 2 of the 2 runs of A (stored by an older klab)" out/job-7.html
+'
+
+test_expect_success GNUPLOT 'the differential flame graph: B widths, gained share red, lost blue, both shares on hover' '
+	test_grep "Where the CPU time moved: differential flame graph" out/job-1.html &&
+	test_grep "<object style=\"aspect-ratio: 1200 / [0-9]*\" type=\"image/svg+xml\" data=\"charts/j1-udp_tx_dummy_iouring-flame.svg\">" out/job-1.html &&
+	grep -A3 "Frames A ran and B did not" out/job-1.html | grep -q "ksoftirqd/0 (A 68\.[0-9][0-9]%)" &&
+	python3 - out/charts/j1-udp_tx_dummy_iouring-flame.svg <<-\PY &&
+	import sys, re, xml.etree.ElementTree as ET
+	ns = {"s": "http://www.w3.org/2000/svg"}
+	root = ET.parse(sys.argv[1]).getroot()
+	frames = {}
+	for g in root.findall("s:g", ns):
+	    t = g.find("s:title", ns).text
+	    r = g.find("s:rect", ns)
+	    name = t.split("\n")[0]
+	    m = re.search(r"A ([0-9.]+)%, B ([0-9.]+)%", t)
+	    rgb = tuple(int(x) for x in re.findall(r"\d+", r.get("fill")))
+	    frames.setdefault(name, []).append((float(m.group(1)), float(m.group(2)), float(r.get("width")), rgb))
+	def check(c, msg):
+	    if not c:
+	        print("FAIL:", msg); sys.exit(1)
+	    print("ok:", msg)
+	a, b, w, rgb = frames["all"][0]
+	check(a == 100 and b == 100 and abs(w - 1179.4) < 0.1, "the root spans the width")
+	a, b, w, rgb = frames["skb_attempt_defer_free"][0]
+	# 108 of the 835 samples per mille of a B run; A has none
+	check(a == 0 and 12.5 < b < 13.4 and abs(w - b / 100 * 1180) < 1, "a frame B gained: width = B share (%.2f%%, %.1f px)" % (b, w))
+	check(rgb[0] > 200 and rgb[2] < 150, "... drawn red %s" % (rgb,))
+	a, b, w, rgb = frames["queued_spin_lock_slowpath"][0]
+	check(b < a and rgb[2] > rgb[0], "a frame B lost share (A %.2f%%, B %.2f%%) drawn blue %s" % (a, b, rgb))
+	check("tpl<script>alert(1)</script>&\"x\"" in frames, "a hostile frame name survives escaping as text")
+	PY
+	! grep -q "<script" out/charts/j1-udp_tx_dummy_iouring-flame.svg &&
+	test_grep "f&quot;&#39;&lt;script&gt;alert(1)&lt;/script&gt;" out/charts/j11-w_script_alert_1___script_-cfd41099-flame.svg
 '
 
 test_expect_success GNUPLOT 'a chart with no data says so' '

@@ -22,12 +22,37 @@ test_expect_success 'the mail report says what was tested' '
 	test_grep "4 boots x 3 runs per kernel, randomised ABBA order (seed 20251016)" mail
 '
 
+test_expect_success 'the answer comes first: one line per workload, then the claim verdict' '
+	sed -n 1,15p mail >top &&
+	test_grep "^The answer (B against A; each workload.s headline metric, 95% CI):$" top &&
+	test_grep "^  udp_tx_dummy_iouring: tx_pps CHANGED (better) +48.75% \[95% CI +46.91%, +50.62%\], measured in real time (wall-clock rates, per-CPU time); claim on tx_pps (+50.0%): consistent with the claim$" top &&
+	test_grep "^  udp_rr_500: tps CHANGED (better) +4.94% \[95% CI +3.12%, +6.79%\], measured in real time (wall-clock rates, per-CPU time); claim on cpu_us_per_op (-15.0%): consistent with the claim$" top &&
+	test_grep "^  The measurements support the performance claim of the series (Tested-by below).$" top &&
+	# the answer precedes the details
+	a=$(grep -n "^The answer" mail | cut -d: -f1) && d=$(grep -n "^series: " mail | cut -d: -f1) &&
+	test "$a" -lt "$d"
+'
+
+test_expect_success 'klab compare prints the same answer lines first' '
+	"$KLAB" --db f.db compare --stored 1 >cmp &&
+	sed -n 3,4p cmp >cmp.top &&
+	grep -F "$(grep "^  udp_rr_500: " mail | sed "s/^  //")" cmp.top &&
+	test_grep "^udp_tx_dummy_iouring: tx_pps CHANGED (better) +48.75%" cmp.top
+'
+
+test_expect_success 'monitors that missed runs are named with the reason' '
+	test_grep "^monitors that did not record on every run" mail &&
+	test_grep "^  udp_rr_500: bpftrace unavailable on 12 of 12 runs of B: bpftrace: ERROR: kprobe:__dev_queue_xmit: __dev_queue_xmit is not traceable" mail &&
+	test_grep "^  udp_tx_dummy_iouring: perf-stat unavailable on 1 of 12 runs of A: perf stat: <not counted> task-clock & co (exit status 1)$" mail
+'
+
 test_expect_success 'the before/after table takes its values from the comparisons' '
 	# one line per comparison row of job 1, values as stored
 	sqlite3 -separator " " f.db "SELECT workload || \".\" || metric, change_pct, ci_lo, ci_hi, cov_a, cov_b FROM comparisons WHERE job_id = 1" >rows &&
-	test "$(wc -l <rows)" = 5 &&
+	test "$(wc -l <rows)" = 6 &&
 	while read -r name ch lo hi ca cb; do
-		line=$(grep -F " $name (" mail) || { echo "no table line for $name"; exit 1; }
+		# the table line (it has the CoVs): "... NAME (UNIT)", or "... NAME" for a metric without a unit
+		line=$(grep -F " $name" mail | grep -F "±" | head -n 1) && test -n "$line" || { echo "no table line for $name"; exit 1; }
 		echo "$line" | grep -q -F -e "$(printf "%+.2f%%" "$ch")" || { echo "$name: change $ch not in: $line"; exit 1; }
 		echo "$line" | grep -q -F -e "[$(printf "%+.2f%%, %+.2f%%" "$lo" "$hi")]" || { echo "$name: CI not in: $line"; exit 1; }
 		echo "$line" | grep -q -F -e "$(printf "%.2f%%" "$ca")" || { echo "$name: CoV A not in: $line"; exit 1; }
@@ -58,6 +83,8 @@ test_expect_success 'Tested-by only when the measurements support the claim' '
 	"$KLAB" --db g.db report --format=mail 1 >mail4 &&
 	! grep -q "^Tested-by:" mail4 &&
 	test_grep "^No Tested-by: 1 of 2 claim checks do not agree with the claim.$" mail4 &&
+	test_grep "^  No Tested-by: 1 of 2 claim checks do not agree with the claim.$" mail4 &&
+	test_grep "^  udp_tx_dummy_iouring: tx_pps CHANGED (worse) -5.00%.*claim on tx_pps (+50.0%): opposite to the claim$" mail4 &&
 	cp f.db h.db &&
 	sqlite3 h.db "DELETE FROM expectations; UPDATE comparisons SET claim = NULL" &&
 	"$KLAB" --db h.db report --format=mail 1 >mail5 &&

@@ -310,6 +310,90 @@ static void test_perf_report(void)
 	prof_rows_free(ref.prof, ref.nprof);
 }
 
+static int p_script(const char *t, size_t n)
+{
+	struct folded_stack *v; size_t k; uint64_t samples;
+	int ret = parse_perf_script(t, n, "x", &v, &k, &samples);
+	folded_stacks_free(v, k);
+	return ret;
+}
+
+static uint64_t stack_count(const struct folded_stack *v, size_t n, const char *stack)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].stack, stack))
+			return v[i].count;
+	return 0;
+}
+
+static void test_perf_script(void)
+{
+	static const char edge[] =
+		"my prog \n"
+		"\tffffffff81000130 entry_SYSCALL_64+0x1f ([kernel.kallsyms])\n"
+		"\t  401000 ns::f(int, char const*) (/opt/a b/prog)\n"
+		"\t  401200 semi;colon (/opt/prog)\n"
+		"\t  7f00 [unknown] (/usr/lib/libc.so.6)\n"
+		"\n"
+		"my prog \n"
+		"\tffffffff81000130 entry_SYSCALL_64+0x1f ([kernel.kallsyms])\n"
+		"\t  401000 ns::f(int, char const*) (/opt/a b/prog)\n"
+		"\t  401200 semi;colon (/opt/prog)\n"
+		"\t  7f00 [unknown] (/usr/lib/libc.so.6)\n"
+		"\n"
+		"swapper \n"
+		"\tffffffff8225e1a0 [unknown] ([unknown])\n"
+		"\n"
+		"cut \n"
+		"\t  401000 main (/opt/prog";
+	struct folded_stack *v;
+	size_t n, len, i;
+	uint64_t samples, sum = 0, rr = 0, recv = 0;
+	char *t = fixture("perf-script-udp-rr.txt", &len);
+
+	/* the expected figures come from folding the fixture by hand (a short Python script) */
+	ok(!parse_perf_script(t, len, "perf script output", &v, &n, &samples), "recorded perf script output folds");
+	ok(samples == 200, "every sample of the fixture is read (%llu)", (unsigned long long)samples);
+	ok(n == 128, "into 128 distinct stacks (%zu)", n);
+	for (i = 0; i < n; i++) {
+		sum += v[i].count;
+		if (starts_with(v[i].stack, "klab-udp-rr;"))
+			rr += v[i].count;
+		if (strstr(v[i].stack, ";udp_recvmsg;") || ends_with(v[i].stack, ";udp_recvmsg"))
+			recv += v[i].count;
+	}
+	ok(sum == samples, "the counts add up to the samples");
+	ok(rr == 145 && recv == 9, "145 samples of klab-udp-rr, 9 under udp_recvmsg (%llu, %llu)",
+	   (unsigned long long)rr, (unsigned long long)recv);
+	ok(n && v[0].count == 22 && !strcmp(v[0].stack, "qemu-system-x86;[unknown];[perf-18864.map]"),
+	   "largest first, an unknown symbol named by its dso: %s", n ? v[0].stack : "-");
+	ok(stack_count(v, n, "klab-udp-rr;[unknown];epoll_wait;entry_SYSCALL_64_after_hwframe;do_syscall_64;"
+			     "__x64_sys_epoll_wait;do_epoll_wait;schedule_hrtimeout_range_clock;schedule;"
+			     "__schedule;finish_task_switch.isra.0") == 7, "root first, leaf last");
+	folded_stacks_cap(&v, &n, 10);
+	sum = 0;
+	for (i = 0; i < n; i++)
+		sum += v[i].count;
+	ok(n <= 10 + 3 && sum == 200, "the cap keeps every sample (%zu stacks)", n);
+	ok(stack_count(v, n, "cc1;[other stacks]") > 0, "the small stacks go to their command's [other stacks]");
+	folded_stacks_free(v, n);
+	free(t);
+	ok(truncations("perf-script-udp-rr.txt", p_script) == 0, "every prefix of the fixture folds");
+
+	ok(!parse_perf_script(edge, strlen(edge), "edge", &v, &n, &samples), "edge cases fold");
+	ok(samples == 3 && n == 2, "the sample cut off at the end is left out");
+	ok(stack_count(v, n, "my prog;[libc.so.6];semi:colon;ns::f(int, char const*);entry_SYSCALL_64") == 2,
+	   "spaces kept, ';' replaced, offsets dropped: %s", n ? v[0].stack : "-");
+	ok(stack_count(v, n, "swapper;[unknown]") == 1, "an unknown frame without a dso");
+	folded_stacks_free(v, n);
+	ok(!parse_perf_script("", 0, "empty", &v, &n, &samples) && n == 0 && samples == 0, "no samples is no error");
+	folded_stacks_free(v, n);
+	ok(parse_perf_script("\tffff81 x (y)\n", 14, "bad", &v, &n, &samples) < 0, "a frame outside a sample is an error");
+	folded_stacks_free(v, n);
+	ok(parse_perf_script("c\n\tzz x\n\n", 10, "bad", &v, &n, &samples) < 0, "a malformed frame is an error");
+	folded_stacks_free(v, n);
+}
+
 static void test_mpstat(void)
 {
 	struct cpu_pct *r;
@@ -560,6 +644,7 @@ int main(void)
 {
 	log_init("agent-parse", 0, LOG_CRIT);	/* expected errors stay quiet */
 	test_perf_report();
+	test_perf_script();
 	test_mpstat();
 	test_proc_stat();
 	test_perf_stat();

@@ -1,13 +1,18 @@
 /* orch-report.c: the report API the job runner calls (report_job), the data side (report_data.h), file names from outside strings, the mail report. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "compare.h"
+#include "compare_fmt.h"
 #include "db.h"
+#include "flamegraph.h"
 #include "log.h"
 #include "report.h"
 #include "report_data.h"
+#include "strvec.h"
 #include "tap.h"
 #include "util.h"
 
@@ -54,6 +59,91 @@ static void test_data(struct db *db)
 	ok(rep_job_load(db, 999, &j) < 0, "no job 999");
 }
 
+/* Monitor gaps and folded stacks of fixture job 1, as the pages read them. */
+static void test_gaps_stacks(struct db *db)
+{
+	struct rep_gaps g;
+	struct flame_stack *v;
+	size_t n;
+	int ra, rb, sorted = 1;
+	double sa = 0, sb = 0;
+
+	rep_gaps_load(db, 1, "udp_rr_500", &g);
+	ok(g.runs[0] == 12 && g.runs[1] == 12 && g.recorded[0] == 12 && g.recorded[1] == 12,
+	   "12 runs per side, every one with its monitors' statuses");
+	ok(g.n == 1 && g.v[0].side == 'B' && !strcmp(g.v[0].monitor, "bpftrace") && g.v[0].runs == 12 &&
+	   !strcmp(g.v[0].status, "unavailable") && g.v[0].reason && strstr(g.v[0].reason, "is not traceable"),
+	   "one gap: bpftrace on the 12 runs of B, with the agent's reason");
+	rep_gaps_free(&g);
+	rep_gaps_load(db, 1, "udp_tx_dummy_iouring", &g);
+	ok(g.n == 1 && g.v[0].side == 'A' && !strcmp(g.v[0].monitor, "perf-stat") && g.v[0].runs == 1,
+	   "perf-stat missed one run of A");
+	rep_gaps_free(&g);
+
+	ok(rep_stacks_load(db, 1, "udp_tx_dummy_iouring", &v, &n, &ra, &rb) == 0 && ra == 12 && rb == 12,
+	   "stacks of 12 profiled runs per side");
+	for (size_t i = 0; i < n; i++) {
+		sa += v[i].a;
+		sb += v[i].b;
+		if (i && strcmp(v[i - 1].stack, v[i].stack) >= 0)
+			sorted = 0;
+	}
+	ok(n == 16 && sorted, "16 distinct stacks (10 of A, 11 of B, 5 shared), sorted, one entry each (%zu)", n);
+	ok(fabs(sa - 1) < 1e-9 && fabs(sb - 1) < 1e-9, "each side's shares add up to 1 (%.12f, %.12f)", sa, sb);
+	{
+		struct buf svg = BUF_INIT;
+		struct strvec gone = STRVEC_INIT;
+		struct flame_opts o = { "t<i>", "A<b>", "B&", 0, 0 };
+		size_t drawn = flame_svg(&svg, v, n, &o, &gone);
+
+		ok(drawn > 20 && o.height > 100, "flame graph drawn: %zu frames, %d px high", drawn, o.height);
+		ok(strstr(svg.buf, "t&lt;i&gt;") && strstr(svg.buf, "(A&lt;b&gt;)") && !strstr(svg.buf, "<i>"),
+		   "title and labels escaped");
+		ok(gone.n == 1 && starts_with(gone.v[0], "ksoftirqd/0 (A 68."), "the frame B lost entirely: %s",
+		   gone.n ? gone.v[0] : "none");
+		buf_release(&svg);
+		strvec_clear(&gone);
+	}
+	rep_stacks_free(v, n);
+	{
+		struct flame_stack one[] = { { (char *)"x;y", 1, 0 } };
+		struct buf svg = BUF_INIT;
+		struct flame_opts o = { NULL, NULL, NULL, 0, 0 };
+
+		ok(flame_svg(&svg, one, 1, &o, NULL) == 0 && strstr(svg.buf, "no data: B has no profiled samples"),
+		   "no B samples: an SVG that says so");
+		buf_release(&svg);
+	}
+	ok(rep_stacks_load(db, 2, "udp_rr_500", &v, &n, &ra, &rb) == 0 && n == 0 && !ra && !rb, "no stacks, no error");
+	rep_stacks_free(v, n);
+}
+
+/* The answer line of klab compare and the mail, and the phrase saying what measured it. */
+static void test_answer(struct db *db)
+{
+	struct compare_result res;
+	const struct compare_row *h;
+	struct buf b = BUF_INIT;
+
+	ok(compare_load(db, 1, 0, &res) == 1, "job 1's comparisons load");
+	h = compare_headline_row(&res, "udp_rr_500");
+	ok(h && !strcmp(h->metric, "tps"), "the headline of udp_rr_500 is tps");
+	compare_fmt_measured_by(&b, h);
+	is_str(b.buf, "measured in real time (wall-clock rates, per-CPU time)", "what measured it");
+	buf_reset(&b);
+	compare_fmt_answer(&b, &res, h);
+	is_str(b.buf, "tps CHANGED (better) +4.94% [95% CI +3.12%, +6.79%], measured in real time (wall-clock rates, "
+		      "per-CPU time); claim on cpu_us_per_op (-15.0%): consistent with the claim", "the answer line");
+	ok(compare_headline_row(&res, "nope") == NULL, "no headline for a workload without rows");
+	compare_result_free(&res);
+	ok(compare_load(db, 2, 0, &res) == 1, "the A/A job's comparison loads");
+	buf_reset(&b);
+	compare_fmt_answer(&b, &res, compare_headline_row(&res, "udp_rr_500"));
+	ok(ends_with(b.buf, "; no claim checked") && starts_with(b.buf, "tps EQUIVALENT +0.20%"), "%s", b.buf);
+	compare_result_free(&res);
+	buf_release(&b);
+}
+
 static int exists(const char *dir, const char *name)
 {
 	char *p = xasprintf("%s/%s", dir, name);
@@ -96,6 +186,8 @@ int main(void)
 	ok(buf_read_file(&sql, fixture) == 0, "fixture reads");
 	ok(db_exec(db, sql.buf) == 0, "fixture loads");
 	test_data(db);
+	test_gaps_stacks(db);
+	test_answer(db);
 
 	ok(report_job(db, out, 1) == 0, "report_job renders job 1");
 	ok(exists(out, "job-1.html") && exists(out, "index.html") && exists(out, "style.css"),

@@ -123,6 +123,37 @@ int main(void)
 	}
 	free(other);
 
+	/* monitor statuses with their reasons, and folded call stacks */
+	is_int(count(db, "SELECT count(*) FROM run_monitors WHERE run_id = ? AND status = 'ok' AND reason IS NULL", id), 5,
+	       "five monitors ok, no reason");
+	{
+		char *t = replace(doc.buf, "\"bpftrace\":\"ok\"",
+				  "\"bpftrace\":\"unavailable: bpftrace: ERROR: __dev_queue_xmit is not traceable\"");
+		char *u = replace(t, "\"run_id\":\"cl1\"", "\"run_id\":\"cl4\"");
+		char *w = replace(u, "\"monitors\":{", "\"profile_stacks\":[{\"stack\":\"klab-udp-rr;a;b\",\"count\":7},"
+				  "{\"stack\":\"swapper;idle\",\"count\":3}],\"monitors\":{");
+		char *s = NULL;
+		int64_t id4 = 0;
+
+		ok(!result_store(db, w, strlen(w), NULL, &id4) && id4 > 0, "a run with an unavailable monitor and stacks");
+		db_get_str(db, &s, "SELECT status || '|' || reason FROM run_monitors WHERE run_id = ? AND monitor = 'bpftrace'",
+			   "i", id4);
+		is_str(s, "unavailable|bpftrace: ERROR: __dev_queue_xmit is not traceable", "the reason is stored without the prefix");
+		free(s);
+		is_int(count(db, "SELECT sum(count) FROM profile_stacks WHERE run_id = ?", id4), 10, "stacks stored with counts");
+		is_int(count(db, "SELECT count FROM profile_stacks WHERE run_id = ? AND stack = 'klab-udp-rr;a;b'", id4), 7,
+		       "a stack as sent");
+		free(t);
+		free(u);
+		t = replace(w, "\"count\":7", "\"count\":\"x\"");
+		ok(result_parse(t, strlen(t), "stacks", &o) < 0, "a stack without a numeric count is refused");
+		free(t);
+		t = replace(doc.buf, "\"cpu\":\"ok\"", "\"cpu\":1");
+		ok(result_parse(t, strlen(t), "monitors", &o) < 0, "a monitor status that is not a string is refused");
+		free(t);
+		free(w);
+	}
+
 	/* a failure inside the transaction leaves nothing behind: make profile_rows unwritable */
 	db_exec(db, "CREATE TRIGGER no_prof BEFORE INSERT ON profile_rows BEGIN SELECT RAISE(ABORT, 'test says no'); END;");
 	other = replace(doc.buf, "\"run_id\":\"cl1\"", "\"run_id\":\"cl3\"");

@@ -1,6 +1,6 @@
 #!/bin/bash
 # check-pages.sh DIR: golden-structure checks of a generated report folder.
-# Every <img src>, <link href> and local <a href> must resolve to a file in DIR;
+# Every <img src>, <object data>, <link href> and local <a href> must resolve to a file in DIR;
 # no page may fetch from the network (src= or stylesheet href= with a scheme);
 # no outside string may appear unescaped (<script>alert, <b>.lab).
 # Prints one line per problem and exits 1 if there was any.
@@ -26,7 +26,7 @@ for page in "$dir"/*.html; do
 		file=${file//&amp;/&}
 		[ -n "$file" ] || continue
 		if [ ! -f "$dir/$file" ]; then echo "$name: broken $attr: $url"; bad=1; fi
-	done < <(grep -o -E '(src|href)="[^"]*"' "$page")
+	done < <(grep -o -E '(src|href|data)="[^"]*"' "$page")
 	if grep -q '<link[^>]*href="https\?:' "$page"; then echo "$name: stylesheet from the network"; bad=1; fi
 	if grep -q -i '<script' "$page"; then echo "$name: has a <script> element or raw script text"; bad=1; fi
 	if grep -q '<b>\.lab\|<b>"' "$page"; then echo "$name: unescaped host name"; bad=1; fi
@@ -34,6 +34,6 @@ for page in "$dir"/*.html; do
 done
 for svg in "$dir"/charts/*.svg; do
 	[ -f "$svg" ] || continue
-	if grep -q '<script>alert' "$svg"; then echo "$(basename "$svg"): raw <script> in chart"; bad=1; fi
+	if grep -q -i '<script' "$svg"; then echo "$(basename "$svg"): raw <script> in chart"; bad=1; fi
 done
 exit $bad

@@ -4,8 +4,10 @@
 -- Job 1: base vs patched kernel (6.1.192-klab-base / -patched) of a series whose
 -- subject, author and a machine's host carry hostile strings; 8 boots in ABBA order
 -- (4 per side) x 3 runs x 2 workloads, per-second samples, per-CPU stats modelled on
--- seed 004's mpstat, the __dev_queue_xmit_ns histogram of seed 000 before/after, perf
--- profiles modelled on seed 004's before/after tables, and comparisons rows.
+-- seed 004's mpstat, the __dev_queue_xmit_ns histogram of seed 000 before (side A only:
+-- bpftrace was unavailable on every B run, as in the demo; run_monitors says why), perf
+-- profiles modelled on seed 004's before/after tables with folded call stacks, and
+-- comparisons rows.
 -- Job 2: an A/A job (the noise floor). Jobs 3-10: nightly runs of udp_rr_500 with a
 -- change point at job 7. Every value is a function of ids: the fixture is deterministic.
 BEGIN;
@@ -136,7 +138,22 @@ WITH h(name, side, lo, hi, total) AS (VALUES
  ('rtt_us', 'B', 8, 16, 1800), ('rtt_us', 'B', 16, 32, 10200), ('rtt_us', 'B', 32, 64, 2640), ('rtt_us', 'B', 64, 128, 120))
 INSERT INTO histograms (run_id, name, lo, hi, count)
 SELECT n.id, h.name, h.lo, h.hi, (h.total + n.id % 12) / 12
-FROM noise n JOIN h ON h.side = n.side WHERE n.workload = 'udp_rr_500';
+FROM noise n JOIN h ON h.side = n.side WHERE n.workload = 'udp_rr_500'
+ -- as in the demo: bpftrace could not attach on the patched kernel, so B has no __dev_queue_xmit_ns
+ AND NOT (h.name = '__dev_queue_xmit_ns' AND n.side = 'B');
+
+-- what each run's monitors said: all ok but bpftrace on every B run of udp_rr_500, and
+-- perf-stat on one A run of udp_tx_dummy_iouring (the reason as the agent words it)
+INSERT INTO run_monitors (run_id, monitor, status, reason)
+SELECT n.id, m.name,
+       CASE WHEN m.name = 'bpftrace' AND n.side = 'B' THEN 'unavailable'
+            WHEN m.name = 'perf-stat' AND n.id = 1 THEN 'unavailable' ELSE 'ok' END,
+       CASE WHEN m.name = 'bpftrace' AND n.side = 'B'
+            THEN 'bpftrace: ERROR: kprobe:__dev_queue_xmit: __dev_queue_xmit is not traceable (either non-existing, inlined, or marked as "notrace")'
+            WHEN m.name = 'perf-stat' AND n.id = 1 THEN 'perf stat: <not counted> task-clock & co (exit status 1)' END
+FROM noise n, (SELECT 'cpu' AS name UNION ALL SELECT 'perf-stat' UNION ALL SELECT 'perf-profile' UNION ALL SELECT 'nic'
+               UNION ALL SELECT 'bpftrace') m
+WHERE m.name != 'bpftrace' OR n.workload = 'udp_rr_500';
 
 -- seed 004's perf profiles, before (A) and after (B), with a little noise per run
 WITH p(side, comm, symbol, pct) AS (VALUES
@@ -160,6 +177,35 @@ INSERT INTO profile_rows (run_id, comm, dso, symbol, percent)
 SELECT n.id, p.comm, '[kernel.kallsyms]', p.symbol, round(p.pct * (1 + 0.03 * n.f), 2)
 FROM noise n JOIN p ON p.side = n.side WHERE n.workload = 'udp_tx_dummy_iouring';
 
+-- folded call stacks of the same profiles (perf record -g): before, the softirq CPU spins on the
+-- slab lock freeing alien skbs; after, the TX completion path defers the free. Counts per run
+-- are the share in per mille with the run's noise; one frame name is hostile.
+WITH st(side, stack, pm) AS (VALUES
+ ('A', 'ksoftirqd/0;ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;napi_consume_skb;skb_release_data;kmem_cache_free;__slab_free;queued_spin_lock_slowpath', 310),
+ ('A', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;napi_consume_skb;skb_release_data;kmem_cache_free;__slab_free;queued_spin_lock_slowpath', 125),
+ ('A', 'ksoftirqd/0;ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;napi_consume_skb;skb_release_data;kmem_cache_free;__slab_free', 56),
+ ('A', 'ksoftirqd/0;ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;idpf_tx_clean_buf_ring', 33),
+ ('A', 'ksoftirqd/0;ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;idpf_tx_splitq_clean_hdr', 20),
+ ('A', 'ksoftirqd/0;ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;handle_softirqs;net_tx_action;fq_dequeue', 25),
+ ('A', 'klab-agent;[libc.so.6];io_uring_enter;__x64_sys_io_uring_enter;io_submit_sqes;io_sendmsg;udp_sendmsg;ip_output;__dev_queue_xmit;idpf_tx_splitq_start', 30),
+ ('A', 'klab-agent;[libc.so.6];io_uring_enter;__x64_sys_io_uring_enter;io_submit_sqes;io_sendmsg;udp_sendmsg;sock_wfree', 15),
+ ('A', 'klab-agent;[libc.so.6];io_uring_enter;__x64_sys_io_uring_enter;io_submit_sqes;io_sendmsg;tpl<script>alert(1)</script>&"x"', 14),
+ ('A', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;default_idle_call;read_tsc', 23),
+ ('B', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;idpf_tx_splitq_clean_hdr', 191),
+ ('B', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;idpf_tx_clean_buf_ring', 139),
+ ('B', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;napi_consume_skb;skb_attempt_defer_free', 108),
+ ('B', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all', 106),
+ ('B', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;handle_softirqs;net_rx_action;__napi_poll;idpf_vport_splitq_napi_poll;idpf_tx_splitq_clean_all;napi_consume_skb;skb_release_data;kmem_cache_free;__slab_free;queued_spin_lock_slowpath', 72),
+ ('B', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;handle_softirqs;net_tx_action;fq_dequeue', 31),
+ ('B', 'klab-agent;[libc.so.6];io_uring_enter;__x64_sys_io_uring_enter;io_submit_sqes;io_sendmsg;udp_sendmsg;ip_output;__dev_queue_xmit;idpf_tx_splitq_start', 25),
+ ('B', 'klab-agent;[libc.so.6];io_uring_enter;__x64_sys_io_uring_enter;io_submit_sqes;io_sendmsg;udp_sendmsg;sock_wfree', 67),
+ ('B', 'klab-agent;[libc.so.6];io_uring_enter;__x64_sys_io_uring_enter;io_submit_sqes;io_sendmsg;tpl<script>alert(1)</script>&"x"', 14),
+ ('B', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;default_idle_call;read_tsc', 27),
+ ('B', 'swapper;secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;dma_unmap_page_attrs', 55))
+INSERT INTO profile_stacks (run_id, stack, count)
+SELECT n.id, st.stack, CAST(round(st.pm * (1 + 0.03 * n.f)) AS INTEGER)
+FROM noise n JOIN st ON st.side = n.side WHERE n.workload = 'udp_tx_dummy_iouring';
+
 INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b,
                          change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict,
                          extra_boots, claim, created) VALUES
@@ -173,6 +219,10 @@ INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, bette
   8.80, 7.60, 1.21, 1.18, -13.64, -15.98, -11.23, 2.0e-6, 8.0e-6, 0.0286, 0.864, 2.6, 1, 'CHANGED', 0, 'consistent', 1764662000),
  (1, '6.1.192-klab-base', '6.1.192-klab-patched', 'udp_rr_500', 'latency_p99_us', 'us', 'lower', 4, 4,
   41.0, 40.6, 2.05, 1.98, -0.98, -2.91, 0.99, 0.28, 0.28, 0.343, 0.99, 4.1, 5, 'EQUIVALENT', 0, NULL, 1764662000),
+ -- a secondary counter with a long bpftrace map name, as a demo job has dozens (outside the Holm family)
+ (1, '6.1.192-klab-base', '6.1.192-klab-patched', 'udp_rr_500',
+  'bpf.@xmit_latency_ns_by_queue[idpf_tx_splitq_start/eth1-TxRx-31]', '', 'none', 4, 4,
+  1520, 1498, 2.1, 2.4, -1.45, -4.2, 1.4, 0.31, NULL, 0.343, 0.985, 3.5, 1, 'INCONCLUSIVE', 9, NULL, 1764662000),
  (2, '6.1.192-klab-base', '6.1.192-klab-base', 'udp_rr_500', 'tps', '1/s', 'higher', 4, 4,
   226700, 227150, 0.82, 0.86, 0.20, -1.10, 1.51, 0.71, 0.71, 0.686, 1.002, 2.1, 1, 'EQUIVALENT', 0, NULL, 1764610000);
 
@@ -225,6 +275,12 @@ INSERT INTO cpu_stats (run_id, cpu, usr, sys, irq, soft, idle) SELECT id, 0, 10,
 INSERT INTO histograms (run_id, name, lo, hi, count) SELECT id, 'h<script>alert(1)</script>', 1, 2, 5 FROM runs WHERE job_id = 11;
 INSERT INTO profile_rows (run_id, comm, dso, symbol, percent)
 SELECT id, 'c<script>', 'd<script>alert(1)</script>', 's"''<script>alert(1)</script>', 10 FROM runs WHERE job_id = 11;
+INSERT INTO run_monitors (run_id, monitor, status, reason)
+SELECT id, 'perf-profile', CASE side WHEN 'A' THEN 'ok' ELSE 'unavailable' END,
+       CASE side WHEN 'B' THEN 'perf record: <script>alert(1)</script> & "x"' END FROM runs WHERE job_id = 11;
+INSERT INTO profile_stacks (run_id, stack, count)
+SELECT id, 'c<script>;f"''<script>alert(1)</script>;leaf&amp;', 10 FROM runs WHERE job_id = 11
+UNION ALL SELECT id, 'c<script>;g<b>', 5 + id % 2 FROM runs WHERE job_id = 11;
 INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b,
                          change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, verdict, claim, created) VALUES
  (11, 'la<script>alert(1)</script>', 'lb"''<script>alert(1)</script>', 'w<script>alert(1)</script>', 'tps', 'u<script>', 'higher',
