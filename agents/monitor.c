@@ -512,9 +512,7 @@ static void perf_profile_stacks(struct mon_ctx *m, struct json_object *result)
 	sc.timeout_ms = 120000;
 	sc.out_cap = 256 << 20;
 	if (run_command(&sc) || sc.status) {
-		char *l = last_line(&sc.err);
-		unavailable(m, MON_PERF_PROFILE, "perf script: %s (%s)", l, run_describe(&sc));
-		free(l);
+		unavailable(m, MON_PERF_PROFILE, "perf script: %s (%s)", last_line(sc.err.buf), run_describe(&sc));
 		goto out;
 	}
 	if (sc.truncated)

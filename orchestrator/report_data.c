@@ -765,9 +765,9 @@ void rep_gaps_load(struct db *db, int64_t job, const char *wl, struct rep_gaps *
 		}
 		x = &g->v[g->n++];
 		x->side = side_of(st, 0);
-		x->monitor = rep_colstr(st, 1);
-		x->status = rep_colstr(st, 2);
-		x->reason = rep_colstr(st, 3);
+		x->monitor = db_col_strdup(st, 1);
+		x->status = db_col_strdup(st, 2);
+		x->reason = db_col_strdup(st, 3);
 		x->runs = db_col_int64(st, 4);
 		if (!x->monitor)
 			x->monitor = xstrdup("?");
