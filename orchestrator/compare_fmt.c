@@ -429,3 +429,16 @@ void compare_print_json(FILE *out, const struct compare_result *res)
 	buf_release(&b);
 	json_object_put(o);
 }
+
+void compare_fmt_claimed(struct buf *b, const char *direction, double lo, double hi)
+{
+	buf_addstr(b, direction ? direction : "changed");
+	if (isfinite(lo) && isfinite(hi) && fabs(hi - lo) < 0.005)
+		buf_addf(b, " by %.3g%%", lo);
+	else if (isfinite(lo) && isfinite(hi))
+		buf_addf(b, " by %.3g%% to %.3g%%", lo, hi);
+	else if (isfinite(lo))
+		buf_addf(b, " by at least %.3g%%", lo);
+	else if (isfinite(hi))
+		buf_addf(b, " by up to %.3g%%", hi);
+}

@@ -46,6 +46,12 @@ void compare_fmt_verdict(struct buf *b, const struct compare_row *r);
 
 /* A claim check in words ("consistent with the claim"); NULL for no claim; unknown text as it is. */
 const char *compare_claim_words(const char *claim);
+/*
+ * What a claim expects, in words: "higher by 4.94%", "lower by 10% to 20%",
+ * "higher by at least 5%", or just the direction when it has no magnitude
+ * (NaN lo and hi); magnitudes with three significant digits.
+ */
+void compare_fmt_claimed(struct buf *b, const char *direction, double lo, double hi);
 
 /*
  * What measured a row's numbers, as a phrase that follows a verdict:

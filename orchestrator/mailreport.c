@@ -184,7 +184,7 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 		  struct buf *why)
 {
 	struct rep_claim *e;
-	struct buf t = BUF_INIT, v = BUF_INIT;
+	struct buf t = BUF_INIT, v = BUF_INIT, expected = BUF_INIT;
 	size_t n_exp;
 	int checked = 0, consistent = 0, worse = 0;
 
@@ -195,12 +195,9 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 
 		say(out, "  the series says: \"%s\"\n", clean(&t, e[k].text));
 		say(out, "    expected: %s ", clean(&t, e[k].metric));
-		say(out, "%s", clean(&t, e[k].direction));
-		if (isfinite(e[k].lo) && isfinite(e[k].hi))
-			say(out, " by %g%% to %g%%", e[k].lo, e[k].hi);
-		else if (isfinite(e[k].lo))
-			say(out, " by at least %g%%", e[k].lo);
-		say(out, "\n");
+		buf_reset(&expected);
+		compare_fmt_claimed(&expected, e[k].direction, e[k].lo, e[k].hi);
+		say(out, "%s\n", clean(&t, expected.buf));
 		for (size_t i = 0; e[k].metric && i < res->n_rows; i++) {
 			const struct compare_row *r = &res->rows[i];
 			const char *words = compare_claim_words(r->claim);
@@ -234,6 +231,7 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 	}
 	rep_claims_free(e, n_exp);
 	buf_release(&t);
+	buf_release(&expected);
 	buf_release(&v);
 	if (!checked)
 		buf_addstr(why, n_exp ? "no claimed metric was checked by this job"

@@ -187,6 +187,7 @@ static void aa_noise(struct rep *r, const struct compare_result *res, struct buf
 static void claims_section(struct db *db, const struct rep_job *j, struct buf *h)
 {
 	struct rep_claim *c;
+	struct buf words = BUF_INIT;
 	size_t n;
 
 	rep_claims_load(db, j->series_id, &c, &n);
@@ -197,17 +198,9 @@ static void claims_section(struct db *db, const struct rep_job *j, struct buf *h
 		buf_addf(h, "<tr><td class=\"num\">%lld</td><td><code>", (long long)c[i].patch_seq);
 		html_escape(h, c[i].metric);
 		buf_addstr(h, "</code></td><td>");
-		html_escape(h, c[i].direction);
-		if (isfinite(c[i].lo) || isfinite(c[i].hi)) {
-			buf_addstr(h, " by ");
-			if (isfinite(c[i].lo))
-				buf_addf(h, "%g", c[i].lo);
-			if (isfinite(c[i].lo) && isfinite(c[i].hi))
-				buf_addstr(h, " to ");
-			if (isfinite(c[i].hi))
-				buf_addf(h, "%g", c[i].hi);
-			buf_addstr(h, "%");
-		}
+		buf_reset(&words);
+		compare_fmt_claimed(&words, c[i].direction, c[i].lo, c[i].hi);
+		html_escape(h, words.buf);
 		buf_addstr(h, "</td><td>");
 		html_escape(h, c[i].text);
 		buf_addstr(h, "</td></tr>\n");
@@ -215,6 +208,7 @@ static void claims_section(struct db *db, const struct rep_job *j, struct buf *h
 	if (n)
 		buf_addstr(h, "</table></div>\n");
 	rep_claims_free(c, n);
+	buf_release(&words);
 }
 
 /* ---- the job page: the KPI table ---- */
