@@ -319,6 +319,36 @@ static void ready_seen(void *arg, const struct buf *err, size_t old_len)
 }
 
 /*
+ * Wait up to timeout_ms for one byte on fd: 1 when it came, 0 on EOF or
+ * timeout. A signal (klabd's SIGTERM asks the job to finish its step) is no
+ * reason to give up: the wait goes on for the time that is left.
+ */
+static int wait_ready_byte(int fd, long timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	char ch;
+	ssize_t n;
+
+	for (;;) {
+		int64_t left = end - now_ms();
+		int r;
+
+		if (left < 0)
+			left = 0;
+		r = poll(&pfd, 1, (int)left);
+		if (r > 0)
+			break;
+		if (r == 0 || errno != EINTR)
+			return 0;
+	}
+	do
+		n = read(fd, &ch, 1);
+	while (n < 0 && errno == EINTR);
+	return n == 1;
+}
+
+/*
  * Start the server (or sink) on the peer in a child process with its own
  * SSH connection, so that the client can run on the dut meanwhile. The
  * child tells the parent through a pipe when the agent said its generator
@@ -400,9 +430,8 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 		 * and its generator's bind (the agent waits at most 10 s for it),
 		 * at most SERVER_READY_MS. EOF or the timeout: it did not start.
 		 */
-		struct pollfd pfd = { ready[0], POLLIN, 0 };
-		char ch;
-		int ok = poll(&pfd, 1, SERVER_READY_MS) == 1 && read(ready[0], &ch, 1) == 1;
+		int ok = wait_ready_byte(ready[0], SERVER_READY_MS);
+
 		close(ready[0]);
 		if (!ok) {
 			struct buf why = BUF_INIT;

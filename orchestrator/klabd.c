@@ -196,6 +196,7 @@ static int start_job(struct daemon *d, int64_t id, const char *why)
 		close(d->lock_fd);
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_job_term;
+		sa.sa_flags = SA_RESTART;	/* the step goes on: only its waits see the signal */
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGTERM, &sa, NULL);
 		signal(SIGINT, SIG_IGN);

@@ -30,7 +30,7 @@ start_klabd() {	# start_klabd LOG: klabd -d in the background, pid in klabd.pid
 }
 stop_klabd() {
 	kill -TERM "$(cat klabd.pid)" 2>/dev/null
-	for i in $(seq 300); do kill -0 "$(cat klabd.pid)" 2>/dev/null || return 0; sleep 0.1; done
+	for i in $(seq 700); do kill -0 "$(cat klabd.pid)" 2>/dev/null || return 0; sleep 0.1; done	# the grace (-g 60) and then some
 	return 1
 }
 test_cleanup 'kill -9 $(cat "$SCRATCH/klabd.pid") 2>/dev/null; sleep 0.2'
