@@ -413,13 +413,13 @@ static void add_row(struct compare_result *res, size_t *alloc, const struct grou
 			r->unit = xstrdup("pp");
 		}
 	} else {
-		stats_compare(ga->v, ga->n, gb->v, gb->n, t, &r->st);
+		stats_compare_alpha(ga->v, ga->n, gb->v, gb->n, t, o->alpha, &r->st);
 		r->headline = is_headline(r->metric, headline);
 	}
 }
 
-/* Holm across the headline metrics that have a p value; CHANGED needs p_holm < 0.05 too. */
-static void apply_holm(struct compare_result *res)
+/* Holm across the headline metrics that have a p value; CHANGED needs p_holm < alpha (0.05) too. */
+static void apply_holm(struct compare_result *res, double alpha)
 {
 	size_t n = 0, k = 0;
 	double *p, *adj;
@@ -441,7 +441,7 @@ static void apply_holm(struct compare_result *res)
 		if (!r->headline || isnan(r->st.w.p))
 			continue;
 		r->p_holm = adj[k++];
-		if (r->st.verdict == VERDICT_CHANGED && !(r->p_holm < 0.05)) {
+		if (r->st.verdict == VERDICT_CHANGED && !(r->p_holm < alpha)) {
 			size_t nn = r->st.n_a > r->st.n_b ? r->st.n_a : r->st.n_b;
 
 			r->st.verdict = VERDICT_INCONCLUSIVE;
@@ -495,7 +495,7 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 	    load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
 		goto out;
 	compute(&ma, &mb, o, res);
-	apply_holm(res);
+	apply_holm(res, o->alpha > 0 && o->alpha < 0.5 ? o->alpha : STATS_ALPHA);
 	if (ca.n)
 		qsort(ca.g, ca.n, sizeof(*ca.g), group_sort_cmp);
 	if (cb.n)

@@ -28,7 +28,8 @@
  * - Holm's correction runs across the headline metrics of one comparison
  *   (the workload's `headline` plus the defaults tps, tx_pps, rx_pps,
  *   latency_p99_us, cpu_us_per_op when present); a headline metric is
- *   CHANGED only when its Holm-adjusted p is also < 0.05. Other metrics keep
+ *   CHANGED only when its Holm-adjusted p is also < 0.05 (< alpha: the
+ *   level of compare_opts, smaller at the looks of a sequential job). Other metrics keep
  *   p_holm NULL.
  * - Claim check: when the job's series has rows in `expectations` for a
  *   metric, the claimed % change is checked against the 95% CI.
@@ -47,9 +48,16 @@ struct compare_opts {
 	 */
 	double (*workload_info)(void *arg, const char *workload, const char **headline);
 	void *workload_arg;
+	/*
+	 * The level of the verdicts (<= 0: 0.05). A look i of K of a job with a
+	 * boots range passes stats_seq_alpha(K): CHANGED needs the 1 - alpha CI
+	 * to exclude 0 and the Holm-adjusted p < alpha, EQUIVALENT the 1 - 2 alpha
+	 * CI inside +-T (docs/statistics.md, "Looking more than once").
+	 */
+	double alpha;
 };
 
-#define COMPARE_OPTS_INIT { 1.0, -1, NULL, NULL, NULL, NULL }
+#define COMPARE_OPTS_INIT { 1.0, -1, NULL, NULL, NULL, NULL, 0 }
 
 /*
  * One comparison row: what a row of `comparisons` stores, and what every

@@ -233,8 +233,31 @@ static void test_holm_hl(void)
 	}
 }
 
+/* A verdict at a sequential look's level: the same data, CHANGED at 0.05, not at 0.05/4. */
+static void test_alpha(void)
+{
+	static const double a[] = { 100, 102, 98, 101 }, b[] = { 104, 106, 102, 104 };
+	static const double qa[] = { 1000, 1001, 999, 1000.5 }, qb[] = { 1000.2, 1000.9, 999.6, 1000.4 };
+	struct stats_cmp c05, c;
+
+	stats_compare(a, 4, b, 4, 1.0, &c05);
+	stats_compare_alpha(a, 4, b, 4, 1.0, 0.0125, &c);
+	ok(c05.w.p < 0.05 && c05.w.p > 0.0125, "the example's p %.4f lies between 0.0125 and 0.05", c05.w.p);
+	is_str(stats_verdict_name(c05.verdict), "CHANGED", "at 0.05: CHANGED (%+.2f%%)", c05.change_pct);
+	is_str(stats_verdict_name(c.verdict), "INCONCLUSIVE", "at 0.0125 (look of K = 4): INCONCLUSIVE");
+	ok(c.alpha == 0.0125 && c05.alpha == 0.05, "the level is kept with the verdict");
+	is_double(c.ci_lo, c05.ci_lo, 0, "the printed CI stays the 95%% one");
+	stats_compare_alpha(qa, 4, qb, 4, 1.0, 0.0125, &c);
+	stats_compare(qa, 4, qb, 4, 1.0, &c05);
+	is_str(stats_verdict_name(c05.verdict), "EQUIVALENT", "quiet A/A at 0.05: EQUIVALENT");
+	is_str(stats_verdict_name(c.verdict), "EQUIVALENT", "and at 0.0125 (the 97.5%% CI inside +-1%%)");
+	stats_compare_alpha(a, 4, b, 4, 1.0, 0, &c);
+	ok(c.alpha == 0.05, "alpha 0 means 0.05");
+}
+
 int main(void)
 {
+	test_alpha();
 	test_distributions();
 	test_welch();
 	test_compare();
