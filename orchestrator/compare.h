@@ -72,7 +72,7 @@ struct compare_row {
 	int headline;		/* 1: in the Holm family (a loaded row: p_holm is stored) */
 	struct stats_cmp st;	/* the statistics (st.verdict etc.) */
 	double p_holm;		/* NaN when not a headline metric */
-	char *claim;		/* consistent | outside | opposite | NULL (a loaded row: the stored text) */
+	char *claim;		/* stats_claim_check(): consistent | smaller | larger | opposite | untestable | NULL */
 	double claim_pct;	/* the claimed % change (NaN without a claim) */
 };
 

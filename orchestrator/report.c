@@ -225,19 +225,20 @@ static void mean_cov(struct buf *h, double mean, double cov, size_t n)
 	buf_addstr(h, "</span></td>");
 }
 
-static void claim_cell(struct buf *h, const char *claim)
+static void claim_cell(struct buf *h, const struct compare_row *x)
 {
-	const char *t = compare_claim_words(claim);
+	struct buf t = BUF_INIT;
 
-	if (!t) {
+	if (!compare_fmt_claim(&t, x)) {
 		buf_addstr(h, "<span class=\"muted\">no claim</span>");
 		return;
 	}
 	buf_addstr(h, "<span class=\"claim-");
-	rep_slug(h, claim);
+	rep_slug(h, x->claim);
 	buf_addstr(h, "\">");
-	html_escape(h, t);
+	html_escape(h, t.buf);
 	buf_addstr(h, "</span>");
+	buf_release(&t);
 }
 
 /* The rows a reader decides on: throughput, cost, latency and busy time, and the Holm family. */
@@ -296,7 +297,7 @@ static void kpi_rows(const struct compare_result *res, int main_rows, struct buf
 		buf_addstr(h, "</td><td>");
 		rep_verdict_badge(h, x);
 		buf_addstr(h, "</td><td class=\"claim\">");
-		claim_cell(h, x->claim);
+		claim_cell(h, x);
 		buf_addstr(h, "</td></tr>\n");
 	}
 	buf_addstr(h, "</table></div>\n");

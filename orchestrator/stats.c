@@ -712,6 +712,8 @@ double stats_seq_alpha(int looks)
 
 const char *stats_claim_check(double lo, double hi, double ci_lo, double ci_hi)
 {
+	double big;
+
 	if (isnan(ci_lo) || isnan(ci_hi))
 		return NULL;
 	if (isnan(lo))
@@ -726,9 +728,25 @@ const char *stats_claim_check(double lo, double hi, double ci_lo, double ci_hi)
 		lo = hi;
 		hi = t;
 	}
-	if ((lo > 0 && ci_hi < 0) || (hi < 0 && ci_lo > 0))
+	/* A claim of a decrease is checked as the increase of the negated values. */
+	if (hi <= 0 && lo < 0) {
+		double t = -lo;
+
+		lo = -hi;
+		hi = t;
+		t = -ci_lo;
+		ci_lo = -ci_hi;
+		ci_hi = t;
+	}
+	big = fmax(fabs(lo), fabs(hi));
+	if (ci_hi < 0)
 		return "opposite";
-	if (lo <= ci_hi && hi >= ci_lo)
-		return "consistent";
-	return "outside";
+	if (ci_lo > hi)
+		return "larger";
+	/* Precise enough when the CI excludes zero, or is narrower than the claimed change. */
+	if (!(ci_lo > 0) && !(ci_hi - ci_lo < big))
+		return "untestable";
+	if (ci_hi < lo)
+		return "smaller";
+	return "consistent";
 }

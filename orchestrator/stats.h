@@ -148,11 +148,17 @@ void stats_compare_points(const double *a, size_t na, const double *b, size_t nb
 			  struct stats_cmp *c);
 
 /*
- * Claim check of an expected % change against the comparison's 95% CI:
- * "consistent" when claim_pct lies inside [ci_lo, ci_hi] (a claimed range
- * [lo, hi] is consistent when it overlaps the CI), "opposite" when the CI
- * lies entirely on the other side of 0 from the claim, else "outside".
- * NULL when the CI is unknown.
+ * Claim check of an expected % change (a value, lo = hi, or a range
+ * [lo, hi] of one sign) against the comparison's 95% CI, saying only what the
+ * data can tell (docs/statistics.md, "Claim check"):
+ *   "opposite"   the CI lies entirely on the other side of 0 from the claim;
+ *   "larger"     the CI lies entirely beyond the claim (away from 0);
+ *   "untestable" the CI holds 0 and is not narrower than the claimed change;
+ *   "smaller"    the CI lies below the claim (between 0 and it, or holds 0
+ *                while narrower than the claim);
+ *   "consistent" the CI holds the claim (a range: overlaps it) and excludes 0
+ *                or is narrower than the claimed change.
+ * NULL when the CI or the claim is unknown.
  */
 const char *stats_claim_check(double lo_pct, double hi_pct, double ci_lo, double ci_hi);
 

@@ -105,7 +105,7 @@ static void test_job(struct db *db)
 	f = open_memstream(&text, &len);
 	compare_print(f, &st);
 	fclose(f);
-	ok(strstr(text, "(claim -10.0%: consistent)") != NULL, "compare_print of the stored rows shows the claimed change");
+	ok(strstr(text, "(claim -10.0%: consistent with the claim)") != NULL, "compare_print of the stored rows shows the claimed change");
 	ok(!strstr(text, "nan"), "and no NaN anywhere");
 	ok(strstr(text, "CHANGED (better)") != NULL, "the verdict says which way");
 	free(text);
@@ -113,7 +113,7 @@ static void test_job(struct db *db)
 	compare_print(f, &res);
 	fclose(f);
 	ok(strstr(text, "comparison of job 1: A = xps-off, B = xps-on") != NULL, "compare_print header");
-	ok(strstr(text, "(claim -10.0%: consistent)") != NULL, "compare_print shows the claim");
+	ok(strstr(text, "(claim -10.0%: consistent with the claim)") != NULL, "compare_print shows the claim");
 	free(text);
 	f = open_memstream(&text, &len);
 	compare_print_json(f, &res);
@@ -289,8 +289,46 @@ static void test_throughput_claim(struct db *db)
 	db_exec(db, "DELETE FROM proposals; DELETE FROM expectations WHERE metric = 'throughput'");
 }
 
+/* The claim check in words: one wording for klab compare, the pages and the mail; never "nan". */
+static void test_claim_words(void)
+{
+	struct compare_row r[2];
+	struct compare_result res = { 0 };
+	struct buf b = BUF_INIT;
+
+	memset(r, 0, sizeof(r));
+	r[0].workload = r[1].workload = "udp_rr_500";
+	r[0].metric = "tps";
+	r[0].claim = "untestable";
+	r[0].claim_pct = 5;
+	r[0].st.ci_lo = -35;
+	r[0].st.ci_hi = 97;
+	r[1].metric = "cpu_us_per_op";
+	r[1].claim = "smaller";
+	r[1].claim_pct = NAN;
+	r[1].st.ci_lo = -3;
+	r[1].st.ci_hi = -1;
+	res.rows = r;
+	res.n_rows = 2;
+	ok(compare_fmt_claim(&b, &r[0]) == 1, "an untestable claim is worded");
+	is_str(b.buf, "not testable at this precision (95% CI +-66.00%)", "with the CI half-width");
+	buf_reset(&b);
+	is_int(compare_fmt_claims(&b, &res, &r[0]), 2, "two claims on the workload");
+	is_str(b.buf, "claim on tps (+5.0%): not testable at this precision (95% CI +-66.00%); "
+		      "claim on cpu_us_per_op (no figure): smaller than claimed", "the claims line, no nan");
+	buf_reset(&b);
+	r[0].claim = "larger";
+	compare_fmt_claim(&b, &r[0]);
+	is_str(b.buf, "larger than claimed", "larger");
+	r[0].claim = NULL;
+	buf_reset(&b);
+	ok(compare_fmt_claim(&b, &r[0]) == 0 && b.len == 0, "no claim: nothing");
+	buf_release(&b);
+}
+
 int main(void)
 {
+	test_claim_words();
 	char *path = xasprintf("%s/klab.db", tap_scratch_dir());
 	struct db *db = NULL;
 
