@@ -365,6 +365,19 @@ static int is_headline(const char *metric, const char *wl_headline)
 	return 0;
 }
 
+double compare_default_threshold(const char *clock)
+{
+	/* icount resolves parts per million: 0.1% is what LLVM's compile-time tracker acts on. */
+	if (clock && !strcmp(clock, COMPARE_CLOCK_ICOUNT))
+		return 0.1;
+	return 1.0;
+}
+
+static const char *clock_name(const char *clock)
+{
+	return clock && !strcmp(clock, COMPARE_CLOCK_ICOUNT) ? COMPARE_CLOCK_ICOUNT : COMPARE_CLOCK_REAL;
+}
+
 static double workload_threshold(const struct compare_opts *o, const char *w, const char **headline)
 {
 	double t = 0;
@@ -373,7 +386,7 @@ static double workload_threshold(const struct compare_opts *o, const char *w, co
 	if (o->workload_info)
 		t = o->workload_info(o->workload_arg, w, headline);
 	if (!(t > 0))
-		t = o->threshold_pct > 0 ? o->threshold_pct : 1.0;
+		t = o->threshold_pct > 0 ? o->threshold_pct : compare_default_threshold(o->clock);
 	return t;
 }
 
@@ -494,6 +507,7 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 	    load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
 	    load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
 		goto out;
+	res->clock = clock_name(o->clock);
 	compute(&ma, &mb, o, res);
 	apply_holm(res, o->alpha > 0 && o->alpha < 0.5 ? o->alpha : STATS_ALPHA);
 	if (ca.n)
@@ -937,6 +951,7 @@ int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_r
 
 	memset(res, 0, sizeof(*res));
 	res->job_id = job_id;
+	res->clock = COMPARE_CLOCK_REAL;	/* until runs have a clock column (migration 0008) */
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {

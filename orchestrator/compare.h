@@ -35,8 +35,19 @@
  *   metric, the claimed % change is checked against the 95% CI.
  */
 
+/*
+ * The clock that measured a comparison's runs: "real" (wall-clock rates,
+ * per-CPU time: hardware and TCG guests) or "icount" (a QEMU guest whose
+ * clock counts executed instructions: rates are path lengths). NULL means
+ * real. The default practical threshold belongs to the clock
+ * (docs/statistics.md, "Thresholds"): 1% in real time, 0.1% under icount.
+ */
+#define COMPARE_CLOCK_REAL "real"
+#define COMPARE_CLOCK_ICOUNT "icount"
+double compare_default_threshold(const char *clock);
+
 struct compare_opts {
-	double threshold_pct;	/* default practical threshold T in % (<= 0: 1.0) */
+	double threshold_pct;	/* practical threshold T in % for every workload without its own (<= 0: the clock's default) */
 	int warmup_runs;	/* runs per boot to discard; < 0: the job spec's "warmup_runs", else 1 */
 	const char *workload;	/* only this workload (NULL: all) */
 	const char *metric;	/* only this metric (NULL: all) */
@@ -55,9 +66,11 @@ struct compare_opts {
 	 * CI inside +-T (docs/statistics.md, "Looking more than once").
 	 */
 	double alpha;
+	/* COMPARE_CLOCK_REAL or COMPARE_CLOCK_ICOUNT (NULL: real); the runs' clock column will set it (migration 0008). */
+	const char *clock;
 };
 
-#define COMPARE_OPTS_INIT { 1.0, -1, NULL, NULL, NULL, NULL, 0 }
+#define COMPARE_OPTS_INIT { 0, -1, NULL, NULL, NULL, NULL, 0, NULL }
 
 /*
  * One comparison row: what a row of `comparisons` stores, and what every
@@ -87,6 +100,7 @@ struct compare_prof {
 /* The result of one comparison (a job, or two kernels). */
 struct compare_result {
 	int64_t job_id;		/* 0 for a kernel-vs-kernel comparison */
+	const char *clock;	/* COMPARE_CLOCK_REAL or COMPARE_CLOCK_ICOUNT (static), from compare_opts */
 	char *label_a, *label_b;
 	struct compare_row *rows;
 	size_t n_rows;

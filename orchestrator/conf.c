@@ -733,7 +733,7 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 	}
 	w->perf_events = dupv(s, "perf_events", NULL);
 	w->headline = dupv(s, "headline", !strcmp(w->type, "udp_tx") ? "tx_pps" : "tps");
-	w->threshold_pct = 1.0;
+	w->threshold_pct = 0;	/* not set: the default of the clock that measures it (compare_default_threshold) */
 	if (get(s, "threshold", &line)) {
 		char *t = xstrdup(get(s, "threshold", NULL));
 		size_t l = strlen(t);
@@ -1372,7 +1372,8 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pl(out, "monitors", &w->monitors);
 		pv(out, "bpftrace", w->bpftrace);
 		pv(out, "perf_events", w->perf_events);
-		fprintf(out, "\tthreshold = %g\n", w->threshold_pct);
+		if (w->threshold_pct > 0)
+			fprintf(out, "\tthreshold = %g\n", w->threshold_pct);
 		pv(out, "headline", w->headline);
 		for (size_t k = 0; k < w->n_params; k++)
 			pv(out, w->params[k].key, w->params[k].value);
