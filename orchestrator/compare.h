@@ -150,6 +150,37 @@ int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res);
 int compare_load_metric(struct db *db, const char *workload, const char *metric, unsigned flags,
 			size_t limit, struct compare_result **out, size_t *n);
 
+/*
+ * Adaptive boots (docs/statistics.md, "Looking more than once"). The plan
+ * of a job spec: its looks K (boots_min..boots by ABBA rounds of 2 boots
+ * per side), 0 for a plain boot count; *min and *max get the range.
+ * compare_spec_alpha() is the level of the job's verdicts: 0.05 / K, 0.05
+ * without a range; compare_job() uses it when compare_opts.alpha is not set,
+ * so `klab compare JOB` decides as the job did.
+ */
+#define COMPARE_LOOK_STEP 2
+int compare_spec_looks(const char *spec, int *min, int *max);
+double compare_spec_alpha(const char *spec);
+/* 1 when RES has headline rows and every one is CHANGED or EQUIVALENT. */
+int compare_decided(const struct compare_result *res);
+
+/* One look of a job, as stored in `looks`: one row per headline metric. */
+struct compare_look {
+	int look, looks, boots;
+	double alpha;
+	int decided;
+	char *workload, *metric;
+	int n_a, n_b;
+	enum stats_verdict verdict;
+	double change_pct, ci_lo, ci_hi, p_holm;
+};
+/* Store look LOOK of K at BOOTS per side from RES's headline rows (replacing that look's rows). 0 or -1. */
+int compare_store_look(struct db *db, int64_t job_id, int look, int looks, int boots, double alpha,
+		       const struct compare_result *res);
+/* The looks of a job in order (look, workload, metric): *out of *n (compare_looks_free()). 0 or -1. */
+int compare_load_looks(struct db *db, int64_t job_id, struct compare_look **out, size_t *n);
+void compare_looks_free(struct compare_look *l, size_t n);
+
 void compare_result_free(struct compare_result *res);
 void compare_results_free(struct compare_result *res, size_t n);
 

@@ -110,7 +110,8 @@ struct conf_job {
 	struct strvec machines;	/* dut then peer */
 	char *pool;		/* lease any free pair of the pool instead */
 	struct strvec workloads;
-	int boots;		/* boots per kernel */
+	int boots;		/* boots per kernel (the maximum of a range) */
+	int boots_min;		/* boots = MIN..MAX: the first look (docs/jobs.md); 0: a plain count */
 	int runs;		/* runs per boot */
 	int warmup_runs;	/* runs per boot discarded before the measured ones (default 1) */
 	char *order;		/* abba (default) | fixed */
