@@ -682,6 +682,7 @@ int step_look(struct job_ctx *j, const char *key)
 		compare_result_free(&res);
 		return step_fail(j, "cannot store look %d", look);
 	}
+	test_kill_point(j, key, "after-store");
 	for (size_t i = 0; i < res.n_rows; i++) {
 		struct buf t = BUF_INIT;
 		const struct compare_row *r = &res.rows[i];
