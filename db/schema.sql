@@ -282,3 +282,22 @@ CREATE TABLE profile_stacks (
 	count		INTEGER NOT NULL
 );
 CREATE INDEX profile_stacks_run ON profile_stacks (run_id);
+CREATE TABLE looks (
+	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+	look		INTEGER NOT NULL,	-- 1-based
+	looks		INTEGER NOT NULL,	-- K, the looks of the plan
+	boots		INTEGER NOT NULL,	-- boots per side the look was planned at
+	alpha		REAL NOT NULL,		-- the level of its verdicts (0.05 / K)
+	decided		INTEGER NOT NULL,	-- 1: every headline verdict CHANGED or EQUIVALENT
+	workload	TEXT NOT NULL,
+	metric		TEXT NOT NULL,
+	n_a		INTEGER,		-- boots with a value, per side
+	n_b		INTEGER,
+	verdict		TEXT,
+	change_pct	REAL,
+	ci_lo		REAL,			-- 95% CI
+	ci_hi		REAL,
+	p_holm		REAL,
+	created		REAL NOT NULL,
+	PRIMARY KEY (job_id, look, workload, metric)
+);

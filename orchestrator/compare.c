@@ -365,6 +365,19 @@ static int is_headline(const char *metric, const char *wl_headline)
 	return 0;
 }
 
+double compare_default_threshold(const char *clock)
+{
+	/* icount resolves parts per million: 0.1% is what LLVM's compile-time tracker acts on. */
+	if (clock && !strcmp(clock, COMPARE_CLOCK_ICOUNT))
+		return 0.1;
+	return 1.0;
+}
+
+static const char *clock_name(const char *clock)
+{
+	return clock && !strcmp(clock, COMPARE_CLOCK_ICOUNT) ? COMPARE_CLOCK_ICOUNT : COMPARE_CLOCK_REAL;
+}
+
 static double workload_threshold(const struct compare_opts *o, const char *w, const char **headline)
 {
 	double t = 0;
@@ -373,7 +386,7 @@ static double workload_threshold(const struct compare_opts *o, const char *w, co
 	if (o->workload_info)
 		t = o->workload_info(o->workload_arg, w, headline);
 	if (!(t > 0))
-		t = o->threshold_pct > 0 ? o->threshold_pct : 1.0;
+		t = o->threshold_pct > 0 ? o->threshold_pct : compare_default_threshold(o->clock);
 	return t;
 }
 
@@ -413,13 +426,13 @@ static void add_row(struct compare_result *res, size_t *alloc, const struct grou
 			r->unit = xstrdup("pp");
 		}
 	} else {
-		stats_compare(ga->v, ga->n, gb->v, gb->n, t, &r->st);
+		stats_compare_alpha(ga->v, ga->n, gb->v, gb->n, t, o->alpha, &r->st);
 		r->headline = is_headline(r->metric, headline);
 	}
 }
 
-/* Holm across the headline metrics that have a p value; CHANGED needs p_holm < 0.05 too. */
-static void apply_holm(struct compare_result *res)
+/* Holm across the headline metrics that have a p value; CHANGED needs p_holm < alpha (0.05) too. */
+static void apply_holm(struct compare_result *res, double alpha)
 {
 	size_t n = 0, k = 0;
 	double *p, *adj;
@@ -441,7 +454,7 @@ static void apply_holm(struct compare_result *res)
 		if (!r->headline || isnan(r->st.w.p))
 			continue;
 		r->p_holm = adj[k++];
-		if (r->st.verdict == VERDICT_CHANGED && !(r->p_holm < 0.05)) {
+		if (r->st.verdict == VERDICT_CHANGED && !(r->p_holm < alpha)) {
 			size_t nn = r->st.n_a > r->st.n_b ? r->st.n_a : r->st.n_b;
 
 			r->st.verdict = VERDICT_INCONCLUSIVE;
@@ -494,8 +507,9 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 	    load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
 	    load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
 		goto out;
+	res->clock = clock_name(o->clock);
 	compute(&ma, &mb, o, res);
-	apply_holm(res);
+	apply_holm(res, o->alpha > 0 && o->alpha < 0.5 ? o->alpha : STATS_ALPHA);
 	if (ca.n)
 		qsort(ca.g, ca.n, sizeof(*ca.g), group_sort_cmp);
 	if (cb.n)
@@ -759,6 +773,153 @@ static char *side_label(struct db *db, int64_t job_id, const char *side)
 	return s;
 }
 
+int compare_spec_looks(const char *spec, int *min, int *max)
+{
+	struct json_object *o, *v;
+	int lo = 0, hi = 0;
+
+	*min = *max = 0;
+	if (!spec || !(o = json_tokener_parse(spec)))
+		return 0;
+	if (json_object_object_get_ex(o, "boots_min", &v) && json_object_is_type(v, json_type_int))
+		lo = json_object_get_int(v);
+	if (json_object_object_get_ex(o, "boots", &v) && json_object_is_type(v, json_type_int))
+		hi = json_object_get_int(v);
+	json_object_put(o);
+	if (!lo)
+		return 0;
+	*min = lo;
+	*max = hi;
+	return stats_seq_looks(lo, hi, COMPARE_LOOK_STEP);
+}
+
+double compare_spec_alpha(const char *spec)
+{
+	int lo, hi;
+
+	return stats_seq_alpha(compare_spec_looks(spec, &lo, &hi));
+}
+
+int compare_decided(const struct compare_result *res)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+
+		if (!r->headline)
+			continue;
+		if (r->st.verdict != VERDICT_CHANGED && r->st.verdict != VERDICT_EQUIVALENT)
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
+int compare_store_look(struct db *db, int64_t job_id, int look, int looks, int boots, double alpha,
+		       const struct compare_result *res)
+{
+	int decided = compare_decided(res);
+	double t = now_wall();
+
+	if (db_exec(db, "BEGIN"))
+		return -1;
+	if (db_run(db, "DELETE FROM looks WHERE job_id = ? AND look = ?", "ii", job_id, (int64_t)look))
+		goto fail;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		struct db_stmt *st;
+		int rc;
+
+		if (!r->headline)
+			continue;
+		st = db_prepare(db, "INSERT INTO looks (job_id, look, looks, boots, alpha, decided, workload, metric,"
+				" n_a, n_b, verdict, change_pct, ci_lo, ci_hi, p_holm, created)"
+				" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "iiiidiss", job_id, (int64_t)look,
+				(int64_t)looks, (int64_t)boots, alpha, (int64_t)decided, r->workload, r->metric);
+		if (!st)
+			goto fail;
+		db_bind_int64(st, 9, (int64_t)r->st.n_a);
+		db_bind_int64(st, 10, (int64_t)r->st.n_b);
+		db_bind_text(st, 11, stats_verdict_name(r->st.verdict));
+		bind_double_or_null(st, 12, r->st.change_pct);
+		bind_double_or_null(st, 13, r->st.ci_lo);
+		bind_double_or_null(st, 14, r->st.ci_hi);
+		bind_double_or_null(st, 15, r->p_holm);
+		db_bind_double(st, 16, t);
+		rc = db_step(st);
+		db_finalize(st);
+		if (rc != DB_DONE) {
+			error("database '%s': cannot store look %d of job %lld: %s", db_file(db), look,
+			      (long long)job_id, db_errmsg(db));
+			goto fail;
+		}
+	}
+	if (db_exec(db, "COMMIT"))
+		goto fail;
+	return 0;
+fail:
+	db_exec(db, "ROLLBACK");
+	return -1;
+}
+
+static enum stats_verdict verdict_of(const char *v);
+
+int compare_load_looks(struct db *db, int64_t job_id, struct compare_look **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT look, looks, boots, alpha, decided, workload, metric, n_a, n_b, verdict, change_pct,"
+		" ci_lo, ci_hi, p_holm FROM looks WHERE job_id = ? ORDER BY look, workload, metric", "i", job_id);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct compare_look *l;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		l = &(*out)[(*n)++];
+		l->look = db_col_int(st, 0);
+		l->looks = db_col_int(st, 1);
+		l->boots = db_col_int(st, 2);
+		l->alpha = db_col_double(st, 3);
+		l->decided = db_col_int(st, 4);
+		l->workload = db_col_strdup(st, 5);
+		l->metric = db_col_strdup(st, 6);
+		l->n_a = db_col_int(st, 7);
+		l->n_b = db_col_int(st, 8);
+		l->verdict = verdict_of(db_col_text(st, 9));
+		l->change_pct = db_col_num(st, 10);
+		l->ci_lo = db_col_num(st, 11);
+		l->ci_hi = db_col_num(st, 12);
+		l->p_holm = db_col_num(st, 13);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		compare_looks_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return error("database '%s': cannot read the looks of job %lld: %s", db_file(db),
+			     (long long)job_id, db_errmsg(db));
+	}
+	return 0;
+}
+
+void compare_looks_free(struct compare_look *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(l[i].workload);
+		free(l[i].metric);
+	}
+	free(l);
+}
+
 int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		struct compare_result *res_out)
 {
@@ -779,6 +940,8 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		goto out;
 	}
 	sa.warmup = sb.warmup = o.warmup_runs >= 0 ? o.warmup_runs : spec_warmup(spec);
+	if (!(o.alpha > 0))
+		o.alpha = compare_spec_alpha(spec);	/* a job with a boots range decides at its looks' level */
 	if (db_get_int(db, &na, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'A' AND status = 'ok'",
 		       "i", job_id) < 0 ||
 	    db_get_int(db, &nb, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'B' AND status = 'ok'",
@@ -937,6 +1100,7 @@ int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_r
 
 	memset(res, 0, sizeof(*res));
 	res->job_id = job_id;
+	res->clock = COMPARE_CLOCK_REAL;	/* until runs have a clock column (migration 0008) */
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {

@@ -28,14 +28,26 @@
  * - Holm's correction runs across the headline metrics of one comparison
  *   (the workload's `headline` plus the defaults tps, tx_pps, rx_pps,
  *   latency_p99_us, cpu_us_per_op when present); a headline metric is
- *   CHANGED only when its Holm-adjusted p is also < 0.05. Other metrics keep
+ *   CHANGED only when its Holm-adjusted p is also < 0.05 (< alpha: the
+ *   level of compare_opts, smaller at the looks of a sequential job). Other metrics keep
  *   p_holm NULL.
  * - Claim check: when the job's series has rows in `expectations` for a
  *   metric, the claimed % change is checked against the 95% CI.
  */
 
+/*
+ * The clock that measured a comparison's runs: "real" (wall-clock rates,
+ * per-CPU time: hardware and TCG guests) or "icount" (a QEMU guest whose
+ * clock counts executed instructions: rates are path lengths). NULL means
+ * real. The default practical threshold belongs to the clock
+ * (docs/statistics.md, "Thresholds"): 1% in real time, 0.1% under icount.
+ */
+#define COMPARE_CLOCK_REAL "real"
+#define COMPARE_CLOCK_ICOUNT "icount"
+double compare_default_threshold(const char *clock);
+
 struct compare_opts {
-	double threshold_pct;	/* default practical threshold T in % (<= 0: 1.0) */
+	double threshold_pct;	/* practical threshold T in % for every workload without its own (<= 0: the clock's default) */
 	int warmup_runs;	/* runs per boot to discard; < 0: the job spec's "warmup_runs", else 1 */
 	const char *workload;	/* only this workload (NULL: all) */
 	const char *metric;	/* only this metric (NULL: all) */
@@ -47,9 +59,18 @@ struct compare_opts {
 	 */
 	double (*workload_info)(void *arg, const char *workload, const char **headline);
 	void *workload_arg;
+	/*
+	 * The level of the verdicts (<= 0: 0.05). A look i of K of a job with a
+	 * boots range passes stats_seq_alpha(K): CHANGED needs the 1 - alpha CI
+	 * to exclude 0 and the Holm-adjusted p < alpha, EQUIVALENT the 1 - 2 alpha
+	 * CI inside +-T (docs/statistics.md, "Looking more than once").
+	 */
+	double alpha;
+	/* COMPARE_CLOCK_REAL or COMPARE_CLOCK_ICOUNT (NULL: real); the runs' clock column will set it (migration 0008). */
+	const char *clock;
 };
 
-#define COMPARE_OPTS_INIT { 1.0, -1, NULL, NULL, NULL, NULL }
+#define COMPARE_OPTS_INIT { 0, -1, NULL, NULL, NULL, NULL, 0, NULL }
 
 /*
  * One comparison row: what a row of `comparisons` stores, and what every
@@ -64,7 +85,7 @@ struct compare_row {
 	int headline;		/* 1: in the Holm family (a loaded row: p_holm is stored) */
 	struct stats_cmp st;	/* the statistics (st.verdict etc.) */
 	double p_holm;		/* NaN when not a headline metric */
-	char *claim;		/* consistent | outside | opposite | NULL (a loaded row: the stored text) */
+	char *claim;		/* stats_claim_check(): consistent | smaller | larger | opposite | untestable | NULL */
 	double claim_pct;	/* the claimed % change (NaN without a claim) */
 };
 
@@ -79,6 +100,7 @@ struct compare_prof {
 /* The result of one comparison (a job, or two kernels). */
 struct compare_result {
 	int64_t job_id;		/* 0 for a kernel-vs-kernel comparison */
+	const char *clock;	/* COMPARE_CLOCK_REAL or COMPARE_CLOCK_ICOUNT (static), from compare_opts */
 	char *label_a, *label_b;
 	struct compare_row *rows;
 	size_t n_rows;
@@ -127,6 +149,37 @@ int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res);
 #define COMPARE_LOAD_AA 2u
 int compare_load_metric(struct db *db, const char *workload, const char *metric, unsigned flags,
 			size_t limit, struct compare_result **out, size_t *n);
+
+/*
+ * Adaptive boots (docs/statistics.md, "Looking more than once"). The plan
+ * of a job spec: its looks K (boots_min..boots by ABBA rounds of 2 boots
+ * per side), 0 for a plain boot count; *min and *max get the range.
+ * compare_spec_alpha() is the level of the job's verdicts: 0.05 / K, 0.05
+ * without a range; compare_job() uses it when compare_opts.alpha is not set,
+ * so `klab compare JOB` decides as the job did.
+ */
+#define COMPARE_LOOK_STEP 2
+int compare_spec_looks(const char *spec, int *min, int *max);
+double compare_spec_alpha(const char *spec);
+/* 1 when RES has headline rows and every one is CHANGED or EQUIVALENT. */
+int compare_decided(const struct compare_result *res);
+
+/* One look of a job, as stored in `looks`: one row per headline metric. */
+struct compare_look {
+	int look, looks, boots;
+	double alpha;
+	int decided;
+	char *workload, *metric;
+	int n_a, n_b;
+	enum stats_verdict verdict;
+	double change_pct, ci_lo, ci_hi, p_holm;
+};
+/* Store look LOOK of K at BOOTS per side from RES's headline rows (replacing that look's rows). 0 or -1. */
+int compare_store_look(struct db *db, int64_t job_id, int look, int looks, int boots, double alpha,
+		       const struct compare_result *res);
+/* The looks of a job in order (look, workload, metric): *out of *n (compare_looks_free()). 0 or -1. */
+int compare_load_looks(struct db *db, int64_t job_id, struct compare_look **out, size_t *n);
+void compare_looks_free(struct compare_look *l, size_t n);
 
 void compare_result_free(struct compare_result *res);
 void compare_results_free(struct compare_result *res, size_t n);

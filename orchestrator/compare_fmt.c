@@ -132,7 +132,37 @@ const char *compare_claim_words(const char *claim)
 		return "changed, but outside the claimed range";
 	if (!strcmp(claim, "opposite"))
 		return "opposite to the claim";
+	if (!strcmp(claim, "smaller"))
+		return "smaller than claimed";
+	if (!strcmp(claim, "larger"))
+		return "larger than claimed";
+	if (!strcmp(claim, "untestable"))
+		return "not testable at this precision";
 	return claim;
+}
+
+int compare_fmt_claim(struct buf *b, const struct compare_row *r)
+{
+	const char *w = compare_claim_words(r->claim);
+
+	if (!w)
+		return 0;
+	buf_addstr(b, w);
+	if (!strcmp(r->claim, "untestable")) {
+		buf_addstr(b, " (95% CI +-");
+		compare_fmt_mde(b, isfinite(r->st.ci_lo) && isfinite(r->st.ci_hi) ?
+				   (r->st.ci_hi - r->st.ci_lo) / 2 : NAN);
+		buf_addch(b, ')');
+	}
+	return 1;
+}
+
+void compare_fmt_claim_pct(struct buf *b, const struct compare_row *r)
+{
+	if (isfinite(r->claim_pct))
+		buf_addf(b, "%+.1f%%", r->claim_pct);
+	else
+		buf_addstr(b, "no figure");
 }
 
 void compare_fmt_measured_by(struct buf *b, const struct compare_row *r)
@@ -163,10 +193,10 @@ int compare_fmt_claims(struct buf *b, const struct compare_result *res, const st
 			continue;
 		buf_addstr(b, n++ ? "; claim on " : "claim on ");
 		buf_addstr(b, r->metric);
-		if (isfinite(r->claim_pct))
-			buf_addf(b, " (%+.1f%%)", r->claim_pct);
-		buf_addstr(b, ": ");
-		buf_addstr(b, compare_claim_words(r->claim));
+		buf_addstr(b, " (");
+		compare_fmt_claim_pct(b, r);
+		buf_addstr(b, "): ");
+		compare_fmt_claim(b, r);
 	}
 	return n;
 }
@@ -328,10 +358,13 @@ void compare_print(FILE *out, const struct compare_result *res)
 		fprintf(out, "%14s %6.2f%%  %-26s %14s %6.2f%%  %8s %8s  %-18s %6s  %s%s", f[0].buf,
 			isnan(s->cov_a) ? 0 : s->cov_a, f[2].buf, f[1].buf, isnan(s->cov_b) ? 0 : s->cov_b, f[3].buf,
 			f[4].buf, f[5].buf, f[6].buf, r->metric, r->headline ? " *" : "");
-		if (r->claim && !isnan(r->claim_pct))
-			fprintf(out, "  (claim %+.1f%%: %s)", r->claim_pct, r->claim);
-		else if (r->claim)
-			fprintf(out, "  (claim: %s)", r->claim);
+		if (r->claim) {
+			buf_reset(&f[0]);
+			compare_fmt_claim_pct(&f[0], r);
+			buf_addstr(&f[0], ": ");
+			compare_fmt_claim(&f[0], r);
+			fprintf(out, "  (claim %s)", f[0].buf);
+		}
 		fputc('\n', out);
 	}
 	/* per-CPU point differences: one line per workload and CPU, the five shares across */

@@ -44,8 +44,21 @@ void compare_fmt_change_ci(struct buf *b, const struct compare_row *r);
  */
 void compare_fmt_verdict(struct buf *b, const struct compare_row *r);
 
-/* A claim check in words ("consistent with the claim"); NULL for no claim; unknown text as it is. */
+/*
+ * A stored claim check in words: "consistent with the claim", "smaller than
+ * claimed", "larger than claimed", "opposite to the claim", "not testable at
+ * this precision" (stats_claim_check() says when); NULL for no claim; unknown
+ * text as it is.
+ */
 const char *compare_claim_words(const char *claim);
+/*
+ * The claim check of a row as every output prints it: the words, and for an
+ * untestable one the precision the data had: "not testable at this precision
+ * (95% CI +-12.34%)". 0 (nothing appended) when the row has no claim check.
+ */
+int compare_fmt_claim(struct buf *b, const struct compare_row *r);
+/* The claimed change of a row: "+4.9%", or "no figure" (a claim without a number is never "nan"). */
+void compare_fmt_claim_pct(struct buf *b, const struct compare_row *r);
 /*
  * What a claim expects, in words: "higher by 4.94%", "lower by 10% to 20%",
  * "higher by at least 5%", or just the direction when it has no magnitude

@@ -733,7 +733,7 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 	}
 	w->perf_events = dupv(s, "perf_events", NULL);
 	w->headline = dupv(s, "headline", !strcmp(w->type, "udp_tx") ? "tx_pps" : "tps");
-	w->threshold_pct = 1.0;
+	w->threshold_pct = 0;	/* not set: the default of the clock that measures it (compare_default_threshold) */
 	if (get(s, "threshold", &line)) {
 		char *t = xstrdup(get(s, "threshold", NULL));
 		size_t l = strlen(t);
@@ -822,7 +822,30 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 	split_words(p, s, "machines", &j->machines);
 	j->pool = dupv(s, "pool", NULL);
 	split_words(p, s, "workloads", &j->workloads);
-	j->boots = (int)num(p, s, "boots", 3, 1, 1000);
+	j->boots = 3;
+	j->boots_min = 0;
+	{
+		/* boots = N, or MIN..MAX: boots added one ABBA round at a time until the verdicts are known */
+		int bline;
+		const char *bv = get(s, "boots", &bline);
+		const char *dots = bv ? strstr(bv, "..") : NULL;
+
+		if (dots) {
+			char *lo = xstrndup(bv, (size_t)(dots - bv));
+			long mn, mx;
+
+			if (parse_long(lo, 2, 1000, &mn) || parse_long(dots + 2, 2, 1000, &mx) || mx < mn)
+				perr(p, s->file, bline, "%s: 'boots' must be a count, or a range MIN..MAX with "
+				     "2 <= MIN <= MAX <= 1000 (boots = 2..8), not '%s'", sec_label(s), bv);
+			else {
+				j->boots = (int)mx;
+				j->boots_min = mn < mx ? (int)mn : 0;
+			}
+			free(lo);
+		} else {
+			j->boots = (int)num(p, s, "boots", 3, 1, 1000);
+		}
+	}
 	j->runs = (int)num(p, s, "runs", 3, 1, 1000);
 	/*
 	 * [workload] warmup is seconds; the job's count of runs was called
@@ -1372,7 +1395,8 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pl(out, "monitors", &w->monitors);
 		pv(out, "bpftrace", w->bpftrace);
 		pv(out, "perf_events", w->perf_events);
-		fprintf(out, "\tthreshold = %g\n", w->threshold_pct);
+		if (w->threshold_pct > 0)
+			fprintf(out, "\tthreshold = %g\n", w->threshold_pct);
 		pv(out, "headline", w->headline);
 		for (size_t k = 0; k < w->n_params; k++)
 			pv(out, w->params[k].key, w->params[k].value);
@@ -1391,7 +1415,10 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pl(out, "machines", &j->machines);
 		pv(out, "pool", j->pool);
 		pl(out, "workloads", &j->workloads);
-		pn(out, "boots", j->boots);
+		if (j->boots_min > 0)
+			fprintf(out, "\tboots = %d..%d\n", j->boots_min, j->boots);
+		else
+			pn(out, "boots", j->boots);
 		pn(out, "runs", j->runs);
 		pn(out, "warmup_runs", j->warmup_runs);
 		pv(out, "order", j->order);

@@ -93,7 +93,7 @@ struct conf_workload {
 	struct strvec monitors;	/* cpu perf-stat perf-profile bpftrace nic */
 	char *bpftrace;		/* bpftrace script file, for the bpftrace monitor */
 	char *perf_events;	/* comma list for perf-stat */
-	double threshold_pct;	/* practical threshold T for verdicts (default 1) */
+	double threshold_pct;	/* practical threshold T for verdicts (0: not set, the clock's default: 1% real, 0.1% icount) */
 	char *headline;		/* headline metric, default per type */
 	int line;
 };
@@ -110,7 +110,8 @@ struct conf_job {
 	struct strvec machines;	/* dut then peer */
 	char *pool;		/* lease any free pair of the pool instead */
 	struct strvec workloads;
-	int boots;		/* boots per kernel */
+	int boots;		/* boots per kernel (the maximum of a range) */
+	int boots_min;		/* boots = MIN..MAX: the first look (docs/jobs.md); 0: a plain count */
 	int runs;		/* runs per boot */
 	int warmup_runs;	/* runs per boot discarded before the measured ones (default 1) */
 	char *order;		/* abba (default) | fixed */

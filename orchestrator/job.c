@@ -145,6 +145,7 @@ static const struct step_def step_table[] = {
 	{ ":prepare", "prepare", step_prepare, 1 },
 	{ "run:", "run", step_run, 1 },
 	{ ":restore", "restore", step_restore, 1 },
+	{ "look:", "look", step_look, 0 },
 	{ "release", "release", step_release, 0 },
 	{ "compare", "compare", step_compare, 0 },
 	{ "report", "report", step_report, 0 },
@@ -160,6 +161,24 @@ static const struct step_def *lookup_step(const char *key)
 			return &step_table[i];
 	}
 	return NULL;
+}
+
+/* The boot a key belongs to: N of boot:N:..., run:N:..., 2N of look:N (a look follows boot 2N); 0 for others. */
+static int key_boot(const char *key)
+{
+	unsigned long n = 0;
+
+	if (sscanf(key, "boot:%lu:", &n) == 1 || sscanf(key, "run:%lu:", &n) == 1)
+		return (int)n;
+	if (sscanf(key, "look:%lu", &n) == 1)
+		return (int)(2 * n);
+	return 0;
+}
+
+/* A boot's step after a look decided every headline verdict (boots = MIN..MAX). */
+static int step_not_needed(struct job_ctx *j, const char *key)
+{
+	return skip_step(j, "not needed: every headline verdict was decided after %d boots per side", j->last_boot / 2);
 }
 
 /*
@@ -327,6 +346,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	if (db_run(db, "UPDATE jobs SET state = 'running', pid = ?, started = coalesce(started, ?) WHERE id = ?",
 		   "idi", (int64_t)getpid(), now_wall(), id))
 		goto out;
+	j.last_boot = decided_last_boot(&j);
 	db_get_int(db, &leases, "SELECT count(*) FROM leases WHERE job_id = ?", "i", id);
 	if (leases) {
 		j.leased = 1;
@@ -343,6 +363,16 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		if (!s) {
 			rc = step_fail(&j, "unknown step '%s' in the plan", key);
 			break;
+		}
+		if (j.last_boot && key_boot(key) > j.last_boot) {
+			/* a look decided: the later boots are skipped, recorded like any step (a resume skips them too) */
+			struct step_def skip = *s;
+
+			skip.fn = step_not_needed;
+			rc = do_step(&j, key, &skip);
+			if (rc != STEP_OK)
+				break;
+			continue;
 		}
 		if (s->machines && !j.dut && resolve_machines(&j)) {
 			rc = step_fail(&j, "step %s: the job has no machines", key);

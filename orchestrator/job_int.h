@@ -52,6 +52,7 @@ struct job_ctx {
 	double step_started_prev;	/* start time of the previous attempt (0: none) */
 	struct buf why;			/* failure or skip reason of the current step */
 	struct json_object *detail;	/* detail of the current step */
+	int last_boot;			/* boots = MIN..MAX: a look decided, boots after this one are skipped (0: none) */
 };
 
 /* How long a server or sink keeps running after the client's end. */
@@ -70,6 +71,8 @@ struct json_object *spec_get(struct json_object *o, const char *key);
 const char *side_letters(struct json_object *spec, char *buf);
 /* The boot order of a spec, malloc'd ("ABBA..." or "BBB" for a one-sided job). */
 char *spec_order(struct json_object *spec, int64_t seed);
+/* boots = MIN..MAX of an A/B spec: the looks K of its plan (the keys "look:N"), 0 for a plain count. */
+int spec_looks(struct json_object *spec, int *min, int *max);
 
 /* ---- job_ctx.c: the runner's helpers for the steps */
 /* End the current step as failed: the reason is FMT plus the error logged during the step. STEP_FAIL. */
@@ -102,7 +105,10 @@ int step_prepare(struct job_ctx *j, const char *key);
 int step_run(struct job_ctx *j, const char *key);
 int step_restore(struct job_ctx *j, const char *key);
 int step_release(struct job_ctx *j, const char *key);
+int step_look(struct job_ctx *j, const char *key);
 int step_compare(struct job_ctx *j, const char *key);
+/* The boot after which a decided look stopped the job adding boots (0: none yet): from `looks`. */
+int decided_last_boot(struct job_ctx *j);
 int step_report(struct job_ctx *j, const char *key);
 int step_notify(struct job_ctx *j, const char *key);
 /* `klab-agent restore` after boot B when its prepare ran: 0, 1 when nothing was prepared, -1. */

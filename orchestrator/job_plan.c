@@ -2,10 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "job.h"
 #include "job_int.h"
 #include "log.h"
 #include "rng.h"
+#include "stats.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -81,23 +83,40 @@ static void plan_boot(struct strvec *keys, size_t b, struct json_object *wl, int
 	strvec_pushf(keys, "boot:%zu:restore", b);
 }
 
+int spec_looks(struct json_object *spec, int *min, int *max)
+{
+	char letters[3];
+
+	*min = (int)spec_int(spec, "boots_min", 0);
+	*max = (int)spec_int(spec, "boots", 1);
+	if (!*min || strlen(side_letters(spec, letters)) < 2)
+		return *min = 0;
+	return stats_seq_looks(*min, *max, COMPARE_LOOK_STEP);
+}
+
 int job_plan(struct json_object *spec, int64_t seed, struct strvec *keys)
 {
 	struct json_object *wl = spec_get(spec, "workloads");
 	int runs = (int)spec_int(spec, "runs", 1) + (int)spec_int(spec, "warmup_runs", 0);
 	char letters[3];
 	char *order;
+	int lmin, lmax, looks;
 
 	if (!wl || !json_object_is_type(wl, json_type_array))
 		return error("job spec has no workloads");
+	looks = spec_looks(spec, &lmin, &lmax);
 	side_letters(spec, letters);
 	order = spec_order(spec, seed);
 	strvec_push(keys, "intake");
 	for (const char *l = letters; *l; l++)
 		strvec_pushf(keys, "build:%c", *l);
 	strvec_push(keys, "lease");
-	for (size_t b = 1; b <= strlen(order); b++)
+	for (size_t b = 1; b <= strlen(order); b++) {
 		plan_boot(keys, b, wl, runs);
+		/* boots = MIN..MAX: a look after boot 2n, when each side has n boots (ABBA rounds) */
+		if (looks && b % 2 == 0 && stats_seq_look(lmin, lmax, COMPARE_LOOK_STEP, (int)(b / 2)))
+			strvec_pushf(keys, "look:%zu", b / 2);
+	}
 	strvec_push(keys, "release");
 	strvec_push(keys, "compare");
 	strvec_push(keys, "report");

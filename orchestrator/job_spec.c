@@ -304,6 +304,9 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	json_object_object_add(spec, "machines", machines);
 	json_object_object_add(spec, "pool", json_str(cj->pool));
 	json_object_object_add(spec, "boots", json_object_new_int(o->boots > 0 ? o->boots : cj->boots));
+	/* boots = MIN..MAX: "boots" is the maximum, "boots_min" the first look (a plain --boots N has none) */
+	if (!(o->boots > 0) && cj->boots_min > 0)
+		json_object_object_add(spec, "boots_min", json_object_new_int(cj->boots_min));
 	json_object_object_add(spec, "runs", json_object_new_int(o->runs > 0 ? o->runs : cj->runs));
 	json_object_object_add(spec, "warmup_runs", json_object_new_int(cj->warmup_runs));
 	json_object_object_add(spec, "order", json_str(cj->order ? cj->order : "abba"));

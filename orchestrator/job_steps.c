@@ -6,6 +6,7 @@
 
 #include "build.h"
 #include "compare.h"
+#include "compare_fmt.h"
 #include "db.h"
 #include "deploy.h"
 #include "job_int.h"
@@ -18,6 +19,7 @@
 #include "run.h"
 #include "series.h"
 #include "ssh.h"
+#include "stats.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -643,6 +645,72 @@ static double spec_workload_info(void *arg, const char *workload, const char **h
 	if (w && json_object_object_get_ex(w, "threshold_pct", &v) && v)
 		return json_object_get_double(v);
 	return 0;
+}
+
+int decided_last_boot(struct job_ctx *j)
+{
+	int64_t n = 0;
+
+	if (db_get_int(j->db, &n, "SELECT min(boots) FROM looks WHERE job_id = ? AND decided = 1", "i", j->id) <= 0)
+		return 0;
+	return (int)(2 * n);
+}
+
+/*
+ * look:N (boots = MIN..MAX): each side has N boots. The headline verdicts at
+ * the level of a look (0.05 / K), stored in `looks`; when every one is CHANGED
+ * or EQUIVALENT the job stops adding boots (the boots after 2N are skipped).
+ */
+int step_look(struct job_ctx *j, const char *key)
+{
+	struct compare_opts co = COMPARE_OPTS_INIT;
+	struct compare_result res = { 0 };
+	int n = atoi(key + strlen("look:")), lmin, lmax, looks = spec_looks(j->spec, &lmin, &lmax);
+	int look = stats_seq_look(lmin, lmax, COMPARE_LOOK_STEP, n), decided;
+	size_t heads = 0;
+
+	if (!looks || !look)
+		return step_fail(j, "step %s is not a look of boots = %d..%d", key, lmin, lmax);
+	co.warmup_runs = (int)spec_int(j->spec, "warmup_runs", 1);
+	co.workload_info = spec_workload_info;
+	co.workload_arg = j;
+	co.alpha = stats_seq_alpha(looks);
+	if (compare_job(j->db, j->id, &co, &res))
+		return step_fail(j, "cannot compare the sides of job %lld at look %d", (long long)j->id, look);
+	decided = compare_decided(&res);
+	if (compare_store_look(j->db, j->id, look, looks, n, co.alpha, &res)) {
+		compare_result_free(&res);
+		return step_fail(j, "cannot store look %d", look);
+	}
+	test_kill_point(j, key, "after-store");
+	for (size_t i = 0; i < res.n_rows; i++) {
+		struct buf t = BUF_INIT;
+		const struct compare_row *r = &res.rows[i];
+
+		if (!r->headline)
+			continue;
+		heads++;
+		compare_fmt_verdict(&t, r);
+		buf_addch(&t, ' ');
+		compare_fmt_change_ci(&t, r);
+		job_print(j, "  look %d/%d (%d boots per side, alpha %.4g): %s %s %s", look, looks, n, co.alpha,
+			  r->workload, r->metric, t.buf);
+		buf_release(&t);
+	}
+	json_object_object_add(j->detail, "look", json_object_new_int(look));
+	json_object_object_add(j->detail, "looks", json_object_new_int(looks));
+	json_object_object_add(j->detail, "alpha", json_object_new_double(co.alpha));
+	json_object_object_add(j->detail, "decided", json_object_new_boolean(decided));
+	compare_result_free(&res);
+	if (decided && n < lmax) {
+		j->last_boot = 2 * n;
+		job_print(j, "  look %d/%d: every headline verdict is decided after %d boots per side; "
+			  "the boots up to %d are not needed", look, looks, n, lmax);
+	} else if (!decided && n < lmax) {
+		job_print(j, "  look %d/%d: %s; adding boots", look, looks,
+			  heads ? "not every headline verdict is decided" : "no headline metric yet");
+	}
+	return DONE;
 }
 
 int step_compare(struct job_ctx *j, const char *key)

@@ -200,7 +200,7 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 		say(out, "%s\n", clean(&t, expected.buf));
 		for (size_t i = 0; e[k].metric && i < res->n_rows; i++) {
 			const struct compare_row *r = &res->rows[i];
-			const char *words = compare_claim_words(r->claim);
+			struct buf words = BUF_INIT;
 
 			if (strcmp(r->metric, e[k].metric))
 				continue;
@@ -211,7 +211,10 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 			compare_fmt_change_ci(&t, r);
 			buf_reset(&v);
 			compare_fmt_verdict(&v, r);
-			say(out, "    measured: %s, %s: %s\n", t.buf, v.buf, words ? words : "not checked");
+			if (!compare_fmt_claim(&words, r))
+				buf_addstr(&words, "not checked");
+			say(out, "    measured: %s, %s: %s\n", t.buf, v.buf, words.buf);
+			buf_release(&words);
 		}
 		if (!found)
 			say(out, "    measured: no workload of this job measured it\n");

@@ -184,6 +184,51 @@ static void aa_noise(struct rep *r, const struct compare_result *res, struct buf
 		buf_addstr(h, "<span class=\"muted\">not measured (run an A/A job to know the noise floor)</span>");
 }
 
+/* Adaptive boots (boots = MIN..MAX): what each look saw, and where the job stopped adding boots. */
+static void looks_section(struct db *db, int64_t job_id, struct buf *h)
+{
+	struct compare_look *l;
+	struct buf t = BUF_INIT;
+	size_t n;
+
+	if (compare_load_looks(db, job_id, &l, &n) || !n)
+		return;
+	buf_addf(h, "<h3>Looks</h3>\n<p class=\"note\">Boots were added one ABBA round at a time; after each "
+		 "round the headline verdicts were decided at alpha = 0.05 / %d per look (docs/statistics.md), "
+		 "and the job stopped adding boots once every one was CHANGED or EQUIVALENT.</p>\n"
+		 "<div class=\"table-wrap\"><table class=\"looks\">"
+		 "<tr><th class=\"num\">look</th><th class=\"num\">boots per side</th><th class=\"num\">alpha</th>"
+		 "<th>workload</th><th>metric</th><th>verdict</th><th class=\"num\">change [95%% CI]</th><th>decided</th></tr>\n",
+		 l[0].looks);
+	for (size_t i = 0; i < n; i++) {
+		struct compare_row r;
+
+		memset(&r, 0, sizeof(r));
+		r.st.verdict = l[i].verdict;
+		r.st.change_pct = l[i].change_pct;
+		r.st.ci_lo = l[i].ci_lo;
+		r.st.ci_hi = l[i].ci_hi;
+		r.st.extra_boots = -1;
+		buf_addf(h, "<tr><td class=\"num\">%d/%d</td><td class=\"num\">%d</td><td class=\"num\">%.4g</td><td>",
+			 l[i].look, l[i].looks, l[i].boots, l[i].alpha);
+		html_escape(h, l[i].workload);
+		buf_addstr(h, "</td><td><code>");
+		html_escape(h, l[i].metric);
+		buf_addstr(h, "</code></td><td>");
+		buf_reset(&t);
+		buf_addstr(&t, stats_verdict_name(l[i].verdict));
+		html_escape(h, t.buf);
+		buf_addstr(h, "</td><td class=\"num\">");
+		buf_reset(&t);
+		compare_fmt_change_ci(&t, &r);
+		html_escape(h, t.buf);
+		buf_addf(h, "</td><td>%s</td></tr>\n", l[i].decided ? "yes: no more boots" : "no");
+	}
+	buf_addstr(h, "</table></div>\n");
+	compare_looks_free(l, n);
+	buf_release(&t);
+}
+
 static void claims_section(struct db *db, const struct rep_job *j, struct buf *h)
 {
 	struct rep_claim *c;
@@ -225,19 +270,20 @@ static void mean_cov(struct buf *h, double mean, double cov, size_t n)
 	buf_addstr(h, "</span></td>");
 }
 
-static void claim_cell(struct buf *h, const char *claim)
+static void claim_cell(struct buf *h, const struct compare_row *x)
 {
-	const char *t = compare_claim_words(claim);
+	struct buf t = BUF_INIT;
 
-	if (!t) {
+	if (!compare_fmt_claim(&t, x)) {
 		buf_addstr(h, "<span class=\"muted\">no claim</span>");
 		return;
 	}
 	buf_addstr(h, "<span class=\"claim-");
-	rep_slug(h, claim);
+	rep_slug(h, x->claim);
 	buf_addstr(h, "\">");
-	html_escape(h, t);
+	html_escape(h, t.buf);
 	buf_addstr(h, "</span>");
+	buf_release(&t);
 }
 
 /* The rows a reader decides on: throughput, cost, latency and busy time, and the Holm family. */
@@ -296,7 +342,7 @@ static void kpi_rows(const struct compare_result *res, int main_rows, struct buf
 		buf_addstr(h, "</td><td>");
 		rep_verdict_badge(h, x);
 		buf_addstr(h, "</td><td class=\"claim\">");
-		claim_cell(h, x->claim);
+		claim_cell(h, x);
 		buf_addstr(h, "</td></tr>\n");
 	}
 	buf_addstr(h, "</table></div>\n");
@@ -982,6 +1028,7 @@ static int job_page(struct rep *r, int64_t id)
 	claims_section(r->db, &j, &claims);
 	answer_section(r, &j, &res, &answer);
 	kpi_table(&res, &kpi);
+	looks_section(r->db, id, &kpi);
 
 	/* workloads: those compared, then any others that have runs */
 	for (i = 0; i < res.n_rows; i++)

@@ -602,7 +602,13 @@ void stats_compare_points(const double *a, size_t na, const double *b, size_t nb
 void stats_compare(const double *a, size_t na, const double *b, size_t nb,
 		   double threshold_pct, struct stats_cmp *c)
 {
-	double *la = NULL, *lb = NULL, tq, t90, t80;
+	stats_compare_alpha(a, na, b, nb, threshold_pct, STATS_ALPHA, c);
+}
+
+void stats_compare_alpha(const double *a, size_t na, const double *b, size_t nb,
+			 double threshold_pct, double alpha, struct stats_cmp *c)
+{
+	double *la = NULL, *lb = NULL, tq, t90, t80, tv, te;
 	int nonpos = 0, same = 1;
 	struct stats_mwu m;
 
@@ -610,6 +616,9 @@ void stats_compare(const double *a, size_t na, const double *b, size_t nb,
 	if (!(threshold_pct > 0))
 		threshold_pct = 1;
 	c->threshold_pct = threshold_pct;
+	if (!(alpha > 0 && alpha < 0.5))
+		alpha = STATS_ALPHA;
+	c->alpha = alpha;
 	c->verdict = VERDICT_INCONCLUSIVE;
 	for (size_t i = 0; i < na; i++) {
 		nonpos |= !(a[i] > 0);
@@ -662,9 +671,13 @@ void stats_compare(const double *a, size_t na, const double *b, size_t nb,
 	c->ci90_lo = pct(c->w.d - t90 * c->w.se);
 	c->ci90_hi = pct(c->w.d + t90 * c->w.se);
 	c->mde_pct = pct((tq + t80) * c->w.se);
-	if ((c->ci_lo > 0 || c->ci_hi < 0) && fabs(c->change_pct) >= threshold_pct)
+	/* The verdict's intervals: 1 - alpha (two-sided) and 1 - 2 alpha (TOST). */
+	tv = alpha == STATS_ALPHA ? tq : stats_t_ppf(1 - alpha / 2, c->w.df);
+	te = alpha == STATS_ALPHA ? t90 : stats_t_ppf(1 - alpha, c->w.df);
+	if ((pct(c->w.d - tv * c->w.se) > 0 || pct(c->w.d + tv * c->w.se) < 0) &&
+	    fabs(c->change_pct) >= threshold_pct)
 		c->verdict = VERDICT_CHANGED;
-	else if (c->ci90_lo > -threshold_pct && c->ci90_hi < threshold_pct)
+	else if (pct(c->w.d - te * c->w.se) > -threshold_pct && pct(c->w.d + te * c->w.se) < threshold_pct)
 		c->verdict = VERDICT_EQUIVALENT;
 	else {
 		double sp = sqrt((stats_var(la, na) + stats_var(lb, nb)) / 2);
@@ -675,8 +688,32 @@ void stats_compare(const double *a, size_t na, const double *b, size_t nb,
 	free(lb);
 }
 
+int stats_seq_looks(int min, int max, int step)
+{
+	if (min < 2 || max < min || step < 1)
+		return 0;
+	/* min, min + step, ... below max, then max itself. */
+	return (max - min + step - 1) / step + 1;
+}
+
+int stats_seq_look(int min, int max, int step, int n)
+{
+	if (!stats_seq_looks(min, max, step) || n < min || n > max)
+		return 0;
+	if (n == max)
+		return stats_seq_looks(min, max, step);
+	return (n - min) % step ? 0 : (n - min) / step + 1;
+}
+
+double stats_seq_alpha(int looks)
+{
+	return looks > 1 ? STATS_ALPHA / looks : STATS_ALPHA;
+}
+
 const char *stats_claim_check(double lo, double hi, double ci_lo, double ci_hi)
 {
+	double big;
+
 	if (isnan(ci_lo) || isnan(ci_hi))
 		return NULL;
 	if (isnan(lo))
@@ -691,9 +728,25 @@ const char *stats_claim_check(double lo, double hi, double ci_lo, double ci_hi)
 		lo = hi;
 		hi = t;
 	}
-	if ((lo > 0 && ci_hi < 0) || (hi < 0 && ci_lo > 0))
+	/* A claim of a decrease is checked as the increase of the negated values. */
+	if (hi <= 0 && lo < 0) {
+		double t = -lo;
+
+		lo = -hi;
+		hi = t;
+		t = -ci_lo;
+		ci_lo = -ci_hi;
+		ci_hi = t;
+	}
+	big = fmax(fabs(lo), fabs(hi));
+	if (ci_hi < 0)
 		return "opposite";
-	if (lo <= ci_hi && hi >= ci_lo)
-		return "consistent";
-	return "outside";
+	if (ci_lo > hi)
+		return "larger";
+	/* Precise enough when the CI excludes zero, or is narrower than the claimed change. */
+	if (!(ci_lo > 0) && !(ci_hi - ci_lo < big))
+		return "untestable";
+	if (ci_hi < lo)
+		return "smaller";
+	return "consistent";
 }

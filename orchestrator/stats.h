@@ -109,11 +109,36 @@ struct stats_cmp {
 	double hl_ratio;	/* exp(Hodges-Lehmann shift of the logs) */
 	double mde_pct;
 	double threshold_pct;
+	double alpha;		/* the level the verdict was decided at (0.05, or a look's alpha/K) */
 	enum stats_verdict verdict;
 	int extra_boots;
 };
 void stats_compare(const double *a, size_t na, const double *b, size_t nb,
 		   double threshold_pct, struct stats_cmp *c);
+/*
+ * The same with the verdict decided at level ALPHA (<= 0 or NaN: 0.05):
+ * CHANGED when the 100(1 - ALPHA)% CI excludes 0 and |change_pct| >= T,
+ * EQUIVALENT when the 100(1 - 2 ALPHA)% CI lies inside +-T (two one-sided
+ * tests at ALPHA). ci_lo/ci_hi and ci90_* stay the 95% and 90% intervals
+ * (what is printed); stats_compare() is this with ALPHA = 0.05.
+ */
+void stats_compare_alpha(const double *a, size_t na, const double *b, size_t nb,
+			 double threshold_pct, double alpha, struct stats_cmp *c);
+
+/*
+ * Group-sequential testing (docs/statistics.md, "Looking more than once"):
+ * a job with boots = MIN..MAX looks at its data after every STEP boots per
+ * side from MIN on, and at MAX. stats_seq_looks() is the number K of looks
+ * of such a plan (1 when MIN >= MAX; 0 when the plan is not valid),
+ * stats_seq_look() the 1-based look at which N boots per side are reached
+ * (0: no look at N), stats_seq_alpha() the level of each look: 0.05 / K
+ * (Bonferroni: the chance of a false CHANGED at any of the K looks is at most
+ * the sum of the K per-look levels, whatever the looks' correlation).
+ */
+#define STATS_ALPHA 0.05
+int stats_seq_looks(int min, int max, int step);
+int stats_seq_look(int min, int max, int step, int n);
+double stats_seq_alpha(int looks);
 
 /*
  * Percentages (per-CPU %soft, cpu_busy_pct): descriptive point difference.
@@ -123,11 +148,17 @@ void stats_compare_points(const double *a, size_t na, const double *b, size_t nb
 			  struct stats_cmp *c);
 
 /*
- * Claim check of an expected % change against the comparison's 95% CI:
- * "consistent" when claim_pct lies inside [ci_lo, ci_hi] (a claimed range
- * [lo, hi] is consistent when it overlaps the CI), "opposite" when the CI
- * lies entirely on the other side of 0 from the claim, else "outside".
- * NULL when the CI is unknown.
+ * Claim check of an expected % change (a value, lo = hi, or a range
+ * [lo, hi] of one sign) against the comparison's 95% CI, saying only what the
+ * data can tell (docs/statistics.md, "Claim check"):
+ *   "opposite"   the CI lies entirely on the other side of 0 from the claim;
+ *   "larger"     the CI lies entirely beyond the claim (away from 0);
+ *   "untestable" the CI holds 0 and is not narrower than the claimed change;
+ *   "smaller"    the CI lies below the claim (between 0 and it, or holds 0
+ *                while narrower than the claim);
+ *   "consistent" the CI holds the claim (a range: overlaps it) and excludes 0
+ *                or is narrower than the claimed change.
+ * NULL when the CI or the claim is unknown.
  */
 const char *stats_claim_check(double lo_pct, double hi_pct, double ci_lo, double ci_hi);
 

@@ -155,6 +155,23 @@ test_expect_success 'a workload filter replaces only that workload'"'"'s stored 
 	test "$(sq "SELECT COUNT(*) FROM comparisons WHERE job_id = 1")" = "$n"
 '
 
+test_expect_success 'the claim check says only what the data can tell' '
+	sq "INSERT INTO expectations (series_id, patch_seq, metric, direction, lo_pct, hi_pct, text)
+	    SELECT series_id, 0, \"tx_pps\", \"higher\", 5, 5, \"+5% pps\" FROM jobs WHERE id = 1" &&
+	k compare 1 >claims.out &&
+	grep " tx_pps" claims.out >tx &&
+	test_grep "INCONCLUSIVE" tx &&
+	test_grep "(claim +5.0%: not testable at this precision (95% CI +-[0-9.]*%))" tx &&
+	test "$(sq "SELECT claim FROM comparisons WHERE job_id = 1 AND metric = \"tx_pps\"")" = untestable &&
+	sq "UPDATE expectations SET lo_pct = 50, hi_pct = 50, before = NULL, after = NULL
+	    WHERE metric IN (\"tps\", \"throughput\")" &&
+	k compare 1 --workload udp_rr_500 >claims.out &&
+	grep " tps \*" claims.out >tps &&
+	test_grep "(claim +50.0%: smaller than claimed)" tps &&
+	! grep -i "nan" claims.out &&
+	sq "DELETE FROM expectations WHERE metric = \"tx_pps\" AND lo_pct = 5"
+'
+
 test_expect_success 'errors name what is wrong' '
 	test_must_fail k compare 99 2>err &&
 	test_grep "no job 99" err &&

@@ -85,6 +85,13 @@ test_expect_success 'Tested-by only when the measurements support the claim' '
 	test_grep "^No Tested-by: 1 of 2 claim checks do not agree with the claim.$" mail4 &&
 	test_grep "^  No Tested-by: 1 of 2 claim checks do not agree with the claim.$" mail4 &&
 	test_grep "^  udp_tx_dummy_iouring: tx_pps CHANGED (worse) -5.00%.*claim on tx_pps (+50.0%): opposite to the claim$" mail4 &&
+	cp f.db u.db &&
+	sqlite3 u.db "UPDATE comparisons SET claim = '"'"'untestable'"'"', change_pct = -24, ci_lo = -65, ci_hi = 65, verdict = '"'"'INCONCLUSIVE'"'"' WHERE job_id = 1 AND metric = '"'"'tx_pps'"'"'" &&
+	"$KLAB" --db u.db report --format=mail 1 >mail6 &&
+	! grep -q "^Tested-by:" mail6 &&
+	test_grep "^  udp_tx_dummy_iouring: tx_pps INCONCLUSIVE.* -24.00% \[95% CI -65.00%, +65.00%\].*claim on tx_pps (+50.0%): not testable at this precision (95% CI +-65.00%)$" mail6 &&
+	test_grep "^    measured: udp_tx_dummy_iouring.tx_pps -24.00% \[-65.00%, +65.00%\], INCONCLUSIVE.*: not testable at this precision (95% CI +-65.00%)$" mail6 &&
+	! grep -q "nan" mail6 &&
 	cp f.db h.db &&
 	sqlite3 h.db "DELETE FROM expectations; UPDATE comparisons SET claim = NULL" &&
 	"$KLAB" --db h.db report --format=mail 1 >mail5 &&

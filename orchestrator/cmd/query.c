@@ -325,7 +325,7 @@ static const struct opt compare_opts[] = {
 	OPT_STRING(0, "workload", &c_workload, "W", "only workload W"),
 	OPT_STRING(0, "metric", &c_metric, "M", "only metric M"),
 	OPT_CALLBACK(0, "threshold", &c_threshold, "PCT", opt_pct, PCT_EXPECT,
-		     "the smallest change that matters (default: the workload's threshold, else 1)"),
+		     "the smallest change that matters (default: the workload's threshold, else 1 in real time, 0.1 under icount)"),
 	OPT_INT(0, "warmup", &c_warmup, "N", 0, 1000, "runs per boot to discard (default: the job's warmup_runs)"),
 	OPT_BOOL(0, "stored", &c_stored, "the comparison stored when the job ran, not a new one"),
 	OPT_JSON(),

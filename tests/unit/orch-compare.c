@@ -105,7 +105,7 @@ static void test_job(struct db *db)
 	f = open_memstream(&text, &len);
 	compare_print(f, &st);
 	fclose(f);
-	ok(strstr(text, "(claim -10.0%: consistent)") != NULL, "compare_print of the stored rows shows the claimed change");
+	ok(strstr(text, "(claim -10.0%: consistent with the claim)") != NULL, "compare_print of the stored rows shows the claimed change");
 	ok(!strstr(text, "nan"), "and no NaN anywhere");
 	ok(strstr(text, "CHANGED (better)") != NULL, "the verdict says which way");
 	free(text);
@@ -113,7 +113,7 @@ static void test_job(struct db *db)
 	compare_print(f, &res);
 	fclose(f);
 	ok(strstr(text, "comparison of job 1: A = xps-off, B = xps-on") != NULL, "compare_print header");
-	ok(strstr(text, "(claim -10.0%: consistent)") != NULL, "compare_print shows the claim");
+	ok(strstr(text, "(claim -10.0%: consistent with the claim)") != NULL, "compare_print shows the claim");
 	free(text);
 	f = open_memstream(&text, &len);
 	compare_print_json(f, &res);
@@ -289,8 +289,96 @@ static void test_throughput_claim(struct db *db)
 	db_exec(db, "DELETE FROM proposals; DELETE FROM expectations WHERE metric = 'throughput'");
 }
 
+/* The claim check in words: one wording for klab compare, the pages and the mail; never "nan". */
+static void test_claim_words(void)
+{
+	struct compare_row r[2];
+	struct compare_result res = { 0 };
+	struct buf b = BUF_INIT;
+
+	memset(r, 0, sizeof(r));
+	r[0].workload = r[1].workload = "udp_rr_500";
+	r[0].metric = "tps";
+	r[0].claim = "untestable";
+	r[0].claim_pct = 5;
+	r[0].st.ci_lo = -35;
+	r[0].st.ci_hi = 97;
+	r[1].metric = "cpu_us_per_op";
+	r[1].claim = "smaller";
+	r[1].claim_pct = NAN;
+	r[1].st.ci_lo = -3;
+	r[1].st.ci_hi = -1;
+	res.rows = r;
+	res.n_rows = 2;
+	ok(compare_fmt_claim(&b, &r[0]) == 1, "an untestable claim is worded");
+	is_str(b.buf, "not testable at this precision (95% CI +-66.00%)", "with the CI half-width");
+	buf_reset(&b);
+	is_int(compare_fmt_claims(&b, &res, &r[0]), 2, "two claims on the workload");
+	is_str(b.buf, "claim on tps (+5.0%): not testable at this precision (95% CI +-66.00%); "
+		      "claim on cpu_us_per_op (no figure): smaller than claimed", "the claims line, no nan");
+	buf_reset(&b);
+	r[0].claim = "larger";
+	compare_fmt_claim(&b, &r[0]);
+	is_str(b.buf, "larger than claimed", "larger");
+	r[0].claim = NULL;
+	buf_reset(&b);
+	ok(compare_fmt_claim(&b, &r[0]) == 0 && b.len == 0, "no claim: nothing");
+	buf_release(&b);
+}
+
+/* Job 9: +0.7% measured to +-0.01% (an icount guest): CHANGED at the icount default, EQUIVALENT at 1%. */
+static void test_clock_threshold(struct db *db)
+{
+	static const double noise[] = { 2e-5, -1e-5, 0, 1e-5, -2e-5, 1.5e-5, -0.5e-5, 0.5e-5 };
+	struct compare_opts o = COMPARE_OPTS_INIT;
+	struct compare_result res;
+	const struct compare_row *r;
+	int bad = 0;
+
+	ok(compare_default_threshold(NULL) == 1.0 && compare_default_threshold("real") == 1.0,
+	   "real time (and unknown): T = 1%%");
+	is_double(compare_default_threshold("icount"), 0.1, 0, "icount: T = 0.1%%");
+	bad |= db_exec(db, "INSERT INTO jobs (id, name, state, spec, created) VALUES (9, 'ic', 'done', '{\"warmup_runs\": 0}', 0);"
+			   "INSERT INTO job_sides (job_id, side, label) VALUES (9, 'A', 'base'), (9, 'B', 'patched');");
+	for (int b = 0; b < 8; b++) {
+		const char *side = b % 2 ? "B" : "A";
+		char uid[32];
+
+		snprintf(uid, sizeof(uid), "ic%d", b);
+		bad |= db_run(db, "INSERT INTO boots (id, job_id, seq, side) VALUES (?1, 9, ?2, ?3)", "iis",
+			      (int64_t)900 + b, (int64_t)b + 1, side);
+		bad |= db_run(db, "INSERT INTO runs (id, uid, job_id, boot_id, side, workload, seq, created)"
+				  " VALUES (?1, ?2, 9, ?1, ?3, 'udp_tx_icount', 0, 0)", "iss", (int64_t)900 + b, uid, side);
+		bad |= db_run(db, "INSERT INTO metrics (run_id, name, value, unit, better) VALUES"
+				  " (?1, 'tx_pps', ?2, '1/s', 'higher')", "id", (int64_t)900 + b,
+			      328288.0 * (b % 2 ? 1.007 : 1.0) * (1 + noise[b]));
+	}
+	ok(!bad, "job 9 stored");
+	ok(compare_job(db, 9, &o, &res) == 0 && (r = row(&res, "tx_pps")), "compare job 9 (real, the default)");
+	if ((r = row(&res, "tx_pps"))) {
+		is_str(res.clock, "real", "the result knows its clock: real");
+		ok(r->st.ci_hi - r->st.ci_lo < 0.05, "+%.3f%% measured to +-%.4f%%", r->st.change_pct,
+		   (r->st.ci_hi - r->st.ci_lo) / 2);
+		is_str(stats_verdict_name(r->st.verdict), "EQUIVALENT", "real-time T = 1%%: +0.7%% is EQUIVALENT");
+	}
+	compare_result_free(&res);
+	o.clock = COMPARE_CLOCK_ICOUNT;
+	ok(compare_job(db, 9, &o, &res) == 0, "compare job 9 as an icount measurement");
+	if ((r = row(&res, "tx_pps"))) {
+		is_str(res.clock, "icount", "the result knows its clock: icount");
+		is_double(r->st.threshold_pct, 0.1, 0, "T = 0.1%%");
+		is_str(stats_verdict_name(r->st.verdict), "CHANGED", "icount T = 0.1%%: +0.7%% is CHANGED");
+	}
+	compare_result_free(&res);
+	o.threshold_pct = 1;
+	ok(compare_job(db, 9, &o, &res) == 0 && (r = row(&res, "tx_pps")) &&
+	   r->st.verdict == VERDICT_EQUIVALENT, "an explicit T = 1%% still wins over the clock's default");
+	compare_result_free(&res);
+}
+
 int main(void)
 {
+	test_claim_words();
 	char *path = xasprintf("%s/klab.db", tap_scratch_dir());
 	struct db *db = NULL;
 
@@ -304,6 +392,7 @@ int main(void)
 	test_loaders(db);
 	test_throughput_claim(db);
 	test_history(db);
+	test_clock_threshold(db);
 	db_close(db);
 	free(path);
 	return done_testing();

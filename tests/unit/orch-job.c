@@ -6,6 +6,7 @@
 #include "conf.h"
 #include "db.h"
 #include "job.h"
+#include "job_int.h"
 #include "jsonh.h"
 #include "log.h"
 #include "tap.h"
@@ -26,6 +27,7 @@
 	"[job \"refs\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = dut peer\n\tworkloads = rr\n" \
 	"[job \"refs-none\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = ndut npeer\n\tworkloads = rr\n" \
 	"[job \"night\"]\n\ttree = t\n\tmachines = dut peer\n\tworkloads = rr\n\tboots = 2\n" \
+	"[job \"adapt\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr\n\tboots = 2..7\n\truns = 1\n\twarmup_runs = 0\n" \
 	"[schedule \"nightly\"]\n\tcron = 0 3 * * *\n\tjob = night\n"
 
 
@@ -223,6 +225,44 @@ int main(void)
 		}
 		snprintf(path, sizeof(path), "%s", cfg.lab.db);
 		is_int(job_is_live(path, 1), 0, "nobody runs job 1");
+	}
+	{
+		/* boots = 2..7: looks after each ABBA round (2, 4, 6 boots per side) and at the maximum 7 */
+		struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+		struct json_object *spec;
+		struct strvec plan = STRVEC_INIT;
+		int lmin, lmax;
+		size_t at = 0, looks = 0;
+
+		o.job = "adapt";
+		id = job_submit(db, &cfg, &o);
+		spec = job_spec(db, id);
+		is_str(jstr(spec, "boots", -1, NULL), "7", "boots = 2..7: boots is the maximum");
+		is_str(jstr(spec, "boots_min", -1, NULL), "2", "and boots_min the first look");
+		is_int(spec_looks(spec, &lmin, &lmax), 4, "4 looks");
+		ok(!job_plan(spec, 1, &plan), "plan");
+		for (size_t i = 0; i < plan.n; i++)
+			if (starts_with(plan.v[i], "look:")) {
+				looks++;
+				if (!strcmp(plan.v[i], "look:2"))
+					at = i;
+			}
+		is_int(looks, 4, "4 look steps");
+		ok(at > 0 && !strcmp(plan.v[at - 1], "boot:4:restore") && !strcmp(plan.v[at + 1], "boot:5:deploy"),
+		   "look:2 comes after boot 4 (AB BA: 2 per side), before boot 5");
+		ok(strvec_find(&plan, "look:4") >= 0 && strvec_find(&plan, "look:6") >= 0 &&
+		   strvec_find(&plan, "look:7") >= 0 && strvec_find(&plan, "look:3") < 0 &&
+		   strvec_find(&plan, "look:5") < 0, "looks at 2, 4, 6 and 7 boots per side only");
+		is_str(plan.v[plan.n - 4], "release", "release after the last look");
+		is_str(plan.v[plan.n - 5], "look:7", "the last look follows the last boot");
+		strvec_clear(&plan);
+		json_object_put(spec);
+		o.boots = 3;
+		id = job_submit(db, &cfg, &o);
+		spec = job_spec(db, id);
+		ok(spec_get(spec, "boots_min") == NULL, "--boots 3 is a plain count: no range");
+		is_int(spec_looks(spec, &lmin, &lmax), 0, "and no looks");
+		json_object_put(spec);
 	}
 	db_close(db);
 	conf_free(&cfg);

@@ -5,6 +5,7 @@
 
 #include "stats.h"
 #include "tap.h"
+#include "util.h"
 
 /*
  * Recorded with Debian 12's python3-scipy 1.10.1 (/usr/bin/python3):
@@ -86,9 +87,36 @@ static void test_compare(void)
 	ok(c.hl_ratio > 1.04 && c.hl_ratio < 1.055, "Hodges-Lehmann ratio %g near 1.047", c.hl_ratio);
 	ok(c.mde_pct > 0 && c.mde_pct < 2, "MDE %g%% is printed and small", c.mde_pct);
 	is_str(stats_claim_check(4.94, 4.94, c.ci_lo, c.ci_hi), "consistent", "claim 2268 -> 2380 (+4.9%%) consistent");
-	is_str(stats_claim_check(10, 20, c.ci_lo, c.ci_hi), "outside", "claim +10..20%% outside");
+	is_str(stats_claim_check(10, 20, c.ci_lo, c.ci_hi), "smaller", "claim +10..20%%: smaller than claimed");
 	is_str(stats_claim_check(-20, -10, c.ci_lo, c.ci_hi), "opposite", "claim -10..-20%% opposite");
 	ok(stats_claim_check(1, 2, NAN, NAN) == NULL, "no CI: no claim check");
+	ok(stats_claim_check(NAN, NAN, -1, 1) == NULL, "a claim without a number: no claim check");
+	{
+		/* claim lo, hi; CI lo, hi; what the data can tell */
+		static const struct { double lo, hi, cl, ch; const char *want, *why; } k[] = {
+			{ 5, 5, -65, 65, "untestable", "the demo's tx_pps -24% [-65%, +65%] against +5%" },
+			{ 5, 5, -35, 97, "untestable", "the demo's tps +13% [-35%, +97%] against +5%" },
+			{ 5, 5, -1, 6, "untestable", "holds zero and the claim, wider than the claim" },
+			{ 5, 5, 3, 7, "consistent", "excludes zero, holds the claim" },
+			{ 5, 5, 1, 3, "smaller", "between zero and the claim" },
+			{ 5, 5, -0.5, 0.5, "smaller", "holds zero but narrower than the claim: rules it out" },
+			{ 5, 5, -3, 4, "untestable", "below the claim but as wide as it" },
+			{ 5, 5, 6, 9, "larger", "beyond the claim" },
+			{ 5, 5, -9, -1, "opposite", "the other side of zero" },
+			{ 0.5, 2, -0.2, 0.7, "consistent", "a range: overlaps it, narrower than it" },
+			{ 0.5, 2, -0.2, 2.5, "untestable", "a range: overlaps it, holds zero, wider" },
+			{ -20, -10, -15, -11, "consistent", "a decrease inside the claimed range" },
+			{ -20, -10, -8, -2, "smaller", "a decrease smaller than claimed" },
+			{ -20, -10, -30, -25, "larger", "a decrease larger than claimed" },
+			{ -20, -10, 2, 5, "opposite", "an increase against a claimed decrease" },
+			{ -15, -15, -40, 30, "untestable", "a decrease claimed, a CI of +-35%" },
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(k); i++)
+			is_str(stats_claim_check(k[i].lo, k[i].hi, k[i].cl, k[i].ch), k[i].want,
+			       "claim %g..%g%%, CI [%g, %g]: %s (%s)", k[i].lo, k[i].hi, k[i].cl, k[i].ch,
+			       k[i].want, k[i].why);
+	}
 
 	/* Equivalent: tiny noise around the same value. */
 	{
@@ -233,8 +261,31 @@ static void test_holm_hl(void)
 	}
 }
 
+/* A verdict at a sequential look's level: the same data, CHANGED at 0.05, not at 0.05/4. */
+static void test_alpha(void)
+{
+	static const double a[] = { 100, 102, 98, 101 }, b[] = { 104, 106, 102, 104 };
+	static const double qa[] = { 1000, 1001, 999, 1000.5 }, qb[] = { 1000.2, 1000.9, 999.6, 1000.4 };
+	struct stats_cmp c05, c;
+
+	stats_compare(a, 4, b, 4, 1.0, &c05);
+	stats_compare_alpha(a, 4, b, 4, 1.0, 0.0125, &c);
+	ok(c05.w.p < 0.05 && c05.w.p > 0.0125, "the example's p %.4f lies between 0.0125 and 0.05", c05.w.p);
+	is_str(stats_verdict_name(c05.verdict), "CHANGED", "at 0.05: CHANGED (%+.2f%%)", c05.change_pct);
+	is_str(stats_verdict_name(c.verdict), "INCONCLUSIVE", "at 0.0125 (look of K = 4): INCONCLUSIVE");
+	ok(c.alpha == 0.0125 && c05.alpha == 0.05, "the level is kept with the verdict");
+	is_double(c.ci_lo, c05.ci_lo, 0, "the printed CI stays the 95%% one");
+	stats_compare_alpha(qa, 4, qb, 4, 1.0, 0.0125, &c);
+	stats_compare(qa, 4, qb, 4, 1.0, &c05);
+	is_str(stats_verdict_name(c05.verdict), "EQUIVALENT", "quiet A/A at 0.05: EQUIVALENT");
+	is_str(stats_verdict_name(c.verdict), "EQUIVALENT", "and at 0.0125 (the 97.5%% CI inside +-1%%)");
+	stats_compare_alpha(a, 4, b, 4, 1.0, 0, &c);
+	ok(c.alpha == 0.05, "alpha 0 means 0.05");
+}
+
 int main(void)
 {
+	test_alpha();
 	test_distributions();
 	test_welch();
 	test_compare();
