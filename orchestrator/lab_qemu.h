@@ -46,6 +46,7 @@ struct qlab_state {
 	char *dir;		/* absolute lab folder */
 	char *kernel;		/* the bzImage qemu booted */
 	int index, smp, mem_mb, queues, kvm;
+	int icount;		/* 1: -icount shift=0,sleep=off, the guest clock counts instructions */
 	char nic[16];		/* "socket" or "tap" */
 	struct qlab_guest g[2];	/* dut, peer */
 };
@@ -69,8 +70,16 @@ struct qlab_opts {
 	long timeout_s;		/* until both guests answer over ssh */
 	const char *accel;	/* auto | kvm | tcg */
 	const char *profile;	/* tuning profile named in the fragment's machines, or NULL */
+	/*
+	 * "real" or "icount": with icount qemu runs -icount shift=0,sleep=off
+	 * (TCG only), so 1 ns of guest time is one executed instruction; with
+	 * smp > 1 the guests boot with maxcpus=1 and their init onlines the
+	 * other CPUs (qemu 7.2 livelocks booting several vCPUs under icount;
+	 * docs/qemu-icount.md). The fragment says `clock = icount`.
+	 */
+	const char *clock;
 };
-#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL }
+#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL, "real" }
 
 /* The lab folder: DIR, or the default folder of lab INDEX, made absolute (caller frees). */
 char *qlab_dir(const char *dir, long index);

@@ -10,6 +10,7 @@
 #   klab.lab=198.18.100.1/24 address of the workload NIC (renamed eth1)
 #   klab.lab_mac=MAC         MAC of the workload NIC
 #   klab.dummy=198.18.201.1/24  address of dummy0: udp_tx to 198.18.201.2 is dropped there
+#   klab.cpus=N              (icount lab, with maxcpus=1) bring CPUs 1..N-1 online here
 # The same parameters survive `kexec` (the deploy code reuses /proc/cmdline),
 # so a kexec'd kernel comes up exactly like the first one.
 #
@@ -87,6 +88,24 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 
 hostname "$name"
+
+# The icount lab boots with maxcpus=1 (qemu 7.2 livelocks bringing up more
+# than one vCPU under -icount) and onlines the other CPUs here, before the
+# NICs (virtio-net sizes its queues by the online CPUs). `klab lab up`
+# checks /sys/devices/system/cpu/online and refuses a guest short of CPUs.
+if cpus=$(param cpus); then
+	c=1
+	while [ "$c" -lt "$cpus" ]; do
+		f=/sys/devices/system/cpu/cpu$c/online
+		if [ -e "$f" ]; then
+			echo 1 >"$f" || log "ERROR: cannot online cpu$c"
+		else
+			log "ERROR: no $f: the kernel cannot online cpu$c (CONFIG_HOTPLUG_CPU?)"
+		fi
+		c=$((c + 1))
+	done
+	log "CPUs online: $(cat /sys/devices/system/cpu/online) (wanted 0-$((cpus - 1)))"
+fi
 echo 0 >/proc/sys/kernel/kptr_restrict 2>/dev/null
 echo -1 >/proc/sys/kernel/perf_event_paranoid 2>/dev/null
 
