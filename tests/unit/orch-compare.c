@@ -289,6 +289,46 @@ static void test_throughput_claim(struct db *db)
 	db_exec(db, "DELETE FROM proposals; DELETE FROM expectations WHERE metric = 'throughput'");
 }
 
+/* Runs of the icount clock: one clock per comparison, the rows say so, a mix is refused naming both. */
+static void test_clock(struct db *db)
+{
+	struct compare_result res;
+	const char *clock = NULL;
+	struct buf b = BUF_INIT;
+
+	ok(compare_clock_of_runs(db, 1, &clock) == 0 && clock && !strcmp(clock, "real"), "job 1 ran in real time");
+	ok(compare_job(db, 1, NULL, &res) == 0 && res.clock && !strcmp(res.clock, "real") && res.n_rows &&
+	   res.rows[0].clock && !strcmp(res.rows[0].clock, "real"), "a real-time comparison says so");
+	compare_fmt_measured_by(&b, &res.rows[0]);
+	is_str(b.buf, "measured in real time (wall-clock rates, per-CPU time)", "measured in real time");
+	buf_reset(&b);
+	is_int(compare_fmt_clock_note(&b, &res), 0, "no clock note in real time");
+	compare_result_free(&res);
+
+	db_exec(db, "UPDATE runs SET clock = 'icount' WHERE job_id = 1 AND side = 'B'");
+	ok(compare_clock_of_runs(db, 1, &clock) == -1, "job 1 now mixes clocks");
+	ok(compare_job(db, 1, NULL, NULL) == -1, "compare_job refuses a mix of clocks");
+	ok(compare_kernels(db, "xps-off", "xps-on", NULL, &res) == -1, "compare_kernels refuses it too");
+
+	db_exec(db, "UPDATE runs SET clock = 'icount' WHERE job_id = 1");
+	ok(compare_job(db, 1, NULL, &res) == 0 && res.clock && !strcmp(res.clock, "icount"), "an icount comparison");
+	buf_reset(&b);
+	if (res.n_rows)
+		compare_fmt_measured_by(&b, &res.rows[0]);
+	is_str(b.buf, "measured by instruction count (icount clock: path length, not hardware throughput)",
+	       "measured by instruction count");
+	buf_reset(&b);
+	ok(compare_fmt_clock_note(&b, &res) == 1 && strstr(b.buf, "not hardware throughput") &&
+	   strstr(b.buf, "insn_per_op is instructions per operation"), "the note says what an icount figure is");
+	compare_result_free(&res);
+	ok(compare_load(db, 1, 0, &res) == 1 && res.n_rows && res.rows[0].clock &&
+	   !strcmp(res.rows[0].clock, "icount"), "loaded rows carry the clock of their runs");
+	compare_result_free(&res);
+	db_exec(db, "UPDATE runs SET clock = 'real'");
+	compare_job(db, 1, NULL, NULL);
+	buf_release(&b);
+}
+
 int main(void)
 {
 	char *path = xasprintf("%s/klab.db", tap_scratch_dir());
@@ -303,6 +343,7 @@ int main(void)
 	test_formatters();
 	test_loaders(db);
 	test_throughput_claim(db);
+	test_clock(db);
 	test_history(db);
 	db_close(db);
 	free(path);
