@@ -236,6 +236,12 @@ int step_deploy(struct job_ctx *j, const char *key)
 		     j->dut->name, res.wrong_kernel ? ": it came back on another kernel" : "",
 		     res.fenced ? "; the machine is fenced (broken)" : "");
 	} else {
+		/*
+		 * The peer may live inside the dut (the qemu lab's peer namespace):
+		 * its session ended with the old kernel. Connect again when used.
+		 */
+		ssh_close(j->cpeer);
+		j->cpeer = NULL;
 		json_object_object_add(j->detail, "release", json_str(res.release));
 		json_object_object_add(j->detail, "boot_wait_s", json_object_new_double(res.boot_wait_ms / 1000.0));
 	}

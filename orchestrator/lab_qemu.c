@@ -163,6 +163,12 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 				goto out;
 			}
 			st->icount = !strcmp(v, "icount");
+		} else if (g < 0 && !strcmp(k, "peer")) {
+			if (strcmp(v, "guest") && strcmp(v, "netns")) {
+				error("%s:%d: peer '%s' is neither guest nor netns", path, lineno, v);
+				goto out;
+			}
+			st->peer_netns = !strcmp(v, "netns");
 		} else if (g >= 0 && !strcmp(k, "addr")) {
 			snprintf(st->g[g].addr, sizeof(st->g[g].addr), "%s", v);
 		} else {
@@ -205,9 +211,9 @@ static int qlab_state_save(const struct qlab_state *st)
 	int i, ret;
 
 	buf_addf(&b, "# klab qemu lab: written by `klab lab up --qemu`, read by down and status\n");
-	buf_addf(&b, "kernel=%s\nindex=%d\nsmp=%d\nmem_mb=%d\nqueues=%d\nkvm=%d\nnic=%s\nclock=%s\n",
+	buf_addf(&b, "kernel=%s\nindex=%d\nsmp=%d\nmem_mb=%d\nqueues=%d\nkvm=%d\nnic=%s\nclock=%s\npeer=%s\n",
 		 st->kernel, st->index, st->smp, st->mem_mb, st->queues, st->kvm, st->nic,
-		 st->icount ? "icount" : "real");
+		 st->icount ? "icount" : "real", st->peer_netns ? "netns" : "guest");
 	for (i = 0; i < 2; i++)
 		buf_addf(&b, "%s.pid=%ld\n%s.ssh_port=%d\n%s.addr=%s\n",
 			 st->g[i].name, (long)st->g[i].pid, st->g[i].name, st->g[i].ssh_port,
@@ -246,6 +252,13 @@ int qlab_pid_alive(pid_t pid, const char *dir, const char *guest)
 	free(path);
 	free(want);
 	return alive;
+}
+
+int qlab_guest_alive(const struct qlab_state *st, int i)
+{
+	if (i == GUEST_PEER && st->peer_netns)
+		i = GUEST_DUT;
+	return qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
 }
 
 /* ---- the udp_tx dummy target on a machine ------------------------------ */
@@ -433,8 +446,12 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 		 "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro "
 		 "init=%s/guest/init.sh panic=-1 quiet "
 		 "klab.name=%s klab.dir=%s klab.mgmt=%s klab.mgmt_mac=%s "
-		 "klab.lab=%s/24 klab.lab_mac=%s klab.dummy=%s",
-		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, mac1, QLAB_DUMMY_ADDR);
+		 "klab.lab=%s/24 klab.dummy=%s",
+		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, QLAB_DUMMY_ADDR);
+	if (st->peer_netns)	/* the peer: a namespace joined by a veth, its sshd on port 2222 */
+		buf_addf(&app, " klab.peerns=%s/24 klab.queues=%d", st->g[GUEST_PEER].addr, st->queues);
+	else
+		buf_addf(&app, " klab.lab_mac=%s", mac1);
 	/*
 	 * Under icount qemu 7.2 hangs booting more than one vCPU (its round-robin
 	 * loop gives the spinning boot CPU the whole budget): boot one, and let
@@ -453,12 +470,19 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	strvec_push(av, "virtio-9p-pci,fsdev=root,mount_tag=root");
 	/* management: user net moved into 198.18/15, isolated (restrict=on), ssh forwarded */
 	strvec_push(av, "-netdev");
-	strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22",
-		     QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port);
+	if (st->peer_netns)
+		strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22,"
+			     "hostfwd=tcp:127.0.0.1:%d-:%d", QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port,
+			     st->g[GUEST_PEER].ssh_port, QLAB_PEER_SSH_PORT);
+	else
+		strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22",
+			     QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port);
 	strvec_push(av, "-device");
 	strvec_pushf(av, "virtio-net-pci,netdev=n0,mac=%s,romfile=", mac0);
 	strvec_push(av, "-device");
 	strvec_push(av, "virtio-rng-pci");
+	if (st->peer_netns)
+		return;	/* the workload link is a veth inside the dut */
 	/* workload link between the two guests */
 	strvec_push(av, "-netdev");
 	if (!strcmp(st->nic, "tap"))
@@ -567,7 +591,7 @@ static int ssh_probe(const struct qlab_state *st, int i, struct buf *rel)
 static void console_tail(const struct qlab_state *st, int i)
 {
 	struct buf b = BUF_INIT;
-	char *path = xasprintf("%s/%s.console", st->dir, st->g[i].name);
+	char *path = xasprintf("%s/%s.console", st->dir, st->g[st->peer_netns ? GUEST_DUT : i].name);
 	const char *p;
 	int lines = 0;
 
@@ -594,7 +618,7 @@ static int wait_ssh(const struct qlab_state *st, long timeout_s, int64_t t0)
 		for (i = 0; i < 2; i++) {
 			if (up[i])
 				continue;
-			if (!qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+			if (!qlab_guest_alive(st, i)) {
 				console_tail(st, i);
 				error("guest '%s' stopped while booting (qemu pid %ld gone); "
 				      "its console is in %s/%s.console", st->g[i].name,
@@ -769,18 +793,20 @@ static void stop_guests(const struct qlab_state *st)
 	int i, left;
 	int64_t until;
 
-	for (i = 0; i < 2; i++)
+	int n = st->peer_netns ? 1 : 2;	/* a peer namespace goes with the dut's qemu */
+
+	for (i = 0; i < n; i++)
 		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
 			kill(st->g[i].pid, SIGTERM);
 	until = now_ms() + 5000;
 	do {
 		left = 0;
-		for (i = 0; i < 2; i++)
+		for (i = 0; i < n; i++)
 			left += qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
 		if (left)
 			usleep(100 * 1000);
 	} while (left && now_ms() < until);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < n; i++)
 		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
 			warn("qemu of guest '%s' (pid %ld) ignored SIGTERM; killing it",
 			     st->g[i].name, (long)st->g[i].pid);
@@ -852,7 +878,14 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 		return error("--clock icount needs TCG: qemu counts instructions only when it translates "
 			     "them (give --accel tcg or auto)");
 	st->kvm = st->icount ? 0 : use_kvm(o->accel);
-	snprintf(st->nic, sizeof(st->nic), "%s", o->queues > 1 ? "tap" : "socket");
+	if (o->peer && strcmp(o->peer, "guest") && strcmp(o->peer, "netns"))
+		return error("peer '%s' is neither guest nor netns", o->peer);
+	st->peer_netns = o->peer ? !strcmp(o->peer, "netns") : st->icount;
+	if (st->icount && !st->peer_netns)
+		warn("--clock icount with --peer guest: traffic between the two qemu processes arrives "
+		     "in host time, so workloads that use the peer are not deterministic");
+	snprintf(st->nic, sizeof(st->nic), "%s",
+		 st->peer_netns ? "veth" : o->queues > 1 ? "tap" : "socket");
 	st->dir = qlab_dir(o->dir, o->index);
 	if (plain_path(st->dir, "lab folder") < 0)
 		goto out;
@@ -919,14 +952,17 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	if (qlab_state_save(st) < 0)
 		goto out;
 
-	printf("lab: booting dut and peer (%s%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
+	printf("lab: booting %s (%s%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
+	       st->peer_netns ? "dut, with the peer in its namespace " QLAB_PEER_NETNS : "dut and peer",
 	       st->kvm ? "kvm" : "tcg", st->icount ? ", icount clock" : "", st->smp, st->mem_mb, st->nic,
 	       st->queues, st->queues > 1 ? "s" : "", p);
 	fflush(stdout);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < (st->peer_netns ? 1 : 2); i++) {
 		if (start_guest(st, i, sock_port) < 0)
 			goto fail;
 		started++;
+		if (st->peer_netns)
+			st->g[GUEST_PEER].pid = st->g[GUEST_DUT].pid;
 		if (qlab_state_save(st) < 0)
 			goto fail;
 	}
@@ -966,7 +1002,7 @@ int qlab_probe(const struct qlab_state *st, struct buf *rel, const char *relv[2]
 
 	for (i = 0; i < 2; i++) {
 		relv[i] = NULL;
-		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+		if (qlab_guest_alive(st, i)) {
 			running++;
 			if (ssh_probe(st, i, &rel[i]) == 0)
 				relv[i] = rel[i].buf;
