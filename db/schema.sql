@@ -14,7 +14,7 @@ CREATE TABLE machines (
 	last_build_id	TEXT,
 	last_seen	REAL,
 	agent_sha256	TEXT
-);
+, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')));
 CREATE TABLE trees (
 	name		TEXT PRIMARY KEY,
 	source		TEXT NOT NULL,
@@ -149,7 +149,7 @@ CREATE TABLE boots (
 	build_id	TEXT,
 	cmdline		TEXT,
 	sysinfo		TEXT,			-- JSON from klab-agent sysinfo
-	started		REAL,
+	started		REAL, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')),
 	UNIQUE (job_id, seq)
 );
 CREATE TABLE runs (
@@ -171,7 +171,7 @@ CREATE TABLE runs (
 	status		TEXT NOT NULL DEFAULT 'ok',
 	result		TEXT,			-- the agent's JSON document, verbatim
 	created		REAL NOT NULL
-);
+, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')));
 CREATE TABLE metrics (
 	run_id		INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
 	name		TEXT NOT NULL,

@@ -352,7 +352,7 @@ static int is_percent(const struct group *g)
 }
 
 static const char *const default_headlines[] = {
-	"tps", "tx_pps", "rx_pps", "latency_p99_us", "cpu_us_per_op",
+	"tps", "tx_pps", "rx_pps", "latency_p99_us", "cpu_us_per_op", "insn_per_op",
 };
 
 static int is_headline(const char *metric, const char *wl_headline)
@@ -494,6 +494,94 @@ static int group_sort_cmp(const void *pa, const void *pb)
 	return key_cmp(pa, pb);
 }
 
+/* ---- the clock of the runs (real time or instruction count) -------------- */
+
+/* "side A of job 12" or "kernel 'x'", for the errors below. */
+static void side_words(struct buf *b, const struct side_sel *s)
+{
+	if (s->kernel)
+		buf_addf(b, "the runs of kernel '%s'", s->kernel);
+	else if (s->side)
+		buf_addf(b, "side %s of job %lld", s->side, (long long)s->job_id);
+	else
+		buf_addf(b, "job %lld", (long long)s->job_id);
+}
+
+/*
+ * The clock of a side's measured runs into *clock ("real" when it has
+ * none): 0, or -1 when the side mixes clocks (logged).
+ */
+static int side_clock(struct db *db, const struct side_sel *s, const char **clock)
+{
+	struct db_stmt *st = side_prepare(db, "SELECT r.clock, COUNT(*) FROM runs r WHERE ",
+					  " AND r.status = 'ok' AND r.seq >= ?3 GROUP BY r.clock ORDER BY r.clock", s);
+	struct buf why = BUF_INIT;
+	int rc, n = 0, ret = 0;
+
+	*clock = "real";
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *c = clock_name(db_col_text(st, 0));
+
+		buf_addf(&why, "%s%lld run%s on the %s clock", n ? " and " : "", (long long)db_col_int64(st, 1),
+			 db_col_int64(st, 1) == 1 ? "" : "s", c);
+		if (!n++)
+			*clock = c;
+	}
+	db_finalize(st);
+	if (rc != DB_DONE)
+		ret = error("database '%s': cannot read the clock of the runs: %s", db_file(db), db_errmsg(db));
+	else if (n > 1) {
+		struct buf w = BUF_INIT;
+
+		side_words(&w, s);
+		ret = error("cannot compare %s: it mixes clocks (%s); an instruction count and a real-time "
+			    "figure are not one quantity", w.buf, why.buf);
+		buf_release(&w);
+	}
+	buf_release(&why);
+	return ret;
+}
+
+/* Both sides on one clock: 0 with res->clock and every row's clock set, or -1 (logged, naming both). */
+static int sides_clock(struct db *db, const struct side_sel *sa, const struct side_sel *sb,
+		       struct compare_result *res)
+{
+	const char *ca, *cb;
+
+	if (side_clock(db, sa, &ca) || side_clock(db, sb, &cb))
+		return -1;
+	if (strcmp(ca, cb)) {
+		struct buf a = BUF_INIT, b = BUF_INIT;
+
+		side_words(&a, sa);
+		side_words(&b, sb);
+		error("cannot compare %s, measured on the %s clock, with %s, measured on the %s clock: "
+		      "an instruction count (icount) and a real-time figure are not one quantity; "
+		      "compare runs of one clock", a.buf, ca, b.buf, cb);
+		buf_release(&a);
+		buf_release(&b);
+		return -1;
+	}
+	res->clock = ca;
+	return 0;
+}
+
+static void rows_clock(struct compare_result *res, const char *clock)
+{
+	res->clock = clock;
+	for (size_t i = 0; i < res->n_rows; i++)
+		res->rows[i].clock = clock;
+}
+
+int compare_clock_of_runs(struct db *db, int64_t job_id, const char **clock)
+{
+	struct side_sel all = { "r.job_id = ?1 AND (?2 IS NULL OR r.side = ?2)", job_id, NULL, NULL, 0 };
+
+	return side_clock(db, &all, clock);
+}
+
 /* Compute a whole comparison between two side selections. */
 static int compare_sides(struct db *db, const struct side_sel *sa, const struct side_sel *sb,
 			 const struct compare_opts *o, struct compare_result *res)
@@ -503,12 +591,20 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 	size_t npa = 0, npb = 0;
 	int ret = -1;
 
+	if (sides_clock(db, sa, sb, res))
+		return -1;
 	if (load_side_metrics(db, sa, o, &ma) || load_side_metrics(db, sb, o, &mb) ||
 	    load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
 	    load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
 		goto out;
-	res->clock = clock_name(o->clock);
-	compute(&ma, &mb, o, res);
+	{
+		/* The threshold of a workload without its own is the runs' clock's default. */
+		struct compare_opts oc = *o;
+
+		if (!oc.clock)
+			oc.clock = res->clock;
+		compute(&ma, &mb, &oc, res);
+	}
 	apply_holm(res, o->alpha > 0 && o->alpha < 0.5 ? o->alpha : STATS_ALPHA);
 	if (ca.n)
 		qsort(ca.g, ca.n, sizeof(*ca.g), group_sort_cmp);
@@ -522,6 +618,7 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 			compute(&ca, &cb, &oc, res);
 	}
 	merge_profiles(pa, npa, pb, npb, res);
+	rows_clock(res, res->clock);
 	ret = 0;
 out:
 	groups_free(&ma);
@@ -637,6 +734,9 @@ static int proposed_types(struct db *db, int64_t job_id)
 static int claim_matches(const char *claim_metric, const char *metric, int types)
 {
 	if (!strcmp(claim_metric, metric))
+		return 1;
+	/* a CPU-cost claim ("saves 10% of cycles") on the icount lab: its cost metric is instructions */
+	if (!strcmp(claim_metric, "cpu_us_per_op") && !strcmp(metric, "insn_per_op"))
 		return 1;
 	if (strcmp(claim_metric, "throughput"))
 		return 0;
@@ -1100,7 +1200,7 @@ int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_r
 
 	memset(res, 0, sizeof(*res));
 	res->job_id = job_id;
-	res->clock = COMPARE_CLOCK_REAL;	/* until runs have a clock column (migration 0008) */
+	res->clock = COMPARE_CLOCK_REAL;	/* rows_clock() below sets the runs' clock */
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
@@ -1116,6 +1216,12 @@ int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_r
 			     (long long)job_id, db_errmsg(db));
 	if (!res->n_rows)
 		return 0;
+	{
+		const char *clock = "real";
+
+		compare_clock_of_runs(db, job_id, &clock);	/* a mix was refused when it was compared */
+		rows_clock(res, clock);
+	}
 	if (!load_claims(db, job_id, &claims, &n_claims))
 		apply_claims(res, claims, n_claims, proposed_types(db, job_id), 0);
 	claims_free(claims, n_claims);
@@ -1157,6 +1263,13 @@ int compare_load_metric(struct db *db, const char *workload, const char *metric,
 		v[n].label_b = db_col_strdup(st, 1);
 		read_row(st, push_row(&v[n], &one));
 		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *clock = "real";
+
+		if (v[i].job_id)
+			compare_clock_of_runs(db, v[i].job_id, &clock);
+		rows_clock(&v[i], clock);
 	}
 	db_finalize(st);
 	if (rc != DB_DONE) {
@@ -1220,7 +1333,7 @@ int compare_metric_rank(const char *metric)
 	for (i = 0; i < ARRAY_SIZE(head); i++)
 		if (!strcmp(metric, head[i]))
 			return (int)i;
-	if (!strcmp(metric, "cpu_us_per_op"))
+	if (!strcmp(metric, "cpu_us_per_op") || !strcmp(metric, "insn_per_op"))
 		return 10;
 	if (starts_with(metric, "latency_"))
 		return 11;

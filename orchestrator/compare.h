@@ -27,7 +27,7 @@
  *   Per-CPU rows are stored as metric "cpuN.FIELD" ("cpuall.FIELD" for -1).
  * - Holm's correction runs across the headline metrics of one comparison
  *   (the workload's `headline` plus the defaults tps, tx_pps, rx_pps,
- *   latency_p99_us, cpu_us_per_op when present); a headline metric is
+ *   latency_p99_us, cpu_us_per_op, insn_per_op when present); a headline metric is
  *   CHANGED only when its Holm-adjusted p is also < 0.05 (< alpha: the
  *   level of compare_opts, smaller at the looks of a sequential job). Other metrics keep
  *   p_holm NULL.
@@ -66,7 +66,7 @@ struct compare_opts {
 	 * CI inside +-T (docs/statistics.md, "Looking more than once").
 	 */
 	double alpha;
-	/* COMPARE_CLOCK_REAL or COMPARE_CLOCK_ICOUNT (NULL: real); the runs' clock column will set it (migration 0008). */
+	/* COMPARE_CLOCK_REAL or COMPARE_CLOCK_ICOUNT for the default threshold; NULL: the clock of the runs (runs.clock). */
 	const char *clock;
 };
 
@@ -87,6 +87,7 @@ struct compare_row {
 	double p_holm;		/* NaN when not a headline metric */
 	char *claim;		/* stats_claim_check(): consistent | smaller | larger | opposite | untestable | NULL */
 	double claim_pct;	/* the claimed % change (NaN without a claim) */
+	const char *clock;	/* "real" or "icount": what timed its runs (compare_clock_of_runs), static */
 };
 
 /* A profile symbol whose share of samples differs between the sides. */
@@ -100,13 +101,23 @@ struct compare_prof {
 /* The result of one comparison (a job, or two kernels). */
 struct compare_result {
 	int64_t job_id;		/* 0 for a kernel-vs-kernel comparison */
-	const char *clock;	/* COMPARE_CLOCK_REAL or COMPARE_CLOCK_ICOUNT (static), from compare_opts */
 	char *label_a, *label_b;
 	struct compare_row *rows;
 	size_t n_rows;
 	struct compare_prof *prof;	/* sorted by |pct_b - pct_a|, largest first */
 	size_t n_prof;
+	const char *clock;	/* "real" or "icount", the clock of every run compared (static) */
 };
+
+/*
+ * The clock of the measured runs of job JOB_ID (runs.clock, migration
+ * 0008): *clock = "real" or "icount" (static strings; "real" when the job
+ * has no runs). 0, or -1 when its runs mix clocks: the error names both
+ * and where each was measured. compare_job() and compare_kernels() refuse
+ * such a mix the same way (a path length and a wall-clock rate are not
+ * one quantity), and every row of a result carries the clock.
+ */
+int compare_clock_of_runs(struct db *db, int64_t job_id, const char **clock);
 
 /*
  * Compute the comparisons of a job (side A = baseline, side B = test) from

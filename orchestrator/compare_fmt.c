@@ -167,8 +167,22 @@ void compare_fmt_claim_pct(struct buf *b, const struct compare_row *r)
 
 void compare_fmt_measured_by(struct buf *b, const struct compare_row *r)
 {
-	(void)r;	/* every run is timed by the machine's clock today; an instruction-count clock will say so here */
-	buf_addstr(b, "measured in real time (wall-clock rates, per-CPU time)");
+	if (r && r->clock && !strcmp(r->clock, "icount"))
+		buf_addstr(b, "measured by instruction count (icount clock: path length, not hardware throughput)");
+	else
+		buf_addstr(b, "measured in real time (wall-clock rates, per-CPU time)");
+}
+
+int compare_fmt_clock_note(struct buf *b, const struct compare_result *res)
+{
+	if (!res->clock || strcmp(res->clock, "icount"))
+		return 0;
+	buf_addstr(b, "Instruction count: these runs ran in qemu with -icount shift=0, whose guest clock "
+		   "advances 1 ns per executed instruction. A rate (tps, tx_pps) is operations per 10^9 "
+		   "guest instructions and insn_per_op is instructions per operation: the path length of the "
+		   "code, reproducible to parts per million. It is not hardware throughput: cache misses, "
+		   "memory bandwidth, lock contention and NIC limits are not modelled.");
+	return 1;
 }
 
 const struct compare_row *compare_headline_row(const struct compare_result *res, const char *workload)
@@ -333,6 +347,9 @@ void compare_print(FILE *out, const struct compare_result *res)
 		compare_fmt_answer(&f[0], res, head);
 		fprintf(out, "%s%s: %s\n", i ? "" : "\n", head->workload, f[0].buf);
 	}
+	buf_reset(&f[0]);
+	if (compare_fmt_clock_note(&f[0], res))
+		fprintf(out, "\n%s\n", f[0].buf);
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct compare_row *r = &res->rows[i];
 		const struct stats_cmp *s = &r->st;
@@ -406,6 +423,7 @@ void compare_print_json(FILE *out, const struct compare_result *res)
 		json_object_object_add(o, "job_id", json_object_new_int64(res->job_id));
 	json_object_object_add(o, "label_a", res->label_a ? json_object_new_string(res->label_a) : NULL);
 	json_object_object_add(o, "label_b", res->label_b ? json_object_new_string(res->label_b) : NULL);
+	json_object_object_add(o, "clock", json_object_new_string(res->clock ? res->clock : "real"));
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct compare_row *r = &res->rows[i];
 		const struct stats_cmp *s = &r->st;

@@ -75,6 +75,13 @@ void compare_fmt_claimed(struct buf *b, const char *direction, double lo, double
  * the same thing, and a reader must be told which one a verdict rests on.
  */
 void compare_fmt_measured_by(struct buf *b, const struct compare_row *r);
+/*
+ * Under the icount clock "measured by instruction count (icount clock: path
+ * length, not hardware throughput)". compare_fmt_clock_note() appends, once
+ * per output (klab compare, the page, the mail), what an icount figure
+ * means, and returns 1; for real-time results it appends nothing, 0.
+ */
+int compare_fmt_clock_note(struct buf *b, const struct compare_result *res);
 
 /*
  * The headline row of WORKLOAD in RES: its first metric in reading order

@@ -476,7 +476,7 @@ static const struct keydef machine_keys[] = {
 	{ "host", 1 }, { "port", 0 }, { "user", 0 }, { "role", 1 }, { "peer", 0 }, { "nic", 0 },
 	{ "addr", 0 }, { "boot", 0 }, { "power_cycle", 0 }, { "cpus", 0 }, { "profile", 0 },
 	{ "kernel_cmdline", 0 }, { "pool", 0 }, { "boot_dir", 0 }, { "reboot_cmd", 0 },
-	{ "initramfs", 0 }, { NULL, 0 },
+	{ "initramfs", 0 }, { "clock", 0 }, { NULL, 0 },
 };
 
 static const struct keydef tree_keys[] = {
@@ -574,6 +574,7 @@ static void load_machine(struct parser *p, struct klab_config *c, const struct r
 	static const char *const roles[] = { "dut", "peer", NULL };
 	static const char *const boots[] = { "none", "kexec", "reboot", "qemu", NULL };
 	static const char *const noyes[] = { "no", "yes", NULL };
+	static const char *const clocks[] = { "real", "icount", NULL };
 	struct conf_machine *m;
 
 	check_keys(p, s, machine_keys, NULL);
@@ -597,6 +598,7 @@ static void load_machine(struct parser *p, struct klab_config *c, const struct r
 	split_words(p, s, "reboot_cmd", &m->reboot_cmd);
 	m->initramfs = one_of(p, s, "initramfs", noyes, 0);
 	m->pool = dupv(s, "pool", NULL);
+	m->clock = clocks[one_of(p, s, "clock", clocks, 0)];
 	if (m->cpus) {
 		int line;
 
@@ -1356,6 +1358,8 @@ void conf_print(const struct klab_config *c, FILE *out)
 		if (m->initramfs)
 			pv(out, "initramfs", "yes");
 		pv(out, "pool", m->pool);
+		if (strcmp(m->clock, "real"))
+			pv(out, "clock", m->clock);
 	}
 	for (size_t i = 0; i < c->n_trees; i++) {
 		const struct conf_tree *t = &c->trees[i];

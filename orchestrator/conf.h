@@ -57,6 +57,7 @@ struct conf_machine {
 	struct strvec reboot_cmd;	/* boot = reboot: far-side argv (empty: systemctl reboot) */
 	int initramfs;		/* boot = reboot: 1 to generate an initramfs for the new kernel */
 	char *pool;		/* pool name (NULL: none) */
+	const char *clock;	/* "real" (default) or "icount": what times its runs (a static string) */
 	int line;
 };
 

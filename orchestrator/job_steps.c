@@ -175,6 +175,12 @@ int step_lease(struct job_ctx *j, const char *key)
 	}
 }
 
+/* The clock that times machine M's runs: its config's `clock`, "real" by default. */
+static const char *machine_clock(const struct conf_machine *m)
+{
+	return m->clock ? m->clock : "real";
+}
+
 static int boot_of(const char *key, int *b)
 {
 	return sscanf(key, "boot:%d:", b) == 1 ? 0 : -1;
@@ -195,11 +201,12 @@ int step_deploy(struct job_ctx *j, const char *key)
 		return step_fail(j, "bad step key '%s'", key);
 	side = j->order[b - 1];
 	kid = side_kernel(j, side);
-	db_run(j->db, "INSERT INTO boots (job_id, seq, side, kernel_id, machine, started) "
-	       "VALUES (?, ?, ?, NULLIF(?, 0), ?, ?) "
+	db_run(j->db, "INSERT INTO boots (job_id, seq, side, kernel_id, machine, started, clock) "
+	       "VALUES (?, ?, ?, NULLIF(?, 0), ?, ?, ?) "
 	       "ON CONFLICT (job_id, seq) DO UPDATE SET kernel_id = excluded.kernel_id, "
-	       "machine = excluded.machine, started = excluded.started",
-	       "iisisd", j->id, (int64_t)b, side == 'A' ? "A" : "B", kid, j->dut->name, now_wall());
+	       "machine = excluded.machine, started = excluded.started, clock = excluded.clock",
+	       "iisisds", j->id, (int64_t)b, side == 'A' ? "A" : "B", kid, j->dut->name, now_wall(),
+	       machine_clock(j->dut));
 	if (j->dut->boot == BOOT_NONE) {
 		if (kid && strcmp(spec_str(j->spec, "kind"), "tuning"))
 			return step_fail(j, "machine '%s' has boot = none and cannot boot kernel %lld of side %c",
@@ -231,6 +238,12 @@ int step_deploy(struct job_ctx *j, const char *key)
 		     j->dut->name, res.wrong_kernel ? ": it came back on another kernel" : "",
 		     res.fenced ? "; the machine is fenced (broken)" : "");
 	} else {
+		/*
+		 * The peer may live inside the dut (the qemu lab's peer namespace):
+		 * its session ended with the old kernel. Connect again when used.
+		 */
+		ssh_close(j->cpeer);
+		j->cpeer = NULL;
 		json_object_object_add(j->detail, "release", json_str(res.release));
 		json_object_object_add(j->detail, "boot_wait_s", json_object_new_double(res.boot_wait_ms / 1000.0));
 	}
@@ -458,6 +471,7 @@ static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b,
 	m.machine = j->dut->name;
 	m.peer = j->peer->name;
 	m.profile = boot_profile(j, b);
+	m.clock = machine_clock(j->dut);
 	if (result_store(j->db, doc, strlen(doc), &m, &run_id))
 		goto out;
 	json_object_object_add(j->detail, "run_id", json_object_new_int64(run_id));

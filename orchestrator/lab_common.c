@@ -34,6 +34,8 @@ int lab_write_fragment(const struct lab_fragment *f)
 		buf_addf(&b, "\tnic = %s\n\taddr = %s\n\tboot = %s\n", m->nic, m->addr, m->boot);
 		if (m->profile)
 			buf_addf(&b, "\tprofile = %s\n", m->profile);
+		if (m->clock)
+			buf_addf(&b, "\tclock = %s\n", m->clock);
 	}
 	ret = write_file_atomic(path, b.buf, b.len, 0644);
 	buf_release(&b);

@@ -14,6 +14,7 @@ struct lab_machine_conf {
 	const char *addr;	/* workload address */
 	const char *boot;	/* "none" or "kexec" */
 	const char *profile;	/* tuning profile, or NULL */
+	const char *clock;	/* "icount", or NULL for real time (not written) */
 };
 
 /* A lab's config fragment: DIR/klab.conf. */

@@ -157,6 +157,18 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 			st->kernel = xstrdup(v);
 		} else if (g < 0 && !strcmp(k, "nic")) {
 			snprintf(st->nic, sizeof(st->nic), "%s", v);
+		} else if (g < 0 && !strcmp(k, "clock")) {
+			if (strcmp(v, "real") && strcmp(v, "icount")) {
+				error("%s:%d: clock '%s' is neither real nor icount", path, lineno, v);
+				goto out;
+			}
+			st->icount = !strcmp(v, "icount");
+		} else if (g < 0 && !strcmp(k, "peer")) {
+			if (strcmp(v, "guest") && strcmp(v, "netns")) {
+				error("%s:%d: peer '%s' is neither guest nor netns", path, lineno, v);
+				goto out;
+			}
+			st->peer_netns = !strcmp(v, "netns");
 		} else if (g >= 0 && !strcmp(k, "addr")) {
 			snprintf(st->g[g].addr, sizeof(st->g[g].addr), "%s", v);
 		} else {
@@ -199,8 +211,9 @@ static int qlab_state_save(const struct qlab_state *st)
 	int i, ret;
 
 	buf_addf(&b, "# klab qemu lab: written by `klab lab up --qemu`, read by down and status\n");
-	buf_addf(&b, "kernel=%s\nindex=%d\nsmp=%d\nmem_mb=%d\nqueues=%d\nkvm=%d\nnic=%s\n",
-		 st->kernel, st->index, st->smp, st->mem_mb, st->queues, st->kvm, st->nic);
+	buf_addf(&b, "kernel=%s\nindex=%d\nsmp=%d\nmem_mb=%d\nqueues=%d\nkvm=%d\nnic=%s\nclock=%s\npeer=%s\n",
+		 st->kernel, st->index, st->smp, st->mem_mb, st->queues, st->kvm, st->nic,
+		 st->icount ? "icount" : "real", st->peer_netns ? "netns" : "guest");
 	for (i = 0; i < 2; i++)
 		buf_addf(&b, "%s.pid=%ld\n%s.ssh_port=%d\n%s.addr=%s\n",
 			 st->g[i].name, (long)st->g[i].pid, st->g[i].name, st->g[i].ssh_port,
@@ -239,6 +252,13 @@ int qlab_pid_alive(pid_t pid, const char *dir, const char *guest)
 	free(path);
 	free(want);
 	return alive;
+}
+
+int qlab_guest_alive(const struct qlab_state *st, int i)
+{
+	if (i == GUEST_PEER && st->peer_netns)
+		i = GUEST_DUT;
+	return qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
 }
 
 /* ---- the udp_tx dummy target on a machine ------------------------------ */
@@ -354,7 +374,8 @@ static int write_fragment(const struct qlab_state *st, const char *profile)
 
 	for (i = 0; i < 2; i++)
 		f.m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
-						    st->g[i].addr, "kexec", profile };
+						    st->g[i].addr, "kexec", profile,
+						    st->icount ? "icount" : NULL };
 	return lab_write_fragment(&f);
 }
 
@@ -407,6 +428,11 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	strvec_pushf(av, "%d", st->smp);
 	strvec_push(av, "-m");
 	strvec_pushf(av, "%d", st->mem_mb);
+	if (st->icount) {
+		/* the guest clock counts instructions: 1 ns each, no sleeping for idle time */
+		strvec_push(av, "-icount");
+		strvec_push(av, "shift=0,sleep=off");
+	}
 	strvec_pushv(av, (const char *const[]){ "-display", "none", "-monitor", "none",
 						"-no-reboot", "-daemonize", NULL });
 	strvec_push(av, "-pidfile");
@@ -420,8 +446,19 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 		 "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro "
 		 "init=%s/guest/init.sh panic=-1 quiet "
 		 "klab.name=%s klab.dir=%s klab.mgmt=%s klab.mgmt_mac=%s "
-		 "klab.lab=%s/24 klab.lab_mac=%s klab.dummy=%s",
-		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, mac1, QLAB_DUMMY_ADDR);
+		 "klab.lab=%s/24 klab.dummy=%s",
+		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, QLAB_DUMMY_ADDR);
+	if (st->peer_netns)	/* the peer: a namespace joined by a veth, its sshd on port 2222 */
+		buf_addf(&app, " klab.peerns=%s/24 klab.queues=%d", st->g[GUEST_PEER].addr, st->queues);
+	else
+		buf_addf(&app, " klab.lab_mac=%s", mac1);
+	/*
+	 * Under icount qemu 7.2 hangs booting more than one vCPU (its round-robin
+	 * loop gives the spinning boot CPU the whole budget): boot one, and let
+	 * the guest's init online the others (kernels/lab/guest-init.sh).
+	 */
+	if (st->icount && st->smp > 1)
+		buf_addf(&app, " maxcpus=1 klab.cpus=%d", st->smp);
 	strvec_push(av, "-append");
 	strvec_push(av, app.buf);
 	buf_release(&app);
@@ -433,12 +470,19 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	strvec_push(av, "virtio-9p-pci,fsdev=root,mount_tag=root");
 	/* management: user net moved into 198.18/15, isolated (restrict=on), ssh forwarded */
 	strvec_push(av, "-netdev");
-	strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22",
-		     QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port);
+	if (st->peer_netns)
+		strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22,"
+			     "hostfwd=tcp:127.0.0.1:%d-:%d", QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port,
+			     st->g[GUEST_PEER].ssh_port, QLAB_PEER_SSH_PORT);
+	else
+		strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22",
+			     QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port);
 	strvec_push(av, "-device");
 	strvec_pushf(av, "virtio-net-pci,netdev=n0,mac=%s,romfile=", mac0);
 	strvec_push(av, "-device");
 	strvec_push(av, "virtio-rng-pci");
+	if (st->peer_netns)
+		return;	/* the workload link is a veth inside the dut */
 	/* workload link between the two guests */
 	strvec_push(av, "-netdev");
 	if (!strcmp(st->nic, "tap"))
@@ -547,7 +591,7 @@ static int ssh_probe(const struct qlab_state *st, int i, struct buf *rel)
 static void console_tail(const struct qlab_state *st, int i)
 {
 	struct buf b = BUF_INIT;
-	char *path = xasprintf("%s/%s.console", st->dir, st->g[i].name);
+	char *path = xasprintf("%s/%s.console", st->dir, st->g[st->peer_netns ? GUEST_DUT : i].name);
 	const char *p;
 	int lines = 0;
 
@@ -574,7 +618,7 @@ static int wait_ssh(const struct qlab_state *st, long timeout_s, int64_t t0)
 		for (i = 0; i < 2; i++) {
 			if (up[i])
 				continue;
-			if (!qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+			if (!qlab_guest_alive(st, i)) {
 				console_tail(st, i);
 				error("guest '%s' stopped while booting (qemu pid %ld gone); "
 				      "its console is in %s/%s.console", st->g[i].name,
@@ -605,6 +649,50 @@ static int wait_ssh(const struct qlab_state *st, long timeout_s, int64_t t0)
 	ret = 0;
 out:
 	buf_release(&rel);
+	return ret;
+}
+
+/*
+ * The CPUs each guest has online, against --smp: under icount the guests
+ * boot with maxcpus=1 and their init onlines the others, which a kernel
+ * without CPU hotplug cannot do. 0, or -1 naming the guest and both lists.
+ */
+static int check_cpus(const struct qlab_state *st)
+{
+	char want[32];
+	int i, ret = 0;
+
+	if (st->smp > 1)
+		snprintf(want, sizeof(want), "0-%d", st->smp - 1);
+	else
+		snprintf(want, sizeof(want), "0");
+	for (i = 0; i < 2; i++) {
+		struct strvec av = STRVEC_INIT;
+		struct run_cmd c = RUN_CMD_INIT;
+
+		ssh_argv(&av, st, i);
+		strvec_push(&av, "cat /sys/devices/system/cpu/online");
+		c.argv = (const char *const *)av.v;
+		c.timeout_ms = 30000;
+		c.out_cap = 4096;
+		if (run_command(&c) == 0 && c.status == 0 && !c.timed_out) {
+			buf_trim(&c.out);
+			if (strcmp(c.out.buf, want)) {
+				console_tail(st, i);
+				ret = error("guest '%s' has CPUs %s online, not %s: %s (console: %s/%s.console)",
+					    st->g[i].name, c.out.buf, want,
+					    st->icount ? "it booted with maxcpus=1 (icount) and its init could not "
+							 "online the others; the kernel needs CONFIG_HOTPLUG_CPU"
+						       : "the kernel brought up fewer CPUs than qemu has",
+					    st->dir, st->g[i].name);
+			}
+		} else {
+			ret = error("cannot read the online CPUs of guest '%s' over ssh (%s)", st->g[i].name,
+				    run_describe(&c));
+		}
+		run_release(&c);
+		strvec_clear(&av);
+	}
 	return ret;
 }
 
@@ -705,18 +793,20 @@ static void stop_guests(const struct qlab_state *st)
 	int i, left;
 	int64_t until;
 
-	for (i = 0; i < 2; i++)
+	int n = st->peer_netns ? 1 : 2;	/* a peer namespace goes with the dut's qemu */
+
+	for (i = 0; i < n; i++)
 		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
 			kill(st->g[i].pid, SIGTERM);
 	until = now_ms() + 5000;
 	do {
 		left = 0;
-		for (i = 0; i < 2; i++)
+		for (i = 0; i < n; i++)
 			left += qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
 		if (left)
 			usleep(100 * 1000);
 	} while (left && now_ms() < until);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < n; i++)
 		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
 			warn("qemu of guest '%s' (pid %ld) ignored SIGTERM; killing it",
 			     st->g[i].name, (long)st->g[i].pid);
@@ -783,8 +873,19 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	st->smp = (int)o->smp;
 	st->mem_mb = (int)o->mem_mb;
 	st->queues = (int)o->queues;
-	st->kvm = use_kvm(o->accel);
-	snprintf(st->nic, sizeof(st->nic), "%s", o->queues > 1 ? "tap" : "socket");
+	st->icount = o->clock && !strcmp(o->clock, "icount");
+	if (st->icount && !strcmp(o->accel, "kvm"))
+		return error("--clock icount needs TCG: qemu counts instructions only when it translates "
+			     "them (give --accel tcg or auto)");
+	st->kvm = st->icount ? 0 : use_kvm(o->accel);
+	if (o->peer && strcmp(o->peer, "guest") && strcmp(o->peer, "netns"))
+		return error("peer '%s' is neither guest nor netns", o->peer);
+	st->peer_netns = o->peer ? !strcmp(o->peer, "netns") : st->icount;
+	if (st->icount && !st->peer_netns)
+		warn("--clock icount with --peer guest: traffic between the two qemu processes arrives "
+		     "in host time, so workloads that use the peer are not deterministic");
+	snprintf(st->nic, sizeof(st->nic), "%s",
+		 st->peer_netns ? "veth" : o->queues > 1 ? "tap" : "socket");
 	st->dir = qlab_dir(o->dir, o->index);
 	if (plain_path(st->dir, "lab folder") < 0)
 		goto out;
@@ -851,18 +952,23 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	if (qlab_state_save(st) < 0)
 		goto out;
 
-	printf("lab: booting dut and peer (%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
-	       st->kvm ? "kvm" : "tcg", st->smp, st->mem_mb, st->nic, st->queues,
-	       st->queues > 1 ? "s" : "", p);
+	printf("lab: booting %s (%s%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
+	       st->peer_netns ? "dut, with the peer in its namespace " QLAB_PEER_NETNS : "dut and peer",
+	       st->kvm ? "kvm" : "tcg", st->icount ? ", icount clock" : "", st->smp, st->mem_mb, st->nic,
+	       st->queues, st->queues > 1 ? "s" : "", p);
 	fflush(stdout);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < (st->peer_netns ? 1 : 2); i++) {
 		if (start_guest(st, i, sock_port) < 0)
 			goto fail;
 		started++;
+		if (st->peer_netns)
+			st->g[GUEST_PEER].pid = st->g[GUEST_DUT].pid;
 		if (qlab_state_save(st) < 0)
 			goto fail;
 	}
 	if (wait_ssh(st, o->timeout_s, t0) < 0)
+		goto fail;
+	if (check_cpus(st) < 0)
 		goto fail;
 	if (write_fragment(st, o->profile) < 0)
 		goto fail;
@@ -896,7 +1002,7 @@ int qlab_probe(const struct qlab_state *st, struct buf *rel, const char *relv[2]
 
 	for (i = 0; i < 2; i++) {
 		relv[i] = NULL;
-		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+		if (qlab_guest_alive(st, i)) {
 			running++;
 			if (ssh_probe(st, i, &rel[i]) == 0)
 				relv[i] = rel[i].buf;

@@ -10,6 +10,7 @@
  *   management NIC (qemu user net, private to each qemu): 198.18.2.15/24,
  *     qemu's side 198.18.2.2; SSH is forwarded from 127.0.0.1:PORT
  *   workload NIC between the two guests: 198.18.(100+K).1/24 (dut) and .2 (peer)
+ *   (peer in a namespace of the dut: the same two addresses on the veth eth1 <-> eth1)
  *   dummy0 in each guest: 198.18.201.1/24; udp_tx to 198.18.201.2 leaves
  *     through dummy0 (no neighbour: dummy is NOARP) and is dropped by its driver
  */
@@ -20,6 +21,8 @@
 #define QLAB_DUMMY_ADDR "198.18.201.1/24"
 #define QLAB_DUMMY_TARGET "198.18.201.2"
 #define QLAB_MAX_INDEX 49
+#define QLAB_PEER_NETNS "klabpeer"	/* the peer's namespace inside the dut */
+#define QLAB_PEER_SSH_PORT 2222		/* the peer's sshd inside the dut */
 
 struct ssh_conn;
 
@@ -46,7 +49,16 @@ struct qlab_state {
 	char *dir;		/* absolute lab folder */
 	char *kernel;		/* the bzImage qemu booted */
 	int index, smp, mem_mb, queues, kvm;
-	char nic[16];		/* "socket" or "tap" */
+	int icount;		/* 1: -icount shift=0,sleep=off, the guest clock counts instructions */
+	/*
+	 * 1: the peer is not a guest of its own but the network namespace
+	 * "klabpeer" inside the dut, joined to it by the veth eth1 <-> eth1
+	 * (the default under icount: traffic between two qemu processes would
+	 * arrive in host time). Its sshd runs in the dut (port 2222, every
+	 * session entered into the namespace); g[1].pid is the dut's qemu.
+	 */
+	int peer_netns;
+	char nic[16];		/* "socket", "tap" or "veth" (peer_netns) */
 	struct qlab_guest g[2];	/* dut, peer */
 };
 
@@ -59,6 +71,8 @@ void qlab_state_free(struct qlab_state *st);
 
 /* 1 when pid is a qemu of this lab folder (guards against pid reuse). */
 int qlab_pid_alive(pid_t pid, const char *dir, const char *guest);
+/* 1 when guest I (0 dut, 1 peer) of the lab runs: its qemu, or the dut's for a peer namespace. */
+int qlab_guest_alive(const struct qlab_state *st, int i);
 
 /* How to bring a lab up. */
 struct qlab_opts {
@@ -69,8 +83,18 @@ struct qlab_opts {
 	long timeout_s;		/* until both guests answer over ssh */
 	const char *accel;	/* auto | kvm | tcg */
 	const char *profile;	/* tuning profile named in the fragment's machines, or NULL */
+	/*
+	 * "real" or "icount": with icount qemu runs -icount shift=0,sleep=off
+	 * (TCG only), so 1 ns of guest time is one executed instruction; with
+	 * smp > 1 the guests boot with maxcpus=1 and their init onlines the
+	 * other CPUs (qemu 7.2 livelocks booting several vCPUs under icount;
+	 * docs/qemu-icount.md). The fragment says `clock = icount`.
+	 */
+	const char *clock;
+	/* "guest", "netns" (struct qlab_state.peer_netns), or NULL: netns under icount, else guest */
+	const char *peer;
 };
-#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL }
+#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL, "real", NULL }
 
 /* The lab folder: DIR, or the default folder of lab INDEX, made absolute (caller frees). */
 char *qlab_dir(const char *dir, long index);

@@ -23,11 +23,11 @@ int lease_sync_machines(struct db *db, const struct klab_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_machines; i++) {
 		const struct conf_machine *m = &cfg->machines[i];
-		if (db_run(db, "INSERT INTO machines (name, host, port, role, state, state_since) "
-			   "VALUES (?, ?, ?, ?, 'free', ?) ON CONFLICT (name) DO UPDATE SET "
-			   "host = excluded.host, port = excluded.port, role = excluded.role",
-			   "ssisd", m->name, m->host, (int64_t)m->port,
-			   m->role == ROLE_DUT ? "dut" : "peer", now_wall()))
+		if (db_run(db, "INSERT INTO machines (name, host, port, role, state, state_since, clock) "
+			   "VALUES (?, ?, ?, ?, 'free', ?, ?) ON CONFLICT (name) DO UPDATE SET "
+			   "host = excluded.host, port = excluded.port, role = excluded.role, clock = excluded.clock",
+			   "ssisds", m->name, m->host, (int64_t)m->port,
+			   m->role == ROLE_DUT ? "dut" : "peer", now_wall(), m->clock ? m->clock : "real"))
 			return -1;
 	}
 	return 0;

@@ -296,6 +296,27 @@ static void answer(const struct compare_result *res, int supported, const char *
 		compare_fmt_answer(&t, res, head);
 		fprintf(out, "  %s: %s\n", clean(&w, head->workload), clean(&l, t.buf));
 	}
+	buf_reset(&t);
+	if (compare_fmt_clock_note(&t, res)) {	/* what an instruction-count figure means, once, wrapped */
+		const char *p = clean(&l, t.buf), *sp;
+		int col = 0;
+
+		fputc('\n', out);
+		while (*p) {
+			size_t n = (sp = strchr(p, ' ')) ? (size_t)(sp - p) : strlen(p);
+
+			if (col && col + 1 + (int)n > 74) {
+				fputc('\n', out);
+				col = 0;
+			}
+			fprintf(out, "%s%.*s", col ? " " : "  ", (int)n, p);
+			col += (int)n + (col ? 1 : 2);
+			p += n;
+			while (*p == ' ')
+				p++;
+		}
+		fputc('\n', out);
+	}
 	if (supported)
 		fprintf(out, "\n  The measurements support the performance claim of the series (Tested-by below).\n");
 	else

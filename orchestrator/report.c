@@ -443,6 +443,12 @@ static void answer_section(struct rep *r, const struct rep_job *j, const struct 
 		buf_addstr(h, "</span></li>\n");
 	}
 	buf_addstr(h, "</ul>\n");
+	buf_reset(&t);
+	if (compare_fmt_clock_note(&t, res)) {	/* what an instruction-count figure means, once */
+		buf_addstr(h, "<p class=\"note measured\">");
+		html_escape(h, t.buf);
+		buf_addstr(h, "</p>\n");
+	}
 
 	/* the forest plot: every headline change (the Holm family) with its CI, against the threshold */
 	fr = xcalloc(res->n_rows + 1, sizeof(*fr));

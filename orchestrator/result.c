@@ -248,7 +248,17 @@ static int step_done(struct db *db, struct db_stmt *st, const char *what)
 	return 0;
 }
 
-static int store_rows(struct db *db, int64_t id, struct json_object *o)
+/*
+ * Under the icount clock (qemu -icount shift=0) one nanosecond of guest time
+ * is one executed instruction, so the agent's busy CPU microseconds per
+ * operation are thousands of instructions per operation: they are stored as
+ * what they are, insn_per_op (unit "insn"), not as cpu_us_per_op. With
+ * several vCPUs busy at once, each instruction counts on every busy vCPU
+ * (docs/qemu-icount.md).
+ */
+#define ICOUNT_COST_METRIC "insn_per_op"
+
+static int store_rows(struct db *db, int64_t id, struct json_object *o, int icount)
 {
 	struct db_stmt *st = NULL;
 	struct json_object *a;
@@ -260,10 +270,19 @@ static int store_rows(struct db *db, int64_t id, struct json_object *o)
 			goto out;
 		for (i = 0; i < json_object_array_length(a); i++) {
 			struct json_object *m = json_object_array_get_idx(a, i);
+			double v;
+
 			db_bind_int64(st, 1, id);
-			bind_text(st, 2, str_at(m, "name"));
-			bind_num(st, 3, m, "value");
-			bind_text(st, 4, str_at(m, "unit"));
+			if (icount && str_at(m, "name") && !strcmp(str_at(m, "name"), "cpu_us_per_op") &&
+			    num_at(m, "value", &v)) {
+				bind_text(st, 2, ICOUNT_COST_METRIC);
+				db_bind_double(st, 3, v * 1000);
+				bind_text(st, 4, "insn");
+			} else {
+				bind_text(st, 2, str_at(m, "name"));
+				bind_num(st, 3, m, "value");
+				bind_text(st, 4, str_at(m, "unit"));
+			}
 			bind_text(st, 5, str_at(m, "better") ? str_at(m, "better") : "none");
 			if (step_done(db, st, "a metric"))
 				goto out;
@@ -496,8 +515,8 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 		goto out;
 	}
 	if (!(st = prep(db, "INSERT INTO runs (uid, job_id, boot_id, side, kernel_id, kernel_label, workload, seq,"
-			" machine, peer, profile, started, duration_s, warmup_s, status, result, created)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+			" machine, peer, profile, started, duration_s, warmup_s, status, result, created, clock)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
 		goto out;
 	bind_text(st, 1, uid);
 	bind_int_or_null(st, 2, meta->job_id);
@@ -519,10 +538,11 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	bind_text(st, 15, str_at(o, "status") ? str_at(o, "status") : "ok");
 	db_bind_textn(st, 16, json, len);
 	db_bind_double(st, 17, now_wall());
+	bind_text(st, 18, meta->clock ? meta->clock : "real");
 	if (step_done(db, st, "the run"))
 		goto out;
 	id = db_last_id(db);
-	if (store_rows(db, id, o) || store_monitors(db, id, o) || store_stacks(db, id, o))
+	if (store_rows(db, id, o, meta->clock && !strcmp(meta->clock, "icount")) || store_monitors(db, id, o) || store_stacks(db, id, o))
 		goto out;
 	if (db_commit(db))
 		goto out;

@@ -38,6 +38,7 @@ struct result_meta {
 	const char *machine;
 	const char *peer;
 	const char *profile;
+	const char *clock;		/* "real" (NULL) or "icount": runs.clock; icount stores insn_per_op */
 };
 
 /*

@@ -10,6 +10,10 @@
 #   klab.lab=198.18.100.1/24 address of the workload NIC (renamed eth1)
 #   klab.lab_mac=MAC         MAC of the workload NIC
 #   klab.dummy=198.18.201.1/24  address of dummy0: udp_tx to 198.18.201.2 is dropped there
+#   klab.cpus=N              (icount lab, with maxcpus=1) bring CPUs 1..N-1 online here
+#   klab.peerns=ADDR/24      the peer is the namespace klabpeer of this guest: a veth
+#                            eth1 <-> eth1 (klab.queues=N queues) joins it, and a second
+#                            sshd on port 2222 runs every session inside it
 # The same parameters survive `kexec` (the deploy code reuses /proc/cmdline),
 # so a kexec'd kernel comes up exactly like the first one.
 #
@@ -87,6 +91,24 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 
 hostname "$name"
+
+# The icount lab boots with maxcpus=1 (qemu 7.2 livelocks bringing up more
+# than one vCPU under -icount) and onlines the other CPUs here, before the
+# NICs (virtio-net sizes its queues by the online CPUs). `klab lab up`
+# checks /sys/devices/system/cpu/online and refuses a guest short of CPUs.
+if cpus=$(param cpus); then
+	c=1
+	while [ "$c" -lt "$cpus" ]; do
+		f=/sys/devices/system/cpu/cpu$c/online
+		if [ -e "$f" ]; then
+			echo 1 >"$f" || log "ERROR: cannot online cpu$c"
+		else
+			log "ERROR: no $f: the kernel cannot online cpu$c (CONFIG_HOTPLUG_CPU?)"
+		fi
+		c=$((c + 1))
+	done
+	log "CPUs online: $(cat /sys/devices/system/cpu/online) (wanted 0-$((cpus - 1)))"
+fi
 echo 0 >/proc/sys/kernel/kptr_restrict 2>/dev/null
 echo -1 >/proc/sys/kernel/perf_event_paranoid 2>/dev/null
 
@@ -112,6 +134,19 @@ setup_nic() {	# setup_nic WANTED_NAME MAC ADDR
 	return 0
 }
 ip link set lo up
+# The peer in a namespace of this guest (the icount lab): client and server
+# then run in one qemu, and no packet waits for another qemu process.
+if peer=$(param peerns); then
+	q=$(param queues) || q=1
+	ip netns add klabpeer &&
+	ip link add eth1 numtxqueues "$q" numrxqueues "$q" type veth \
+		peer name klabp1 numtxqueues "$q" numrxqueues "$q" &&
+	ip link set klabp1 netns klabpeer &&
+	ip -n klabpeer link set klabp1 name eth1 &&
+	ip -n klabpeer addr add "$peer" dev eth1 &&
+	ip -n klabpeer link set eth1 up &&
+	ip -n klabpeer link set lo up || log "ERROR: cannot make the peer namespace klabpeer"
+fi
 # Two passes so that a swap of eth0 and eth1 works out.
 setup_nic eth0 "$(param mgmt_mac)" "" && setup_nic eth1 "$(param lab_mac)" ""
 n=$(ifname_of "$(param mgmt_mac)") && ip link set dev "$n" name eth0 2>/dev/null
@@ -136,6 +171,26 @@ chmod 0600 /run/ssh/authorized_keys
 ulimit -l unlimited 2>/dev/null
 ulimit -n 65536 2>/dev/null
 /usr/sbin/sshd -f /run/klab/lab/guest/sshd_config -E /run/ssh/sshd.log || log "sshd failed to start"
+if [ -n "$peer" ]; then
+	# The peer's sshd: its own host key and port; every session (commands and
+	# sftp alike, through ForceCommand) is entered into the namespace.
+	cp /run/klab/lab/keys/host_peer /run/ssh/ssh_host_peer_key &&
+		chmod 0600 /run/ssh/ssh_host_peer_key || log "no host key for 'peer' in the lab folder"
+	cat >/run/ssh/peer-session <<'EOS'
+#!/bin/sh
+# A session of the peer machine: run it in the network namespace klabpeer.
+[ -n "$SSH_ORIGINAL_COMMAND" ] && exec ip netns exec klabpeer /bin/sh -c "$SSH_ORIGINAL_COMMAND"
+exec ip netns exec klabpeer /bin/sh -l
+EOS
+	chmod 0755 /run/ssh/peer-session
+	sed -e 's/^Port .*/Port 2222/' -e 's|^HostKey .*|HostKey /run/ssh/ssh_host_peer_key|' \
+		-e 's|^PidFile .*|PidFile /run/ssh/sshd-peer.pid|' \
+		-e 's|^Subsystem .*|Subsystem sftp /usr/lib/openssh/sftp-server|' \
+		/run/klab/lab/guest/sshd_config >/run/ssh/sshd_peer_config &&
+	echo "ForceCommand /run/ssh/peer-session" >>/run/ssh/sshd_peer_config &&
+	/usr/sbin/sshd -f /run/ssh/sshd_peer_config -E /run/ssh/sshd-peer.log ||
+		log "the peer's sshd failed to start"
+fi
 
 log "GUEST-READY $name $(uname -r) root=$mode"
 

@@ -26,6 +26,22 @@ static int opt_accel(const char *arg, void *value)
 	return 0;
 }
 
+static int opt_peer(const char *arg, void *value)
+{
+	if (strcmp(arg, "guest") && strcmp(arg, "netns"))
+		return -1;
+	*(const char **)value = arg;
+	return 0;
+}
+
+static int opt_clock(const char *arg, void *value)
+{
+	if (strcmp(arg, "real") && strcmp(arg, "icount"))
+		return -1;
+	*(const char **)value = arg;
+	return 0;
+}
+
 #define QEMU_WHERE \
 	OPT_BOOL(0, "qemu", &q_flag, "the qemu lab"), \
 	OPT_STRING(0, "dir", &q.dir, "DIR", "the lab folder (default: lab/qemu, or lab/qemu-K)"), \
@@ -40,6 +56,12 @@ static const struct opt qemu_up_opts[] = {
 	OPT_INT(0, "queues", &q.queues, "N", 1, 8, "queues of the workload link (default 1)"),
 	OPT_CALLBACK(0, "accel", &q.accel, "auto|kvm|tcg", opt_accel, "auto, kvm or tcg",
 		     "kvm when /dev/kvm works (auto, the default), or force one"),
+	OPT_CALLBACK(0, "clock", &q.clock, "real|icount", opt_clock, "real or icount",
+		     "icount: the guest clock counts instructions (-icount shift=0,sleep=off, TCG), "
+		     "so rates are path lengths; default real"),
+	OPT_CALLBACK(0, "peer", &q.peer, "guest|netns", opt_peer, "guest or netns",
+		     "the peer: a guest of its own, or a namespace inside the dut joined by a veth "
+		     "(default: netns with --clock icount, else guest)"),
 	OPT_INT(0, "timeout", &q.timeout_s, "SECONDS", 10, 3600, "until both guests answer over ssh (default 300)"),
 	OPT_STRING(0, "profile", &q.profile, "NAME", "profile = NAME in both machines of the fragment"),
 	OPT_JSON(),
@@ -53,7 +75,8 @@ static const struct opt qemu_status_opts[] = {
 };
 static const char *const qemu_up_usage[] = {
 	"--qemu (--kernel BZIMAGE | --kernel-id ID) [--smp N] [--mem MB]",
-	" [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg]",
+	" [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg] [--clock real|icount]",
+	" [--peer guest|netns]",
 	" [--timeout SECONDS] [--profile NAME]",
 	NULL,
 };
@@ -64,7 +87,13 @@ static const struct opt_spec qemu_up_spec = {
 	"between them. DIR gets the config fragment klab.conf. --queues N > 1 joins the\n"
 	"guests by multi-queue taps on a bridge instead of a qemu socket (which has one\n"
 	"queue only). --profile NAME puts `profile = NAME` in both machines of the\n"
-	"fragment (the [profile] must be in your config).\n",
+	"fragment (the [profile] must be in your config). --clock icount runs qemu with\n"
+	"-icount shift=0,sleep=off: 1 ns of guest time is one instruction, so a rate or a\n"
+	"CPU time is a path length, reproducible to parts per million, not hardware speed;\n"
+	"the fragment says `clock = icount`, and every boot and run on it records it.\n"
+	"--peer netns (the default under icount) boots the dut alone: the peer is its\n"
+	"namespace klabpeer, joined by the veth eth1 <-> eth1 (same addresses), with its\n"
+	"own sshd, so client and server run in one qemu and traffic never waits on the host.\n",
 	qemu_up_opts,
 };
 static const struct opt_spec qemu_down_spec = {
@@ -110,12 +139,14 @@ static void guests_data(const struct qlab_state *st, const char *const *release)
 	print_data_int("queues", st->queues);
 	print_data_str("nic", st->nic);
 	print_data_str("accel", st->kvm ? "kvm" : "tcg");
+	print_data_str("clock", st->icount ? "icount" : "real");
+	print_data_str("peer", st->peer_netns ? "netns" : "guest");
 	print_list_begin("guests", NULL);
 	for (int i = 0; i < 2; i++) {
 		print_obj_begin(NULL);
 		print_data_str("name", st->g[i].name);
 		print_data_int("pid", st->g[i].pid);
-		print_data_bool("running", qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name));
+		print_data_bool("running", qlab_guest_alive(st, i));
 		print_data_str("ssh", "127.0.0.1");
 		print_data_int("ssh_port", st->g[i].ssh_port);
 		print_data_str("addr", st->g[i].addr);
@@ -156,8 +187,8 @@ static int qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 	}
 	cmd_print_begin();
 	guests_data(&st, NULL);
-	print_text("lab: qemu lab %d up in %.1f s; config fragment: %s/klab.conf\n",
-		   st.index, (now_ms() - t0) / 1000.0, st.dir);
+	print_text("lab: qemu lab %d up in %.1f s (%s clock); config fragment: %s/klab.conf\n",
+		   st.index, (now_ms() - t0) / 1000.0, st.icount ? "icount" : "real", st.dir);
 	for (i = 0; i < 2; i++)
 		print_text("lab:   %-4s  qemu pid %-7ld ssh root@127.0.0.1 -p %-5d  %s on eth1\n",
 			   st.g[i].name, (long)st.g[i].pid, st.g[i].ssh_port, st.g[i].addr);
@@ -240,16 +271,17 @@ static int qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 	}
 	running = qlab_probe(&st, rel, relv);
 	guests_data(&st, relv);
-	print_text("qemu lab %d in %s (%s, %d vCPU, %d MB, %s link, %d queue%s)\n", st.index,
-		   st.dir, st.kvm ? "kvm" : "tcg", st.smp, st.mem_mb, st.nic, st.queues,
-		   st.queues > 1 ? "s" : "");
+	print_text("qemu lab %d in %s (%s, %s clock, %d vCPU, %d MB, %s link, %d queue%s%s)\n", st.index,
+		   st.dir, st.kvm ? "kvm" : "tcg", st.icount ? "icount" : "real", st.smp, st.mem_mb, st.nic,
+		   st.queues, st.queues > 1 ? "s" : "", st.peer_netns ? ", peer in the dut's namespace "
+		   QLAB_PEER_NETNS : "");
 	print_text("%-5s %-8s %-8s %-16s %-16s %s\n", "NAME", "PID", "STATE", "SSH", "ADDR", "KERNEL");
 	for (i = 0; i < 2; i++) {
 		char ssh[32];
 
 		snprintf(ssh, sizeof(ssh), "127.0.0.1:%d", st.g[i].ssh_port);
 		print_text("%-5s %-8ld %-8s %-16s %-16s %s\n", st.g[i].name, (long)st.g[i].pid,
-			   qlab_pid_alive(st.g[i].pid, st.dir, st.g[i].name) ? "running" : "stopped",
+			   qlab_guest_alive(&st, i) ? "running" : "stopped",
 			   ssh, st.g[i].addr, relv[i] ? relv[i] : "-");
 	}
 	buf_release(&rel[0]);

@@ -326,7 +326,7 @@ static void test_claim_words(void)
 	buf_release(&b);
 }
 
-/* Job 9: +0.7% measured to +-0.01% (an icount guest): CHANGED at the icount default, EQUIVALENT at 1%. */
+/* Job 9: +0.7% measured to +-0.01%: EQUIVALENT at the real-time default, CHANGED once its runs are on the icount clock. */
 static void test_clock_threshold(struct db *db)
 {
 	static const double noise[] = { 2e-5, -1e-5, 0, 1e-5, -2e-5, 1.5e-5, -0.5e-5, 0.5e-5 };
@@ -362,7 +362,7 @@ static void test_clock_threshold(struct db *db)
 		is_str(stats_verdict_name(r->st.verdict), "EQUIVALENT", "real-time T = 1%%: +0.7%% is EQUIVALENT");
 	}
 	compare_result_free(&res);
-	o.clock = COMPARE_CLOCK_ICOUNT;
+	ok(db_exec(db, "UPDATE runs SET clock = 'icount' WHERE job_id = 9") == 0, "job 9's runs on the icount clock");
 	ok(compare_job(db, 9, &o, &res) == 0, "compare job 9 as an icount measurement");
 	if ((r = row(&res, "tx_pps"))) {
 		is_str(res.clock, "icount", "the result knows its clock: icount");
@@ -374,6 +374,47 @@ static void test_clock_threshold(struct db *db)
 	ok(compare_job(db, 9, &o, &res) == 0 && (r = row(&res, "tx_pps")) &&
 	   r->st.verdict == VERDICT_EQUIVALENT, "an explicit T = 1%% still wins over the clock's default");
 	compare_result_free(&res);
+}
+
+
+/* Runs of the icount clock: one clock per comparison, the rows say so, a mix is refused naming both. */
+static void test_clock(struct db *db)
+{
+	struct compare_result res;
+	const char *clock = NULL;
+	struct buf b = BUF_INIT;
+
+	ok(compare_clock_of_runs(db, 1, &clock) == 0 && clock && !strcmp(clock, "real"), "job 1 ran in real time");
+	ok(compare_job(db, 1, NULL, &res) == 0 && res.clock && !strcmp(res.clock, "real") && res.n_rows &&
+	   res.rows[0].clock && !strcmp(res.rows[0].clock, "real"), "a real-time comparison says so");
+	compare_fmt_measured_by(&b, &res.rows[0]);
+	is_str(b.buf, "measured in real time (wall-clock rates, per-CPU time)", "measured in real time");
+	buf_reset(&b);
+	is_int(compare_fmt_clock_note(&b, &res), 0, "no clock note in real time");
+	compare_result_free(&res);
+
+	db_exec(db, "UPDATE runs SET clock = 'icount' WHERE job_id = 1 AND side = 'B'");
+	ok(compare_clock_of_runs(db, 1, &clock) == -1, "job 1 now mixes clocks");
+	ok(compare_job(db, 1, NULL, NULL) == -1, "compare_job refuses a mix of clocks");
+	ok(compare_kernels(db, "xps-off", "xps-on", NULL, &res) == -1, "compare_kernels refuses it too");
+
+	db_exec(db, "UPDATE runs SET clock = 'icount' WHERE job_id = 1");
+	ok(compare_job(db, 1, NULL, &res) == 0 && res.clock && !strcmp(res.clock, "icount"), "an icount comparison");
+	buf_reset(&b);
+	if (res.n_rows)
+		compare_fmt_measured_by(&b, &res.rows[0]);
+	is_str(b.buf, "measured by instruction count (icount clock: path length, not hardware throughput)",
+	       "measured by instruction count");
+	buf_reset(&b);
+	ok(compare_fmt_clock_note(&b, &res) == 1 && strstr(b.buf, "not hardware throughput") &&
+	   strstr(b.buf, "insn_per_op is instructions per operation"), "the note says what an icount figure is");
+	compare_result_free(&res);
+	ok(compare_load(db, 1, 0, &res) == 1 && res.n_rows && res.rows[0].clock &&
+	   !strcmp(res.rows[0].clock, "icount"), "loaded rows carry the clock of their runs");
+	compare_result_free(&res);
+	db_exec(db, "UPDATE runs SET clock = 'real'");
+	compare_job(db, 1, NULL, NULL);
+	buf_release(&b);
 }
 
 int main(void)
@@ -391,6 +432,7 @@ int main(void)
 	test_formatters();
 	test_loaders(db);
 	test_throughput_claim(db);
+	test_clock(db);
 	test_history(db);
 	test_clock_threshold(db);
 	db_close(db);

@@ -1,0 +1,165 @@
+#!/bin/bash
+test_description='qemu lab under icount: the guest clock counts instructions, the peer is a namespace of the dut, runs record the clock and agree to parts per million, compare refuses to mix clocks'
+. "$(dirname "$0")/lib.sh"
+
+# lab index of this script (t0800 uses 40, t0801 41)
+K=42
+L=$SCRATCH/lab
+ssh_g() {	# ssh_g GUEST CMD: OpenSSH with the lab's key and known_hosts only
+	local port
+	port=$(sed -n "s/^$1.ssh_port=//p" "$L/lab.state"); shift
+	timeout 60 ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=yes \
+		-o UserKnownHostsFile="$L/known_hosts" -o ConnectTimeout=10 \
+		-i "$L/keys/id_ed25519" -p "$port" root@127.0.0.1 "$@"
+}
+q() { sqlite3 "$SCRATCH/klab.db" "$1"; }
+
+cat >klab.conf <<EOF
+[lab]
+	db = $SCRATCH/klab.db
+	artifact_dir = $SCRATCH/artifacts
+	work_dir = $SCRATCH/work
+[include]
+	path = $SRCDIR/kernels/lab/demo-tree.conf
+EOF
+test_cleanup '"$KLAB" lab down --qemu --dir "$L"'
+
+test_expect_success 'icount needs TCG: --clock icount --accel kvm is refused' '
+	test_expect_code 2 "$KLAB" lab up --qemu --kernel /x --clock wall 2>err &&
+	test_grep "real or icount" err &&
+	test_must_fail "$KLAB" lab up --qemu --kernel "$KLAB" --clock icount --accel kvm --dir "$L" 2>err &&
+	test_grep "clock icount needs TCG" err &&
+	! test -e "$L"
+'
+
+test_expect_success KBUILD 'the baseline kernel is built through klab (cached)' '
+	"$KLAB" --json kernels build --tree linux-source-6.1 --variant base >k.json &&
+	python3 -c "import json; d=json.load(open(\"k.json\")); print(d[\"id\"]); print(d[\"release\"])" >k.txt
+'
+KID=$(sed -n 1p k.txt 2>/dev/null)
+
+test_expect_success ROOT,QEMU,KBUILD 'lab up --clock icount --smp 2: one qemu with -icount, maxcpus=1, both CPUs online' '
+	"$KLAB" lab up --qemu --clock icount --smp 2 --kernel-id "$KID" --dir "$L" --index $K \
+		--timeout 600 >out &&
+	cat out &&
+	test_grep "icount clock" out && test_grep "peer in its namespace klabpeer" out &&
+	test_grep "^clock=icount$" "$L/lab.state" && test_grep "^peer=netns$" "$L/lab.state" &&
+	pid=$(sed -n "s/^dut.pid=//p" "$L/lab.state") &&
+	test "$(sed -n "s/^peer.pid=//p" "$L/lab.state")" = "$pid" &&
+	tr "\0" "\n" </proc/$pid/cmdline >cmdline &&
+	test_grep "^-icount$" cmdline && test_grep "^shift=0,sleep=off$" cmdline &&
+	test_grep "maxcpus=1 klab.cpus=2" cmdline &&
+	test "$(pgrep -f -c -- "-pidfile $L/")" = 1 &&
+	test "$(ssh_g dut cat /sys/devices/system/cpu/online)" = 0-1 &&
+	test_grep "CPUs online: 0-1" "$L/dut.console"
+'
+
+test_expect_success ROOT,QEMU,KBUILD 'the peer is the namespace klabpeer of the dut, joined by a veth' '
+	ssh_g dut readlink /proc/self/ns/net >ns1 && ssh_g peer readlink /proc/self/ns/net >ns2 &&
+	! cmp -s ns1 ns2 &&
+	ssh_g peer ip -4 addr show eth1 >a2 && test_grep "inet 198.18.$((100 + K)).2/24" a2 &&
+	ssh_g dut ip -4 addr show eth1 >a1 && test_grep "inet 198.18.$((100 + K)).1/24" a1 &&
+	ssh_g dut ip -d link show eth1 >l1 && test_grep "veth" l1 &&
+	test_grep "^\[127.0.0.1\]:$(sed -n "s/^peer.ssh_port=//p" "$L/lab.state") " "$L/known_hosts" &&
+	"$KLAB" --json lab status --qemu --dir "$L" >st.json &&
+	python3 -c "
+import json
+d = json.load(open(\"st.json\"))
+assert d[\"clock\"] == \"icount\" and d[\"peer\"] == \"netns\", d
+assert [g[\"running\"] for g in d[\"guests\"]] == [True, True], d"
+'
+
+test_expect_success ROOT,QEMU,KBUILD 'the fragment says clock = icount; a job stores the clock with machine, boot and runs' '
+	test $(grep -c "clock = icount" "$L/klab.conf") = 2 &&
+	sed -e "s/boot = kexec/boot = none/" "$L/klab.conf" >lab-noboot.conf &&
+	cat >>klab.conf <<EOF &&
+[include]
+	path = $SCRATCH/lab-noboot.conf
+[workload "tx"]
+	type = udp_tx
+	target = dummy
+	engine = io_uring
+	payload_size = 64
+	batch = 32
+	duration = 3
+	warmup = 1
+	monitors = cpu
+[workload "rr"]
+	type = udp_rr
+	flows = 4
+	duration = 3
+	warmup = 1
+	monitors = cpu
+[job "ic"]
+	machines = dut peer
+	workloads = tx rr
+	boots = 1
+	runs = 3
+	warmup_runs = 1
+	order = fixed
+EOF
+	"$KLAB" config check klab.conf &&
+	timeout 900 "$KLAB" run ic >run.out 2>&1; rc=$?
+	cat run.out
+	test $rc = 0 &&
+	test "$(q "SELECT clock FROM machines WHERE name = '\''dut'\''")" = icount &&
+	test "$(q "SELECT clock FROM boots")" = icount &&
+	test "$(q "SELECT DISTINCT clock FROM runs")" = icount &&
+	test "$(q "SELECT COUNT(*) FROM runs WHERE status = '\''ok'\''")" = 6
+'
+
+test_expect_success ROOT,QEMU,KBUILD 'under icount the cost per operation is stored as insn_per_op' '
+	q "SELECT r.workload, r.seq, m.name, m.value, m.unit FROM runs r JOIN metrics m ON m.run_id = r.id
+	   WHERE m.name IN ('\''tx_pps'\'', '\''tps'\'', '\''insn_per_op'\'', '\''cpu_us_per_op'\'')
+	   ORDER BY r.workload, m.name, r.seq" >metrics &&
+	cat metrics &&
+	test_grep "^tx|1|insn_per_op|[0-9.]*|insn$" metrics &&
+	test_grep "^rr|1|insn_per_op|[0-9.]*|insn$" metrics &&
+	! test_grep "cpu_us_per_op" metrics
+'
+
+# ppm = (max - min) / mean of the measured runs (seq 1 and 2; run 0 is the warm-up)
+ppm() {
+	q "SELECT (MAX(m.value) - MIN(m.value)) * 1e6 / AVG(m.value), COUNT(*) FROM runs r
+	   JOIN metrics m ON m.run_id = r.id WHERE r.workload = '$1' AND m.name = '$2' AND r.seq >= 1"
+}
+
+test_expect_success ROOT,QEMU,KBUILD 'two runs of one kernel agree to a few hundred parts per million' '
+	ppm tx tx_pps >tx.ppm && ppm rr tps >rr.ppm &&
+	echo "tx_pps: $(cat tx.ppm) ppm|runs; tps: $(cat rr.ppm) ppm|runs" &&
+	python3 -c "
+import sys
+for f, bound in ((\"tx.ppm\", 1000), (\"rr.ppm\", 2000)):
+    spread, n = open(f).read().strip().split(\"|\")
+    assert int(n) == 2 and float(spread) < bound, (f, spread, n, bound)"
+'
+
+test_expect_success ROOT,QEMU,KBUILD 'compare refuses to mix icount runs with real-time runs, naming both' '
+	job=$(q "SELECT id FROM jobs WHERE name = '\''ic'\''") &&
+	# stand-in for a real-time lab: the same runs copied as side A of a job measured on the real clock
+	q "INSERT INTO jobs (id, name, state, spec, created) VALUES (900, '\''mix'\'', '\''done'\'', '\''{}'\'', 0);
+	   INSERT INTO job_sides (job_id, side, label) VALUES (900, '\''A'\'', '\''real'\''), (900, '\''B'\'', '\''icount'\'');
+	   INSERT INTO runs (uid, job_id, side, workload, seq, status, created, clock)
+	     SELECT uid || '\''-a'\'', 900, '\''A'\'', workload, seq, status, created, '\''real'\'' FROM runs WHERE job_id = $job;
+	   INSERT INTO runs (uid, job_id, side, workload, seq, status, created, clock)
+	     SELECT uid || '\''-b'\'', 900, '\''B'\'', workload, seq, status, created, clock FROM runs WHERE job_id = $job;
+	   INSERT INTO metrics (run_id, name, value, unit, better)
+	     SELECT n.id, m.name, m.value, m.unit, m.better FROM runs n JOIN runs o ON n.uid IN (o.uid || '\''-a'\'', o.uid || '\''-b'\'')
+	     JOIN metrics m ON m.run_id = o.id WHERE n.job_id = 900;" &&
+	test_must_fail "$KLAB" compare 900 2>err &&
+	cat err &&
+	test_grep "side A of job 900, measured on the real clock, with side B of job 900, measured on the icount clock" err &&
+	q "UPDATE runs SET clock = '\''icount'\'' WHERE job_id = 900" &&
+	"$KLAB" compare 900 >cmp &&
+	test_grep "measured by instruction count (icount clock: path length, not hardware throughput)" cmp &&
+	test_grep "not hardware throughput: cache misses" cmp
+'
+
+test_expect_success ROOT,QEMU,KBUILD 'down stops the one qemu and removes the folder' '
+	pid=$(sed -n "s/^dut.pid=//p" "$L/lab.state") &&
+	"$KLAB" lab down --qemu --dir "$L" >out &&
+	! test -e "$L" &&
+	test_wait_until 5 "! kill -0 $pid 2>/dev/null"
+'
+
+test_done
