@@ -152,6 +152,13 @@ int run_start(struct run_cmd *c)
 		if (c->nice && setpriority(PRIO_PROCESS, 0, c->nice) < 0) {
 			/* not fatal: the command runs at our priority */
 		}
+		/* a parent that only lowered its effective id (sandbox_enter) gets root back to drop it for good */
+		if (c->as_user && geteuid() != 0 && getuid() == 0 && seteuid(0) < 0) {
+			e = -errno;
+			n = write(ex[1], &e, sizeof(e));
+			(void)n;
+			_exit(127);
+		}
 		if (c->as_user && (setgroups(1, &c->gid) || setresgid(c->gid, c->gid, c->gid) ||
 				   setresuid(c->uid, c->uid, c->uid) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))) {
 			e = -errno;	/* negative: the user switch failed */

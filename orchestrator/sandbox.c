@@ -135,6 +135,51 @@ static int own_one(const char *p, const struct stat *st, int flag, struct FTW *f
 	return 0;
 }
 
+static int own_tree(const char *path, uid_t u, gid_t g)
+{
+	own_uid = u;
+	own_gid = g;
+	own_err = 0;
+	/* depth first: the folder itself last, so an interrupted pass is done again */
+	if (nftw(path, own_one, 32, FTW_PHYS | FTW_DEPTH) < 0)
+		return error_errno("cannot change the owner of '%s'", path);
+	return own_err ? -1 : 0;
+}
+
+int sandbox_reclaim(const struct sandbox *sb, const char *path)
+{
+	if (sb->off || !sb->drop)
+		return 0;
+	return own_tree(path, geteuid(), getegid());
+}
+
+static gid_t saved_groups[256];
+static int n_saved_groups = -1;
+
+int sandbox_enter(const struct sandbox *sb)
+{
+	if (sb->off || !sb->drop)
+		return 0;
+	n_saved_groups = getgroups(256, saved_groups);
+	if (n_saved_groups < 0 || setgroups(1, &sb->gid) || setresgid(-1, sb->gid, -1) ||
+	    setresuid(-1, sb->uid, -1)) {
+		error_errno("cannot act as the sandbox user '%s' (uid %d)", sb->user, (int)sb->uid);
+		sandbox_leave(sb);
+		return -1;
+	}
+	return 0;
+}
+
+int sandbox_leave(const struct sandbox *sb)
+{
+	if (sb->off || !sb->drop || n_saved_groups < 0)
+		return 0;
+	if (setresuid(-1, 0, -1) || setresgid(-1, 0, -1) || setgroups((size_t)n_saved_groups, saved_groups))
+		return error_errno("cannot take root back after acting as '%s'", sb->user);
+	n_saved_groups = -1;
+	return 0;
+}
+
 int sandbox_own(const struct sandbox *sb, const char *path)
 {
 	struct stat st;
@@ -148,13 +193,7 @@ int sandbox_own(const struct sandbox *sb, const char *path)
 	if (!sb->drop)
 		return error("cannot build in '%s': it belongs to uid %d, and klab runs as uid %d (not root)", path,
 			     (int)st.st_uid, (int)sb->uid);
-	own_uid = sb->uid;
-	own_gid = sb->gid;
-	own_err = 0;
-	/* depth first: the folder itself last, so an interrupted pass is done again */
-	if (nftw(path, own_one, 32, FTW_PHYS | FTW_DEPTH) < 0)
-		return error_errno("cannot give '%s' to the sandbox user", path);
-	return own_err ? -1 : 0;
+	return own_tree(path, sb->uid, sb->gid);
 }
 
 int sandbox_drop(const struct sandbox *sb)

@@ -76,6 +76,22 @@ int sandbox_own(const struct sandbox *sb, const char *path);
 int sandbox_drop(const struct sandbox *sb);
 
 /*
+ * Lower this process's effective user and group ids (and groups) to the
+ * sandbox user, keeping root as the saved id, so that what klab itself
+ * does to the folders the sandbox writes (reading a .config, copying
+ * the image) is done with the user's rights: a symbolic link planted by
+ * a build then leads only where the user could go anyway.
+ * sandbox_leave() takes root back. Neither is a security boundary against
+ * code in this process (none that is hostile runs in it): the commands
+ * get the full drop of sandbox_run(). 0 or -1 (logged).
+ */
+int sandbox_enter(const struct sandbox *sb);
+int sandbox_leave(const struct sandbox *sb);
+
+/* Give PATH and everything under it back to us (root), links not followed: 0 or -1 (logged). */
+int sandbox_reclaim(const struct sandbox *sb, const char *path);
+
+/*
  * Run C (argv, dir, env, output as run_command() takes them) inside the
  * sandbox under SP: C->argv is wrapped in bwrap, C->dir becomes bwrap's
  * --chdir, C->env the whole environment of the command (with PATH, HOME=/tmp,
