@@ -308,6 +308,11 @@ void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const
 		strvec_push(av, "/dev/null");
 		strvec_push(av, sb->hide.v[i]);
 	}
+	/* the tmpfs over the secrets stays empty: read-only (the binds under it keep their own mode) */
+	for (size_t i = 0; i < dirs.n; i++) {
+		strvec_push(av, "--remount-ro");
+		strvec_push(av, dirs.v[i]);
+	}
 	strvec_push(av, "--clearenv");
 	strvec_push(av, "--setenv");
 	strvec_push(av, "PATH");
