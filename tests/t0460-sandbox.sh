@@ -155,4 +155,14 @@ test_expect_success SANDBOX 'a sandbox user that is root is refused' '
 	test_grep -v "attempt: uid" err out
 '
 
+test_expect_success SANDBOX 'intake reads mail as the sandbox user: a file only root may read is refused, named' '
+	cp hostile.patch secret.patch && chmod 0600 secret.patch &&
+	test_expect_code 1 "$KLAB" series show secret.patch >out 2>err &&
+	test_grep "cannot read .secret.patch.: Permission denied" err &&
+	test_grep "intake helper as user .klab." err &&
+	chmod 0644 secret.patch &&
+	"$KLAB" series show --json secret.patch >show.json &&
+	python3 -c "import json; d=json.load(open(\"show.json\")); assert d[\"subject\"] == \"kbuild: speed up the build\", d[\"subject\"]; assert d[\"source\"] == \"secret.patch\", d[\"source\"]"
+'
+
 test_done
