@@ -91,7 +91,8 @@ char *repo_name(const struct tree *t);
 /* Take CACHE/src/NAME.lock, waiting for another build of the tree: fd, or -1. */
 int lock_tree(const char *cache, const char *name);
 /*
- * git [-C REPO] ARGS... (NULL-terminated): 0 when it exited 0, 1 when it
+ * git [-C REPO] ARGS... (NULL-terminated), in the sandbox (of the build in
+ * progress, else one with REPO writable): 0 when it exited 0, 1 when it
  * failed, -1 when it could not run; stdout to OUT, stderr and the reason
  * of a failure to ERR (either may be NULL).
  */

@@ -246,7 +246,17 @@ int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...
 		if (verb && (!strcmp(verb, "clone") || !strcmp(verb, "fetch")) && jail && jail->t.git &&
 		    jail->t.git[0] != '/')
 			fl |= BUILD_RUN_NET;
-		r = build_run(&c, fl);
+		if (jail) {
+			r = build_run(&c, fl);
+		} else {
+			/* outside a build (looking at a tree): the same sandbox, the repository writable */
+			struct sandbox sb = SANDBOX_INIT;
+			const char *rw[] = { repo, NULL };
+			struct sandbox_spec sp = { rw, NULL, NULL, !!(fl & BUILD_RUN_NET), "git" };
+
+			r = sandbox_init(&sb, NULL) < 0 ? -1 : sandbox_run(&sb, &sp, &c);
+			sandbox_release(&sb);
+		}
 	}
 	if (r < 0)
 		r = -1;		/* it did not start */

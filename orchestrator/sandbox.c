@@ -1,5 +1,4 @@
 /* sandbox.c: the unprivileged user and the bubblewrap sandbox that patches, builds and intake run in. */
-#define _XOPEN_SOURCE_EXTENDED 1
 #include <errno.h>
 #include <ftw.h>
 #include <grp.h>
