@@ -165,4 +165,14 @@ test_expect_success SANDBOX 'intake reads mail as the sandbox user: a file only 
 	python3 -c "import json; d=json.load(open(\"show.json\")); assert d[\"subject\"] == \"kbuild: speed up the build\", d[\"subject\"]; assert d[\"source\"] == \"secret.patch\", d[\"source\"]"
 '
 
+test_expect_success '[lab] sandbox is bwrap or none; sandbox_user is printed back' '
+	printf "[lab]\n\tsandbox = off\n" >bad.conf &&
+	test_expect_code 1 "$KLAB" config check bad.conf 2>err &&
+	test_grep "bad.conf:2: \[lab\]: .sandbox. must be one of bwrap, none, not .off." err &&
+	printf "[lab]\n\tsandbox = none\n\tsandbox_user = builder\n" >ok.conf &&
+	"$KLAB" config show ok.conf >out &&
+	test_grep "^	sandbox = none$" out &&
+	test_grep "^	sandbox_user = builder$" out
+'
+
 test_done
