@@ -82,7 +82,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTREE := orchestrator/klab orchestrator/klabd agents/klab-agent \
 	$(patsubst workloads/bin-%.c,workloads/klab-%,$(WL_MAINS))
 
-.PHONY: all bins unit-tests check test deps install clean fuzz demo demo-netns schema man
+.PHONY: all bins unit-tests check test deps sandbox-user install clean fuzz demo demo-netns schema man
 .DEFAULT_GOAL := all
 
 ifeq ($(BUILD),build/rel)
@@ -183,7 +183,7 @@ DEB_PKGS := build-essential pkg-config libjson-c-dev libcurl4-openssl-dev \
 	bpftrace kexec-tools qemu-system-x86 linux-source-6.1 ccache bc bison \
 	flex libelf-dev libssl-dev cpio python3-scipy sockperf iperf3 \
 	chromium busybox-static clang libclang-rt-14-dev xz-utils git curl \
-	python3 procps psmisc kmod util-linux nftables patch binutils
+	python3 procps psmisc kmod util-linux nftables patch binutils bubblewrap
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -191,6 +191,17 @@ deps:
 	else echo "deps: installing:" $$missing; \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; fi
+	@$(MAKE) --no-print-directory sandbox-user
+
+# The unprivileged user that applies patches, builds kernels and reads mail
+# (docs/security.md): made once, never a login, no home. Idempotent.
+SANDBOX_USER := klab
+sandbox-user:
+	@if getent passwd $(SANDBOX_USER) >/dev/null; then echo "deps: user '$(SANDBOX_USER)' present"; \
+	elif [ "$$(id -u)" != 0 ]; then echo "deps: user '$(SANDBOX_USER)' missing (run as root to create it)" >&2; \
+	else useradd --system --user-group --no-create-home --home-dir /nonexistent \
+		--shell /usr/sbin/nologin --comment "klab sandbox (patches, builds, intake)" $(SANDBOX_USER) && \
+		echo "deps: user '$(SANDBOX_USER)' created"; fi
 
 # --- install -----------------------------------------------------------------
 install: all
@@ -212,6 +223,7 @@ install: all
 		install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
 	@if ls docs/man/*.8 >/dev/null 2>&1; then install -d $(DESTDIR)$(PREFIX)/share/man/man8; \
 		install -m 0644 docs/man/*.8 $(DESTDIR)$(PREFIX)/share/man/man8/; fi
+	@if [ -z "$(DESTDIR)" ]; then $(MAKE) --no-print-directory sandbox-user; fi
 
 # --- demo (README command 1) --------------------------------------------------
 demo: deps all

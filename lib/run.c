@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -150,6 +152,20 @@ int run_start(struct run_cmd *c)
 		if (c->nice && setpriority(PRIO_PROCESS, 0, c->nice) < 0) {
 			/* not fatal: the command runs at our priority */
 		}
+		/* a parent that only lowered its effective id (sandbox_enter) gets root back to drop it for good */
+		if (c->as_user && geteuid() != 0 && getuid() == 0 && seteuid(0) < 0) {
+			e = -errno;
+			n = write(ex[1], &e, sizeof(e));
+			(void)n;
+			_exit(127);
+		}
+		if (c->as_user && (setgroups(1, &c->gid) || setresgid(c->gid, c->gid, c->gid) ||
+				   setresuid(c->uid, c->uid, c->uid) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))) {
+			e = -errno;	/* negative: the user switch failed */
+			n = write(ex[1], &e, sizeof(e));
+			(void)n;
+			_exit(127);
+		}
 		if (c->dir && chdir(c->dir)) {
 			e = errno;
 			n = write(ex[1], &e, sizeof(e));
@@ -180,7 +196,10 @@ int run_start(struct run_cmd *c)
 		close_fd(&in[1]);
 		close_fd(&out[0]);
 		close_fd(&err[0]);
-		if (c->dir)
+		if (e < 0)
+			error("cannot run '%s' as uid %d gid %d: %s", c->argv[0], (int)c->uid, (int)c->gid,
+			      strerror(-e));
+		else if (c->dir)
 			error("cannot run '%s' in '%s': %s", c->argv[0], c->dir, strerror(e));
 		else
 			error("cannot run '%s': %s", c->argv[0], strerror(e));

@@ -16,7 +16,10 @@
  * error that names the program. stdout and stderr are drained together by
  * poll(), so neither can deadlock; each is captured up to `out_cap` bytes
  * (the rest is read and thrown away, and ->truncated is set), unless
- * `out_fd` sends both to a file (a build log) instead.
+ * `out_fd` sends both to a file (a build log) instead. With `as_user` the
+ * child drops every group and sets its real, effective and saved ids to
+ * `uid`/`gid` (PR_SET_NO_NEW_PRIVS too) before the exec; when it cannot,
+ * the exec is not attempted and run_start() fails naming the user ids.
  */
 struct run_cmd {
 	/* inputs */
@@ -34,6 +37,9 @@ struct run_cmd {
 	int out_fd;			/* >= 0: stdout and stderr go to this fd (a log), nothing captured; -1 */
 	int nice;			/* nonzero: the child's nice value (setpriority; a failure is ignored) */
 	int quiet;			/* run_check(): a failure is not logged */
+	int as_user;			/* 1: the child becomes uid/gid (no other groups, no new privileges) before exec */
+	uid_t uid;
+	gid_t gid;
 	void (*tick)(void *arg);	/* called about every 250 ms while the child runs (progress) */
 	void *tick_arg;
 

@@ -35,7 +35,8 @@ static char *elf_build_id(const char *path)
 	c.env = env;
 	c.timeout_ms = 60000;
 	c.quiet = 1;
-	if (run_check(&c) == 0 && (p = strstr(c.out.buf, "Build ID: "))) {
+	/* readelf parses what the build made: in the sandbox too */
+	if (build_run(&c, 0) == 0 && c.status == 0 && (p = strstr(c.out.buf, "Build ID: "))) {
 		p += 10;
 		size_t n = strspn(p, "0123456789abcdef");
 
@@ -213,11 +214,10 @@ static int build_key(struct build *b)
 	char *ccache = run_which("ccache"), *artroot;
 	int ret = -1;
 
-	/* ccache in the kernel cache unless set */
-	if (!cd || !*cd)
-		strvec_pushf(&b->env, "CCACHE_DIR=%s/ccache", b->cache);
-	if (!getenv("CCACHE_BASEDIR"))
-		strvec_pushf(&b->env, "CCACHE_BASEDIR=%s", b->cache);
+	/* ccache in the kernel cache unless set; the sandbox passes no other environment */
+	b->ccache_dir = cd && *cd ? xstrdup(cd) : xasprintf("%s/ccache", b->cache);
+	strvec_pushf(&b->env, "CCACHE_DIR=%s", b->ccache_dir);
+	strvec_pushf(&b->env, "CCACHE_BASEDIR=%s", getenv("CCACHE_BASEDIR") ? getenv("CCACHE_BASEDIR") : b->cache);
 	strvec_push(&b->env, "LC_ALL=C");
 	strvec_push(&b->env, "KBUILD_BUILD_USER=klab");
 	strvec_push(&b->env, "KBUILD_BUILD_HOST=klab");
@@ -231,6 +231,7 @@ static int build_key(struct build *b)
 	b->compiler = compiler_version();
 	if (recipe_hash(&b->t, b->recipe) < 0)
 		goto out;
+	b->obj = xasprintf("%s/obj/%s-%.16s", b->cache, b->rname, b->recipe);
 
 	buf_addf(&kb, "klab kernel key 1\nrepo %s\ncommit %s\n", b->rname, b->commit);
 	buf_addf(&kb, "series %s\n", req->series ? req->series->content_sha256 : "-");
@@ -346,11 +347,22 @@ static int build_artifacts(struct build *b)
 		char *mroot = xasprintf("%s/modroot", b->tmpdir), *mp = xasprintf("INSTALL_MOD_PATH=%s", mroot);
 		char *tarf = xasprintf("%s/modules.tar.gz", b->tmpdir);
 		const char *const tar[] = { "tar", "-czf", tarf, "-C", mroot, "lib", NULL };
-		int r = make_step(b->src, b->obj, b->cc, (const char *const *)b->env.v, b->logfd, b->logpath, 1800000,
+		struct run_cmd tc = RUN_CMD_INIT;
+		int r = mkdir_p(mroot) < 0 ? -1 : 0;
+
+		b->modroot = mroot;	/* make writes there: writable in the sandbox */
+		if (r == 0)
+			r = make_step(b->src, b->obj, b->cc, (const char *const *)b->env.v, b->logfd, b->logpath, 1800000,
 				  b->label, b->req->progress, b->lv, mp, "INSTALL_MOD_STRIP=1", "modules_install", NULL);
 
+		b->modroot = NULL;
+		tc.argv = tar;
+		tc.timeout_ms = 600000;
 		if (r == 0)
-			r = run_argv(tar, 600000, NULL, 0);
+			r = build_run(&tc, BUILD_RUN_OUT) < 0 || tc.status != 0 ? -1 : 0;
+		if (r && tc.status > 0)
+			dprintf(b->logfd, "klab: tar of the modules failed: %s\n", run_failure(&tc));
+		run_release(&tc);
 		remove_tree(mroot);
 		free(mroot);
 		free(mp);
@@ -424,6 +436,9 @@ static int build_store(struct build *b)
 		error_errno("cannot move '%s' to '%s'", b->tmpdir, b->artdir);
 		goto out;
 	}
+	/* the artifacts are ours again: nothing the sandbox user runs can change them after */
+	if (sandbox_reclaim(&b->sb, b->artdir) < 0)
+		goto out;
 	if (db_run(b->db, "UPDATE kernels SET state = 'ok', error = NULL, release = ?, build_id = ?, artifact_dir = ?,"
 		   " config_sha256 = ?, apply_log = ?, duration_s = ?, ccache_stats = ? WHERE id = ?", "sssssdsi",
 		   out->release, out->build_id, b->artdir, cfgsha, aj.buf, out->duration_s, csj.buf, b->kid) < 0)
@@ -462,6 +477,7 @@ out:
 /* A failed build: the row says why, the log says FAILED and stays beside the artifacts (ARTDIR.failed.log). */
 static void build_failed(struct build *b)
 {
+	sandbox_leave(&b->sb);
 	if (!b->msg.len)
 		buf_addf(&b->msg, "build of tree '%s' variant '%s' failed", b->t.name, b->variant);
 	if (b->kid)
@@ -474,13 +490,15 @@ static void build_failed(struct build *b)
 	if (b->tmpdir && b->logpath && file_exists(b->logpath) && !b->req->apply_only) {
 		char *keep = xasprintf("%s.failed.log", b->artdir);
 
-		rename(b->logpath, keep);
+		if (rename(b->logpath, keep) == 0)
+			sandbox_reclaim(&b->sb, keep);
 		free(keep);
 	}
 }
 
 static void build_release(struct build *b)
 {
+	sandbox_leave(&b->sb);
 	if (b->worktree_dirty && b->src && b->commit)
 		reset_worktree(b->src, b->commit);
 	if (b->logfd >= 0)
@@ -503,7 +521,10 @@ static void build_release(struct build *b)
 	free(b->obj);
 	free(b->label);
 	free(b->lv);
+	free(b->ccache_dir);
 	buf_release(&b->msg);
+	build_jail(NULL);
+	sandbox_release(&b->sb);
 }
 
 int build_kernel(const struct klab_config *cfg, struct db *db, const struct build_request *req,
@@ -524,6 +545,10 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 	b.lockfd = b.logfd = -1;
 	b.msg = (struct buf)BUF_INIT;
 
+	/* every command of the build runs in the sandbox; without one, nothing runs */
+	if (sandbox_init(&b.sb, cfg) < 0)
+		goto out;
+	build_jail(&b);
 	if (build_source(&b) < 0 || build_key(&b) < 0)
 		goto out;
 	if (!req->force && !req->apply_only && (r = build_cached(&b)) != 0) {
@@ -532,7 +557,17 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 	}
 	if (!req->apply_only && build_row(&b) < 0)
 		goto out;
-	if (build_log_open(&b) < 0 || build_apply(&b) < 0)
+	if (build_log_open(&b) < 0)
+		goto failed;
+	dprintf(b.logfd, "klab: patches, config and make run as user '%s' in a sandbox%s\n", b.sb.user ? b.sb.user : "?",
+		b.sb.off ? " (off: [lab] sandbox = none)" : " (bwrap: no network, only the tree, the build folder and ccache writable)");
+	/* the sandbox user owns what the build writes; klab acts as that user until the artifacts are made */
+	if (sandbox_own(&b.sb, b.obj) < 0 || sandbox_own(&b.sb, b.ccache_dir) < 0 ||
+	    sandbox_own(&b.sb, b.tmpdir) < 0 || sandbox_enter(&b.sb) < 0) {
+		buf_addf(&b.msg, "cannot prepare the sandbox of the build of tree '%s': %s", b.t.name, log_last_error());
+		goto failed;
+	}
+	if (build_apply(&b) < 0)
 		goto failed;
 	if (req->apply_only) {
 		out->tree = xstrdup(b.t.name);
@@ -545,7 +580,7 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 		ret = 0;
 		goto out;
 	}
-	if (build_make(&b) < 0 || build_artifacts(&b) < 0 || build_store(&b) < 0)
+	if (build_make(&b) < 0 || build_artifacts(&b) < 0 || sandbox_leave(&b.sb) < 0 || build_store(&b) < 0)
 		goto failed;
 	ret = 0;
 	goto out;

@@ -130,7 +130,7 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 		c.dir = src;
 		c.env = env;
 		c.timeout_ms = 120000;
-		if (run_command(&c) < 0) {
+		if (build_run(&c, 0) < 0) {
 			run_release(&c);
 			goto out;
 		}
@@ -154,7 +154,7 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 		c.dir = src;
 		c.env = env;
 		c.timeout_ms = 120000;
-		if (run_command(&c) < 0 || c.status != 0) {
+		if (build_run(&c, 0) < 0 || c.status != 0) {
 			buf_addf(fail, "patch -p1 failed after a clean dry run: %s", last_line(c.out.buf));
 			r->how = APPLY_FAILED;
 			run_release(&c);

@@ -8,6 +8,8 @@
 #include "build.h"
 #include "conf.h"
 #include "db.h"
+#include "run.h"
+#include "sandbox.h"
 #include "strvec.h"
 
 /* A tree's recipe, resolved: the [tree "NAME"] section, or the built-in tree. */
@@ -32,6 +34,9 @@ struct build {
 	const struct build_request *req;
 	struct kernel_artifact *out;
 	const char *cache;		/* build_cache_dir() */
+	struct sandbox sb;		/* where every command of the build runs (docs/security.md) */
+	char *ccache_dir;		/* CCACHE_DIR of the build (writable in the sandbox) */
+	char *modroot;			/* set while modules_install runs: writable in the sandbox */
 	/* the source (build_source) */
 	struct tree t;
 	const char *variant;
@@ -57,7 +62,21 @@ struct build {
 	struct buf msg;			/* why the build failed (kernels.error), when known */
 };
 
-/* ---- build_tree.c: the source */
+/* ---- build_tree.c: the source, and the sandbox of the build's commands */
+/* Flags of build_run(). */
+#define BUILD_RUN_GIT 1u	/* the tree's .git writable (git itself); otherwise read-only */
+#define BUILD_RUN_NET 2u	/* the host's network (git clone/fetch of a URL) */
+#define BUILD_RUN_OUT 4u	/* the artifact folder being made writable (tar of the modules) */
+/* The build whose sandbox build_run() and git() use, for the length of build_kernel() (NULL: none). */
+void build_jail(struct build *b);
+/*
+ * Run C in the sandbox of the current build: as the sandbox user in bwrap
+ * with the tree, the build folder and the ccache folder writable (the
+ * tree's .git read-only unless BUILD_RUN_GIT), the patch file, fragments,
+ * tarball and local repository visible, no network unless BUILD_RUN_NET.
+ * run_command()'s result; -1 when there is no sandbox (never run without).
+ */
+int build_run(struct run_cmd *c, unsigned flags);
 /*
  * Phase 1: the variant checked, the tree's repository made or updated
  * under the tree's lock (held to the end of the build), the ref resolved
@@ -72,7 +91,8 @@ char *repo_name(const struct tree *t);
 /* Take CACHE/src/NAME.lock, waiting for another build of the tree: fd, or -1. */
 int lock_tree(const char *cache, const char *name);
 /*
- * git [-C REPO] ARGS... (NULL-terminated): 0 when it exited 0, 1 when it
+ * git [-C REPO] ARGS... (NULL-terminated), in the sandbox (of the build in
+ * progress, else one with REPO writable): 0 when it exited 0, 1 when it
  * failed, -1 when it could not run; stdout to OUT, stderr and the reason
  * of a failure to ERR (either may be NULL).
  */

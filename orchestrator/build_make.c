@@ -164,7 +164,7 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 		c.tick = show_progress;
 		c.tick_arg = &lp;
 	}
-	if (run_command(&c) < 0) {
+	if (build_run(&c, 0) < 0) {
 		dprintf(logfd, "klab: %s\n", log_last_error());
 		ret = -1;
 	} else {
@@ -335,7 +335,7 @@ void ccache_counts(const char *const *env, long *hits, long *misses)
 	c.env = env;
 	c.timeout_ms = 30000;
 	c.quiet = 1;
-	if (run_check(&c) == 0) {
+	if (build_run(&c, 0) == 0 && c.status == 0) {
 		strvec_split(&lines, c.out.buf, "\n");
 		for (size_t i = 0; i < lines.n; i++) {
 			const char *tab = strchr(lines.v[i], '\t');
@@ -378,9 +378,6 @@ int build_make(struct build *b)
 	int64_t t0;
 	int jobs, r, ret = -1;
 
-	b->obj = xasprintf("%s/obj/%s-%.16s", b->cache, b->rname, b->recipe);
-	if (mkdir_p(b->obj) < 0)
-		goto out;
 	b->label = xasprintf("build %s %s", b->t.name, b->variant);
 	if (make_config(&b->t, b->src, b->obj, b->recipe, b->cc, env, b->logfd, b->logpath, req->progress) < 0) {
 		buf_addf(&b->msg, "config of tree '%s' failed (log: %s.failed.log)", b->t.name, b->artdir);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -22,6 +23,13 @@
 #define IMPORT_TAG "klab-import"
 
 #define GIT_TIMEOUT_MS (30L * 60 * 1000)
+
+/*
+ * A local tree's repository belongs to its owner, not to the sandbox user
+ * that clones it: git's ownership check is lifted for the reading side
+ * (git clears -c settings for a local transport, so it goes here).
+ */
+#define UPLOAD_PACK "git -c safe.directory='*' upload-pack"
 
 void tree_free(struct tree *t)
 {
@@ -143,6 +151,58 @@ out:
 	return fd;
 }
 
+static struct build *jail;
+
+void build_jail(struct build *b)
+{
+	jail = b;
+}
+
+int build_run(struct run_cmd *c, unsigned flags)
+{
+	struct strvec vis = STRVEC_INIT;
+	const char *rw[6], *ro[2];
+	struct sandbox_spec sp = { rw, ro, NULL, 0, "kernel build" };
+	char *gitdir = NULL;
+	size_t nrw = 0, nro = 0;
+	int r;
+
+	if (!jail)
+		return error("cannot run '%s': no build sandbox (klab never runs it without one)", c->argv[0]);
+	if (jail->src)
+		rw[nrw++] = jail->src;
+	if (jail->obj)
+		rw[nrw++] = jail->obj;
+	if (jail->ccache_dir)
+		rw[nrw++] = jail->ccache_dir;
+	if (jail->modroot)
+		rw[nrw++] = jail->modroot;
+	if ((flags & BUILD_RUN_OUT) && jail->tmpdir)
+		rw[nrw++] = jail->tmpdir;
+	rw[nrw] = NULL;
+	if (!(flags & BUILD_RUN_GIT) && jail->src) {
+		gitdir = xasprintf("%s/.git", jail->src);
+		ro[nro++] = gitdir;
+	}
+	ro[nro] = NULL;
+	if (jail->tmpdir && !(flags & BUILD_RUN_OUT))
+		strvec_push(&vis, jail->tmpdir);
+	for (size_t i = 0; i < jail->t.fragments.n; i++)
+		strvec_push(&vis, jail->t.fragments.v[i]);
+	if (jail->t.tarball)
+		strvec_push(&vis, jail->t.tarball);
+	if (jail->t.git && jail->t.git[0] == '/')
+		strvec_push(&vis, jail->t.git);
+	if (jail->t.base && strchr(jail->t.base, '/'))
+		strvec_push(&vis, jail->t.base);
+	sp.visible = (const char *const *)vis.v;
+	sp.net = !!(flags & BUILD_RUN_NET);
+	r = sandbox_run(&jail->sb, &sp, c);
+	free(gitdir);
+	strvec_clear(&vis);
+	return r;
+}
+
 /*
  * git [-C REPO] ARGS... (NULL-terminated) with a fixed identity, no
  * prompts and C messages: 0 when it exited 0, 1 when it failed, -1 when it
@@ -158,7 +218,10 @@ int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...
 	const char *a;
 	static const char *const env[] = { "GIT_AUTHOR_NAME=klab", "GIT_AUTHOR_EMAIL=klab@localhost",
 					   "GIT_COMMITTER_NAME=klab", "GIT_COMMITTER_EMAIL=klab@localhost",
-					   "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", NULL };
+					   "GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
+					   /* see UPLOAD_PACK: the same for git's own reading of a local repository */
+					   "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*",
+					   NULL };
 	int r;
 
 	strvec_push(&av, "git");
@@ -174,11 +237,31 @@ int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...
 	c.env = env;
 	c.timeout_ms = timeout_ms ? timeout_ms : GIT_TIMEOUT_MS;
 	c.quiet = 1;
-	r = run_check(&c);
-	if (r < 0 && c.status < 0 && !c.timed_out)
+	{
+		/* git runs in the build's sandbox: as the sandbox user, the tree writable,
+		 * the network only to clone or fetch a URL */
+		const char *verb = av.v[repo ? 3 : 1];
+		unsigned fl = BUILD_RUN_GIT;
+
+		if (verb && (!strcmp(verb, "clone") || !strcmp(verb, "fetch")) && jail && jail->t.git &&
+		    jail->t.git[0] != '/')
+			fl |= BUILD_RUN_NET;
+		if (jail) {
+			r = build_run(&c, fl);
+		} else {
+			/* outside a build (looking at a tree): the same sandbox, the repository writable */
+			struct sandbox sb = SANDBOX_INIT;
+			const char *rw[] = { repo, NULL };
+			struct sandbox_spec sp = { rw, NULL, NULL, !!(fl & BUILD_RUN_NET), "git" };
+
+			r = sandbox_init(&sb, NULL) < 0 ? -1 : sandbox_run(&sb, &sp, &c);
+			sandbox_release(&sb);
+		}
+	}
+	if (r < 0)
 		r = -1;		/* it did not start */
-	else if (r < 0)
-		r = 1;
+	else
+		r = c.status == 0 && !c.timed_out ? 0 : 1;
 	if (out)
 		buf_add(out, c.out.buf, c.out.len);
 	if (err) {
@@ -205,14 +288,47 @@ static int has_commit(const char *repo, const char *ref, char **sha)
 	return ok;
 }
 
-/* Import a tarball as one commit tagged klab-import. */
+static int file_is_dir(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Remove everything inside the folder DIR (not DIR itself): 0 or -1. */
+static int empty_folder(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return error_errno("cannot read '%s'", dir);
+	while ((de = readdir(d))) {
+		char *p;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		p = xasprintf("%s/%s", dir, de->d_name);
+		if (remove_tree(p) < 0)
+			ret = -1;
+		free(p);
+	}
+	closedir(d);
+	return ret;
+}
+
+/*
+ * Import a tarball as one commit tagged klab-import, into SRC itself (the
+ * sandbox user owns SRC, not the folder it is in): unpacked there, and a
+ * single top folder (linux-source-6.1/) moved up a level.
+ */
 static int import_tarball(const struct tree *t, const char *src)
 {
-	char *tmp = xasprintf("%s.import.%d", src, (int)getpid());
+	char *top = NULL, *hold = xasprintf("%s/.klab-import-top", src);
 	struct buf err = BUF_INIT;
 	DIR *d = NULL;
 	struct dirent *de;
-	char *top = NULL;
 	int ret = -1, n = 0;
 
 	info("importing '%s' into '%s' (once; takes a minute)", t->tarball, src);
@@ -220,40 +336,59 @@ static int import_tarball(const struct tree *t, const char *src)
 		error("tree '%s': tarball '%s' does not exist", t->name, t->tarball);
 		goto out;
 	}
-	remove_tree(tmp);
-	if (mkdir_p(tmp) < 0)
+	if (empty_folder(src) < 0)
 		goto out;
 	{
-		const char *const argv[] = { "tar", "-xf", t->tarball, "-C", tmp, NULL };
+		const char *const argv[] = { "tar", "-xf", t->tarball, "-C", src, "--no-same-owner", NULL };
 		struct run_cmd c = RUN_CMD_INIT;
 
 		c.argv = argv;
 		c.timeout_ms = GIT_TIMEOUT_MS;
-		c.quiet = 1;
-		if (run_check(&c)) {
-			error("cannot unpack '%s': %s", t->tarball, run_failure(&c));
+		if (build_run(&c, BUILD_RUN_GIT) < 0 || c.status != 0) {
+			error("cannot unpack '%s': %s", t->tarball, c.status < 0 ? "did not start" : run_failure(&c));
 			run_release(&c);
 			goto out;
 		}
 		run_release(&c);
 	}
 	/* the tarball has one top folder (linux-source-6.1/) or the tree itself */
-	d = opendir(tmp);
+	d = opendir(src);
 	while (d && (de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		n++;
 		free(top);
-		top = xasprintf("%s/%s", tmp, de->d_name);
+		top = xasprintf("%s/%s", src, de->d_name);
 	}
-	if (n != 1 || !top) {
-		free(top);
-		top = xstrdup(tmp);
-	}
-	remove_tree(src);
-	if (rename(top, src) < 0) {
-		error_errno("cannot move '%s' to '%s'", top, src);
-		goto out;
+	if (d)
+		closedir(d);
+	d = NULL;
+	if (n == 1 && top && file_is_dir(top)) {
+		if (rename(top, hold) < 0) {
+			error_errno("cannot move '%s' to '%s'", top, hold);
+			goto out;
+		}
+		d = opendir(hold);
+		while (d && (de = readdir(d))) {
+			char *from, *to;
+
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			from = xasprintf("%s/%s", hold, de->d_name);
+			to = xasprintf("%s/%s", src, de->d_name);
+			if (rename(from, to) < 0) {
+				error_errno("cannot move '%s' to '%s'", from, to);
+				free(from);
+				free(to);
+				goto out;
+			}
+			free(from);
+			free(to);
+		}
+		if (rmdir(hold) < 0) {
+			error_errno("cannot remove '%s'", hold);
+			goto out;
+		}
 	}
 	if (git(src, NULL, &err, 0, "init", "-q", NULL) ||
 	    git(src, NULL, &err, 0, "add", "-A", "-f", ".", NULL) ||
@@ -267,8 +402,7 @@ out:
 	if (d)
 		closedir(d);
 	free(top);
-	remove_tree(tmp);
-	free(tmp);
+	free(hold);
 	buf_release(&err);
 	return ret;
 }
@@ -288,11 +422,11 @@ int prepare_repo(const struct tree *t, const char *src, const char *ref, char **
 	} else {
 		if (!file_exists(gitdir)) {
 			info("cloning '%s' into '%s' (once)", t->git, src);
-			if (git(NULL, NULL, &err, 0, "clone", "-q", "--no-checkout", t->git, src, NULL)) {
+			if (git(NULL, NULL, &err, 0, "clone", "-q", "--no-checkout", "-u", UPLOAD_PACK, t->git, src, NULL)) {
 				error("cannot clone '%s' for tree '%s': %s", t->git, t->name, last_line(err.buf));
 				goto out;
 			}
-		} else if (git(src, NULL, &err, 0, "fetch", "-q", "--tags", "origin", NULL)) {
+		} else if (git(src, NULL, &err, 0, "fetch", "-q", "--tags", "--upload-pack", UPLOAD_PACK, "origin", NULL)) {
 			error("cannot fetch '%s' for tree '%s': %s", t->git, t->name, last_line(err.buf));
 			goto out;
 		}
@@ -336,6 +470,7 @@ int reset_worktree(const char *src, const char *commit)
 int build_source(struct build *b)
 {
 	const struct build_request *req = b->req;
+	int r;
 
 	if (tree_resolve(b->cfg, req->tree && *req->tree ? req->tree : NULL, &b->t) < 0)
 		return -1;
@@ -354,5 +489,11 @@ int build_source(struct build *b)
 	b->lockfd = lock_tree(b->cache, b->rname);
 	if (b->lockfd < 0)
 		return -1;
-	return prepare_repo(&b->t, b->src, req->ref && *req->ref ? req->ref : NULL, &b->commit);
+	/* the sandbox user owns the tree (made, or handed over once) and does all the work in it */
+	if (sandbox_own(&b->sb, b->src) < 0 || sandbox_enter(&b->sb) < 0)
+		return -1;
+	r = prepare_repo(&b->t, b->src, req->ref && *req->ref ? req->ref : NULL, &b->commit);
+	if (sandbox_leave(&b->sb) < 0)
+		return -1;
+	return r;
 }

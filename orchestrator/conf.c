@@ -469,7 +469,8 @@ static int one_of(struct parser *p, const struct raw_section *s, const char *key
 static const struct keydef lab_keys[] = {
 	{ "db", 0 }, { "work_dir", 0 }, { "artifact_dir", 0 }, { "report_dir", 0 },
 	{ "ssh_key", 0 }, { "known_hosts", 0 }, { "log_level", 0 }, { "agent_dir", 0 },
-	{ "ssh_timeout", 0 }, { "boot_timeout", 0 }, { "max_jobs", 0 }, { NULL, 0 },
+	{ "ssh_timeout", 0 }, { "boot_timeout", 0 }, { "max_jobs", 0 }, { "sandbox", 0 },
+	{ "sandbox_user", 0 }, { NULL, 0 },
 };
 
 static const struct keydef machine_keys[] = {
@@ -567,6 +568,17 @@ static void load_lab(struct parser *p, struct klab_config *c, const struct raw_s
 		l->boot_timeout_ms = dur(p, s, "boot_timeout", 300000);
 	if (get(s, "max_jobs", NULL))
 		l->max_jobs = (int)num(p, s, "max_jobs", 0, 0, 1000);
+	if (get(s, "sandbox", NULL)) {
+		static const char *const kinds[] = { "bwrap", "none", NULL };
+
+		one_of(p, s, "sandbox", kinds, 0);
+		free(l->sandbox);
+		l->sandbox = dupv(s, "sandbox", NULL);
+	}
+	if (get(s, "sandbox_user", NULL)) {
+		free(l->sandbox_user);
+		l->sandbox_user = dupv(s, "sandbox_user", NULL);
+	}
 }
 
 static void load_machine(struct parser *p, struct klab_config *c, const struct raw_section *s)
@@ -1152,6 +1164,7 @@ void conf_free(struct klab_config *c)
 	free(c->path);
 	free(l->db); free(l->work_dir); free(l->artifact_dir); free(l->report_dir);
 	free(l->ssh_key); free(l->known_hosts); free(l->log_level); free(l->agent_dir);
+	free(l->sandbox); free(l->sandbox_user);
 	for (size_t i = 0; i < c->n_machines; i++) {
 		struct conf_machine *m = &c->machines[i];
 
@@ -1337,6 +1350,8 @@ void conf_print(const struct klab_config *c, FILE *out)
 	pd(out, "ssh_timeout", l->ssh_timeout_ms);
 	pd(out, "boot_timeout", l->boot_timeout_ms);
 	pn(out, "max_jobs", l->max_jobs);
+	pv(out, "sandbox", l->sandbox);
+	pv(out, "sandbox_user", l->sandbox_user);
 	for (size_t i = 0; i < c->n_machines; i++) {
 		const struct conf_machine *m = &c->machines[i];
 

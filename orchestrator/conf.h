@@ -37,6 +37,8 @@ struct conf_lab {
 	long ssh_timeout_ms;
 	long boot_timeout_ms;
 	int max_jobs;		/* concurrent jobs, 0: one per free machine pair */
+	char *sandbox;		/* bwrap (NULL: the default) | none (trusted local use only) */
+	char *sandbox_user;	/* who applies, builds and reads mail (NULL: klab) */
 };
 
 struct conf_machine {

@@ -13,6 +13,7 @@
 #include "jsonh.h"
 #include "lab_qemu.h"
 #include "lease.h"
+#include "intake.h"
 #include "log.h"
 #include "report.h"
 #include "result.h"
@@ -32,7 +33,7 @@ int step_intake(struct job_ctx *j, const char *key)
 
 	if (!src)
 		return skip_step(j, "no series: %s", spec_str(j->spec, "kind"));
-	if (series_load(src, NULL, &s))
+	if (series_load_sandboxed(j->cfg, src, NULL, &s))
 		return step_fail(j, "cannot load series '%s'", src);
 	if (series_store(j->db, s, &sid, &existed)) {
 		series_free(s);

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "jsonh.h"
+#include "intake.h"
 #include "log.h"
 #include "series.h"
 #include "strvec.h"
@@ -243,7 +244,7 @@ static int kernels_build(int argc, char **argv, struct klab_ctx *ctx)
 	if (b_series) {
 		int64_t sid;
 
-		if (series_load(b_series, &so, &s) < 0 || series_store(db, s, &sid, NULL) < 0)
+		if (series_load_sandboxed(cfg, b_series, &so, &s) < 0 || series_store(db, s, &sid, NULL) < 0)
 			goto out;
 		b_series_id = sid;
 	} else if (b_series_id && series_load_db(db, b_series_id, &s) < 0) {

@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "cmd.h"
 #include "db.h"
+#include "intake.h"
 #include "log.h"
 #include "series.h"
 #include "strvec.h"
@@ -112,7 +113,7 @@ static void print_series(FILE *f, const struct series *s, int with_diff, int64_t
 
 static const char *subject, *lore_url, *patchwork_url;
 static long timeout_ms, series_id;
-static int with_diff;
+static int with_diff, intake;
 
 #define FETCH_OPTS \
 	OPT_STRING(0, "subject", &subject, "S", "the subject of a bare patch (no mail headers)"), \
@@ -126,6 +127,8 @@ static const struct opt show_opts[] = {
 	FETCH_OPTS,
 	OPT_INT(0, "id", &series_id, "ID", 1, 1L << 62, "a stored series instead of a SOURCE"),
 	OPT_BOOL(0, "diff", &with_diff, "print the diff of every patch too"),
+	/* klab's own intake helper (intake.c), run in the sandbox: parse here, answer in JSON */
+	OPT_SET_INT_F(0, "intake", &intake, 1, "be klab's intake helper", OPT_HIDDEN),
 	OPT_JSON(),
 	OPT_END(),
 };
@@ -224,7 +227,15 @@ static int load(int argc, char **argv, struct klab_ctx *ctx, struct series **s)
 	for (int i = 0; i < argc; i++)
 		strvec_push(&srcs, argv[i]);
 	joined = strvec_join(&srcs, "\n");
-	ret = series_load(joined, &o, s) < 0 ? -1 : 0;
+	if (intake) {
+		/* we are the helper, already in the sandbox */
+		ret = series_load(joined, &o, s) < 0 ? -1 : 0;
+	} else {
+		int failed;
+		const struct klab_config *cfg = ctx_config_optional(ctx, &failed);
+
+		ret = failed || series_load_sandboxed(cfg, joined, &o, s) < 0 ? -1 : 0;
+	}
 	free(joined);
 	strvec_clear(&srcs);
 	return ret;
@@ -244,7 +255,7 @@ static int series_show(int argc, char **argv, struct klab_ctx *ctx)
 	if (load(argc, argv, ctx, &s) < 0)
 		return 1;
 	cmd_print_begin();
-	print_data_json(NULL, series_to_json(s));
+	print_data_json(NULL, intake ? intake_to_json(s) : series_to_json(s));
 	if (series_id)
 		print_data_int("id", series_id);
 	if (print_is(PRINT_TEXT))

@@ -1,0 +1,178 @@
+#!/bin/bash
+test_description='a hostile patch builds in the sandbox: no write outside the build folder, no SSH key or config, no network; bwrap or user missing is an error, never root'
+. "$(dirname "$0")/lib.sh"
+
+# A small kernel-like tree stands in for linux (its Makefile answers
+# tinyconfig, olddefconfig and bzImage the way kbuild does, with O=), so
+# that the commands klab runs are the real ones (git am, make in bwrap as
+# the sandbox user) in seconds; t0450 builds the real kernel the same way.
+# The series adds a Makefile hunk that tries what a hostile patch would:
+# write /etc and the tree's parent folder, read the configured SSH key and
+# the config (a BMC password in it), connect to a listener this test runs
+# on 127.0.0.1, and report its uid. Each attempt prints what happened.
+export KLAB_KERNEL_CACHE=$SCRATCH/kcache KLAB_DB=$SCRATCH/klab.db
+GIT="git -c user.name=t -c user.email=t@t"
+PWN=/etc/klab-pwned-$$
+test_cleanup "rm -f $PWN"
+
+mkpatch() {	# mkpatch DIR SUBJECT: an mbox patch turning toy/Makefile into DIR/Makefile
+	printf "From 0 Mon Sep 17 00:00:00 2001\nFrom: Mallory <m@example.org>\nSubject: [PATCH] %s\n\nFaster.\n\nSigned-off-by: Mallory <m@example.org>\n---\n" "$2"
+	diff -u toy/Makefile "$1/Makefile" | sed -e "1s|^--- .*|--- a/Makefile|" -e "2s|^+++ .*|+++ b/Makefile|"
+}
+
+test_have_prereq ROOT && command -v bwrap >/dev/null && getent passwd klab >/dev/null && test_set_prereq SANDBOX
+
+test_expect_success 'setup: a kernel-like tree, a secret key and config, a listener, the hostile series' '
+	mkdir -p toy secrets &&
+	cat >toy/Makefile <<-\EOF &&
+	# a kernel-like tree: kbuild targets, O= for the build folder
+	.RECIPEPREFIX = >
+	O ?= .
+	LOCALVERSION ?=
+	tinyconfig:
+	>echo CONFIG_TOY=y >$(O)/.config
+	olddefconfig:
+	>test -f $(O)/.config
+	bzImage:
+	>mkdir -p $(O)/arch/x86/boot $(O)/include/config
+	>printf "toy kernel\n" >$(O)/arch/x86/boot/bzImage
+	>printf "ffffffff81000000 T _stext\n" >$(O)/System.map
+	>echo 6.1.0$(LOCALVERSION) >$(O)/include/config/kernel.release
+	EOF
+	(cd toy && $GIT init -q -b main && $GIT add . && $GIT commit -q -m base) &&
+	echo "KEY-MARKER-$$" >secrets/id_test && chmod 0644 secrets/id_test &&
+	: >secrets/known_hosts &&
+	port=$(test_free_port) && echo $port >port &&
+	cat >listener.py <<-\EOF &&
+	import socket, sys, time
+	s = socket.socket()
+	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	s.bind(("127.0.0.1", int(sys.argv[1])))
+	s.listen(8)
+	s.settimeout(1)
+	open("listener.ready", "w").write("ready\n")
+	end = time.time() + 300
+	while time.time() < end:
+	    try:
+	        c, a = s.accept()
+	    except socket.timeout:
+	        continue
+	    open("connections", "a").write("%s\n" % (a,))
+	    c.close()
+	EOF
+	{ python3 listener.py $port >listener.log 2>&1 & } &&
+	echo $! >listener.pid &&
+	test_cleanup "kill $(cat listener.pid)" &&
+	test_wait_until 10 "test -f listener.ready" &&
+	python3 -c "import socket,sys; socket.create_connection((\"127.0.0.1\", int(sys.argv[1])), 2).close()" $port &&
+	test_wait_until 10 "test -s connections" && : >connections &&
+	cat >klab.conf <<-EOF &&
+	[lab]
+		db = $SCRATCH/klab.db
+		artifact_dir = $SCRATCH/artifacts
+		ssh_key = $SCRATCH/secrets/id_test
+		known_hosts = $SCRATCH/secrets/known_hosts
+	[machine "dut1"]
+		host = 198.18.0.1
+		role = dut
+		power_cycle = ipmitool -H bmc1 -P BMC-MARKER-$$ chassis power cycle
+	[tree "toy"]
+		git = $SCRATCH/toy
+		branch = main
+		config_base = tinyconfig
+		localversion = -toy
+	EOF
+	cp -r toy toy-b &&
+	cat >>toy-b/Makefile <<-EOF &&
+	>@echo "attempt: uid \$\$(id -u)"
+	>@touch $PWN 2>/dev/null && echo "PWNED: wrote $PWN" || echo "refused: write $PWN"
+	>@touch \$(abspath \$(CURDIR)/..)/klab-pwned-$$ 2>/dev/null && echo "PWNED: wrote the tree parent" || echo "refused: write \$(abspath \$(CURDIR)/..)"
+	>@cat $SCRATCH/secrets/id_test 2>/dev/null && echo "PWNED: read the key" || echo "refused: read $SCRATCH/secrets/id_test"
+	>@cat $SCRATCH/klab.conf 2>/dev/null | grep -q BMC && echo "PWNED: read the config" || echo "refused: read $SCRATCH/klab.conf"
+	>@python3 -c "import socket; socket.create_connection((\"127.0.0.1\", $port), 3); print(\"PWNED: connected\")" 2>&1 | tail -n 1 | sed "s/^/connect 127.0.0.1:$port: /"
+	EOF
+	mkpatch toy-b "kbuild: speed up the build" >hostile.patch &&
+	grep -q "^+.*PWNED: wrote" hostile.patch &&
+	cp -r toy-b toy-c && printf ">@echo giving up; exit 3\n" >>toy-c/Makefile &&
+	mkpatch toy-c "kbuild: fail after trying" >failing.patch
+'
+
+test_expect_success SANDBOX 'the hostile series builds; every attempt is refused, and the build log says so' '
+	"$KLAB" kernels build --tree toy --series hostile.patch --json >out.json 2>err ||
+		{ cat err; false; } &&
+	dir=$(python3 -c "import json; print(json.load(open(\"out.json\"))[\"artifact_dir\"])") &&
+	log=$dir/build.log &&
+	test -f "$log" && test -f "$dir/bzImage" &&
+	test_grep "run as user .klab. in a sandbox (bwrap: no network" "$log" &&
+	test_grep "^attempt: uid $(id -u klab)$" "$log" &&
+	test_grep "^refused: write $PWN$" "$log" &&
+	test_grep "^refused: write $SCRATCH/kcache/src$" "$log" &&
+	test_grep "^refused: read $SCRATCH/secrets/id_test$" "$log" &&
+	test_grep "^refused: read $SCRATCH/klab.conf$" "$log" &&
+	# the sandbox has a loopback of its own: nobody listens there
+	test_grep "^connect 127.0.0.1:$(cat port): ConnectionRefusedError: \[Errno 111\] Connection refused$" "$log" &&
+	test_grep -v "PWNED" "$log" &&
+	test_grep -v "KEY-MARKER-$$" "$log" &&
+	test_grep -v "BMC-MARKER-$$" "$log" &&
+	test ! -e $PWN &&
+	test ! -e kcache/src/klab-pwned-$$ &&
+	test ! -s connections &&
+	kill -0 $(cat listener.pid) &&
+	# the artifacts belong to root again; the tree and the build folder to the sandbox user
+	test "$(stat -c %U "$dir" "$dir/bzImage" "$log" | sort -u)" = root &&
+	test "$(stat -c %U kcache/src/toy kcache/obj/toy-* kcache/ccache | sort -u)" = klab
+'
+
+test_expect_success SANDBOX 'a hostile build that fails: the log is kept and the error names it' '
+	test_expect_code 1 "$KLAB" kernels build --tree toy --series failing.patch >out 2>err &&
+	test_grep "make failed" err &&
+	f=$(ls artifacts/*.failed.log) &&
+	test_grep "^refused: write $PWN$" "$f" &&
+	test_grep "^giving up$" "$f" &&
+	test_grep "klab: FAILED: kernel build of tree .toy." "$f" &&
+	test ! -e $PWN && test ! -s connections
+'
+
+test_expect_success SANDBOX 'bwrap missing: a clear error, nothing applied or built as root' '
+	before=$(git -c safe.directory=* -C kcache/src/toy rev-parse HEAD) &&
+	test_expect_code 1 env KLAB_BWRAP=/nonexistent/bwrap "$KLAB" kernels build --tree toy --series hostile.patch --force >out 2>err &&
+	test_grep "cannot sandbox: bubblewrap (./nonexistent/bwrap.) not found" err &&
+	test_grep -v "attempt: uid" err out &&
+	test "$(git -c safe.directory=* -C kcache/src/toy rev-parse HEAD)" = "$before" &&
+	test ! -e $PWN
+'
+
+test_expect_success SANDBOX 'the sandbox user missing: a clear error, not root' '
+	test_expect_code 1 env KLAB_SANDBOX_USER=klab-nosuch-$$ "$KLAB" kernels build --tree toy --series hostile.patch --force >out 2>err &&
+	test_grep "cannot sandbox: user .klab-nosuch-$$. does not exist (run .make deps." err &&
+	test_grep -v "attempt: uid" err out &&
+	test ! -e $PWN
+'
+
+test_expect_success SANDBOX 'a sandbox user that is root is refused' '
+	test_expect_code 1 env KLAB_SANDBOX_USER=root "$KLAB" kernels build --tree toy --series hostile.patch --force >out 2>err &&
+	test_grep "user .root. is root (uid 0)" err &&
+	test_grep -v "attempt: uid" err out
+'
+
+test_expect_success SANDBOX 'intake reads mail as the sandbox user: a file only root may read is refused, named' '
+	cp hostile.patch secret.patch && chmod 0600 secret.patch &&
+	test_expect_code 1 "$KLAB" series show secret.patch >out 2>err &&
+	test_grep "cannot read .secret.patch.: Permission denied" err &&
+	test_grep "intake helper as user .klab." err &&
+	chmod 0644 secret.patch &&
+	"$KLAB" series show --json secret.patch >show.json &&
+	python3 -c "import json; d=json.load(open(\"show.json\")); assert d[\"subject\"] == \"kbuild: speed up the build\", d[\"subject\"]; assert d[\"source\"] == \"secret.patch\", d[\"source\"]"
+'
+
+test_expect_success '[lab] sandbox is bwrap or none; sandbox_user is printed back' '
+	printf "[lab]\n\tsandbox = off\n" >bad.conf &&
+	test_expect_code 1 "$KLAB" config check bad.conf 2>err &&
+	test_grep "bad.conf:2: \[lab\]: .sandbox. must be one of bwrap, none, not .off." err &&
+	printf "[lab]\n\tsandbox = none\n\tsandbox_user = builder\n" >ok.conf &&
+	"$KLAB" config show ok.conf >out &&
+	test_grep "^	sandbox = none$" out &&
+	test_grep "^	sandbox_user = builder$" out
+'
+
+test_done

@@ -1,0 +1,95 @@
+/* orch-intake.c: unit tests of the intake helper's JSON: a series survives the trip exactly, and a bad answer is named. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "intake.h"
+#include "jsonh.h"
+#include "series.h"
+#include "tap.h"
+#include "util.h"
+
+/* The series of a seed mail, sent through intake_to_json() and back: the same JSON both ways, claims exact. */
+static void round_trip(const char *name)
+{
+	char *p = xasprintf("%s/series/%s%s", tap_data_dir(), strchr(name, '_') ? "seeds/" : "", name);
+	struct series *s = NULL, *back = NULL;
+	struct json_object *o, *o2;
+	struct buf a = BUF_INIT, b = BUF_INIT;
+
+	if (series_load(p, NULL, &s) < 0) {
+		ok(0, "%s loads", name);
+		free(p);
+		return;
+	}
+	o = intake_to_json(s);
+	json_to_buf(&a, o, 0);
+	ok(intake_from_json(o, name, &back) == 0, "%s: the helper's answer reads back", name);
+	if (back) {
+		o2 = intake_to_json(back);
+		json_to_buf(&b, o2, 0);
+		json_object_put(o2);
+		is_str(b.buf, a.buf, "%s: nothing lost on the way (%zu patches, %zu claims)", name, s->n_patches,
+		       s->n_claims);
+		for (size_t i = 0; i < s->n_claims && i < back->n_claims; i++)
+			ok(back->claims[i].lo_pct == s->claims[i].lo_pct && back->claims[i].hi_pct == s->claims[i].hi_pct,
+			   "%s: claim %zu exact (%.17g)", name, i + 1, s->claims[i].lo_pct);
+	}
+	json_object_put(o);
+	series_free(s);
+	series_free(back);
+	buf_release(&a);
+	buf_release(&b);
+	free(p);
+}
+
+/* A helper that answers something else: named, not half read. */
+static void bad_answers(void)
+{
+	static const char *const bad[][2] = {
+		{ "{\"source\":\"x\"}", "no field 'source_url'" },
+		{ "[]", "no field 'source'" },
+	};
+	struct series *s = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json_object *o = json_parse(bad[i][0], strlen(bad[i][0]), "test");
+
+		ok(o && intake_from_json(o, "test", &s) < 0 && !s, "refused: %s", bad[i][1]);
+		if (o)
+			json_object_put(o);
+	}
+	{
+		/* a good answer with one field of the wrong type */
+		char *p = xasprintf("%s/series/somaxconn.patch", tap_data_dir());
+		struct series *g = NULL;
+
+		if (series_load(p, NULL, &g) == 0) {
+			struct json_object *o = intake_to_json(g);
+
+			json_object_object_add(o, "version", json_object_new_string("two"));
+			ok(intake_from_json(o, "test", &s) < 0 && !s, "refused: version given as text");
+			json_object_put(o);
+			o = intake_to_json(g);
+			json_object_object_add(o, "content_sha256", json_object_new_string("../../etc"));
+			ok(intake_from_json(o, "test", &s) < 0 && !s, "refused: a content hash that is no sha256");
+			json_object_put(o);
+			series_free(g);
+		} else {
+			ok(0, "somaxconn.patch loads");
+		}
+		free(p);
+	}
+}
+
+int main(void)
+{
+	round_trip("000_951f765891bfd14f.txt");
+	round_trip("thread-v2.mbox");
+	round_trip("003_1ddf0ef0bfe7a1c4.txt");
+	round_trip("004_94b9a7569baa50d4.txt");
+	bad_answers();
+	return done_testing();
+}
