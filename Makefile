@@ -48,7 +48,7 @@ endif
 # json-c or liburing, so those two are linked statically (Debian ships the .a
 # files in libjson-c-dev and liburing-dev); glibc stays dynamic.
 STATIC_LIBS := -Wl,-Bstatic -ljson-c -luring -Wl,-Bdynamic -lpthread -lm
-ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lpthread -lm
+ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lz -lpthread -lm
 
 # SHA-256: the orchestrator uses OpenSSL's EVP (sha256_evp.c); klab-agent,
 # linked statically and copied to test machines, the portable sha256.c, so
@@ -165,7 +165,7 @@ fuzz:
 		$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
 			CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" bins >/dev/null || exit 1; \
 		objs="$$(ls build/fuzz/obj/lib/*.o | grep -v -e /sha256.o -e /sha256_evp.o) build/fuzz/obj/lib/sha256.o"; \
-		case $$g in orch) objs="$$(ls build/fuzz/obj/lib/*.o | grep -v /sha256.o) $$(ls build/fuzz/obj/orchestrator/*.o | grep -v -e /klab.o -e /klabd.o) build/fuzz/obj/gen/migrations.o"; libs="-lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lm";; \
+		case $$g in orch) objs="$$(ls build/fuzz/obj/lib/*.o | grep -v /sha256.o) $$(ls build/fuzz/obj/orchestrator/*.o | grep -v -e /klab.o -e /klabd.o) build/fuzz/obj/gen/migrations.o"; libs="-lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lz -lm";; \
 			agent) objs="$$objs $$(ls build/fuzz/obj/agents/*.o | grep -v /main.o) $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			wl) objs="$$objs $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			*) libs="-ljson-c -lm";; esac; \
@@ -178,7 +178,7 @@ fuzz:
 # Idempotent and quick when everything is there: dpkg-query first, apt only
 # for what is missing.
 DEB_PKGS := build-essential pkg-config libjson-c-dev libcurl4-openssl-dev \
-	libsqlite3-dev sqlite3 libssh2-1-dev liburing-dev gnuplot-nox \
+	libsqlite3-dev sqlite3 libssh2-1-dev zlib1g-dev liburing-dev gnuplot-nox \
 	openssh-server openssh-client iproute2 ethtool sysstat linux-perf \
 	bpftrace kexec-tools qemu-system-x86 linux-source-6.1 ccache bc bison \
 	flex libelf-dev libssl-dev cpio python3-scipy sockperf iperf3 \
