@@ -190,7 +190,7 @@ static int git_names(const char *rest, size_t len, char **a, char **b)
 			if (!*b || e != len - (size_t)(q - rest))
 				goto bad;
 		} else if (len % 2 == 1 && rest[len / 2] == ' ' &&
-			   strchr(rest, '/') && memchr(rest + len / 2 + 1, '/', len / 2)) {
+			   memchr(rest, '/', len / 2) && memchr(rest + len / 2 + 1, '/', len / 2)) {
 			const char *sa = memchr(rest, '/', len / 2), *sb = memchr(rest + len / 2 + 1, '/', len / 2);
 			size_t la = len / 2 - (sa - rest), lb = len - (sb - rest);
 
