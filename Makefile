@@ -48,7 +48,7 @@ endif
 # json-c or liburing, so those two are linked statically (Debian ships the .a
 # files in libjson-c-dev and liburing-dev); glibc stays dynamic.
 STATIC_LIBS := -Wl,-Bstatic -ljson-c -luring -Wl,-Bdynamic -lpthread -lm
-ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lpthread -lm
+ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lz -lpthread -lm
 
 # SHA-256: the orchestrator uses OpenSSL's EVP (sha256_evp.c); klab-agent,
 # linked statically and copied to test machines, the portable sha256.c, so
@@ -158,27 +158,35 @@ test: all unit-tests
 	KLAB_BUILD=$(CURDIR)/build/rel bash tests/run.sh $(T)
 
 # --- fuzz --------------------------------------------------------------------
+# Every tests/fuzz/GROUP-NAME.c is linked with libFuzzer (clang, and
+# libclang-rt-14-dev for the runtime) against the objects of its group,
+# built once with clang, ASan and UBSan into build/fuzz. tests/t0009-fuzz.sh
+# runs each target for a fixed budget over tests/fuzz/corpus/NAME/; a
+# longer run by hand: build/fuzz/NAME -max_total_time=600 CORPUS_DIR
+# (docs/fuzzing.md).
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 fuzz:
+	@mkdir -p build && $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang CFLAGS="$(FUZZ_FLAGS)" bins >build/fuzz.log 2>&1 || \
+		{ tail -n 30 build/fuzz.log; exit 1; }
 	@for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); g=$${n%%-*}; \
-		$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
-			CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" bins >/dev/null || exit 1; \
 		objs="$$(ls build/fuzz/obj/lib/*.o | grep -v -e /sha256.o -e /sha256_evp.o) build/fuzz/obj/lib/sha256.o"; \
-		case $$g in orch) objs="$$(ls build/fuzz/obj/lib/*.o | grep -v /sha256.o) $$(ls build/fuzz/obj/orchestrator/*.o | grep -v -e /klab.o -e /klabd.o) build/fuzz/obj/gen/migrations.o"; libs="-lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lm";; \
+		case $$g in orch) objs="$$(ls build/fuzz/obj/lib/*.o | grep -v /sha256.o) $$(ls build/fuzz/obj/orchestrator/*.o | grep -v -e /klab.o -e /klabd.o) build/fuzz/obj/gen/migrations.o"; libs="$(ORCH_LIBS)";; \
 			agent) objs="$$objs $$(ls build/fuzz/obj/agents/*.o | grep -v /main.o) $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			wl) objs="$$objs $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			*) libs="-ljson-c -lm";; esac; \
+		if [ -x build/fuzz/$$n ] && [ -z "$$(find $$f $$objs -newer build/fuzz/$$n 2>/dev/null | head -n 1)" ]; then continue; fi; \
 		echo "FUZZ $$n"; \
-		clang -std=gnu11 -D_GNU_SOURCE -iquote lib -iquote orchestrator -iquote agents -iquote workloads -g -O1 \
-			-fsanitize=fuzzer,address,undefined -o build/fuzz/$$n $$f $$objs $$libs || exit 1; \
+		clang -std=gnu11 -D_GNU_SOURCE -iquote lib -iquote orchestrator -iquote agents -iquote workloads \
+			$(subst fuzzer-no-link,fuzzer,$(FUZZ_FLAGS)) -o build/fuzz/$$n $$f $$objs $$libs || exit 1; \
 	done
 
 # --- deps --------------------------------------------------------------------
 # Idempotent and quick when everything is there: dpkg-query first, apt only
 # for what is missing.
 DEB_PKGS := build-essential pkg-config libjson-c-dev libcurl4-openssl-dev \
-	libsqlite3-dev sqlite3 libssh2-1-dev liburing-dev gnuplot-nox \
+	libsqlite3-dev sqlite3 libssh2-1-dev zlib1g-dev liburing-dev gnuplot-nox \
 	openssh-server openssh-client iproute2 ethtool sysstat linux-perf \
 	bpftrace kexec-tools qemu-system-x86 linux-source-6.1 ccache bc bison \
 	flex libelf-dev libssl-dev cpio python3-scipy sockperf iperf3 \

@@ -1292,8 +1292,10 @@ int parse_ethtool_channels(const char *text, size_t len, const char *what, struc
 		else if (!parse_long(v, 0, 1 << 20, &n))
 			*dst = n;
 		else {
+			/* V points into the line: say it before the lines go */
+			error("%s:%d: malformed channel count '%s'", what, l.no, v);
 			lines_release(&l);
-			return error("%s:%d: malformed channel count '%s'", what, l.no, v);
+			return -1;
 		}
 	}
 	lines_release(&l);

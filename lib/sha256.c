@@ -53,6 +53,7 @@ static void compress(uint32_t h[8], const unsigned char *p)
  * vectors and against sha256sum.
  */
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 __attribute__((target("sha,sse4.1,ssse3")))
@@ -103,8 +104,13 @@ static int have_shani(void)
 	static int cached = -1;
 
 	if (cached < 0) {
+		unsigned a, b = 0, c, d;
+
 		__builtin_cpu_init();
-		cached = getenv("KLAB_SHA256_PORTABLE") == NULL && __builtin_cpu_supports("sha") &&
+		/* SHA extensions: CPUID leaf 7, EBX bit 29 (clang 14 has no __builtin_cpu_supports("sha")) */
+		if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+			b = 0;
+		cached = getenv("KLAB_SHA256_PORTABLE") == NULL && (b & (1u << 29)) &&
 			 __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3");
 	}
 	return cached;

@@ -86,6 +86,8 @@ static struct json_object *apply_json(const struct apply_result *v, size_t n)
 		json_object_object_add(o, "method", json_object_new_string(v[i].method ? v[i].method : ""));
 		json_object_object_add(o, "max_fuzz", json_object_new_int(v[i].max_fuzz));
 		json_object_object_add(o, "offsets", json_object_new_int(v[i].offsets));
+		if (v[i].how == APPLY_FAILED && v[i].detail)
+			json_object_object_add(o, "detail", json_object_new_string(v[i].detail));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -570,6 +572,9 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 	if (build_apply(&b) < 0)
 		goto failed;
 	if (req->apply_only) {
+		/* the result stays reachable for a look: git show refs/klab/apply-only */
+		if (b.nap)
+			git(b.src, NULL, NULL, 0, "update-ref", "refs/klab/apply-only", "HEAD", NULL);
 		out->tree = xstrdup(b.t.name);
 		out->commit = xstrdup(b.commit);
 		out->variant = xstrdup(b.variant);

@@ -1,4 +1,4 @@
-/* build_apply.c: applying a series and local patches to the work tree: git am -3, else patch -p1 with fuzz, each outcome recorded. */
+/* build_apply.c: applying a series and local patches to the work tree: git am -3, else patch -p1 with fuzz (not for binary diffs), each outcome recorded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "build.h"
 #include "build_int.h"
+#include "diff.h"
 #include "log.h"
 #include "run.h"
 #include "series.h"
@@ -93,6 +94,105 @@ static void parse_patch_output(const char *out, const char *diff, struct apply_r
 }
 
 /*
+ * What git am -3 said was wrong, from its messages: its conflicts and
+ * errors without the generic ones ("Failed to merge in the changes."),
+ * joined with "; " ("" when it said nothing specific).
+ */
+static char *am_reason(const char *out, const char *err)
+{
+	static const char *const generic[] = { "Failed to merge in the changes.", "could not build fake ancestor" };
+	const char *texts[] = { err, out };
+	struct strvec got = STRVEC_INIT;
+	char *s;
+
+	for (size_t k = 0; k < 2; k++)
+		for (const char *l = texts[k]; l && *l && got.n < 3;) {
+			const char *nl = strchr(l, '\n'), *v = NULL;
+			size_t len = nl ? (size_t)(nl - l) : strlen(l), skip = 0;
+
+			if (starts_with(l, "error: "))
+				skip = 7;
+			else if (starts_with(l, "warning: Cannot merge binary files: "))
+				skip = 9;
+			else if (starts_with(l, "CONFLICT "))
+				skip = 0, v = l;
+			if (skip || v) {
+				char *t = xstrndup(l + skip, len - skip);
+				int known = 0;
+
+				for (size_t g = 0; g < ARRAY_SIZE(generic); g++)
+					known |= !strcmp(t, generic[g]);
+				if (!known && *t)
+					strvec_push(&got, t);
+				free(t);
+			}
+			l = nl ? nl + 1 : l + len;
+		}
+	s = strvec_join(&got, "; ");
+	strvec_clear(&got);
+	return s;
+}
+
+/*
+ * Why patch -p1 cannot stand in for git am on DIFF, or NULL: binary data
+ * it does not support, and "Binary files ... differ", which it skips while
+ * reporting success.
+ */
+static char *no_fallback(const char *diff, int mail)
+{
+	struct diff d;
+	char *why = NULL;
+
+	if (diff_parse(diff, &d) != 1)
+		return NULL;
+	for (size_t i = 0; i < d.n_files && !why; i++) {
+		const struct diff_file *f = &d.files[i];
+		char *name = diff_file_display(f);
+
+		if (f->binary == DIFF_BINARY_DATA)
+			why = xasprintf("patch -p1 cannot apply the binary diff of '%s' (GIT binary patch)%s", name,
+					mail ? "" : "; give it as a git format-patch mail, which git am applies");
+		else if (f->binary == DIFF_BINARY_NODATA)
+			why = xasprintf("the diff of '%s' has no binary data ('Binary files ... differ'): patch -p1"
+					" would leave the file as it is; it needs git format-patch --binary", name);
+		free(name);
+	}
+	diff_free(&d);
+	return why;
+}
+
+/*
+ * A rename, copy or mode change without hunks whose file is not in the work
+ * tree SRC: what patch -p1 failed on, said plainly, or NULL.
+ */
+static char *missing_source(const char *src, const char *diff)
+{
+	struct diff d;
+	char *why = NULL;
+
+	if (diff_parse(diff, &d) != 1)
+		return NULL;
+	for (size_t i = 0; i < d.n_files && !why; i++) {
+		const struct diff_file *f = &d.files[i];
+		char *path, *name;
+
+		if (f->hunks || f->binary != DIFF_TEXT || !f->old_path || f->status == DIFF_ADDED)
+			continue;
+		path = xasprintf("%s/%s", src, f->old_path);
+		name = diff_file_display(f);
+		if (!file_exists(path))
+			why = xasprintf("the %s '%s' has no content to patch and '%s' is not in the tree",
+					f->status == DIFF_RENAMED ? "rename-only diff" : f->status == DIFF_COPIED ?
+					"copy-only diff" : f->status == DIFF_DELETED ? "deletion" : "mode change",
+					name, f->old_path);
+		free(name);
+		free(path);
+	}
+	diff_free(&d);
+	return why;
+}
+
+/*
  * Apply one patch (mail text MBOX or a plain diff) to the work tree SRC:
  * git am -3, else patch -p1 --fuzz=2 (checked with --dry-run first, then
  * committed). R is filled; 0 applied, -1 failed (FAIL says where).
@@ -101,6 +201,7 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 	      int mail, struct apply_result *r, struct buf *fail, int logfd)
 {
 	struct buf out = BUF_INIT, err = BUF_INIT;
+	char *am_why = NULL, *why;
 	int ret = -1;
 
 	if (mail) {
@@ -114,9 +215,21 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 		}
 		dprintf(logfd, "klab: %s: git am -3 failed, falling back to patch -p1:\n%s%s\n", r->name, out.buf,
 			err.buf);
+		am_why = am_reason(out.buf, err.buf);
 		git(src, NULL, NULL, 0, "am", "--abort", NULL);
 		buf_reset(&out);
 		buf_reset(&err);
+	}
+	if ((why = no_fallback(diff, mail))) {
+		/* not a hunk that failed: what git am said, and why patch cannot take over */
+		buf_addf(fail, "%s%s%s%s", am_why && *am_why ? "git am -3: " : "", am_why ? am_why : "",
+			 am_why && *am_why ? "; " : "", why);
+		dprintf(logfd, "klab: %s: %s\n", r->name, fail->buf);
+		r->how = APPLY_FAILED;
+		r->method = xstrdup(mail ? "git am -3" : "patch -p1 --fuzz=2");
+		r->detail = xstrdup(fail->buf);
+		free(why);
+		goto out;
 	}
 	{
 		const char *const dry[] = { "patch", "-p1", "--fuzz=2", "-N", "-t", "--no-backup-if-mismatch",
@@ -137,6 +250,11 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 		dprintf(logfd, "klab: %s: patch -p1 --fuzz=2 --dry-run:\n%s%s", r->name, c.out.buf, c.err.buf);
 		r->method = xstrdup("patch -p1 --fuzz=2");
 		if (c.status != 0) {
+			if ((why = missing_source(src, diff))) {
+				buf_addf(fail, "%s%s%s%s", why, am_why && *am_why ? " (git am -3: " : "",
+					 am_why ? am_why : "", am_why && *am_why ? ")" : "");
+				free(why);
+			}
 			parse_patch_output(c.out.buf, diff, r, fail);
 			if (!fail->len)
 				buf_addf(fail, "%s", last_line(c.err.len ? c.err.buf : c.out.buf));
@@ -170,6 +288,7 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 	}
 	ret = 0;
 out:
+	free(am_why);
 	buf_release(&out);
 	buf_release(&err);
 	return ret;

@@ -447,8 +447,11 @@ static char *ct_param(const char *ct, const char *param)
  * transfer encoding into OUT (text parts only). -1 with a message in ERR.
  */
 static int decode_body(const struct line *l, size_t start, size_t end, const char *ct,
-		       const char *cte, int depth, struct buf *out, struct buf *err, int *errline)
+		       const char *cte, int depth, struct buf *out, struct buf *err, int *errline,
+		       int *body_line)
 {
+	size_t out_before = out->len;
+
 	struct buf raw = BUF_INIT, dec = BUF_INIT;
 	char *charset = NULL, *boundary = NULL;
 	int ret = -1;
@@ -484,7 +487,7 @@ static int decode_body(const struct line *l, size_t start, size_t end, const cha
 						if (out->len && out->buf[out->len - 1] != '\n')
 							buf_addch(out, '\n');
 						int r = decode_body(l, j, i, ph.content_type, ph.cte, depth + 1,
-								    out, err, errline);
+								    out, err, errline, body_line);
 
 						hdrs_free(&ph);
 						if (r < 0)
@@ -510,6 +513,8 @@ static int decode_body(const struct line *l, size_t start, size_t end, const cha
 	if (!cte || !strcasecmp(cte, "7bit") || !strcasecmp(cte, "8bit") ||
 	    !strcasecmp(cte, "binary")) {
 		buf_add(&dec, raw.buf, raw.len);
+		/* its lines are the input's when it is the first text of the body */
+		*body_line = out_before == 0 && *body_line == 0 ? (int)start + 1 : -1;
 	} else if (!strcasecmp(cte, "quoted-printable")) {
 		if (mail_decode_qp(raw.buf, raw.len, &dec) < 0) {
 			buf_addf(err, "malformed quoted-printable body");
@@ -527,6 +532,8 @@ static int decode_body(const struct line *l, size_t start, size_t end, const cha
 		*errline = (int)start + 1;
 		goto out;
 	}
+	if (cte && strcasecmp(cte, "7bit") && strcasecmp(cte, "8bit") && strcasecmp(cte, "binary"))
+		*body_line = -1;	/* decoded: its lines are not the input's */
 	charset = ct ? ct_param(ct, "charset") : NULL;
 	{
 		struct buf conv = BUF_INIT;
@@ -580,11 +587,11 @@ static int parse_message(const struct line *l, size_t start, size_t end, const c
 	struct hdrs h = { 0 };
 	struct buf body = BUF_INIT, err = BUF_INIT;
 	size_t i = start;
-	int errline = 0;
+	int errline = 0, body_line = 0;
 	struct mail_msg *m;
 
 	parse_headers(l, end, &i, &h);
-	if (decode_body(l, i, end, h.content_type, h.cte, 0, &body, &err, &errline) < 0) {
+	if (decode_body(l, i, end, h.content_type, h.cte, 0, &body, &err, &errline, &body_line) < 0) {
 		error("%s:%d: %s (message at line %zu)", what, line_base + errline, err.buf,
 		      line_base ? (size_t)line_base : start + 1);
 		hdrs_free(&h);
@@ -601,6 +608,8 @@ static int parse_message(const struct line *l, size_t start, size_t end, const c
 	m->references = h.references;
 	m->body = buf_detach(&body, NULL);
 	m->line = (int)start + 1;
+	/* l is the whole input (line_base 0) or the message's lines after its From_ line */
+	m->body_line = body_line > 0 ? line_base + body_line : 0;
 	free(h.content_type);
 	free(h.cte);
 	buf_release(&err);
@@ -723,6 +732,7 @@ static void parse_thread_text(const struct line *l, size_t n, struct mail_list *
 			while (b < j && line_blank(&l[b]))
 				b++;
 			m->body = join_lines(l, b, j);
+			m->body_line = (int)b + 1;
 		}
 		m->line = (int)i + 1;
 		i = j;
@@ -813,6 +823,7 @@ int mail_parse(const char *text, size_t len, const char *what, struct mail_list 
 		m = push_msg(out);
 		m->body = join_lines(l, first, n);
 		m->line = (int)first + 1;
+		m->body_line = (int)first + 1;
 	}
 	ret = 0;
 out:

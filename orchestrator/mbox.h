@@ -16,6 +16,8 @@ struct mail_msg {
 	char *references;	/* as given */
 	char *body;		/* text/plain parts, UTF-8, never NULL */
 	int line;		/* line of the input where the message starts (1-based) */
+	int body_line;		/* line of the input where the body starts, when its lines are the
+				 * input's (not base64, quoted-printable or several parts); else 0 */
 };
 
 enum mail_format { MAIL_MBOX, MAIL_MESSAGE, MAIL_THREAD_TEXT, MAIL_PLAIN };

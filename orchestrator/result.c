@@ -114,7 +114,8 @@ int result_parse(const char *json, size_t len, const char *what, struct json_obj
 	if (check_array(o, "series", what, &a))
 		goto bad;
 	for (i = 0; a && i < json_object_array_length(a); i++) {
-		struct json_object *sr = json_object_array_get_idx(a, i), *pts;
+		/* json_get_array leaves its out untouched when the key is missing */
+		struct json_object *sr = json_object_array_get_idx(a, i), *pts = NULL;
 		if (check_str(sr, "metric", what, "series", i, 1))
 			goto bad;
 		if (json_get_array(sr, "points", &pts, what) < 0)
@@ -139,7 +140,7 @@ int result_parse(const char *json, size_t len, const char *what, struct json_obj
 	if (check_array(o, "histograms", what, &a))
 		goto bad;
 	for (i = 0; a && i < json_object_array_length(a); i++) {
-		struct json_object *h = json_object_array_get_idx(a, i), *bk;
+		struct json_object *h = json_object_array_get_idx(a, i), *bk = NULL;
 		if (check_str(h, "name", what, "histograms", i, 1) || json_get_array(h, "buckets", &bk, what) < 0)
 			goto bad;
 		for (j = 0; bk && j < json_object_array_length(bk); j++) {
@@ -338,7 +339,7 @@ static int store_rows(struct db *db, int64_t id, struct json_object *o, int icou
 		if (!(st = prep(db, "INSERT OR REPLACE INTO histograms (run_id, name, lo, hi, count) VALUES (?, ?, ?, ?, ?)")))
 			goto out;
 		for (i = 0; i < json_object_array_length(a); i++) {
-			struct json_object *h = json_object_array_get_idx(a, i), *bk;
+			struct json_object *h = json_object_array_get_idx(a, i), *bk = NULL;
 			if (!json_object_object_get_ex(h, "buckets", &bk) || !bk)
 				continue;
 			for (j = 0; j < json_object_array_length(bk); j++) {

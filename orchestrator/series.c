@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "claims.h"
 #include "db.h"
+#include "diff.h"
 #include "fetch.h"
 #include "jsonh.h"
 #include "log.h"
@@ -25,6 +26,21 @@ struct subj {
 	int seq, total;		/* -1: not numbered */
 	char *clean;		/* without prefixes */
 };
+
+/* A decimal number of a subject ("08" of [PATCH 08/12] is 8, not bad octal): 0 or -1. */
+static int subj_number(const char *t, long min, long max, long *out)
+{
+	char *e;
+	long v;
+
+	if (!isdigit((unsigned char)*t) || strlen(t) > 9)
+		return -1;
+	v = strtol(t, &e, 10);
+	if (*e || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
 
 static void parse_subject(const char *raw, struct subj *s)
 {
@@ -59,13 +75,13 @@ static void parse_subject(const char *raw, struct subj *s)
 				long a, b;
 				const char *slash = strchr(t, '/');
 
-				if ((t[0] == 'v' || t[0] == 'V') && parse_long(t + 1, 1, 1000, &a) == 0) {
+				if ((t[0] == 'v' || t[0] == 'V') && subj_number(t + 1, 1, 1000, &a) == 0) {
 					s->version = (int)a;
 				} else if (slash) {
 					char *l = xstrndup(t, slash - t);
 
-					if (parse_long(l, 0, 100000, &a) == 0 &&
-					    parse_long(slash + 1, 1, 100000, &b) == 0 && a <= b) {
+					if (subj_number(l, 0, 100000, &a) == 0 &&
+					    subj_number(slash + 1, 1, 100000, &b) == 0 && a <= b) {
 						s->seq = (int)a;
 						s->total = (int)b;
 					}
@@ -87,258 +103,6 @@ static void parse_subject(const char *raw, struct subj *s)
 		while (n && isspace((unsigned char)s->clean[n - 1]))
 			s->clean[--n] = 0;
 	}
-}
-
-/* ---- diffs ------------------------------------------------------------------- */
-
-struct dfile {
-	char *name;
-	int add, del;
-};
-
-struct diffinfo {
-	size_t start, end;		/* byte offsets of the diff in the body */
-	size_t msg_end;			/* end of the commit message ("---" line or diff start) */
-	struct dfile *files;
-	size_t n_files;
-	char *error;			/* a truncated or malformed hunk */
-};
-
-static void diffinfo_free(struct diffinfo *d)
-{
-	for (size_t i = 0; i < d->n_files; i++)
-		free(d->files[i].name);
-	free(d->files);
-	free(d->error);
-	memset(d, 0, sizeof(*d));
-}
-
-static int parse_hunk_header(const char *s, long *old, long *new)
-{
-	/* "@@ -a[,b] +c[,d] @@" */
-	const char *p = s + 3;
-	char *e;
-
-	if (*p != '-')
-		return -1;
-	strtol(p + 1, &e, 10);
-	*old = 1;
-	if (*e == ',')
-		*old = strtol(e + 1, &e, 10);
-	if (*e != ' ' || e[1] != '+')
-		return -1;
-	strtol(e + 2, &e, 10);
-	*new = 1;
-	if (*e == ',')
-		*new = strtol(e + 1, &e, 10);
-	if (strncmp(e, " @@", 3))
-		return -1;
-	return 0;
-}
-
-static int is_diff_header(const char *l)
-{
-	static const char *const h[] = { "index ", "new file mode", "deleted file mode", "old mode",
-					 "new mode", "similarity index", "dissimilarity index",
-					 "rename from", "rename to", "copy from", "copy to",
-					 "Binary files " };
-
-	for (size_t i = 0; i < ARRAY_SIZE(h); i++)
-		if (starts_with(l, h[i]))
-			return 1;
-	return 0;
-}
-
-static void add_file(struct diffinfo *d, const char *name, size_t len)
-{
-	d->files = xrealloc(d->files, (d->n_files + 1) * sizeof(*d->files));
-	d->files[d->n_files].name = xstrndup(name, len);
-	d->files[d->n_files].add = d->files[d->n_files].del = 0;
-	d->n_files++;
-}
-
-/* "a/x/y" -> "x/y" */
-static const char *strip_ab(const char *p)
-{
-	if ((p[0] == 'a' || p[0] == 'b') && p[1] == '/')
-		return p + 2;
-	return p;
-}
-
-/* Locate and check the diff of a body. 1: found, 0: no diff. d->error set when malformed. */
-static int find_diff(const char *body, struct diffinfo *d)
-{
-	const char *start = NULL, *sep = NULL;
-
-	memset(d, 0, sizeof(*d));
-	/* the diff starts at "diff --git", or "--- x" followed by "+++ y" */
-	for (const char *l = body; *l;) {
-		const char *nl = strchr(l, '\n');
-		const char *next = nl ? nl + 1 : l + strlen(l);
-
-		if (starts_with(l, "diff --git ") || (starts_with(l, "--- ") && starts_with(next, "+++ "))) {
-			start = l;
-			break;
-		}
-		if (!sep && (!strncmp(l, "---\n", 4) || !strcmp(l, "---")))
-			sep = l;
-		l = next;
-	}
-	if (!start)
-		return 0;
-	d->start = start - body;
-	d->msg_end = (sep ? sep : start) - body;
-
-	long old = 0, new = 0;
-	int in_hunk = 0, hunks = 0, git_pending = 0, binary = 0;
-	const char *l = start, *end = start;
-	int lineno = 0;
-
-	while (*l) {
-		const char *nl = strchr(l, '\n');
-		size_t len = nl ? (size_t)(nl - l) : strlen(l);
-		const char *next = nl ? nl + 1 : l + len;
-		char *line = xstrndup(l, len);
-
-		lineno++;
-		if (in_hunk) {
-			char c = line[0];
-
-			if (c == ' ' || c == 0) {
-				old--;
-				new--;
-			} else if (c == '-') {
-				old--;
-				if (d->n_files)
-					d->files[d->n_files - 1].del++;
-			} else if (c == '+') {
-				new--;
-				if (d->n_files)
-					d->files[d->n_files - 1].add++;
-			} else if (c == '\\') {
-				/* "\ No newline at end of file" */
-			} else {
-				d->error = xasprintf("hunk %d of '%s' ends early (at '%.40s')", hunks,
-						     d->n_files ? d->files[d->n_files - 1].name : "?", line);
-				free(line);
-				break;
-			}
-			if (old < 0 || new < 0) {
-				d->error = xasprintf("hunk %d of '%s' has more lines than its header says",
-						     hunks, d->n_files ? d->files[d->n_files - 1].name : "?");
-				free(line);
-				break;
-			}
-			end = next;
-			if (old == 0 && new == 0)
-				in_hunk = 0;
-		} else if (starts_with(line, "diff --git ")) {
-			const char *b = strstr(line, " b/");
-
-			add_file(d, b ? b + 3 : line + 11, strlen(b ? b + 3 : line + 11));
-			git_pending = 1;
-			end = next;
-		} else if (starts_with(line, "--- ") && starts_with(next, "+++ ")) {
-			/* file names: "diff --git" gave it, else +++ (--- for a deletion) */
-			const char *nn = next + 4, *ne = strchr(nn, '\n');
-			size_t nlen = ne ? (size_t)(ne - nn) : strlen(nn);
-			char *plus = xstrndup(nn, nlen), *tab = strchr(plus, '\t');
-
-			if (tab)
-				*tab = 0;
-			if (!git_pending) {
-				char *minus = xstrdup(line + 4), *t2 = strchr(minus, '\t');
-				const char *nm;
-
-				if (t2)
-					*t2 = 0;
-				nm = strcmp(plus, "/dev/null") ? strip_ab(plus) : strip_ab(minus);
-				add_file(d, nm, strlen(nm));
-				free(minus);
-			}
-			git_pending = 0;
-			free(plus);
-			next = ne ? ne + 1 : nn + nlen;
-			end = next;
-		} else if (starts_with(line, "@@ -")) {
-			if (!d->n_files || parse_hunk_header(line, &old, &new) < 0) {
-				d->error = xasprintf("malformed hunk header '%.60s'", line);
-				free(line);
-				break;
-			}
-			hunks++;
-			git_pending = 0;
-			in_hunk = old > 0 || new > 0;
-			end = next;
-		} else if (is_diff_header(line) || starts_with(line, "\\ ")) {
-			if (starts_with(line, "Binary files "))
-				binary = 1;
-			end = next;
-		} else {
-			free(line);
-			break;
-		}
-		free(line);
-		l = next;
-	}
-	if (!d->error && in_hunk)
-		d->error = xasprintf("truncated diff: hunk %d of '%s' ends early (%ld old and %ld new lines missing)",
-				     hunks, d->n_files ? d->files[d->n_files - 1].name : "?", old, new);
-	if (!d->error && !hunks && !binary)
-		d->error = xstrdup("diff without any hunk");
-	d->end = end - body;
-	(void)lineno;
-	return 1;
-}
-
-/* git-style diffstat of the files of D. */
-static char *make_diffstat(const struct diffinfo *d, int *files, int *ins, int *del)
-{
-	struct buf b = BUF_INIT;
-	size_t namew = 0;
-	int maxc = 0, tot_a = 0, tot_d = 0, numw;
-	const int graphw = 50;
-
-	for (size_t i = 0; i < d->n_files; i++) {
-		size_t l = strlen(d->files[i].name);
-		int c = d->files[i].add + d->files[i].del;
-
-		if (l > namew)
-			namew = l;
-		if (c > maxc)
-			maxc = c;
-		tot_a += d->files[i].add;
-		tot_d += d->files[i].del;
-	}
-	numw = snprintf(NULL, 0, "%d", maxc);
-	for (size_t i = 0; i < d->n_files; i++) {
-		int a = d->files[i].add, r = d->files[i].del, c = a + r;
-
-		if (maxc > graphw && c) {	/* scale like git: keep at least one of each */
-			int sa = a ? (int)((long)a * graphw / maxc) : 0, sr = r ? (int)((long)r * graphw / maxc) : 0;
-
-			a = a && !sa ? 1 : sa;
-			r = r && !sr ? 1 : sr;
-		}
-		buf_addf(&b, " %-*s | %*d %s", (int)namew, d->files[i].name, numw, c, "");
-		buf_setlen(&b, b.len - 1);
-		if (c)
-			buf_addch(&b, ' ');
-		for (int k = 0; k < a; k++)
-			buf_addch(&b, '+');
-		for (int k = 0; k < r; k++)
-			buf_addch(&b, '-');
-		buf_addch(&b, '\n');
-	}
-	buf_addf(&b, " %zu file%s changed", d->n_files, d->n_files == 1 ? "" : "s");
-	if (tot_a || !tot_d)
-		buf_addf(&b, ", %d insertion%s(+)", tot_a, tot_a == 1 ? "" : "s");
-	if (tot_d || !tot_a)
-		buf_addf(&b, ", %d deletion%s(-)", tot_d, tot_d == 1 ? "" : "s");
-	*files = (int)d->n_files;
-	*ins = tot_a;
-	*del = tot_d;
-	return buf_detach(&b, NULL);
 }
 
 /* ---- trailers ----------------------------------------------------------------- */
@@ -422,7 +186,7 @@ struct item {
 	struct mail_msg *m;
 	struct subj s;
 	enum kind kind;
-	struct diffinfo d;
+	struct diff d;
 	int dropped;
 };
 
@@ -449,7 +213,7 @@ static void make_patch(struct patch *p, const struct item *it, int seq)
 	p->message_id = it->m->message_id ? xstrdup(it->m->message_id) : NULL;
 	p->body = trimmed(body, it->d.msg_end);
 	p->diff = xstrndup(body + it->d.start, it->d.end - it->d.start);
-	p->diffstat = make_diffstat(&it->d, &p->files, &p->insertions, &p->deletions);
+	p->diffstat = diff_stat(&it->d, &p->files, &p->insertions, &p->deletions);
 	message_trailers(p);
 	if (!p->author) {
 		for (size_t i = 0; i < p->n_trailers; i++)
@@ -590,7 +354,7 @@ static int assemble(struct mail_list *ml, const char *what, const char *source,
 		if (!it->m->subject && opts && opts->subject && ml->format == MAIL_PLAIN)
 			it->m->subject = xstrdup(opts->subject);
 		parse_subject(it->m->subject ? it->m->subject : "", &it->s);
-		has = find_diff(it->m->body, &it->d);
+		has = diff_parse(it->m->body, &it->d);
 		if (it->s.reply)
 			it->kind = K_REPLY;
 		else if (has)
@@ -601,8 +365,15 @@ static int assemble(struct mail_list *ml, const char *what, const char *source,
 			it->kind = K_OTHER;
 		if (it->kind == K_PATCH && it->d.error) {
 			char *d = describe(it);
+			const char *f = it->d.error_file;
 
-			error("%s: %s: %s", what, d, it->d.error);
+			/* the line of the mail, when the body's lines are the mail's */
+			if (it->m->body_line > 0)
+				error("%s:%d: %s: %s%s%s", what, it->m->body_line + it->d.error_line - 1, d,
+				      f ? f : "", f ? ": " : "", it->d.error);
+			else
+				error("%s: %s, line %d of its decoded body: %s%s%s", what, d, it->d.error_line,
+				      f ? f : "", f ? ": " : "", it->d.error);
 			free(d);
 			goto out;
 		}
@@ -830,7 +601,7 @@ static int assemble(struct mail_list *ml, const char *what, const char *source,
 out:
 	for (size_t i = 0; i < ml->n; i++) {
 		free(items[i].s.clean);
-		diffinfo_free(&items[i].d);
+		diff_free(&items[i].d);
 	}
 	free(items);
 	if (se)

@@ -75,7 +75,7 @@ test_expect_success 'an mbox with two versions, encodings and replies' '
 
 test_expect_success 'malformed corpus: each fails with a message naming the file' '
 	test_expect_code 1 "$KLAB" series show "$D/truncated.mbox" 2>err &&
-	test_grep "truncated.mbox.: .\[PATCH net-next 1/2\] foo: first. (line 1): truncated diff: hunk 1 of .lib/foo.c. ends early" err &&
+	test_grep "truncated.mbox.:17: .\[PATCH net-next 1/2\] foo: first. (line 1): lib/foo.c: hunk 1 (@@ -10,3 +10,3 @@ int f(void)) is truncated: 1 old and 2 new lines missing$" err &&
 	test_expect_code 1 "$KLAB" series show "$D/nodiff.mbox" 2>err &&
 	test_grep "nodiff.mbox.: no diff found in the message" err &&
 	test_expect_code 1 "$KLAB" series show "$D/bad-base64.mbox" 2>err &&
@@ -113,6 +113,23 @@ test_expect_success 'list and show --id read the database back' '
 	"$KLAB" series show --id "$(cat id1)" >out &&
 	test_grep "^series $(cat id1): optimise UDP skb completion wakeups$" out &&
 	test_grep "^patch 2/2: udp: optimise write wakeups with SOCK_NOSPACE$" out
+'
+
+test_expect_success 'git format-patch output of every kind of diff: renames, copies, modes, empty, deleted, binary' '
+	P=$SRCDIR/tests/data/patches &&
+	cat "$P"/00*.patch >all.mbox &&
+	"$KLAB" series show all.mbox >out 2>err &&
+	test_grep "^patches: 12 of 12$" out &&
+	"$KLAB" series show all.mbox --json >j &&
+	python3 -c "import json,sys; d=json.load(open(\"j\")); print(\"\\n\".join(p[\"diffstat\"] for p in d[\"patches\"]))" >stats &&
+	test_grep "^ rename docs/{old.txt => new.txt} (100%)$" stats &&
+	test_grep "^ copy src/{util.h => util3.h} (100%)$" stats &&
+	test_grep "^ mode change 100644 => 100755 run.sh$" stats &&
+	test_grep "^ create mode 100644 src/empty.c$" stats &&
+	test_grep "^ delete mode 100644 gone.txt$" stats &&
+	test_grep "^ big.bin | Bin 4096 -> 4096 bytes$" stats &&
+	"$KLAB" --db "$SCRATCH/p.db" series import all.mbox >id &&
+	test "$("$KLAB" --db "$SCRATCH/p.db" series import all.mbox)" = "$(cat id)"
 '
 
 test_done

@@ -655,6 +655,13 @@ static void test_net(void)
 	ok(!parse_ethtool_channels(chl, strlen(chl), "ethtool -l", &ch) && ch.rx == 4 && ch.tx == 2 &&
 	   ch.combined == -1 && ch.max_rx == 8, "ethtool -l of a veth");
 	ok(parse_ethtool_channels("RX: 4\n", 6, "x", &ch) < 0, "no current block is an error");
+	/* found by tests/fuzz/agent-netcounters (corpus crash-channels-use-after-free): the
+	 * message quoted the bad value after the lines holding it were freed */
+	log_clear_error();
+	chl = "Current hardware settings:\nRX:\t\tfour\n";
+	ok(parse_ethtool_channels(chl, strlen(chl), "ethtool -l", &ch) < 0 &&
+	   !strcmp(log_last_error(), "ethtool -l:2: malformed channel count 'four'"),
+	   "a malformed count is named, from memory still held");
 }
 
 int main(void)

@@ -50,6 +50,16 @@ int main(void)
 	ok(!result_parse(doc.buf, doc.len, "fixture", &o), "the agent's udp_rr client result parses");
 	json_object_put(o);
 
+	/* found by tests/fuzz/orch-result (corpus crash-series-without-points): a series
+	 * without "points" or a histogram without "buckets" read an unset pointer */
+	bad = replace(doc.buf, "\"points\":", "\"metricpoints\":");
+	other = replace(bad, "\"buckets\":", "\"bucketz\":");
+	ok(strstr(other, "\"metricpoints\":") && strstr(other, "\"bucketz\":") &&
+	   !result_parse(other, strlen(other), "no points", &o), "a series without points, a histogram without buckets parse");
+	json_object_put(o);
+	free(other);
+	free(bad);
+
 	bad = replace(doc.buf, "\"schema_version\":1", "\"schema_version\":7");
 	ok(result_parse(bad, strlen(bad), "v7", &o) < 0 && !o, "unknown schema_version is refused");
 	ok(result_store(db, bad, strlen(bad), NULL, &id) < 0, "... and not stored");
