@@ -65,7 +65,8 @@ void progress_format(struct buf *b, const struct progress *p, double elapsed_s)
 	if (p->total > 0) {
 		long pct = p->done >= p->total ? 100 : (long)(100.0 * (double)p->done / (double)p->total);
 
-		buf_addf(b, "%ld/%s%ld %s %ld%%", p->done, p->estimated ? "~" : "", p->total, p->unit, pct);
+		buf_addf(b, "%ld/%s%ld %s %ld%%", p->done,
+			 p->kind == PROGRESS_ABOUT ? "~" : p->kind == PROGRESS_AT_MOST ? "<=" : "", p->total, p->unit, pct);
 	} else {
 		buf_addf(b, "%ld %s", p->done, p->unit);
 	}
@@ -73,7 +74,7 @@ void progress_format(struct buf *b, const struct progress *p, double elapsed_s)
 	if (p->total > 0) {
 		double left = progress_eta_s(p->done, p->total, elapsed_s);
 
-		if (p->done >= p->total && p->estimated)
+		if (p->done >= p->total && p->kind == PROGRESS_ABOUT)
 			buf_addstr(b, " ETA past the estimate");
 		else {
 			progress_fmt_duration(eta, sizeof(eta), left);
@@ -82,8 +83,7 @@ void progress_format(struct buf *b, const struct progress *p, double elapsed_s)
 	}
 }
 
-void progress_start(struct progress *p, const char *label, const char *unit, long total, int estimated,
-		    FILE *out)
+void progress_start(struct progress *p, const char *label, const char *unit, long total, int kind, FILE *out)
 {
 	const char *iv = getenv("KLAB_PROGRESS_S");
 	long v;
@@ -92,7 +92,7 @@ void progress_start(struct progress *p, const char *label, const char *unit, lon
 	snprintf(p->label, sizeof(p->label), "%s", label);
 	p->unit = unit;
 	p->total = total;
-	p->estimated = estimated;
+	p->kind = kind;
 	p->out = out;
 	p->tty = isatty(fileno(out));
 	p->interval_ms = iv && parse_long(iv, 1, 3600, &v) == 0 ? v * 1000 : 5000;

@@ -16,15 +16,17 @@
  * moving without one line per update.
  *
  *   struct progress p;
- *   progress_start(&p, "build net-next base", "objects", 3120, 1, stderr);
+ *   progress_start(&p, "build net-next base", "objects", 3120, PROGRESS_ABOUT, stderr);
  *   ... progress_update(&p, n); ...
  *   progress_end(&p, "done");
  */
+enum { PROGRESS_EXACT, PROGRESS_ABOUT, PROGRESS_AT_MOST };
+
 struct progress {
 	char label[96];
 	const char *unit;	/* "objects", "MiB", "s": printed after done/total */
 	long done, total;	/* total <= 0: not known (no ETA, only the count) */
-	int estimated;		/* 1: total is an estimate ("~3000") */
+	int kind;		/* how total is known: PROGRESS_EXACT, _ABOUT ("~3000"), _AT_MOST ("<=3000") */
 	int64_t t0, last;	/* ms: start and last print */
 	long interval_ms;	/* between plain lines (not a terminal) */
 	int tty;		/* 1: the line is rewritten in place */
@@ -32,9 +34,8 @@ struct progress {
 	FILE *out;
 };
 
-/* Start a line for LABEL with TOTAL units of UNIT (ESTIMATED: the total is a guess). */
-void progress_start(struct progress *p, const char *label, const char *unit, long total, int estimated,
-		    FILE *out);
+/* Start a line for LABEL with TOTAL units of UNIT, known as KIND (PROGRESS_*). */
+void progress_start(struct progress *p, const char *label, const char *unit, long total, int kind, FILE *out);
 /* DONE units are done now: the line is printed when it is due. */
 void progress_update(struct progress *p, long done);
 /* The last line (the count, the elapsed time and WORD, e.g. "done"), ended by a newline. */
