@@ -1,5 +1,7 @@
 /* progress.c: the progress line of long work (progress.h). */
 #include <math.h>
+#include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,13 +23,16 @@ double progress_eta_items(const double *expected, size_t n, size_t pos, double c
 	double sum = 0, mean, left = 0;
 	size_t known = 0;
 
-	for (size_t i = 0; i < n; i++)
+	/* the mean of the items still to do: the ones done may all be quick (skipped steps) */
+	for (size_t i = pos; i < n; i++)
 		if (expected[i] >= 0) {
 			sum += expected[i];
 			known++;
 		}
-	if (!known || pos >= n)
-		return known && pos >= n ? 0 : -1;
+	if (pos >= n)
+		return 0;
+	if (!known)
+		return -1;
 	mean = sum / (double)known;
 	for (size_t i = pos; i < n; i++) {
 		double e = expected[i] >= 0 ? expected[i] : mean;
@@ -83,6 +88,10 @@ void progress_format(struct buf *b, const struct progress *p, double elapsed_s)
 	}
 }
 
+/* Every line is printed under this lock; TOP is the line shown, the others wait below it. */
+static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct progress *top;
+
 void progress_start(struct progress *p, const char *label, const char *unit, long total, int kind, FILE *out)
 {
 	const char *iv = getenv("KLAB_PROGRESS_S");
@@ -99,6 +108,15 @@ void progress_start(struct progress *p, const char *label, const char *unit, lon
 	p->t0 = now_ms();
 	/* the first plain line after a whole interval, not at once */
 	p->last = p->t0;
+	pthread_mutex_lock(&lines_lock);
+	if (top && top->shown) {
+		fprintf(top->out, "\r\033[K");
+		fflush(top->out);
+		top->shown = 0;
+	}
+	p->below = top;
+	top = p;
+	pthread_mutex_unlock(&lines_lock);
 }
 
 static void print_line(struct progress *p, int64_t t, int last, const char *word)
@@ -118,16 +136,88 @@ static void print_line(struct progress *p, int64_t t, int last, const char *word
 	buf_release(&b);
 }
 
-void progress_update(struct progress *p, long done)
+/* Print P when it is the top line and due (lines_lock held). */
+static void update_locked(struct progress *p, long done)
 {
 	int64_t t = now_ms();
 
 	p->done = done;
-	if (t - p->last >= (p->tty ? 250 : p->interval_ms))
+	if (top == p && t - p->last >= (p->tty ? 250 : p->interval_ms))
 		print_line(p, t, 0, NULL);
+}
+
+void progress_update(struct progress *p, long done)
+{
+	pthread_mutex_lock(&lines_lock);
+	update_locked(p, done);
+	pthread_mutex_unlock(&lines_lock);
 }
 
 void progress_end(struct progress *p, const char *word)
 {
-	print_line(p, now_ms(), 1, word);
+	struct progress **at;
+
+	pthread_mutex_lock(&lines_lock);
+	if (word)
+		print_line(p, now_ms(), 1, word);
+	else if (p->shown)
+		fprintf(p->out, "\r\033[K");
+	fflush(p->out);
+	p->shown = 0;
+	/* off the stack, wherever it is in it */
+	for (at = &top; *at && *at != p; at = &(*at)->below)
+		;
+	if (*at)
+		*at = p->below;
+	pthread_mutex_unlock(&lines_lock);
+}
+
+void progress_clear(void)
+{
+	pthread_mutex_lock(&lines_lock);
+	if (top && top->shown) {
+		fprintf(top->out, "\r\033[K");
+		fflush(top->out);
+		top->shown = 0;
+		/* back at once at the next update */
+		top->last = 0;
+	}
+	pthread_mutex_unlock(&lines_lock);
+}
+
+static void *clock_thread(void *arg)
+{
+	struct progress_clock *c = arg;
+	const struct timespec tick = { 0, 100 * 1000 * 1000 };
+
+	while (!c->stop) {
+		nanosleep(&tick, NULL);
+		pthread_mutex_lock(&lines_lock);
+		update_locked(&c->line, (long)((now_ms() - c->line.t0) / 1000));
+		pthread_mutex_unlock(&lines_lock);
+	}
+	return NULL;
+}
+
+void progress_clock_start(struct progress_clock *c, const char *label, double expected_s, FILE *out)
+{
+	sigset_t all, old;
+
+	memset(c, 0, sizeof(*c));
+	progress_start(&c->line, label, "s", expected_s > 0 ? (long)(expected_s + 0.5) : 0, PROGRESS_ABOUT, out);
+	/* the thread takes no signals: the daemon's and the runner's handlers stay on the main thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	c->running = pthread_create(&c->thread, NULL, clock_thread, c) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void progress_clock_stop(struct progress_clock *c)
+{
+	if (c->running) {
+		c->stop = 1;
+		pthread_join(c->thread, NULL);
+		c->running = 0;
+	}
+	progress_end(&c->line, NULL);
 }

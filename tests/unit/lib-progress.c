@@ -22,15 +22,15 @@ static void test_eta(void)
 
 static void test_items(void)
 {
-	const double e[] = { 10, 20, -1, 30 };
-	const double none[] = { -1, -1 };
+	const double e[] = { 0, 20, -1, 30 };
+	const double none[] = { 5, -1, -1 };
 
-	/* item 1 runs for 5 s of its 20; item 2 unknown = mean 20; item 3 30 */
-	ok(near(progress_eta_items(e, 4, 1, 5), 15 + 20 + 30), "remaining part plus later items, mean for unknown");
-	ok(near(progress_eta_items(e, 4, 1, 25), 0 + 20 + 30), "an item over its time counts 0, not negative");
+	/* item 1 runs for 5 s of its 20; item 2 unknown = mean of 20 and 30; item 3 30 */
+	ok(near(progress_eta_items(e, 4, 1, 5), 15 + 25 + 30), "remaining part plus later items, mean for unknown");
+	ok(near(progress_eta_items(e, 4, 1, 25), 0 + 25 + 30), "an item over its time counts 0, not negative");
 	ok(near(progress_eta_items(e, 4, 3, 0), 30), "the last item");
 	ok(near(progress_eta_items(e, 4, 4, 0), 0), "past the end: 0");
-	ok(progress_eta_items(none, 2, 0, 0) < 0, "no known duration: not known");
+	ok(progress_eta_items(none, 3, 1, 0) < 0, "no known duration from pos on (a done one does not count): not known");
 }
 
 static void test_format(void)
