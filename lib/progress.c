@@ -91,6 +91,34 @@ void progress_format(struct buf *b, const struct progress *p, double elapsed_s)
 /* Every line is printed under this lock; TOP is the line shown, the others wait below it. */
 static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct progress *top;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A process that forks while a clock line's thread runs (a job's server
+ * child) must not inherit the lock held: it is taken around fork and
+ * released on both sides; the child has no clock thread, and its lines
+ * stay its own.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lines_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lines_lock);
+}
+
+static void fork_child(void)
+{
+	pthread_mutex_unlock(&lines_lock);
+	top = NULL;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 void progress_start(struct progress *p, const char *label, const char *unit, long total, int kind, FILE *out)
 {
@@ -108,6 +136,7 @@ void progress_start(struct progress *p, const char *label, const char *unit, lon
 	p->t0 = now_ms();
 	/* the first plain line after a whole interval, not at once */
 	p->last = p->t0;
+	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&lines_lock);
 	if (top && top->shown) {
 		fprintf(top->out, "\r\033[K");
