@@ -165,7 +165,9 @@ static void show_progress(void *arg)
 			buf_reset(&p->part);
 		}
 	}
-	progress_update(&p->line, p->objects);
+	/* in a log, a step that compiles nothing (config) stays quiet */
+	if (p->objects || p->line.total > 0 || p->line.tty)
+		progress_update(&p->line, p->objects);
 }
 
 /*
@@ -208,10 +210,8 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 	}
 	if (lp.fd >= 0) {
 		show_progress(&lp);
-		if (lp.objects || lp.line.total > 0)
-			progress_end(&lp.line, ret == 0 ? "done" : "failed");
-		else if (lp.line.shown)
-			fprintf(stderr, "\r\033[K");
+		/* a step that compiled nothing (config) leaves no last line */
+		progress_end(&lp.line, lp.objects || lp.line.total > 0 ? (ret == 0 ? "done" : "failed") : NULL);
 		close(lp.fd);
 	}
 	buf_release(&lp.part);
@@ -455,7 +455,7 @@ static int expect_objects(const char *obj, const char *dotconfig_text)
 
 	expect_next.n = 0;
 	expect_next.kind = PROGRESS_ABOUT;
-	if (buf_read_file(&sb, stamp) == 0)
+	if (file_exists(stamp) && buf_read_file(&sb, stamp) == 0)
 		buf_rtrim(&sb);
 	if (sb.len && parse_long(sb.buf, 1, 1L << 30, &v) == 0) {
 		expect_next.n = v;
