@@ -82,8 +82,9 @@ void progress_format(struct buf *b, const struct progress *p, double elapsed_s)
 		if (p->done >= p->total && p->kind == PROGRESS_ABOUT)
 			buf_addstr(b, " ETA past the estimate");
 		else {
+			/* of an upper bound (an incremental build), the ETA is one too */
 			progress_fmt_duration(eta, sizeof(eta), left);
-			buf_addf(b, " ETA %s", eta);
+			buf_addf(b, " ETA %s%s", p->kind == PROGRESS_AT_MOST && left > 0 ? "<=" : "", eta);
 		}
 	}
 }
