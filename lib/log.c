@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "progress.h"
 
 static const char *log_prog = "klab";
 static int log_syslog;
@@ -104,6 +105,7 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	case LOG_DEBUG: tag = "debug: "; break;
 	default: break;
 	}
+	progress_clear();	/* a progress line in place would run into the message */
 	fprintf(stderr, "%s: %s%s%s%s\n", log_prog, log_prefix, log_prefix[0] ? ": " : "", tag, msg);
 	errno = saved;
 }

@@ -1,5 +1,6 @@
 /* build_make.c: the config of a build (base, fragments, olddefconfig, checked) and the make runs, logged, under ccache. */
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "build_int.h"
 #include "fetch.h"
 #include "log.h"
+#include "progress.h"
 #include "run.h"
 #include "strvec.h"
 #include "util.h"
@@ -109,35 +111,70 @@ int recipe_hash(const struct tree *t, char hex[65])
 	return 0;
 }
 
-/* The progress line of a long command: its label, the time and the log's last line, on stderr. */
+/*
+ * The objects the next make run is expected to compile (build_make() sets
+ * it for the kernel's make, run_logged() shows it): the count and how it is
+ * known (PROGRESS_*); 0: not known, the line counts without a total.
+ */
+static struct {
+	long n;
+	int kind;
+} expect_next;
+
+/*
+ * The estimate of a first build's objects: a fixed part (the core, lib/,
+ * the boot code and host tools a tinyconfig builds too) and a part per
+ * option set to y or m. Measured on linux-source-6.1 (docs/progress.md).
+ */
+#define OBJECTS_BASE 700
+#define OBJECTS_PER_OPTION 1
+
+/*
+ * The progress line of a long command, on stderr: its label, the objects
+ * compiled so far (kbuild's "  CC " lines in the log, read from where it
+ * ended at the start) of the expected count, the time and an ETA.
+ */
 struct log_progress {
 	const char *label;
 	int fd;			/* the log, read from where it ended at the start */
-	int64_t t0;
-	struct buf tail;
+	struct buf part;	/* the last line read, while it is not complete */
+	long objects;
+	struct progress line;
 };
+
+/* 1 when a kbuild output line says an object is compiled: "  CC      net/core/dev.o", "  CC [M]  ...". */
+static int kbuild_compiles(const char *l, size_t n)
+{
+	return n > 5 && !memcmp(l, "  CC ", 5);
+}
 
 static void show_progress(void *arg)
 {
 	struct log_progress *p = arg;
 	char chunk[4096];
 	ssize_t n;
-	long s = (long)((now_ms() - p->t0) / 1000);
 
 	while ((n = read(p->fd, chunk, sizeof(chunk))) > 0) {
-		buf_add(&p->tail, chunk, (size_t)n);
-		if (p->tail.len > 8192) {
-			memmove(p->tail.buf, p->tail.buf + p->tail.len - 4096, 4096);
-			buf_setlen(&p->tail, 4096);
+		for (ssize_t i = 0; i < n; i++) {
+			if (chunk[i] != '\n') {
+				if (p->part.len < 512)
+					buf_add(&p->part, chunk + i, 1);
+				continue;
+			}
+			p->objects += kbuild_compiles(p->part.buf, p->part.len);
+			buf_reset(&p->part);
 		}
 	}
-	fprintf(stderr, "\r\033[K[%s] %02ld:%02ld %.60s", p->label, s / 60, s % 60, last_line(p->tail.buf));
+	/* in a log, a step that compiles nothing (config) stays quiet */
+	if (p->objects || p->line.total > 0 || p->line.tty)
+		progress_update(&p->line, p->objects);
 }
 
 /*
  * make (or any long command) with its output appended to LOGFD, at nice
- * 19 ($KLAB_BUILD_NICE), the step and the elapsed time shown on stderr
- * when PROGRESS and stderr is a terminal, the whole process group killed
+ * 19 ($KLAB_BUILD_NICE), the step, the objects compiled and the elapsed
+ * time shown on stderr when PROGRESS (lib/progress.h: in place on a
+ * terminal, a line every few seconds otherwise), the whole process group killed
  * at the timeout. Returns the exit status (0 ok), 124 on a timeout, -1
  * when it could not start.
  */
@@ -145,7 +182,7 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 		      const char *logpath, long timeout_ms, const char *label, int progress)
 {
 	struct run_cmd c = RUN_CMD_INIT;
-	struct log_progress lp = { label, -1, now_ms(), BUF_INIT };
+	struct log_progress lp = { .label = label, .fd = -1, .part = BUF_INIT };
 	const char *nv = getenv("KLAB_BUILD_NICE");
 	long v;
 	int ret;
@@ -157,10 +194,11 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 	c.timeout_ms = timeout_ms;
 	c.kill_grace_ms = 5000;
 	c.nice = nv && parse_long(nv, -20, 19, &v) == 0 ? (int)v : 19;
-	if (progress && isatty(2))
+	if (progress)
 		lp.fd = open(logpath, O_RDONLY | O_CLOEXEC);
 	if (lp.fd >= 0) {
 		lseek(lp.fd, 0, SEEK_END);
+		progress_start(&lp.line, label, "objects", expect_next.n, expect_next.kind, stderr);
 		c.tick = show_progress;
 		c.tick_arg = &lp;
 	}
@@ -171,10 +209,12 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 		ret = c.timed_out ? 124 : c.status;
 	}
 	if (lp.fd >= 0) {
-		fprintf(stderr, "\r\033[K");
+		show_progress(&lp);
+		/* a step that compiled nothing (config) leaves no last line */
+		progress_end(&lp.line, lp.objects || lp.line.total > 0 ? (ret == 0 ? "done" : "failed") : NULL);
 		close(lp.fd);
 	}
-	buf_release(&lp.tail);
+	buf_release(&lp.part);
 	run_release(&c);
 	return ret;
 }
@@ -368,6 +408,81 @@ const char *kernel_arch(void)
 	return arch;
 }
 
+/* Count the .o files under DIR (a build folder made before klab kept its count). */
+static long count_objects_in;
+static int count_object(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (type == FTW_F && ends_with(path, ".o"))
+		count_objects_in++;
+	return 0;
+}
+
+/* The "  CC " lines of a build log: the objects that make compiled. */
+static long log_objects(const char *path)
+{
+	struct buf b = BUF_INIT;
+	long n = 0;
+
+	if (buf_read_file(&b, path) < 0)
+		return -1;
+	for (const char *l = b.buf; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+
+		n += kbuild_compiles(l, len);
+		l += len + (e != NULL);
+	}
+	buf_release(&b);
+	return n;
+}
+
+/*
+ * The objects the kernel's make in OBJ will compile, into expect_next:
+ * the count of the last full build of this folder (same tree and config
+ * recipe) kept in OBJ/.klab-objects, exact for a full build and an upper
+ * bound for an incremental one (vmlinux there); the .o files of a folder
+ * built before that count was kept; else an estimate from the .config's
+ * built-in options (docs/progress.md). Returns 1 for a full build.
+ */
+static int expect_objects(const char *obj, const char *dotconfig_text)
+{
+	char *stamp = xasprintf("%s/.klab-objects", obj), *vml = xasprintf("%s/vmlinux", obj);
+	struct buf sb = BUF_INIT;
+	int full = !file_exists(vml);
+	long v;
+
+	expect_next.n = 0;
+	expect_next.kind = PROGRESS_ABOUT;
+	if (file_exists(stamp) && buf_read_file(&sb, stamp) == 0)
+		buf_rtrim(&sb);
+	if (sb.len && parse_long(sb.buf, 1, 1L << 30, &v) == 0) {
+		expect_next.n = v;
+		expect_next.kind = full ? PROGRESS_EXACT : PROGRESS_AT_MOST;
+	} else if (!full) {
+		count_objects_in = 0;
+		if (nftw(obj, count_object, 16, FTW_PHYS) == 0 && count_objects_in > 0) {
+			expect_next.n = count_objects_in;
+			expect_next.kind = PROGRESS_AT_MOST;
+		}
+	}
+	if (!expect_next.n && dotconfig_text) {
+		long set = 0;
+
+		for (const char *l = dotconfig_text; (l = strstr(l, "\nCONFIG_")); l++) {
+			const char *eq = strchr(l + 1, '=');
+
+			set += eq && (eq[1] == 'y' || eq[1] == 'm') && eq[2] == '\n';
+		}
+		expect_next.n = OBJECTS_BASE + OBJECTS_PER_OPTION * set;
+	}
+	buf_release(&sb);
+	free(stamp);
+	free(vml);
+	return full;
+}
+
 int build_make(struct build *b)
 {
 	const struct build_request *req = b->req;
@@ -376,7 +491,7 @@ int build_make(struct build *b)
 	char *jarg = NULL, *dotconfig = NULL;
 	long hits0, miss0;
 	int64_t t0;
-	int jobs, r, ret = -1;
+	int jobs, r, full, ret = -1;
 
 	b->label = xasprintf("build %s %s", b->t.name, b->variant);
 	if (make_config(&b->t, b->src, b->obj, b->recipe, b->cc, env, b->logfd, b->logpath, req->progress) < 0) {
@@ -392,10 +507,22 @@ int build_make(struct build *b)
 	if (buf_read_file(&dc, dotconfig) == 0)
 		b->has_modules = strstr(dc.buf, "=m\n") != NULL;
 	ccache_counts(env, &hits0, &miss0);
+	full = expect_objects(b->obj, dc.len ? dc.buf : NULL);
 	t0 = now_ms();
 	r = make_step(b->src, b->obj, b->cc, env, b->logfd, b->logpath,
 		      req->timeout_ms ? req->timeout_ms : 90L * 60 * 1000, b->label, req->progress, jarg, b->lv,
 		      "bzImage", b->has_modules ? "modules" : NULL, NULL);
+	expect_next.n = 0;
+	if (r == 0) {
+		/* the count of a full build is the next build's expectation */
+		long n = log_objects(b->logpath);
+		char *stamp = xasprintf("%s/.klab-objects", b->obj), *txt = xasprintf("%ld\n", n);
+
+		if (full && n > 0 && write_file_atomic(stamp, txt, strlen(txt), 0644) < 0)
+			warn("cannot keep the object count of '%s': %s", b->obj, log_last_error());
+		free(stamp);
+		free(txt);
+	}
 	if (r) {
 		char *ex = log_excerpt(b->logpath);
 

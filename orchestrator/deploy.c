@@ -9,6 +9,7 @@
 #include "db.h"
 #include "deploy.h"
 #include "log.h"
+#include "progress.h"
 #include "run.h"
 #include "ssh.h"
 #include "strvec.h"
@@ -293,6 +294,46 @@ out:
 	return ret;
 }
 
+/* ---- uploads ---------------------------------------------------------------------------- */
+
+/* The progress line of one upload (deploy_opts.progress), started at its first report. */
+struct upload_line {
+	char label[128];
+	int started;
+	struct progress line;
+};
+
+static void upload_tick(void *arg, uint64_t done, uint64_t total)
+{
+	struct upload_line *u = arg;
+
+	if (!u->started) {
+		progress_start(&u->line, u->label, "KiB", (long)((total + 1023) >> 10), PROGRESS_EXACT, stderr);
+		u->started = 1;
+	}
+	progress_update(&u->line, (long)((done + 1023) >> 10));
+}
+
+/* ssh_upload of LOCAL to REMOTE within upload_ms, with a progress line when O asks for it. */
+static int upload(struct ssh_conn *c, const struct deploy_opts *o, const char *local, const char *remote)
+{
+	struct ssh_xfer_opts xo = { .timeout_ms = or_default(o->upload_ms, DEF_UPLOAD_MS) };
+	struct upload_line u;
+	const char *base = strrchr(local, '/');
+	int rc;
+
+	u.started = 0;
+	if (o->progress) {
+		snprintf(u.label, sizeof(u.label), "upload %s to %s", base ? base + 1 : local, ssh_name(c));
+		xo.progress = upload_tick;
+		xo.progress_arg = &u;
+	}
+	rc = ssh_upload(c, local, remote, &xo);
+	if (u.started)
+		progress_end(&u.line, rc == 0 ? "done" : "failed");
+	return rc;
+}
+
 /* ---- kexec ------------------------------------------------------------------------------ */
 
 /*
@@ -302,7 +343,6 @@ out:
 static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, const struct deploy_opts *o,
 			 const char *dir, const char *tar_dir, struct buf *image)
 {
-	struct ssh_xfer_opts xo = { .timeout_ms = or_default(o->upload_ms, DEF_UPLOAD_MS) };
 	const char *mk[] = { "mkdir", "-p", "--", dir, NULL };
 
 	if (!a->image)
@@ -310,7 +350,7 @@ static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, co
 	if (ssh_run(c, mk, NULL, or_default(o->verify_ms, DEF_VERIFY_MS)) < 0)
 		return -1;
 	buf_addf(image, "%s/vmlinuz-%s", dir, a->release);
-	if (ssh_upload(c, a->image, image->buf, &xo) < 0)
+	if (upload(c, o, a->image, image->buf) < 0)
 		return error("cannot upload kernel image '%s' to machine '%s'", a->image, ssh_name(c));
 	if (a->modules) {
 		char *tar = xasprintf("%s/modules-%s.tar", tar_dir, a->release);
@@ -323,9 +363,9 @@ static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, co
 		int rc = strcmp(tar_dir, dir) ? ssh_run(c, mkt, NULL, or_default(o->verify_ms, DEF_VERIFY_MS)) : 0;
 
 		if (rc == 0)
-			rc = ssh_upload(c, a->modules, tar, &xo);
+			rc = upload(c, o, a->modules, tar);
 		if (rc == 0)
-			rc = ssh_run(c, untar, NULL, xo.timeout_ms);
+			rc = ssh_run(c, untar, NULL, or_default(o->upload_ms, DEF_UPLOAD_MS));
 		free(tar);
 		if (rc < 0)
 			return error("cannot install the modules of '%s' on machine '%s'", a->release, ssh_name(c));
@@ -710,14 +750,13 @@ static char *artifact_file(const char *explicit, const char *image, const char *
 static int upload_boot_file(struct ssh_conn *c, const struct deploy_opts *o, const char *local,
 			    const char *boot_dir, const char *name, const char *release)
 {
-	struct ssh_xfer_opts xo = { .timeout_ms = or_default(o->upload_ms, DEF_UPLOAD_MS) };
 	char *remote;
 	int ret = 0;
 
 	if (!local)
 		return 0;
 	remote = xasprintf("%s/%s-%s", boot_dir, name, release);
-	if (ssh_upload(c, local, remote, &xo) < 0)
+	if (upload(c, o, local, remote) < 0)
 		ret = error("cannot upload '%s' to '%s' on machine '%s'", local, remote, ssh_name(c));
 	free(remote);
 	return ret;

@@ -30,6 +30,7 @@ struct deploy_opts {
 	const char *remote_dir;	/* where kexec images (and every modules tarball) go on the machine [/var/lib/klab/boot] */
 	const char *modules_root;	/* where the modules tarball is unpacked [/] */
 	long install_ms;	/* boot = reboot: each install step (initramfs, grub-mkconfig) [300 s] */
+	int progress;		/* 1: a progress line (lib/progress.h) on stderr for each upload */
 };
 
 /* What happened (filled by deploy_boot / deploy_verify; free with deploy_result_release). */

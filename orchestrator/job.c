@@ -15,6 +15,7 @@
 #include "lease.h"
 #include "lock.h"
 #include "log.h"
+#include "progress.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -182,6 +183,43 @@ static int step_not_needed(struct job_ctx *j, const char *key)
 }
 
 /*
+ * The expected seconds of step KEY (the current one) into *EXPECT_S
+ * (job_expected(); a run's first time: its warmup and duration; <= 0 not
+ * known) and the job's ETA as words for its progress line (" (job ETA
+ * 4m10s)", or "").
+ */
+static void step_expect(struct job_ctx *j, const char *key, double *expect_s, char *eta, size_t n)
+{
+	double *e = xcalloc(j->plan.n, sizeof(*e));
+
+	*expect_s = 0;
+	eta[0] = '\0';
+	if (job_expected(j->db, j->id, &j->plan, e) == 0) {
+		double left;
+
+		if (e[j->pos] < 0 && starts_with(key, "run:")) {
+			/* run:BOOT:WORKLOAD:N: no run of it ended yet; its time as the spec says, 3 s for the server and the agent */
+			const char *w = strchr(key + 4, ':'), *end = w ? strrchr(w + 1, ':') : NULL;
+			char *name = end ? xstrndup(w + 1, (size_t)(end - w - 1)) : NULL;
+			struct json_object *wo = name ? workload_obj(j, name) : NULL;
+
+			if (wo)
+				e[j->pos] = spec_double(wo, "warmup_s", 2) + spec_double(wo, "duration_s", 10) + 3;
+			free(name);
+		}
+		*expect_s = e[j->pos];
+		left = progress_eta_items(e, j->plan.n, j->pos, 0);
+		if (left >= 0) {
+			char d[32];
+
+			progress_fmt_duration(d, sizeof(d), left);
+			snprintf(eta, n, " (job ETA %s)", d);
+		}
+	}
+	free(e);
+}
+
+/*
  * Run step KEY of the plan (by S) unless it is done already: recorded as
  * running, run, recorded as it ended. Before it: a cancel or stop request
  * ends the job here, and the lease is renewed. STEP_OK or a STEP_*.
@@ -189,6 +227,9 @@ static int step_not_needed(struct job_ctx *j, const char *key)
 static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 {
 	struct db_stmt *st;
+	struct progress_clock clock;
+	double expect_s;
+	char eta[48];
 	int64_t t;
 	int rc;
 	const char *state_after;
@@ -224,14 +265,22 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 		   "state = 'running', attempts = attempts + 1, started = excluded.started, "
 		   "finished = NULL, error = NULL", "issd", j->id, key, s->name, now_wall()))
 		return step_fail(j, "cannot record step '%s'", key);
-	job_print(j, "%zu/%zu %s%s", j->pos + 1, j->plan.n, key,
-		 j->attempt > 1 ? " (resumed)" : "");
+	step_expect(j, key, &expect_s, eta, sizeof(eta));
+	job_print(j, "%zu/%zu %s%s%s", j->pos + 1, j->plan.n, key, j->attempt > 1 ? " (resumed)" : "", eta);
 	test_kill_point(j, key, "start");
 
 	buf_reset(&j->why);
 	j->detail = json_object_new_object();
 	t = now_ms();
+	if (j->o->progress) {
+		char label[160];
+
+		snprintf(label, sizeof(label), "%zu/%zu %s", j->pos + 1, j->plan.n, key);
+		progress_clock_start(&clock, label, expect_s, stdout);
+	}
 	rc = s->fn(j, key);
+	if (j->o->progress)
+		progress_clock_stop(&clock);
 	state_after = rc == DONE ? "done" : rc == SKIPPED ? "skipped" : rc == STEP_FAIL ? "failed" : NULL;
 	json_to_buf(&detail, j->detail, 0);
 	json_object_put(j->detail);

@@ -60,6 +60,23 @@ int job_plan(struct json_object *spec, int64_t seed, struct strvec *keys);
  */
 void job_order(int boots, int64_t seed, int fixed, char *out);
 
+/*
+ * The kind of a step key for its expected duration: every number becomes
+ * '#' ("run:3:udp_rr:2" -> "run:#:udp_rr:#", "boot:2:deploy" ->
+ * "boot:#:deploy"), so a run of a workload learns from its other runs.
+ */
+void job_step_kind(const char *key, char *out, size_t n);
+/*
+ * The expected seconds of each step of job ID's PLAN into EXPECTED[plan.n]:
+ * 0 for a step the job has ended already, else the mean of the latest
+ * (at most 10) durations of done steps of the same kind, of this job and
+ * the earlier jobs of its name first, then of any job; -1 when none ran
+ * yet. 0 or -1 (a database error).
+ */
+int job_expected(struct db *db, int64_t id, const struct strvec *plan, double *expected);
+/* Seconds left of job ID when step POS of PLAN runs for CUR_S s (progress_eta_items()); -1: not known. */
+double job_eta_s(struct db *db, int64_t id, const struct strvec *plan, size_t pos, double cur_s);
+
 /* Options of job_run(). */
 struct job_run_opts {
 	int progress;		/* print "[  12.3s] 5/40 boot:1:prepare ..." lines on stdout */

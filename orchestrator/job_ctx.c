@@ -10,6 +10,7 @@
 #include "jsonh.h"
 #include "lease.h"
 #include "log.h"
+#include "progress.h"
 #include "util.h"
 
 int step_fail(struct job_ctx *j, const char *fmt, ...)
@@ -45,6 +46,7 @@ void job_print(struct job_ctx *j, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (j->o->progress) {
+		progress_clear();
 		printf("[%7.1fs] %s\n", (now_ms() - j->t0) / 1000.0, msg);
 		fflush(stdout);
 	} else {

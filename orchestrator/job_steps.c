@@ -227,6 +227,7 @@ int step_deploy(struct job_ctx *j, const char *key)
 	da.release = art.release;
 	da.build_id = art.build_id;
 	memset(&dopt, 0, sizeof(dopt));
+	dopt.progress = j->o->progress;
 	memset(&res, 0, sizeof(res));
 	if (connect_machine(j, j->dut, &j->cdut)) {
 		kernel_artifact_release(&art);

@@ -40,8 +40,11 @@ else
 	JOBS=${KLAB_DEMO_JOBS:-demo-netns-xps}
 fi
 LAB=$DEMO/$MODE
+# the results config (loads without the lab) and the lab phases' config: tests/demo-config.sh
 CONF=$DEMO/klab.conf
+LABCONF=$DEMO/lab.conf
 export KLAB_CONFIG=$CONF
+. "$SRCDIR/tests/demo-config.sh"
 
 phase_names=()
 phase_secs=()
@@ -102,29 +105,6 @@ json_field() {
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
 
-write_config() {	# write_config [FRAGMENT JOBFILE]: the demo's own config
-	{
-		echo "# written by tests/demo.sh: the demo's database, artifacts and reports"
-		echo "[lab]"
-		echo "	db = $DEMO/klab.db"
-		echo "	work_dir = $DEMO/work"
-		echo "	artifact_dir = $DEMO/artifacts"
-		echo "	report_dir = $DEMO/report"
-		# a netns machine shares the host's files: keep the agent's tuning
-		# state apart from other netns labs with a machine named dut
-		[ "$MODE" = netns ] && echo "	agent_dir = $DEMO/agent"
-		if [ $# = 0 ]; then
-			echo "[include]"
-			echo "	path = $SRCDIR/kernels/lab/demo-tree.conf"
-		else
-			echo "[include]"
-			echo "	path = $1"
-			echo "[include]"
-			echo "	path = $2"
-		fi
-	} >"$CONF"
-}
-
 [ -x "$KLAB" ] || { echo "demo: $KLAB not found: run make first" >&2; exit 1; }
 
 phase "setup: scratch folder $DEMO"
@@ -141,10 +121,10 @@ if [ -d "$DEMO" ]; then
 fi
 mkdir -p "$DEMO/work" "$DEMO/artifacts" "$DEMO/report" || fail "cannot make $DEMO"
 echo "klab: $KLAB ($("$KLAB" version 2>/dev/null || echo '?'))"
-echo "config: $CONF; jobs: $JOBS"
+echo "config: $CONF (results), $LABCONF (while the lab is up); jobs: $JOBS"
 
+demo_write_config "$CONF"
 if [ "$MODE" = qemu ]; then
-	write_config
 	seed003=$(ls "$SHARED"/seeds/003_*.txt 2>/dev/null | head -n 1)
 	[ -n "$seed003" ] || fail "seed 003 not found in $SHARED/seeds"
 
@@ -178,13 +158,15 @@ if [ "$MODE" = qemu ]; then
 	phase "lab: klab lab up --qemu (dut + peer, 2 vCPU, 2-queue link) from the baseline"
 	"$KLAB" lab up --qemu --kernel-id "$base_id" --smp 2 --queues 2 --profile xps \
 		--dir "$LAB" || fail "klab lab up --qemu"
-	write_config "$LAB/klab.conf" "$SRCDIR/kernels/lab/demo-qemu.conf"
+	demo_write_config "$LABCONF" "$LAB/klab.conf" "$SRCDIR/kernels/lab/demo-qemu.conf"
 else
 	phase "lab: klab lab up --netns (dut + peer namespaces, multi-queue veth)"
 	"$KLAB" lab up --netns --dir "$LAB" || fail "klab lab up --netns"
-	write_config "$LAB/klab.conf" "$SRCDIR/kernels/lab/demo-netns.conf"
+	demo_write_config "$LABCONF" "$LAB/klab.conf" "$SRCDIR/kernels/lab/demo-netns.conf"
 fi
-"$KLAB" config check "$CONF" || fail "the demo config does not load"
+# the lab phases use the lab config; compare and report the results config
+export KLAB_CONFIG=$LABCONF
+"$KLAB" config check "$LABCONF" || fail "the demo's lab config does not load"
 
 job_ids=()
 for job in $JOBS; do
@@ -195,6 +177,7 @@ for job in $JOBS; do
 	"$KLAB" run "$id" || fail "klab run $id (see: klab job show $id)"
 done
 
+export KLAB_CONFIG=$CONF
 phase "compare: klab compare"
 for id in "${job_ids[@]}"; do
 	"$KLAB" compare "$id" || fail "klab compare $id"
@@ -205,8 +188,10 @@ phase "report: klab report"
 
 phase "lab: klab lab down"
 lab_down
+"$KLAB" config check "$CONF" >/dev/null || fail "the demo's results config does not load after lab down"
 print_times
 index=$DEMO/report/index.html
 [ -f "$index" ] || { echo "demo: no report index at $index" >&2; exit 1; }
 echo
+demo_results_hint "$KLAB" "${job_ids[@]}"
 echo "demo: report: $index"

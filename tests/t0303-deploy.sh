@@ -60,9 +60,12 @@ test_expect_success ROOT,NETNS,SSHD 'boot = none: same release with another buil
 
 test_expect_success ROOT,NETNS,SSHD 'kexec: image uploaded, kexec -l --reuse-cmdline, kexec -e drops sshd, it comes back, verified' '
 	kexec_conf k.conf &&
-	"$T" -c k.conf -m dut boot $BOOT_OPTS --boot-ms 20000 --attempt-ms 3000 >out 2>err &&
+	"$T" -c k.conf -m dut boot $BOOT_OPTS --boot-ms 20000 --attempt-ms 3000 --progress >out 2>err &&
 	test_grep "release=$REL .*wrong_kernel=0 power_cycled=0 fenced=0" out &&
 	cmp bzImage "$SCRATCH/boot/vmlinuz-$REL" &&
+	# the upload says how much of the image went (KiB, rounded up), of its size (stderr is a file: a plain last line)
+	kib=$(( ($(stat -c %s bzImage) + 1023) / 1024 )) &&
+	grep -Eq "^\[upload bzImage to dut\] $kib/$kib KiB 100% 00:[0-9]{2} ETA 0s done$" err &&
 	test_grep "^load -l $SCRATCH/boot/vmlinuz-$REL --reuse-cmdline" "$L/dut/kexec-standin.log" &&
 	test_grep "^exec" "$L/dut/kexec-standin.log" &&
 	test_grep "^back" "$L/dut/kexec-standin.log" &&

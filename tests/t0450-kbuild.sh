@@ -19,8 +19,10 @@ jq_() {	# jq_ FILE EXPR: a value of a JSON file (python, no jq needed)
 }
 
 test_expect_success KBUILD 'baseline build: artifacts, release, build id, kernels row' '
-	"$KLAB" kernels build --artifact-dir "$A" --json >base.json 2>base.err &&
+	KLAB_PROGRESS_S=1 "$KLAB" kernels build --artifact-dir "$A" --json >base.json 2>base.err &&
 	dir=$(jq_ base.json "d[\"artifact_dir\"]") &&
+	# the progress line (stderr not a terminal: plain lines): objects of the expected count, time, ETA
+	grep -Eq "^\[build linux-source-6.1 base\] [0-9]+/(<=|~)?[0-9]+ objects [0-9]+% [0-9]{2,}:[0-9]{2} ETA .* done$" base.err &&
 	test -f "$dir/bzImage" && test -f "$dir/config" && test -f "$dir/System.map" &&
 	test -f "$dir/build.log" && test -f "$dir/meta.json" &&
 	test "$(dd if="$dir/bzImage" bs=1 skip=514 count=4 2>/dev/null)" = HdrS &&

@@ -54,8 +54,12 @@ test_expect_success 'submit queues the job with its spec and sides' '
 '
 
 test_expect_success 'klab run runs it to the end with progress lines' '
-	"$KLAB" run 1 >run.out 2>run.err || { cat run.out run.err; false; } &&
+	KLAB_PROGRESS_S=1 "$KLAB" run 1 >run.out 2>run.err || { cat run.out run.err; false; } &&
 	test_grep "^\[ *[0-9.]*s\] 1/24 intake" run.out &&
+	# the step counter has an ETA once steps of the kind ran (run 0 of rr before run 2)
+	grep -Eq "^\[ *[0-9.]*s\] [0-9]+/24 run:2:rr:2 \(job ETA [0-9hms]+\)$" run.out &&
+	# a run step is a clock line: seconds of the workload'"'"'s expected time, with an ETA
+	grep -Eq "^\[[0-9]+/24 run:[12]:rr:[0-9]\] [0-9]+/~[0-9]+ s [0-9]+% 00:0[0-9] ETA [0-9ms]+" run.out &&
 	test_grep "run:2:rr:2" run.out &&
 	test_grep "job 1 done in" run.out &&
 	test "$(sql "SELECT state FROM jobs WHERE id = 1")" = done

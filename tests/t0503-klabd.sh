@@ -94,6 +94,22 @@ test_expect_success 'klabd starts a submitted job and runs it to the end' '
 	wait_log d1.log "job $id ended: done"
 '
 
+test_expect_success 'klab job show --follow follows a job klabd runs, step by step with the ETA, to its end' '
+	"$KLAB" submit --job ab >/dev/null &&
+	id=$(sql "SELECT max(id) FROM jobs") &&
+	"$KLAB" --json job show "$id" >js.json &&
+	n=$(python3 -c "import json; print(json.load(open(\"js.json\"))[\"steps_total\"])") &&
+	KLAB_PROGRESS_S=1 "$KLAB" job show "$id" --follow --timeout 120s >follow.out 2>follow.err &&
+	test "$(sql "SELECT state FROM jobs WHERE id = $id")" = done &&
+	grep -Eq "^\[[0-9:]{8}\] 1/$n intake" follow.out &&
+	# the earlier job of the same name gives every step kind a duration: an ETA from the start
+	grep -Eq "^\[[0-9:]{8}\] [0-9]+/$n run:1:rr:1 \(job ETA [0-9hms]+\)$" follow.out &&
+	grep -Eq "^\[[0-9:]{8}\] [0-9]+/$n run:1:rr:1 done in [0-9.]+ s$" follow.out &&
+	grep -Eq "^\[[0-9]+/$n run:[12]:rr:[01]\] [0-9]+/~[0-9]+ s [0-9]+% 00:[0-9]{2} ETA " follow.out &&
+	test "$(grep -c " run:.* done in " follow.out)" = 4 &&
+	tail -n 1 follow.out | grep -Eq "^\[[0-9:]{8}\] job $id done in [0-9.]+ s$"
+'
+
 test_expect_success 'SIGHUP with a broken config keeps the old one; a good one is taken' '
 	printf "[nosuchsection]\n" >>"$KLAB_CONFIG" &&
 	kill -HUP $(cat klabd.pid) &&
@@ -151,6 +167,16 @@ test_expect_success 'SIGTERM lets the running step finish, leaves the job resuma
 	test "$(sql "SELECT count(*) FROM runs WHERE job_id = $id")" = 4 &&
 	test "$(sql "SELECT max(attempts) FROM steps WHERE job_id = $id")" = 1 &&
 	stop_klabd
+'
+
+test_expect_success 'klab job show --follow is bounded: a job nobody runs ends it at --timeout, exit 1' '
+	"$KLAB" submit --job ab >/dev/null &&
+	id=$(sql "SELECT max(id) FROM jobs") &&
+	test_expect_code 1 "$KLAB" job show "$id" --follow --timeout 2s >fq.out 2>fq.err &&
+	test_grep "job $id is queued" fq.out &&
+	test_grep "error: job $id is still queued after --timeout 2 s" fq.err &&
+	test_expect_code 2 "$KLAB" --json job show "$id" --follow 2>fj.err &&
+	test_grep "follow prints text" fj.err
 '
 
 test_done

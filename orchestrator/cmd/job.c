@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "compare.h"
@@ -13,6 +14,7 @@
 #include "job.h"
 #include "jsonh.h"
 #include "log.h"
+#include "progress.h"
 #include "util.h"
 
 static const char *col_text(struct db_stmt *st, int i)
@@ -238,13 +240,26 @@ static int jobs(int argc, char **argv, struct klab_ctx *ctx)
 
 /* ---- job show | log ----------------------------------------------------- */
 
-static const struct opt job_opts[] = { OPT_JSON(), OPT_END() };
+static int f_follow;
+static long f_timeout_ms = 24L * 3600 * 1000;
+
+static const struct opt job_opts[] = {
+	OPT_BOOL('f', "follow", &f_follow, "follow the job as klabd (or klab run) runs it: each step as it starts "
+		 "and ends, with the job's ETA, until the job is done, failed or cancelled"),
+	OPT_DURATION(0, "timeout", &f_timeout_ms, "DURATION", 1, 30L * 24 * 3600 * 1000,
+		     "with --follow: give up after this long (default 24h)"),
+	OPT_JSON(),
+	OPT_END(),
+};
 static const struct opt log_opts[] = { OPT_JSON(), OPT_CSV(), OPT_END() };
-static const char *const id_usage[] = { "ID|NAME [--json]", NULL };
+static const char *const id_usage[] = { "ID|NAME [--json]", "ID|NAME --follow [--timeout DURATION]", NULL };
 static const char *const log_usage[] = { "ID|NAME [--json|--csv]", NULL };
 static const struct opt_spec show_spec = {
 	"klab job show", id_usage, "a job: its state, sides, every step with its error, the runs stored",
-	"NAME is the newest job of that name.\n", job_opts,
+	"NAME is the newest job of that name. With --follow the output is text: a line per step as it\n"
+	"starts (with the job's ETA from the durations of earlier steps of the same kind) and as it ends,\n"
+	"and the running step's progress line; the exit status is 0 when the job ended done, 1 when it\n"
+	"failed, was cancelled or was still running at the timeout.\n", job_opts,
 };
 static const struct opt_spec log_spec = {
 	"klab job log", log_usage, "a job's history from its steps: when each started and ended", NULL, log_opts,
@@ -272,6 +287,197 @@ static int job_arg(const struct opt_spec *spec, int argc, char **argv, struct kl
 	return 0;
 }
 
+/* A step of a followed job as last seen. */
+struct seen_step {
+	char *key, *state;
+	int64_t attempts;
+};
+
+static void clock_time(char *b, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(b, n, "%H:%M:%S", &tm);
+}
+
+/*
+ * Follow job ID until it ends or TIMEOUT_MS passes: a line for each step
+ * that started or ended since the last look (every 500 ms), the running
+ * step's clock line. 0 when it ended done, 1 otherwise.
+ */
+static int job_follow(struct db *db, int64_t id, long timeout_ms)
+{
+	struct seen_step *seen = NULL;
+	size_t n_seen = 0;
+	struct strvec plan = STRVEC_INIT;
+	struct progress_clock clock;
+	char *shown_key = NULL, *spec_text = NULL, *state = NULL, *last_state = NULL, *err = NULL;
+	int64_t seed = 0, deadline = now_ms() + timeout_ms, attempts_shown = 0;
+	int clock_on = 0, ret = 1;
+	double *expected = NULL;
+
+	if (db_get_str(db, &spec_text, "SELECT spec FROM jobs WHERE id = ?", "i", id) != 1)
+		return error("no job %lld", (long long)id), 1;
+	db_get_int(db, &seed, "SELECT order_seed FROM jobs WHERE id = ?", "i", id);
+	{
+		struct json_object *spec = json_parse(spec_text, strlen(spec_text), "job spec");
+
+		if (!spec || job_plan(spec, seed, &plan)) {
+			if (spec)
+				json_object_put(spec);
+			free(spec_text);
+			return 1;
+		}
+		json_object_put(spec);
+	}
+	expected = xcalloc(plan.n ? plan.n : 1, sizeof(*expected));
+	for (;;) {
+		struct db_stmt *st;
+		const char *running = NULL;
+		int64_t running_attempts = 0;
+		char t[16];
+		int ended;
+
+		free(state);
+		state = NULL;
+		/* the state first: the steps read after it are at least as new */
+		if (db_get_str(db, &state, "SELECT state FROM jobs WHERE id = ?", "i", id) != 1)
+			break;
+		ended = !strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled");
+		clock_time(t, sizeof(t));
+		if (!last_state || strcmp(last_state, state)) {
+			if (clock_on) {
+				progress_clock_stop(&clock);
+				clock_on = 0;
+			}
+			if (!ended)
+				printf("[%s] job %lld is %s\n", t, (long long)id, state);
+			free(last_state);
+			last_state = xstrdup(state);
+		}
+		st = db_prepare(db, "SELECT key, state, attempts, started, finished, error FROM steps "
+				"WHERE job_id = ? ORDER BY started, id", "i", id);
+		if (!st)
+			break;
+		while (db_step(st) == DB_ROW) {
+			const char *key = db_col_text(st, 0), *sst = db_col_text(st, 1);
+			int64_t att = db_col_int64(st, 2);
+			long pos = strvec_find(&plan, key);
+			struct seen_step *k = NULL;
+
+			for (size_t i = 0; i < n_seen; i++)
+				if (!strcmp(seen[i].key, key))
+					k = &seen[i];
+			if (k && !strcmp(k->state, sst) && k->attempts == att)
+				continue;
+			if (!k) {
+				seen = xrealloc(seen, (n_seen + 1) * sizeof(*seen));
+				k = &seen[n_seen++];
+				k->key = xstrdup(key);
+				k->state = NULL;
+			}
+			free(k->state);
+			k->state = xstrdup(sst);
+			k->attempts = att;
+			if (clock_on) {
+				progress_clock_stop(&clock);
+				clock_on = 0;
+			}
+			if (!strcmp(sst, "running")) {
+				double left = -1;
+				char eta[32] = "";
+
+				if (pos >= 0 && job_expected(db, id, &plan, expected) == 0)
+					left = progress_eta_items(expected, plan.n, (size_t)pos,
+								  now_wall() - db_col_double(st, 3));
+				if (left >= 0)
+					progress_fmt_duration(eta, sizeof(eta), left);
+				printf("[%s] %ld/%zu %s%s%s%s%s\n", t, pos + 1, plan.n, key, att > 1 ? " (resumed)" : "",
+				       *eta ? " (job ETA " : "", eta, *eta ? ")" : "");
+			} else if (!strcmp(sst, "done")) {
+				printf("[%s] %ld/%zu %s done in %.1f s\n", t, pos + 1, plan.n, key,
+				       db_col_double(st, 4) - db_col_double(st, 3));
+			} else if (!strcmp(sst, "skipped")) {
+				printf("[%s] %ld/%zu %s skipped: %s\n", t, pos + 1, plan.n, key, col_text(st, 5));
+			} else {
+				printf("[%s] %ld/%zu %s FAILED after %.1f s: %s\n", t, pos + 1, plan.n, key,
+				       db_col_double(st, 4) - db_col_double(st, 3), col_text(st, 5));
+			}
+			fflush(stdout);
+		}
+		db_finalize(st);
+		if (ended)
+			break;
+		/* the running step (the last one seen running) gets the clock line */
+		for (size_t i = n_seen; i-- > 0;)
+			if (!strcmp(seen[i].state, "running")) {
+				running = seen[i].key;
+				running_attempts = seen[i].attempts;
+				break;
+			}
+		if (running && (!shown_key || strcmp(shown_key, running) || attempts_shown != running_attempts) &&
+		    !clock_on) {
+			long pos = strvec_find(&plan, running);
+			char label[160];
+
+			snprintf(label, sizeof(label), "%ld/%zu %s", pos + 1, plan.n, running);
+			progress_clock_start(&clock, label,
+					     pos >= 0 && job_expected(db, id, &plan, expected) == 0 ? expected[pos] : 0,
+					     stdout);
+			clock_on = 1;
+			free(shown_key);
+			shown_key = xstrdup(running);
+			attempts_shown = running_attempts;
+		}
+		if (now_ms() >= deadline) {
+			if (clock_on)
+				progress_clock_stop(&clock);
+			clock_on = 0;
+			error("job %lld is still %s after --timeout %.0f s", (long long)id, state, timeout_ms / 1000.0);
+			goto out;
+		}
+		usleep(500 * 1000);
+	}
+	if (clock_on)
+		progress_clock_stop(&clock);
+	clock_on = 0;
+	if (state) {
+		struct db_stmt *st = db_prepare(db, "SELECT coalesce(finished, 0) - coalesce(started, created) "
+						"FROM jobs WHERE id = ?", "i", id);
+		double took = st && db_step(st) == DB_ROW ? db_col_double(st, 0) : 0;
+		char t[16];
+
+		db_finalize(st);
+		db_get_str(db, &err, "SELECT error FROM jobs WHERE id = ?", "i", id);
+		clock_time(t, sizeof(t));
+		if (!strcmp(state, "done")) {
+			printf("[%s] job %lld done in %.1f s\n", t, (long long)id, took);
+			ret = 0;
+		} else {
+			printf("[%s] job %lld %s%s%s\n", t, (long long)id, !strcmp(state, "failed") ? "FAILED" : state,
+			       err ? ": " : "", err ? err : "");
+		}
+	}
+out:
+	if (fflush(stdout) || ferror(stdout))
+		ret = 1;
+	for (size_t i = 0; i < n_seen; i++) {
+		free(seen[i].key);
+		free(seen[i].state);
+	}
+	free(seen);
+	free(expected);
+	free(shown_key);
+	free(spec_text);
+	free(state);
+	free(last_state);
+	free(err);
+	strvec_clear(&plan);
+	return ret;
+}
+
 static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 {
 	static const char *const cols[] = { "id", "name", "state", NULL, "order_seed", "created", "started",
@@ -287,6 +493,11 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 
 	if (job_arg(&show_spec, argc, argv, ctx, &db, &id, &r))
 		return r;
+	if (f_follow) {
+		if (cmd_format != PRINT_FMT_TEXT)
+			return cmd_usage_error(&show_spec, "--follow prints text, not --json");
+		return job_follow(db, id, f_timeout_ms);
+	}
 	st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
 			"schedule, error, pid, series_id, tree, cancel FROM jobs WHERE id = ?", "i", id);
 	if (!st)

@@ -119,7 +119,7 @@ static int driver_usage(void)
 		"  upload LOCAL REMOTE | download REMOTE LOCAL\n"
 		"  agent-deploy LOCAL REMOTE | agent-call AGENT [--stdin FILE] -- ARGS...\n"
 		"  boot --release R [--build-id HEX] [--image F] [--db DB] [--boot-ms N] [--down-ms N]\n"
-		"       [--attempt-ms N] [--power-ms N] [--remote-dir D]\n");
+		"       [--attempt-ms N] [--power-ms N] [--remote-dir D] [--progress]\n");
 	return 2;
 }
 
@@ -137,7 +137,7 @@ static int drive(int argc, char **argv)
 		{ "image", required_argument, NULL, 'I' }, { "db", required_argument, NULL, 'd' },
 		{ "boot-ms", required_argument, NULL, 1 }, { "down-ms", required_argument, NULL, 2 },
 		{ "attempt-ms", required_argument, NULL, 3 }, { "power-ms", required_argument, NULL, 4 },
-		{ "remote-dir", required_argument, NULL, 5 },
+		{ "remote-dir", required_argument, NULL, 5 }, { "progress", no_argument, NULL, 6 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *conf_path = NULL, *machine = NULL, *cmd, *stdin_file = NULL, *out_file = NULL;
@@ -181,6 +181,7 @@ static int drive(int argc, char **argv)
 		case 3: dopt.attempt_ms = atol(optarg); break;
 		case 4: dopt.power_cycle_ms = atol(optarg); break;
 		case 5: dopt.remote_dir = optarg; break;
+		case 6: dopt.progress = 1; break;
 		default: return driver_usage();
 		}
 	}

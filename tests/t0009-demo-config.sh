@@ -1,0 +1,70 @@
+#!/bin/bash
+test_description='the demo configs (tests/demo-config.sh): after lab down the results config loads, and klab compare, query and report work on the demo database with it'
+. "$(dirname "$0")/lib.sh"
+
+# The layout tests/demo.sh writes, from the same function, with a STAND-IN
+# for the fragment `klab lab up --netns` writes (same sections and keys; no
+# lab is brought up: the test is about the configs) and the stats test's
+# job 1 (tests/data/stats/gen.py) as the demo's results.
+DEMO=$SCRATCH/demo
+MODE=netns
+. "$SRCDIR/tests/demo-config.sh"
+unset KLAB_CONFIG KLAB_DB
+
+test_expect_success 'the demo writes a results config and a lab config that includes the lab fragment' '
+	mkdir -p "$DEMO/netns" &&
+	cat >"$DEMO/netns/klab.conf" <<-EOF &&
+	# STAND-IN for the fragment of klab lab up --netns (tests/t0009)
+	[lab]
+		ssh_key = $DEMO/netns/keys/id_ed25519
+		known_hosts = $DEMO/netns/known_hosts
+	[machine "dut"]
+		host = 198.18.255.242
+		user = root
+		role = dut
+		peer = peer
+		nic = wl0
+		addr = 198.18.0.121
+		boot = none
+	[machine "peer"]
+		host = 198.18.255.246
+		user = root
+		role = peer
+		nic = wl1
+		addr = 198.18.0.122
+		boot = none
+	EOF
+	demo_write_config "$DEMO/klab.conf" &&
+	demo_write_config "$DEMO/lab.conf" "$DEMO/netns/klab.conf" "$SRCDIR/kernels/lab/demo-netns.conf" &&
+	"$KLAB" config check "$DEMO/lab.conf" &&
+	"$KLAB" config check "$DEMO/klab.conf" &&
+	test_grep -v "netns/klab.conf" "$DEMO/klab.conf" &&
+	KLAB_CONFIG=$DEMO/lab.conf "$KLAB" db init >/dev/null &&
+	python3 "$SRCDIR/tests/data/stats/gen.py" job >job.sql &&
+	sqlite3 "$DEMO/klab.db" <job.sql &&
+	test "$(sqlite3 "$DEMO/klab.db" "SELECT count(*) FROM runs WHERE job_id = 1")" -gt 0
+'
+
+test_expect_success 'after lab down (its fragment removed) the lab config names the missing file; the results config loads' '
+	rm -r "$DEMO/netns" &&
+	test_expect_code 1 "$KLAB" config check "$DEMO/lab.conf" 2>err &&
+	test_grep "lab.conf:[0-9]*: cannot read included file .$DEMO/netns/klab.conf." err &&
+	"$KLAB" config check "$DEMO/klab.conf"
+'
+
+test_expect_success 'the commands the demo prints at its end work on the demo database' '
+	demo_results_hint "$KLAB" 1 >hint &&
+	test "$(grep -c "^  KLAB_CONFIG=$DEMO/klab.conf " hint)" = 3 &&
+	sed -n "s/^  \(KLAB_CONFIG=.*\)$/\1/p" hint >cmds &&
+	sed -n "s/^  (or without a config: \(.*\))$/\1/p" hint >>cmds &&
+	test "$(wc -l <cmds)" = 4 &&
+	# each line as a user would paste it (the paths have no spaces); the last without KLAB_CONFIG
+	while read -r cmd; do
+		env -u KLAB_CONFIG $cmd >>run.out 2>>run.err || { echo "failed: $cmd" >&2; cat run.err >&2; return 1; }
+	done <cmds &&
+	test "$(grep -c "^comparison of job 1" run.out)" = 2 &&
+	grep -Eq "^ +1 +1 +A .* udp_rr_500 .* tps " run.out &&
+	test -f "$DEMO/report/index.html"
+'
+
+test_done
