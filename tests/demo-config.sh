@@ -1,4 +1,4 @@
-# tests/demo-config.sh: the two configs of the demo (tests/demo.sh), sourced by it and by t0009.
+# tests/demo-config.sh: the two configs of the demo (tests/demo.sh), sourced by it and by t0007.
 #
 # DEMO/klab.conf is the results config: the demo's database, artifacts and
 # reports and the tree, nothing of the lab, so that it loads after `klab lab

@@ -14,7 +14,7 @@ unset KLAB_CONFIG KLAB_DB
 test_expect_success 'the demo writes a results config and a lab config that includes the lab fragment' '
 	mkdir -p "$DEMO/netns" &&
 	cat >"$DEMO/netns/klab.conf" <<-EOF &&
-	# STAND-IN for the fragment of klab lab up --netns (tests/t0009)
+	# STAND-IN for the fragment of klab lab up --netns (tests/t0007)
 	[lab]
 		ssh_key = $DEMO/netns/keys/id_ed25519
 		known_hosts = $DEMO/netns/known_hosts
