@@ -496,8 +496,9 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 		goto out;
 	}
 	if (!(st = prep(db, "INSERT INTO runs (uid, job_id, boot_id, side, kernel_id, kernel_label, workload, seq,"
-			" machine, peer, profile, started, duration_s, warmup_s, status, result, created)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+			" machine, peer, profile, started, duration_s, warmup_s, status, result, created,"
+			" machine_boot_id, machine_release, machine_build_id)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
 		goto out;
 	bind_text(st, 1, uid);
 	bind_int_or_null(st, 2, meta->job_id);
@@ -519,6 +520,10 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	bind_text(st, 15, str_at(o, "status") ? str_at(o, "status") : "ok");
 	db_bind_textn(st, 16, json, len);
 	db_bind_double(st, 17, now_wall());
+	/* the machine as the agent saw it during the run (kernel.boot_id: agents since issue 16) */
+	bind_text(st, 18, str_at(kernel, "boot_id"));
+	bind_text(st, 19, str_at(kernel, "release"));
+	bind_text(st, 20, str_at(kernel, "build_id"));
 	if (step_done(db, st, "the run"))
 		goto out;
 	id = db_last_id(db);
