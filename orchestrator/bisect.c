@@ -1,8 +1,10 @@
 /* bisect.c: the bisection engine's logic (bisect.h): the next commit, the classification, a whole bisection over a measurement function. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "bisect.h"
+#include "buf.h"
 #include "stats.h"
 #include "util.h"
 
@@ -187,4 +189,29 @@ void bisect_sim_release(struct bisect_sim *s)
 {
 	free(s->v);
 	s->v = NULL;
+}
+
+void bisect_mail(struct buf *out, const struct bisect_answer *a, int regression)
+{
+	const char *what = regression ? "regression" : "improvement";
+	char sha[13];
+
+	snprintf(sha, sizeof(sha), "%s", a->commit ? a->commit : "?");
+	buf_addf(out, "Greeting,\n\nklab noticed a %+.1f%% %s of %s.%s on commit %s (\"%s\")%s\n\n",
+		 a->change_pct, what, a->workload, a->metric, sha, a->subject ? a->subject : "",
+		 a->ambiguous ? ", or on a skipped commit just before it" : "");
+	buf_addf(out, "commit: %s\ntree:   %s\n\n", a->commit ? a->commit : "?", a->tree);
+	buf_addf(out, "%s.%s: %+.2f%% (95%% CI %+.2f%% to %+.2f%%)%s%s, measured by %s\n", a->workload, a->metric,
+		 a->change_pct, a->ci_lo, a->ci_hi, a->unit ? " " : "", a->unit ? a->unit : "",
+		 a->clock ? a->clock : "real time");
+	buf_addf(out, "good: %s (%s)\nbad:  %s (%s)\n", a->good, a->good_kernel ? a->good_kernel : "?", a->bad,
+		 a->bad_kernel ? a->bad_kernel : "?");
+	buf_addf(out, "machines: dut %s, peer %s\n", a->dut ? a->dut : "?", a->peer ? a->peer : "?");
+	buf_addf(out, "bisection %lld: %d steps, %d boots; each step classified at an error rate of %g\n\n",
+		 a->id, a->steps, a->boots, a->alpha);
+	buf_addf(out, "To reproduce:\n\n"
+		 "\tklab bisect start --tree %s --good %s --bad %s --workload %s --metric %s\n"
+		 "\tklab bisect show %lld\n\n", a->tree, a->good, a->bad, a->workload, a->metric, a->id);
+	buf_addf(out, "If you fix the issue, kindly add the following tag\n"
+		 "Reported-by: klab performance lab <klab@localhost>\n");
 }

@@ -67,4 +67,29 @@ struct bisect_sim {
 int bisect_simulate(struct bisect_sim *s);
 void bisect_sim_release(struct bisect_sim *s);
 
+/* What the mail text of a finished bisection says (bisect_mail). */
+struct bisect_answer {
+	const char *tree, *good, *bad;		/* the ends as given */
+	const char *workload, *metric, *unit;
+	const char *commit, *subject;		/* the first bad commit */
+	const char *good_kernel, *bad_kernel;	/* releases of the ends' kernels */
+	const char *dut, *peer;
+	const char *clock;			/* what measured it: "real time" | "instruction count (icount)" */
+	double change_pct, ci_lo, ci_hi;	/* bad end against good end, %, 95% CI */
+	double alpha;
+	int steps, boots, ambiguous;
+	long long id;
+};
+
+/*
+ * The mail text of a bisection in the form kernel developers know from the
+ * kernel test robot: 'klab noticed a -X% regression of WORKLOAD.METRIC on
+ * commit SHA ("subject")', the change with its CI and what measured it, the
+ * good and bad kernels, the machines, the exact commands to reproduce it,
+ * and a Reported-by: trailer. Appended to OUT. A change in a metric where
+ * higher is better, negative, is the regression; the caller says which.
+ */
+struct buf;
+void bisect_mail(struct buf *out, const struct bisect_answer *a, int regression);
+
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bisect.h"
+#include "buf.h"
 #include "rng.h"
 #include "tap.h"
 
@@ -112,6 +113,23 @@ int main(void)
 		struct bisect_sim s;
 		ok(run(12, &t, &s) == -1, "the good end does not build: an error");
 		bisect_sim_release(&s);
+	}
+	{
+		struct bisect_answer a = { "net-local", "v6.1", "HEAD", "udp_tx", "pps", "pkt/s",
+			"0123456789abcdef0123456789abcdef01234567", "udp: add a cost to udp_sendmsg",
+			"6.1.0-klab", "6.1.0-klab+", "dut", "peer", "instruction count (icount)",
+			-4.93, -5.1, -4.8, 0.01, 5, 31, 0, 3 };
+		struct buf m = BUF_INIT;
+		bisect_mail(&m, &a, 1);
+		ok(strstr(m.buf, "klab noticed a -4.9% regression of udp_tx.pps on commit 0123456789ab "
+			  "(\"udp: add a cost to udp_sendmsg\")\n") != NULL, "mail: the robot's first line");
+		ok(strstr(m.buf, "(95% CI -5.10% to -4.80%) pkt/s, measured by instruction count (icount)") != NULL,
+		   "mail: the change, its CI and the clock");
+		ok(strstr(m.buf, "\tklab bisect start --tree net-local --good v6.1 --bad HEAD --workload udp_tx --metric pps\n"),
+		   "mail: the command that reproduces it");
+		ok(strstr(m.buf, "\nReported-by: klab performance lab <klab@localhost>\n") != NULL, "mail: the trailer");
+		diag("%s", m.buf);
+		buf_release(&m);
 	}
 	return done_testing();
 }
