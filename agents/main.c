@@ -33,6 +33,7 @@ static const struct {
 } cmds[] = {
 	{ "sysinfo", cmd_sysinfo, "sysinfo [--no-tools]          machine facts as JSON" },
 	{ "prepare", cmd_prepare, "prepare [NAME] < PROFILE.json  apply a tuning profile, saving the old values" },
+	{ "prepare", cmd_prepare, "prepare --check                is the machine still as its boot's prepare left it" },
 	{ "restore", cmd_restore, "restore                       put back what prepare changed" },
 	{ "run", cmd_run, "run < SPEC.json                run a workload with its monitors, print the result" },
 	{ "fetch", cmd_fetch, "fetch [--results-dir D] RUN_ID print a kept result again" },

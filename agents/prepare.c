@@ -32,6 +32,7 @@ struct knob {
 	char *path;
 	char *old;
 	char *new;		/* NULL: saved only, not changed by this profile */
+	char *got;		/* read back after the write (what `prepare --check` expects) */
 };
 
 struct plan {
@@ -52,6 +53,7 @@ static void plan_free(struct plan *p)
 		free(p->k[i].path);
 		free(p->k[i].old);
 		free(p->k[i].new);
+		free(p->k[i].got);
 	}
 	free(p->k);
 	p->k = NULL;
@@ -94,6 +96,7 @@ static int plan_add_opt(struct plan *p, const char *what, const char *path, cons
 	p->k[p->n].path = xstrdup(path);
 	p->k[p->n].old = buf_detach(&b, NULL);
 	p->k[p->n].new = new ? xstrdup(new) : NULL;
+	p->k[p->n].got = NULL;
 	p->n++;
 	return 0;
 }
@@ -294,14 +297,28 @@ static int qdisc_remove(const char *nic)
 	return tc_run(argv, NULL);
 }
 
+static char *current_boot_id(void)
+{
+	struct buf b = BUF_INIT;
+
+	if (read_small_file("/proc/sys/kernel/random/boot_id", &b)) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, NULL);
+}
+
 static int save_state(const char *path, const char *name, const struct plan *p)
 {
 	struct json_object *o = json_object_new_object(), *files = json_object_new_array();
 	struct buf b = BUF_INIT;
+	char *boot = current_boot_id();
 	size_t i;
 	int ret;
 
 	json_object_object_add(o, "version", json_object_new_int(1));
+	json_object_object_add(o, "boot_id", boot ? json_object_new_string(boot) : NULL);
+	free(boot);
 	json_object_object_add(o, "profile", name ? json_object_new_string(name) : NULL);
 	json_object_object_add(o, "nic", p->nic ? json_object_new_string(p->nic) : NULL);
 	if (p->channels) {
@@ -316,6 +333,8 @@ static int save_state(const char *path, const char *name, const struct plan *p)
 		json_object_object_add(f, "path", json_object_new_string(p->k[i].path));
 		json_object_object_add(f, "old", json_object_new_string(p->k[i].old));
 		json_object_object_add(f, "new", p->k[i].new ? json_object_new_string(p->k[i].new) : NULL);
+		if (p->k[i].got)
+			json_object_object_add(f, "got", json_object_new_string(p->k[i].got));
 		json_object_array_add(files, f);
 	}
 	json_object_object_add(o, "files", files);
@@ -368,6 +387,80 @@ static int profile_str(struct json_object *prof, const char *key, const char **o
 	return json_get_str(prof, key, out, "tuning profile") < 0 ? -1 : 0;
 }
 
+/*
+ * `klab-agent prepare --check`: is the machine still in the state its boot's
+ * prepare left? One JSON line (boot_id, release, build_id of the machine now,
+ * and "tuning": "none" | "in place" | "lost", with "why"), exit 0, or 1 when
+ * the tuning is lost: prepared in another boot (the state file survived a
+ * reboot), or a knob no longer shows the value read back after prepare.
+ * The orchestrator compares the rest with what it recorded at the boot.
+ */
+static int prepare_check(void)
+{
+	struct json_object *o = sysinfo_collect(0), *k = NULL, *out = json_object_new_object(), *st = NULL;
+	struct json_object *files = NULL, *v;
+	struct buf why = BUF_INIT, b = BUF_INIT;
+	char *spath = NULL, *boot = current_boot_id();
+	const char *tuning = "none";
+	int rc;
+
+	if (json_object_object_get_ex(o, "kernel", &k)) {
+		static const char *const keys[] = { "release", "build_id", "boot_id" };
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+			if (json_object_object_get_ex(k, keys[i], &v))
+				json_object_object_add(out, keys[i], json_object_get(v));
+	}
+	if (state_path_exists(&spath)) {
+		tuning = "in place";
+		st = json_parse_file(spath);
+		if (!st || json_get_array(st, "files", &files, spath)) {
+			tuning = "lost";
+			buf_addf(&why, "'%s' is not a saved tuning", spath);
+		} else if (json_object_object_get_ex(st, "boot_id", &v) && v && boot &&
+			   strcmp(json_object_get_string(v), boot)) {
+			tuning = "lost";
+			buf_addf(&why, "the tuning was applied in boot %s, the machine is now in boot %s",
+				 json_object_get_string(v), boot);
+		} else {
+			for (size_t i = 0; i < json_object_array_length(files); i++) {
+				struct json_object *f = json_object_array_get_idx(files, i), *pa, *want;
+				struct buf now = BUF_INIT;
+				if (!json_object_object_get_ex(f, "path", &pa) ||
+				    !((json_object_object_get_ex(f, "got", &want) && want) ||
+				      (json_object_object_get_ex(f, "new", &want) && want)))
+					continue;
+				if (read_small_file(json_object_get_string(pa), &now)) {
+					buf_addf(&why, "'%s' is gone", json_object_get_string(pa));
+				} else if (strcmp(now.buf, json_object_get_string(want))) {
+					buf_addf(&why, "'%s' is '%s', not '%s' as prepared", json_object_get_string(pa),
+						 now.buf, json_object_get_string(want));
+				}
+				buf_release(&now);
+				if (why.len) {
+					tuning = "lost";
+					break;
+				}
+			}
+		}
+	}
+	json_object_object_add(out, "tuning", json_object_new_string(tuning));
+	if (why.len)
+		json_object_object_add(out, "why", json_object_new_string(why.buf));
+	json_to_buf(&b, out, 0);
+	puts(b.buf);
+	rc = why.len ? 1 : 0;
+	if (rc)
+		error("the prepared tuning is lost: %s", why.buf);
+	json_object_put(o);
+	json_object_put(out);
+	json_object_put(st);
+	buf_release(&why);
+	buf_release(&b);
+	free(spath);
+	free(boot);
+	return rc;
+}
+
 int cmd_prepare(int argc, char **argv)
 {
 	struct buf in = BUF_INIT;
@@ -382,8 +475,10 @@ int cmd_prepare(int argc, char **argv)
 	size_t applied = 0, j;
 
 	memset(&p, 0, sizeof(p));
+	if (argc == 2 && !strcmp(argv[1], "--check"))
+		return prepare_check();
 	if (argc > 2) {
-		fprintf(stderr, "usage: klab-agent prepare [NAME] < PROFILE.json\n");
+		fprintf(stderr, "usage: klab-agent prepare [NAME] < PROFILE.json | prepare --check\n");
 		return 2;
 	}
 	buf_set_cap(&in, 1 << 20);
@@ -622,6 +717,15 @@ int cmd_prepare(int argc, char **argv)
 	}
 	if (p.qdisc && qdisc_apply(p.nic, p.qdisc))
 		goto rollback;	/* nothing of the qdisc to undo: replace failed */
+	/* what the kernel shows now is what `prepare --check` expects (masks and lists read back normalised) */
+	for (j = 0; j < p.n; j++) {
+		struct buf got = BUF_INIT;
+		if (p.k[j].new && !read_small_file(p.k[j].path, &got))
+			p.k[j].got = buf_detach(&got, NULL);
+		buf_release(&got);
+	}
+	if (save_state(spath, name, &p))
+		goto rollback;
 	state = json_parse_file(spath);
 	if (state) {
 		struct buf b = BUF_INIT;

@@ -520,6 +520,8 @@ int cmd_run(int argc, char **argv)
 			json_object_object_add(k, "release", json_object_get(x));
 		if (json_object_object_get_ex(v, "build_id", &x))
 			json_object_object_add(k, "build_id", json_object_get(x));
+		if (json_object_object_get_ex(v, "boot_id", &x))
+			json_object_object_add(k, "boot_id", json_object_get(x));
 	}
 	json_object_put(si);
 	json_object_object_add(res, "kernel", k);

@@ -308,6 +308,7 @@ struct json_object *sysinfo_collect(int with_tools)
 		add_str(k, "machine", u.machine);
 	}
 	add_str(k, "build_id", bid);
+	add_file(k, "boot_id", "/proc/sys/kernel/random/boot_id");
 	add_file(k, "cmdline", "/proc/cmdline");
 	json_object_object_add(o, "kernel", k);
 	json_object_object_add(o, "cpu", cpu_info());

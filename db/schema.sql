@@ -149,7 +149,7 @@ CREATE TABLE boots (
 	build_id	TEXT,
 	cmdline		TEXT,
 	sysinfo		TEXT,			-- JSON from klab-agent sysinfo
-	started		REAL, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')),
+	started		REAL, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')), machine_boot_id TEXT,
 	UNIQUE (job_id, seq)
 );
 CREATE TABLE runs (
@@ -171,7 +171,7 @@ CREATE TABLE runs (
 	status		TEXT NOT NULL DEFAULT 'ok',
 	result		TEXT,			-- the agent's JSON document, verbatim
 	created		REAL NOT NULL
-, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')));
+, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')), machine_boot_id TEXT, machine_release TEXT, machine_build_id TEXT);
 CREATE TABLE metrics (
 	run_id		INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
 	name		TEXT NOT NULL,
@@ -300,4 +300,49 @@ CREATE TABLE looks (
 	p_holm		REAL,
 	created		REAL NOT NULL,
 	PRIMARY KEY (job_id, look, workload, metric)
+);
+CREATE TABLE bisections (
+	id		INTEGER PRIMARY KEY,
+	tree		TEXT NOT NULL,
+	good		TEXT NOT NULL,		-- commit ids, resolved at start
+	bad		TEXT NOT NULL,
+	good_ref	TEXT NOT NULL,		-- as the user wrote them
+	bad_ref		TEXT NOT NULL,
+	workload	TEXT NOT NULL,
+	metric		TEXT NOT NULL,
+	alpha		REAL NOT NULL,		-- the stated error rate of one classification
+	state		TEXT NOT NULL DEFAULT 'queued'
+			CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+	spec		TEXT NOT NULL,		-- JSON: commits, machines, boots, job template
+	result		TEXT,			-- found | no-regression | ambiguous
+	first_bad	TEXT,			-- the commit found
+	first_bad_subject TEXT,
+	change_pct	REAL,			-- bad end against good end, %
+	ci_lo		REAL,
+	ci_hi		REAL,
+	pid		INTEGER,
+	cancel		INTEGER NOT NULL DEFAULT 0,
+	error		TEXT,
+	created		REAL NOT NULL,
+	started		REAL,
+	finished	REAL
+);
+CREATE TABLE bisect_steps (
+	bisection_id	INTEGER NOT NULL REFERENCES bisections(id) ON DELETE CASCADE,
+	seq		INTEGER NOT NULL,	-- 0 good end, 1 bad end, then the bisection's steps
+	role		TEXT NOT NULL CHECK (role IN ('good', 'bad', 'step')),
+	commit_id	TEXT NOT NULL,
+	subject		TEXT,
+	remaining	INTEGER,		-- commits left in the range when it was chosen
+	job_id		INTEGER REFERENCES jobs(id),
+	kernel_id	INTEGER REFERENCES kernels(id),
+	boots		INTEGER NOT NULL DEFAULT 0,
+	value		REAL,			-- mean of the per-boot values of the metric
+	p_good		REAL,			-- Welch p against the good end
+	p_bad		REAL,			-- and against the bad end
+	verdict		TEXT CHECK (verdict IN ('good', 'bad', 'skip')),
+	reason		TEXT,
+	started		REAL,
+	finished	REAL,
+	PRIMARY KEY (bisection_id, seq)
 );

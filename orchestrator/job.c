@@ -306,6 +306,47 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	return rc == DONE || rc == SKIPPED ? STEP_OK : rc;
 }
 
+/*
+ * A run step found the dut out of its boot's state (STEP_REBOOT): the
+ * steps of boot B from deploy to prepare are marked failed, so that they
+ * run again (deploy boots the kernel again; with boot = none it is skipped
+ * again, and prepare applies the tuning again after a restore of whatever
+ * is left of it), and the loop goes back to them. Runs stored in the boot
+ * stay (each was checked before and after it); a boot redone twice in one
+ * job run fails the job, as the machine does not keep a state.
+ */
+static int redo_boot(struct job_ctx *j, int *redone)
+{
+	static const char *const parts[] = { "deploy", "verify", "agent", "prepare" };
+	char *first;
+	int b;
+
+	if (sscanf(j->plan.v[j->pos], "run:%d:", &b) != 1)
+		return step_fail(j, "bad step key '%s'", j->plan.v[j->pos]);
+	if (++*redone > 2)
+		return step_fail(j, "machine '%s' lost its boot's state again after boot %d was redone twice: %s",
+				 j->dut->name, b, j->why.buf);
+	warn("job %lld: %s; redoing boot %d", (long long)j->id, j->why.buf, b);
+	if (restore_boot(j, b) < 0)
+		warn("job %lld: cannot restore what is left of boot %d's tuning; prepare will say more",
+		     (long long)j->id, b);
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+		char *k = xasprintf("boot:%d:%s", b, parts[i]);
+		db_run(j->db, "UPDATE steps SET state = 'failed', error = ? WHERE job_id = ? AND key = ?", "sis",
+		       j->why.buf, j->id, k);
+		free(k);
+	}
+	first = xasprintf("boot:%d:deploy", b);
+	for (size_t i = 0; i < j->plan.n; i++)
+		if (!strcmp(j->plan.v[i], first)) {
+			j->pos = i - 1;	/* the loop steps to it */
+			free(first);
+			return STEP_OK;
+		}
+	free(first);
+	return step_fail(j, "boot %d has no deploy step in the plan", b);
+}
+
 /* After a failure or cancel: put the machine back and let the machines go. */
 static void cleanup(struct job_ctx *j)
 {
@@ -338,7 +379,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 {
 	struct job_ctx j;
 	char *state = NULL, *spec = NULL, *err = NULL;
-	int lockfd, ret = -1, rc = STEP_OK;
+	int lockfd, ret = -1, rc = STEP_OK, redone = 0;
 	int64_t leases = 0, seed = 0;
 	char prefix[32];
 
@@ -428,6 +469,8 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 			break;
 		}
 		rc = do_step(&j, key, s);
+		if (rc == STEP_REBOOT)
+			rc = redo_boot(&j, &redone);
 		if (rc != STEP_OK)
 			break;
 	}

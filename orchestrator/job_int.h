@@ -26,7 +26,8 @@
 struct ssh_conn;
 
 /* What a step function returns: DONE or SKIPPED, or one of the STEP_* below. */
-enum { STEP_OK = 0, STEP_FAIL = -1, STEP_CANCEL = -2, STEP_STOP = -3, STEP_WAIT = -4 };
+enum { STEP_OK = 0, STEP_FAIL = -1, STEP_CANCEL = -2, STEP_STOP = -3, STEP_WAIT = -4,
+       STEP_REBOOT = -5 /* the machine left its boot's state: redo the boot (job.c) */ };
 enum { DONE = 0, SKIPPED = 1 };
 
 /* One run of a job (job_run()): its spec, plan and machines, and the step being run. */
@@ -111,6 +112,14 @@ int step_compare(struct job_ctx *j, const char *key);
 int decided_last_boot(struct job_ctx *j);
 int step_report(struct job_ctx *j, const char *key);
 int step_notify(struct job_ctx *j, const char *key);
+/*
+ * 1 (why filled) when the dut is no longer in the state boot B left it in:
+ * another boot id or kernel release than step verify recorded, the tuning
+ * its prepare applied gone (`klab-agent prepare --check`), or the udp_tx
+ * dummy target's route gone; with DOC (a run's result), also when the run
+ * ran in another boot. 0 when it is.
+ */
+int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why);
 /* `klab-agent restore` after boot B when its prepare ran: 0, 1 when nothing was prepared, -1. */
 int restore_boot(struct job_ctx *j, int b);
 /* $KLAB_NOTIFY_CMD with the job's outcome in its environment (a failure is only logged). */

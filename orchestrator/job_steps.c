@@ -269,6 +269,21 @@ int step_verify(struct job_ctx *j, const char *key)
 		return step_fail(j, "cannot read the kernel release of machine '%s'", j->dut->name);
 	}
 	buf_trim(&out);
+	{
+		/* the boot's identity, which every run step checks again (boot_state_lost) */
+		const char *bargv[] = { "cat", "/proc/sys/kernel/random/boot_id", NULL };
+		struct buf bid = BUF_INIT;
+		if (ssh_run(j->cdut, bargv, &bid, 30000)) {
+			buf_release(&bid);
+			buf_release(&out);
+			return step_fail(j, "cannot read the boot id of machine '%s'", j->dut->name);
+		}
+		buf_trim(&bid);
+		db_run(j->db, "UPDATE boots SET machine_boot_id = ? WHERE job_id = ? AND seq = ?", "sii", bid.buf,
+		       j->id, (int64_t)b);
+		json_object_object_add(j->detail, "boot_id", json_str(bid.buf));
+		buf_release(&bid);
+	}
 	if (j->dut->boot != BOOT_NONE) {
 		int64_t kid = side_kernel(j, j->order[b - 1]);
 		struct kernel_artifact art;
@@ -485,6 +500,87 @@ out:
 	return ret;
 }
 
+int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
+{
+	const char *argv[] = { "prepare", "--check", NULL };
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	struct json_object *o = NULL, *w;
+	char *boot = NULL, *rel = NULL, *pst = NULL, *pkey = xasprintf("boot:%d:prepare", b);
+	const char *now_boot, *now_rel, *tuning;
+	int rc, lost = 1;
+
+	db_get_str(j->db, &boot, "SELECT machine_boot_id FROM boots WHERE job_id = ? AND seq = ?", "ii",
+		   j->id, (int64_t)b);
+	db_get_str(j->db, &rel, "SELECT release FROM boots WHERE job_id = ? AND seq = ?", "ii", j->id, (int64_t)b);
+	step_state(j, pkey, &pst);
+	if (!boot) {
+		lost = 0;	/* a boot verified before boot ids were recorded: nothing to compare */
+		goto out;
+	}
+	if (doc) {
+		struct json_object *d = json_parse(doc, strlen(doc), "run result");
+		const char *db_ = d ? spec_str(spec_get(d, "kernel"), "boot_id") : NULL;
+		if (db_ && strcmp(db_, boot)) {
+			buf_addf(why, "the run ran in boot %s of machine '%s', not in boot %d's (%s)", db_,
+				 j->dut->name, b, boot);
+			if (d)
+				json_object_put(d);
+			goto out;
+		}
+		if (d)
+			json_object_put(d);
+	}
+	rc = agent_call(j, 0, argv, NULL, &out, 60000, 1, &err);
+	if (rc < 0 || !(o = json_parse(out.buf, out.len, "klab-agent prepare --check"))) {
+		buf_addf(why, "cannot ask klab-agent on machine '%s' whether it is still in boot %d's state%s%s",
+			 j->dut->name, b, err.len ? ": " : "", last_line(err.buf));
+		goto out;
+	}
+	now_boot = spec_str(o, "boot_id");
+	now_rel = spec_str(o, "release");
+	tuning = spec_str(o, "tuning");
+	if (now_boot && strcmp(now_boot, boot))
+		buf_addf(why, "machine '%s' rebooted since boot %d (boot id %s, was %s)", j->dut->name, b, now_boot, boot);
+	else if (rel && now_rel && strcmp(now_rel, rel))
+		buf_addf(why, "machine '%s' runs %s, not %s of boot %d", j->dut->name, now_rel, rel, b);
+	else if (rc != 0 || (tuning && !strcmp(tuning, "lost")))
+		buf_addf(why, "the tuning of boot %d is gone from machine '%s': %s", b, j->dut->name,
+			 spec_str(o, "why") ? spec_str(o, "why") : last_line(err.buf));
+	else if (pst && !strcmp(pst, "done") && tuning && !strcmp(tuning, "none"))
+		buf_addf(why, "the tuning of boot %d is gone from machine '%s' (no saved tuning there)", b,
+			 j->dut->name);
+	if (why->len)
+		goto out;
+	w = spec_get(j->spec, "workloads");
+	for (size_t i = 0; w && i < json_object_array_length(w); i++) {
+		const char *t = tx_target(json_object_array_get_idx(w, i));
+		if (t && !strcmp(t, "dummy")) {
+			const char *route[] = { "ip", "route", "get", QLAB_DUMMY_TARGET, NULL };
+			int lvl = log_get_level();
+			log_set_level(LOG_CRIT);
+			rc = ssh_run(j->cdut, route, NULL, 10000);
+			log_set_level(lvl);
+			if (rc) {
+				buf_addf(why, "the udp_tx dummy target %s has no route on machine '%s' any more",
+					 QLAB_DUMMY_TARGET, j->dut->name);
+				goto out;
+			}
+			break;
+		}
+	}
+	lost = 0;
+out:
+	if (o)
+		json_object_put(o);
+	buf_release(&out);
+	buf_release(&err);
+	free(boot);
+	free(rel);
+	free(pst);
+	free(pkey);
+	return lost;
+}
+
 static int run_stored(struct job_ctx *j, const char *uid)
 {
 	int64_t n = 0;
@@ -602,6 +698,11 @@ int step_run(struct job_ctx *j, const char *key)
 			rc = agent_fetch(j, 0, uid, &doc);
 		}
 	}
+	if (rc == 0 && boot_state_lost(j, b, doc.buf, &why)) {
+		agent_ack(j, 0, uid);	/* measured outside the boot's state: never stored */
+		goto lost;
+	}
+	buf_reset(&why);
 	if (rc == 0 && !result_failed(doc.buf, &why)) {
 		json_object_object_add(j->detail, "recovered", json_str("agent"));
 		job_print(j, "  run %s recovered from the agent on '%s'", uid, j->dut->name);
@@ -612,7 +713,10 @@ int step_run(struct job_ctx *j, const char *key)
 	if (rc < 0)
 		return step_fail(j, "cannot ask the agent on '%s' for run %s", j->dut->name, uid);
 
-	/* 3. Run it, retried once. */
+	/* 3. Run it, retried once, on a machine still in its boot's state. */
+	buf_reset(&why);
+	if (boot_state_lost(j, b, NULL, &why))
+		goto lost;
 	for (int attempt = 1; attempt <= 2; attempt++) {
 		buf_reset(&why);
 		if (run_once(j, w, uid, attempt > 1 || j->attempt > 1, &doc, &why) == 0)
@@ -626,6 +730,11 @@ int step_run(struct job_ctx *j, const char *key)
 		agent_ack(j, 0, uid);
 		sleep(1);
 	}
+	buf_reset(&why);
+	if (boot_state_lost(j, b, doc.buf, &why)) {
+		agent_ack(j, 0, uid);
+		goto lost;
+	}
 store:
 	test_kill_point(j, key, "before-store");
 	if (store_run(j, uid, doc.buf, b, wl, r)) {
@@ -635,6 +744,13 @@ store:
 	test_kill_point(j, key, "after-store");
 	agent_ack(j, 0, uid);
 	ret = DONE;
+	goto out;
+lost:
+	buf_reset(&j->why);
+	buf_addstr(&j->why, why.buf);
+	json_object_object_add(j->detail, "boot_state_lost", json_str(why.buf));
+	job_print(j, "  run %s not stored: %s; boot %d is redone", uid, why.buf, b);
+	ret = STEP_REBOOT;
 out:
 	buf_release(&doc);
 	buf_release(&why);

@@ -516,8 +516,9 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 		goto out;
 	}
 	if (!(st = prep(db, "INSERT INTO runs (uid, job_id, boot_id, side, kernel_id, kernel_label, workload, seq,"
-			" machine, peer, profile, started, duration_s, warmup_s, status, result, created, clock)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+			" machine, peer, profile, started, duration_s, warmup_s, status, result, created, clock,"
+			" machine_boot_id, machine_release, machine_build_id)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
 		goto out;
 	bind_text(st, 1, uid);
 	bind_int_or_null(st, 2, meta->job_id);
@@ -540,6 +541,10 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	db_bind_textn(st, 16, json, len);
 	db_bind_double(st, 17, now_wall());
 	bind_text(st, 18, meta->clock ? meta->clock : "real");
+	/* the machine as the agent saw it during the run (kernel.boot_id: agents since issue 16) */
+	bind_text(st, 19, str_at(kernel, "boot_id"));
+	bind_text(st, 20, str_at(kernel, "release"));
+	bind_text(st, 21, str_at(kernel, "build_id"));
 	if (step_done(db, st, "the run"))
 		goto out;
 	id = db_last_id(db);
