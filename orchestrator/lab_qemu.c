@@ -670,12 +670,28 @@ static int check_cpus(const struct qlab_state *st)
 		struct strvec av = STRVEC_INIT;
 		struct run_cmd c = RUN_CMD_INIT;
 
+		int ok = 0;
+
 		ssh_argv(&av, st, i);
 		strvec_push(&av, "cat /sys/devices/system/cpu/online");
-		c.argv = (const char *const *)av.v;
-		c.timeout_ms = 30000;
-		c.out_cap = 4096;
-		if (run_command(&c) == 0 && c.status == 0 && !c.timed_out) {
+		/*
+		 * A guest that answered once may still miss ssh's 5 s banner
+		 * timeout (under icount its sshd runs on the instruction clock):
+		 * a few bounded attempts, as wait_ssh makes.
+		 */
+		for (int attempt = 0; attempt < 6 && !ok; attempt++) {
+			if (attempt) {
+				run_release(&c);
+				c = (struct run_cmd)RUN_CMD_INIT;
+				sleep(2);
+			}
+			c.argv = (const char *const *)av.v;
+			c.timeout_ms = 30000;
+			c.kill_grace_ms = 500;
+			c.out_cap = 4096;
+			ok = run_command(&c) == 0 && c.status == 0 && !c.timed_out;
+		}
+		if (ok) {
 			buf_trim(&c.out);
 			if (strcmp(c.out.buf, want)) {
 				console_tail(st, i);
