@@ -703,8 +703,9 @@ static int check_cpus(const struct qlab_state *st)
 					    st->dir, st->g[i].name);
 			}
 		} else {
-			ret = error("cannot read the online CPUs of guest '%s' over ssh (%s)", st->g[i].name,
-				    run_describe(&c));
+			buf_trim(&c.err);
+			ret = error("cannot read the online CPUs of guest '%s' over ssh (%s)%s%s", st->g[i].name,
+				    run_describe(&c), c.err.len ? ": " : "", c.err.len ? last_line(c.err.buf) : "");
 		}
 		run_release(&c);
 		strvec_clear(&av);

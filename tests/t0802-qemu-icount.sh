@@ -38,7 +38,7 @@ test_expect_success KBUILD 'the baseline kernel is built through klab (cached)' 
 '
 KID=$(sed -n 1p k.txt 2>/dev/null)
 
-test_expect_success ROOT,QEMU,KBUILD 'lab up --clock icount --smp 2: one qemu with -icount, maxcpus=1, both CPUs online' '
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'lab up --clock icount --smp 2: one qemu with -icount, maxcpus=1, both CPUs online' '
 	"$KLAB" lab up --qemu --clock icount --smp 2 --kernel-id "$KID" --dir "$L" --index $K \
 		--timeout 600 >out &&
 	cat out &&
@@ -54,7 +54,7 @@ test_expect_success ROOT,QEMU,KBUILD 'lab up --clock icount --smp 2: one qemu wi
 	test_grep "CPUs online: 0-1" "$L/dut.console"
 '
 
-test_expect_success ROOT,QEMU,KBUILD 'the peer is the namespace klabpeer of the dut, joined by a veth' '
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'the peer is the namespace klabpeer of the dut, joined by a veth' '
 	ssh_g dut readlink /proc/self/ns/net >ns1 && ssh_g peer readlink /proc/self/ns/net >ns2 &&
 	! cmp -s ns1 ns2 &&
 	ssh_g peer ip -4 addr show eth1 >a2 && test_grep "inet 198.18.$((100 + K)).2/24" a2 &&
@@ -69,7 +69,7 @@ assert d[\"clock\"] == \"icount\" and d[\"peer\"] == \"netns\", d
 assert [g[\"running\"] for g in d[\"guests\"]] == [True, True], d"
 '
 
-test_expect_success ROOT,QEMU,KBUILD 'the fragment says clock = icount; a job stores the clock with machine, boot and runs' '
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'the fragment says clock = icount; a job stores the clock with machine, boot and runs' '
 	test $(grep -c "clock = icount" "$L/klab.conf") = 2 &&
 	sed -e "s/boot = kexec/boot = none/" "$L/klab.conf" >lab-noboot.conf &&
 	cat >>klab.conf <<EOF &&
@@ -108,7 +108,7 @@ EOF
 	test "$(q "SELECT COUNT(*) FROM runs WHERE status = '\''ok'\''")" = 6
 '
 
-test_expect_success ROOT,QEMU,KBUILD 'under icount the cost per operation is stored as insn_per_op' '
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'under icount the cost per operation is stored as insn_per_op' '
 	q "SELECT r.workload, r.seq, m.name, m.value, m.unit FROM runs r JOIN metrics m ON m.run_id = r.id
 	   WHERE m.name IN ('\''tx_pps'\'', '\''tps'\'', '\''insn_per_op'\'', '\''cpu_us_per_op'\'')
 	   ORDER BY r.workload, m.name, r.seq" >metrics &&
@@ -124,7 +124,7 @@ ppm() {
 	   JOIN metrics m ON m.run_id = r.id WHERE r.workload = '$1' AND m.name = '$2' AND r.seq >= 1"
 }
 
-test_expect_success ROOT,QEMU,KBUILD 'two runs of one kernel agree to a few hundred parts per million' '
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'two runs of one kernel agree to a few hundred parts per million' '
 	ppm tx tx_pps >tx.ppm && ppm rr tps >rr.ppm &&
 	echo "tx_pps: $(cat tx.ppm) ppm|runs; tps: $(cat rr.ppm) ppm|runs" &&
 	python3 -c "
@@ -134,7 +134,7 @@ for f, bound in ((\"tx.ppm\", 1000), (\"rr.ppm\", 2000)):
     assert int(n) == 2 and float(spread) < bound, (f, spread, n, bound)"
 '
 
-test_expect_success ROOT,QEMU,KBUILD 'compare refuses to mix icount runs with real-time runs, naming both' '
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'compare refuses to mix icount runs with real-time runs, naming both' '
 	job=$(q "SELECT id FROM jobs WHERE name = '\''ic'\''") &&
 	# stand-in for a real-time lab: the same runs copied as side A of a job measured on the real clock
 	q "INSERT INTO jobs (id, name, state, spec, created) VALUES (900, '\''mix'\'', '\''done'\'', '\''{}'\'', 0);
