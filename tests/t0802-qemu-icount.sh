@@ -155,7 +155,7 @@ test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'compare refuses to mix icoun
 	test_grep "not hardware throughput: cache misses" cmp
 '
 
-test_expect_success ROOT,QEMU,KBUILD 'down stops the one qemu and removes the folder' '
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'down stops the one qemu and removes the folder' '
 	pid=$(sed -n "s/^dut.pid=//p" "$L/lab.state") &&
 	"$KLAB" lab down --qemu --dir "$L" >out &&
 	! test -e "$L" &&
