@@ -22,7 +22,7 @@ print(f["path"], "1" if f["got"].strip("0,") == "" else "0")' "$state"
 }
 
 test_expect_success 'klab-agent prepare --check: the boot id, and no tuning on a fresh state folder' '
-	"$SRCDIR/agents/klab-agent" --state "$SCRATCH/fresh" prepare --check >chk &&
+	"$KLAB_AGENT" --state "$SCRATCH/fresh" prepare --check >chk &&
 	test_grep "\"boot_id\":\"$(cat /proc/sys/kernel/random/boot_id)\"" chk &&
 	test_grep "\"tuning\":\"none\"" chk
 '
@@ -40,7 +40,7 @@ test_expect_success 'killed after boot 1 prepared and its first run stored' '
 test_expect_success 'the tuning is changed behind the job: prepare --check says so' '
 	set -- $(knob) &&
 	ip netns exec "klab$index-dut" sh -c "echo $2 > $1" &&
-	test_expect_code 1 ip netns exec "klab$index-dut" "$SRCDIR/agents/klab-agent" \
+	test_expect_code 1 ip netns exec "klab$index-dut" "$KLAB_AGENT" \
 		--state "$SCRATCH/agent/state-dut" prepare --check >chk 2>chkerr &&
 	test_grep "\"tuning\":\"lost\"" chk &&
 	test_grep "the prepared tuning is lost: .$1. is" chkerr
