@@ -28,47 +28,9 @@ static struct json_object *num(double v)
 
 struct json_object *intake_to_json(const struct series *s)
 {
-	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	struct json_object *o = json_object_new_object(), *a;
 
-	json_object_object_add(o, "source", json_str(s->source));
-	json_object_object_add(o, "source_url", json_str(s->source_url));
-	json_object_object_add(o, "format", json_str(s->format));
-	json_object_object_add(o, "subject", json_str(s->subject));
-	json_object_object_add(o, "author", json_str(s->author));
-	json_object_object_add(o, "date", json_str(s->date));
-	json_object_object_add(o, "message_id", json_str(s->message_id));
-	json_object_object_add(o, "version", json_object_new_int(s->version));
-	json_object_object_add(o, "total", json_object_new_int(s->total));
-	json_object_object_add(o, "cover", json_str(s->cover));
-	json_object_object_add(o, "content_sha256", json_str(s->content_sha256));
-	for (size_t i = 0; i < s->n_patches; i++) {
-		const struct patch *p = &s->patches[i];
-		struct json_object *po = json_object_new_object(), *ta = json_object_new_array();
-
-		json_object_object_add(po, "seq", json_object_new_int(p->seq));
-		json_object_object_add(po, "subject", json_str(p->subject));
-		json_object_object_add(po, "raw_subject", json_str(p->raw_subject));
-		json_object_object_add(po, "author", json_str(p->author));
-		json_object_object_add(po, "date", json_str(p->date));
-		json_object_object_add(po, "message_id", json_str(p->message_id));
-		json_object_object_add(po, "body", json_str(p->body));
-		json_object_object_add(po, "diff", json_str(p->diff));
-		json_object_object_add(po, "diffstat", json_str(p->diffstat));
-		json_object_object_add(po, "files", json_object_new_int(p->files));
-		json_object_object_add(po, "insertions", json_object_new_int(p->insertions));
-		json_object_object_add(po, "deletions", json_object_new_int(p->deletions));
-		for (size_t t = 0; t < p->n_trailers; t++) {
-			struct json_object *to = json_object_new_object();
-
-			json_object_object_add(to, "tag", json_str(p->trailers[t].tag));
-			json_object_object_add(to, "value", json_str(p->trailers[t].value));
-			json_object_object_add(to, "from", json_str(p->trailers[t].from));
-			json_object_array_add(ta, to);
-		}
-		json_object_object_add(po, "trailers", ta);
-		json_object_array_add(a, po);
-	}
-	json_object_object_add(o, "patches", a);
+	series_fields_json(o, s);
 	a = json_object_new_array();
 	for (size_t i = 0; i < s->n_claims; i++) {
 		const struct claim *c = &s->claims[i];

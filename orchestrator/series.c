@@ -780,6 +780,26 @@ static struct json_object *trailers_json(const struct patch *p)
 	return a;
 }
 
+struct json_object *patch_json(const struct patch *p)
+{
+	struct json_object *po = json_object_new_object();
+
+	json_object_object_add(po, "seq", json_object_new_int(p->seq));
+	json_object_object_add(po, "subject", json_str(p->subject));
+	json_object_object_add(po, "raw_subject", json_str(p->raw_subject));
+	json_object_object_add(po, "author", json_str(p->author));
+	json_object_object_add(po, "date", json_str(p->date));
+	json_object_object_add(po, "message_id", json_str(p->message_id));
+	json_object_object_add(po, "files", json_object_new_int(p->files));
+	json_object_object_add(po, "insertions", json_object_new_int(p->insertions));
+	json_object_object_add(po, "deletions", json_object_new_int(p->deletions));
+	json_object_object_add(po, "diffstat", json_str(p->diffstat));
+	json_object_object_add(po, "trailers", trailers_json(p));
+	json_object_object_add(po, "body", json_str(p->body));
+	json_object_object_add(po, "diff", json_str(p->diff));
+	return po;
+}
+
 static struct json_object *params_json(const struct proposal *p)
 {
 	struct json_object *o = json_object_new_object();
@@ -802,9 +822,9 @@ static struct json_object *num_or_null(double v)
 	return isnan(v) ? NULL : json_object_new_double(v);
 }
 
-struct json_object *series_to_json(const struct series *s)
+void series_fields_json(struct json_object *o, const struct series *s)
 {
-	struct json_object *o = json_object_new_object(), *a;
+	struct json_object *a;
 
 	json_object_object_add(o, "source", json_str(s->source));
 	json_object_object_add(o, "source_url", json_str(s->source_url));
@@ -818,26 +838,16 @@ struct json_object *series_to_json(const struct series *s)
 	json_object_object_add(o, "cover", json_str(s->cover));
 	json_object_object_add(o, "content_sha256", json_str(s->content_sha256));
 	a = json_object_new_array();
-	for (size_t i = 0; i < s->n_patches; i++) {
-		const struct patch *p = &s->patches[i];
-		struct json_object *po = json_object_new_object();
-
-		json_object_object_add(po, "seq", json_object_new_int(p->seq));
-		json_object_object_add(po, "subject", json_str(p->subject));
-		json_object_object_add(po, "raw_subject", json_str(p->raw_subject));
-		json_object_object_add(po, "author", json_str(p->author));
-		json_object_object_add(po, "date", json_str(p->date));
-		json_object_object_add(po, "message_id", json_str(p->message_id));
-		json_object_object_add(po, "files", json_object_new_int(p->files));
-		json_object_object_add(po, "insertions", json_object_new_int(p->insertions));
-		json_object_object_add(po, "deletions", json_object_new_int(p->deletions));
-		json_object_object_add(po, "diffstat", json_str(p->diffstat));
-		json_object_object_add(po, "trailers", trailers_json(p));
-		json_object_object_add(po, "body", json_str(p->body));
-		json_object_object_add(po, "diff", json_str(p->diff));
-		json_object_array_add(a, po);
-	}
+	for (size_t i = 0; i < s->n_patches; i++)
+		json_object_array_add(a, patch_json(&s->patches[i]));
 	json_object_object_add(o, "patches", a);
+}
+
+struct json_object *series_to_json(const struct series *s)
+{
+	struct json_object *o = json_object_new_object(), *a;
+
+	series_fields_json(o, s);
 	a = json_object_new_array();
 	for (size_t i = 0; i < s->n_claims; i++) {
 		const struct claim *c = &s->claims[i];

@@ -96,6 +96,9 @@ void series_free(struct series *s);
 
 /* The series as a JSON object (what `klab series show --json` prints). */
 struct json_object *series_to_json(const struct series *s);
+/* What series_to_json() and intake_to_json() share: the series' own fields and "patches". */
+void series_fields_json(struct json_object *o, const struct series *s);
+struct json_object *patch_json(const struct patch *p);
 
 /* One patch as an mbox message (From:, Subject: [PATCH m/N] ..., body, ---, diff) for git am. */
 char *series_patch_mbox(const struct series *s, const struct patch *p);
