@@ -25,8 +25,11 @@ cat >>"$KLAB_CONFIG" <<EOF
 	seed = 1
 EOF
 
-step_time() {	# step_time JOB KEY: when the step finished
-	sql "SELECT finished FROM steps WHERE job_id = $1 AND key = '$2'"
+step_time() {	# step_time JOB KEY started|finished: when the step began or ended
+	sql "SELECT $3 FROM steps WHERE job_id = $1 AND key = '$2'"
+}
+runs_span() {	# runs_span JOB: first run start, last run end
+	sql "SELECT min(started) || ' ' || max(started + duration_s) FROM runs WHERE job_id = $1"
 }
 
 test_expect_success 'without --wait a job whose machines are busy stays queued' '
@@ -51,9 +54,13 @@ test_expect_success 'two jobs started at once on one pair: one waits, they do no
 	test "$(sql "SELECT count(*) FROM jobs WHERE id IN (2, 3) AND state = \"done\"")" = 2 &&
 	test "$(sql "SELECT count(*) FROM runs WHERE job_id IN (2, 3)")" = 4 &&
 	cat a.out b.out | grep -q "waiting for machines: machine .dut. is leased to job" &&
-	# the second lease was taken after the first job released the pair
-	l2=$(step_time 2 lease) r2=$(step_time 2 release) l3=$(step_time 3 lease) r3=$(step_time 3 release) &&
+	# the second lease was taken after the first job began releasing the pair
+	# (the release step ends after the lease row is gone, so its start is
+	# the bound), and no run of one job overlaps a run of the other
+	l2=$(step_time 2 lease finished) r2=$(step_time 2 release started) &&
+	l3=$(step_time 3 lease finished) r3=$(step_time 3 release started) &&
 	python3 -c "import sys; l2,r2,l3,r3=map(float,sys.argv[1:]); assert r2 <= l3 or r3 <= l2, (l2,r2,l3,r3)" $l2 $r2 $l3 $r3 &&
+	python3 -c "import sys; a0,a1,b0,b1=map(float,sys.argv[1:]); assert a1 <= b0 or b1 <= a0, (a0,a1,b0,b1)" $(runs_span 2) $(runs_span 3) &&
 	test "$(sql "SELECT count(*) FROM leases")" = 0
 '
 
