@@ -413,7 +413,13 @@ static double workload_metrics(struct json_object *res, const struct spec *s, st
  * closes the pipe by exiting: no line then, and its error is reported when
  * it is reaped.
  */
-static void pass_ready(int fd)
+/*
+ * Pass the generator's ready line on. -1 when the line could not be written
+ * because nobody reads our stderr any more (EPIPE): the orchestrator gave up
+ * waiting and went away, so nobody will use this server, and it must not
+ * hold its port for the rest of its run (a retry would find it in use).
+ */
+static int pass_ready(int fd)
 {
 	char b[16];
 	size_t got = 0;
@@ -426,23 +432,27 @@ static void pass_ready(int fd)
 
 		if (left <= 0) {
 			warn("the generator did not say it was ready within %d s", READY_WAIT_MS / 1000);
-			return;
+			return 0;
 		}
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
-			return;
+			return 0;
 		if (!pfd.revents)
 			continue;
 		r = read(fd, b + got, sizeof(b) - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return;
+			return 0;
 		got += (size_t)r;
 	}
 	if (got == 6 && !memcmp(b, "ready\n", 6)) {
-		fputs("klab-agent: ready\n", stderr);
+		static const char line[] = "klab-agent: ready\n";
+
 		fflush(stderr);
+		if (write(STDERR_FILENO, line, sizeof(line) - 1) < 0 && errno == EPIPE)
+			return -1;
 	}
+	return 0;
 }
 
 static char *first_error_line(const struct buf *b)
@@ -577,14 +587,19 @@ int cmd_run(int argc, char **argv)
 	if (serves) {
 		close(ready[1]);	/* only the generator holds the write end now */
 		ready[1] = -1;
-		if (gen_started)
-			pass_ready(ready[0]);
+		if (gen_started && pass_ready(ready[0]) < 0) {
+			err = xstrdup("stopped: nobody reads the ready line (the orchestrator went away before the server was ready)");
+			run_signal(&gen, SIGTERM);
+		}
 		close(ready[0]);
 		ready[0] = -1;
 	}
 	planned_end = t0 + (int64_t)llround((s.warmup_s + s.duration_s) * 1000);
+	if (err)
+		planned_end = t0;	/* the generator is stopping: do not wait out the run */
 	profile_at = t0 + (int64_t)llround((s.warmup_s + (s.duration_s - m.profile_s) / 2) * 1000);
-	sleep_until(t0 + (int64_t)llround(s.warmup_s * 1000));
+	if (!err)
+		sleep_until(t0 + (int64_t)llround(s.warmup_s * 1000));
 	mon_window_start(&m);
 	next_tick = m.win_start_ms + 1000;
 	for (;;) {
@@ -606,7 +621,9 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	mon_window_end(&m);
-	if (gen_started) {
+	if (gen_started && err) {
+		run_finish(&gen);
+	} else if (gen_started) {
 		if (run_finish(&gen)) {
 			err = xstrdup("lost the generator");
 		} else if (gen.status) {

@@ -187,6 +187,22 @@ test_expect_success ROOT,NETNS 'a dropped connection (SIGHUP, reader gone) loses
 	test ! -e results-send/tx-drop.json
 '
 
+test_expect_success ROOT,NETNS 'a server whose ready line nobody reads (the orchestrator gave up) stops and frees its port' '
+	spec server rr-orphan udp_rr "{\"port\": \"9104\"}" "[]" wl1 |
+		sed -e "s/\"duration_s\": 4/\"duration_s\": 60/" >orphan.spec &&
+	grep -q "\"duration_s\": 60" orphan.spec &&
+	# stderr is a pipe whose reader is already closed, as when the SSH session is gone
+	test_expect_code 1 timeout 30 ip netns exec $NS_B python3 -c "import os, sys; r, w = os.pipe(); os.close(r); os.dup2(w, 2); os.execvp(sys.argv[1], sys.argv[1:])" \
+		"$KLAB_AGENT" run <orphan.spec >orphan.json &&
+	python3 -c "import json; d = json.load(open(\"orphan.json\")); assert d[\"status\"] == \"failed\" and \"nobody reads the ready line\" in d[\"error\"], d.get(\"error\")" &&
+	# the port is free again: a new server binds it at once
+	spec server rr-again udp_rr "{\"port\": \"9104\"}" "[]" wl1 >again.spec &&
+	{ ip netns exec $NS_B "$KLAB_AGENT" run <again.spec >again.json 2>again.err & } &&
+	gpid=$! && wait_ready again.err 20 $gpid &&
+	wait $gpid &&
+	python3 -c "import json; assert json.load(open(\"again.json\"))[\"status\"] == \"ok\""
+'
+
 test_expect_success ROOT,NETNS 'a monitor that cannot work is reported, the run still succeeds' '
 	spec sink tx-sink3 udp_tx "{\"port\": \"9103\"}" "[]" wl1 >sink3.spec &&
 	{ ip netns exec $NS_B "$KLAB_AGENT" run <sink3.spec >/dev/null 2>sink3.err & } &&
