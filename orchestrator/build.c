@@ -501,6 +501,7 @@ static void build_failed(struct build *b)
 static void build_release(struct build *b)
 {
 	sandbox_leave(&b->sb);
+	build_unisolate(b);
 	if (b->worktree_dirty && b->src && b->commit)
 		reset_worktree(b->src, b->commit);
 	if (b->logfd >= 0)
@@ -544,7 +545,7 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 	b.cache = build_cache_dir();
 	strvec_init(&b.t.fragments);
 	strvec_init(&b.env);
-	b.lockfd = b.logfd = -1;
+	b.lockfd = b.logfd = b.mntns = -1;
 	b.msg = (struct buf)BUF_INIT;
 
 	/* every command of the build runs in the sandbox; without one, nothing runs */
@@ -563,6 +564,14 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 		goto failed;
 	dprintf(b.logfd, "klab: patches, config and make run as user '%s' in a sandbox%s\n", b.sb.user ? b.sb.user : "?",
 		b.sb.off ? " (off: [lab] sandbox = none)" : " (bwrap: no network, only the tree, the build folder and ccache writable)");
+	/* series patches build over a throwaway layer of the build folder and ccache */
+	if (build_isolate(&b) < 0) {
+		buf_addf(&b.msg, "cannot isolate the build of tree '%s' from the build cache: %s", b.t.name,
+			 log_last_error());
+		goto failed;
+	}
+	if (b.obj_overlay)
+		dprintf(b.logfd, "klab: the build folder and ccache are overlays of this build only (untrusted patches)\n");
 	/* the sandbox user owns what the build writes; klab acts as that user until the artifacts are made */
 	if (sandbox_own(&b.sb, b.obj) < 0 || sandbox_own(&b.sb, b.ccache_dir) < 0 ||
 	    sandbox_own(&b.sb, b.tmpdir) < 0 || sandbox_enter(&b.sb) < 0) {

@@ -59,8 +59,25 @@ struct build {
 	char *obj, *label, *lv;		/* build folder (O=), progress label, LOCALVERSION=... */
 	int has_modules;
 	long hits, misses;		/* ccache counters of the make run */
+	/* isolation of an untrusted build (build_isolate.c) */
+	char *scratch;			/* the upper folders of the overlays */
+	int mntns;			/* klab's own mount namespace, to go back to (-1: none) */
+	int isolated, obj_overlay, ccache_overlay;
 	struct buf msg;			/* why the build failed (kernels.error), when known */
 };
+
+/* ---- build_isolate.c: an untrusted build writes nothing a later build reads */
+/* 1 when the build applies a series (patches from mail or a patchwork/lore fetch). */
+int build_untrusted(const struct build *b);
+/*
+ * For an untrusted build run by root: overlays over the build folder and
+ * the ccache, mounted on their own paths in a mount namespace of this
+ * process, with this build's scratch folder above. 0 (also when nothing
+ * is to be done) or -1 (logged).
+ */
+int build_isolate(struct build *b);
+/* Unmount, go back to klab's mount namespace, remove the scratch folder. */
+void build_unisolate(struct build *b);
 
 /* ---- build_tree.c: the source, and the sandbox of the build's commands */
 /* Flags of build_run(). */

@@ -123,6 +123,31 @@ test_expect_success SANDBOX 'the hostile series builds; every attempt is refused
 	test "$(stat -c %U kcache/src/toy kcache/obj/toy-* kcache/ccache | sort -u)" = klab
 '
 
+test_expect_success SANDBOX 'a series cannot poison the build cache: its build folder and ccache are its own layer' '
+	cp -r toy toy-p &&
+	cat >>toy-p/Makefile <<-\EOF &&
+	>@echo planted >$(O)/planted && echo "wrote the build folder"
+	>@echo planted >$$CCACHE_DIR/planted && echo "wrote the ccache"
+	EOF
+	mkpatch toy-p "kbuild: plant a file in the caches" >poison.patch &&
+	"$KLAB" kernels build --tree toy --series poison.patch --json >p.json 2>err ||
+		{ cat err; false; } &&
+	log=$(python3 -c "import json; print(json.load(open(\"p.json\"))[\"artifact_dir\"])")/build.log &&
+	# it could write (in its layer), and the shared folders never saw it
+	test_grep "^wrote the build folder$" "$log" && test_grep "^wrote the ccache$" "$log" &&
+	test_grep "build folder and ccache are overlays of this build only" "$log" &&
+	obj=$(ls -d kcache/obj/toy-*) &&
+	test ! -e "$obj/planted" && test ! -e kcache/ccache/planted &&
+	test -z "$(ls kcache/scratch)" &&
+	! grep -q klab-build /proc/self/mountinfo &&
+	# control: the same patch as a local fix-up (the lab'"'"'s own, trusted) is not
+	# isolated, and then the check above sees the planted files
+	"$KLAB" kernels build --tree toy --local-patch poison.patch --variant control >c.out 2>err ||
+		{ cat err; false; } &&
+	test -e "$obj/planted" && test -e kcache/ccache/planted &&
+	rm -f "$obj/planted" kcache/ccache/planted
+'
+
 test_expect_success SANDBOX 'a hostile build that fails: the log is kept and the error names it' '
 	test_expect_code 1 "$KLAB" kernels build --tree toy --series failing.patch >out 2>err &&
 	test_grep "make failed" err &&
