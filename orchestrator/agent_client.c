@@ -406,7 +406,8 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 			_exit(3);
 		rw.fd = ready[1];
 		rc = agent_exec_watch(c, j->agent_remote, j->state_peer, run, spec, &out, &err,
-				      (long)((warm + dur + SERVER_LINGER_S) * 1000) + 60000, 0, ready_seen, &rw);
+				      guest_ms(j, (long)((warm + dur + SERVER_LINGER_S) * 1000) + 60000), 0,
+				      ready_seen, &rw);
 		if (rc < 0 && !out.len && !err.len)
 			_exit(4);	/* it did not run */
 		write_all(fd, out.buf, out.len);
@@ -430,7 +431,7 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 		 * and its generator's bind (the agent waits at most 10 s for it),
 		 * at most SERVER_READY_MS. EOF or the timeout: it did not start.
 		 */
-		int ok = wait_ready_byte(ready[0], SERVER_READY_MS);
+		int ok = wait_ready_byte(ready[0], guest_ms(j, SERVER_READY_MS));
 
 		close(ready[0]);
 		if (!ok) {

@@ -153,3 +153,8 @@ int step_state(struct job_ctx *j, const char *key, char **state)
 	*state = NULL;
 	return db_get_str(j->db, state, "SELECT state FROM steps WHERE job_id = ? AND key = ?", "is", j->id, key);
 }
+
+long guest_ms(const struct job_ctx *j, long ms)
+{
+	return j->dut && j->dut->clock && !strcmp(j->dut->clock, "icount") ? ms * 20 : ms;
+}

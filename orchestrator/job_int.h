@@ -163,4 +163,12 @@ int server_finish(struct server_run *sr, long timeout_ms, struct buf *out);
 /* 1 (and why filled) when an agent's result document says the run failed, else 0. */
 int result_failed(const char *doc, struct buf *why);
 
+/*
+ * Host milliseconds to allow for MS milliseconds of the dut's own clock:
+ * MS on a real clock; under icount a guest second is 10^9 instructions, which
+ * TCG runs in 3-4 host seconds on an idle 2-core host and 10-15 at load 15
+ * (docs/qemu-icount.md), so 20 times MS.
+ */
+long guest_ms(const struct job_ctx *j, long ms);
+
 #endif

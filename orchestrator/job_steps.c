@@ -617,7 +617,7 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, i
 	}
 	spec = run_spec(j, w, uid, 0);
 	debug("run %s: client starts on '%s'", uid, j->dut->name);
-	rc = agent_call(j, 0, argv, spec, doc, (long)((warm + dur) * 1000) + 60000, 0, &err);
+	rc = agent_call(j, 0, argv, spec, doc, guest_ms(j, (long)((warm + dur) * 1000) + 60000), 0, &err);
 	debug("run %s: client ended (status %d)", uid, rc);
 	if (rc != 0) {
 		if (rc < 0)
@@ -635,7 +635,7 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, i
 stop_server:
 	if (sr.pid) {
 		debug("run %s: waiting for the %s", uid, role_server(spec_str(w, "type")));
-		if (server_finish(&sr, (long)((warm + dur + SERVER_LINGER_S) * 1000) + 30000, &sout) && ret == 0) {
+		if (server_finish(&sr, guest_ms(j, (long)((warm + dur + SERVER_LINGER_S) * 1000) + 30000), &sout) && ret == 0) {
 			warn("run '%s': the %s on '%s' failed: %s", uid, role_server(spec_str(w, "type")),
 			     j->peer->name, last_line(sout.buf));
 		} else if (ret == 0) {

@@ -57,7 +57,7 @@ static const struct opt qemu_up_opts[] = {
 	OPT_CALLBACK(0, "accel", &q.accel, "auto|kvm|tcg", opt_accel, "auto, kvm or tcg",
 		     "kvm when /dev/kvm works (auto, the default), or force one"),
 	OPT_CALLBACK(0, "clock", &q.clock, "real|icount", opt_clock, "real or icount",
-		     "icount: the guest clock counts instructions (-icount shift=0,sleep=off, TCG), "
+		     "icount: the guest clock counts instructions (-icount shift=0,sleep=on, TCG), "
 		     "so rates are path lengths; default real"),
 	OPT_CALLBACK(0, "peer", &q.peer, "guest|netns", opt_peer, "guest or netns",
 		     "the peer: a guest of its own, or a namespace inside the dut joined by a veth "
@@ -88,7 +88,7 @@ static const struct opt_spec qemu_up_spec = {
 	"guests by multi-queue taps on a bridge instead of a qemu socket (which has one\n"
 	"queue only). --profile NAME puts `profile = NAME` in both machines of the\n"
 	"fragment (the [profile] must be in your config). --clock icount runs qemu with\n"
-	"-icount shift=0,sleep=off: 1 ns of guest time is one instruction, so a rate or a\n"
+	"-icount shift=0,sleep=on: 1 ns of busy guest time is one instruction, so a rate or a\n"
 	"CPU time is a path length, reproducible to parts per million, not hardware speed;\n"
 	"the fragment says `clock = icount`, and every boot and run on it records it.\n"
 	"--peer netns (the default under icount) boots the dut alone: the peer is its\n"
