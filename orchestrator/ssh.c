@@ -683,9 +683,9 @@ int ssh_remote_sha256(struct ssh_conn *c, const char *path, char hex[65])
 	int ret = -1;
 
 	/*
-	 * Up to three tries: right after a kexec under TCG, a machine loaded by
-	 * other work once answered status 0 with no output at all (CI and the
-	 * demo saw it once each); a hash that is not there is asked again.
+	 * Up to three tries: right after a kexec under TCG on a loaded host, the
+	 * demo and t0902 each once got an answer with no 64-digit hash in it
+	 * (what it held was not recorded); a hash that is not there is asked again.
 	 */
 	for (int attempt = 1; attempt <= 3 && ret < 0; attempt++) {
 		struct ssh_exec x = SSH_EXEC_INIT;
