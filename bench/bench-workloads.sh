@@ -2,13 +2,17 @@
 # bench/bench-workloads.sh: klab's generators against sockperf and iperf3, on a veth
 # between two namespaces and on loopback, interleaved, 3 repetitions per cell.
 #
-#   sudo bash bench/bench-workloads.sh [-r REPS] [-d SECONDS] [-b BINDIR] [-n NICE]
+#   sudo bash bench/bench-workloads.sh [-r REPS] [-d SECONDS] [-b BINDIR] [-n NICE] [-o rr|tx]
 #
+# -o runs only the udp_rr cells or only the udp_tx ones.
 # -n runs every tool (klab's and the peers') at that nice level, e.g. -5, so that
 # other work on a shared machine takes less of the CPUs from both alike.
 #
 # Cells: udp_rr 1 and 16 flows (100-byte request and response) vs sockperf
-# ping-pong (one process per flow); udp_tx 64 and 1400 bytes, 1 and 2 threads, vs
+# ping-pong (one process per flow), and at 1 flow also vs the floor: the leanest
+# pair there is, bench/udp-rr-floor.c (blocking send/recv client, blocking
+# recvfrom/sendto server, two system calls per transaction on each side; built
+# by this script with cc -O2); udp_tx 64 and 1400 bytes, 1 and 2 threads, vs
 # iperf3 -u -b 0 (one process per thread). For every run the rates come from the
 # kernel's counters as well as from the tool: datagrams sent (interface tx_packets
 # of the sending side) and datagrams delivered to the receiving socket (Udp
@@ -21,14 +25,15 @@
 # cell. Not a test: nothing is asserted. Needs root, iproute2, sockperf, iperf3.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-REPS=3 DUR=5 BIN=${KLAB_BIN:-} NICE=0
-while getopts "r:d:b:n:" o; do
+REPS=3 DUR=5 BIN=${KLAB_BIN:-} NICE=0 ONLY=
+while getopts "r:d:b:n:o:" o; do
 	case $o in
 	n) NICE=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	d) DUR=$OPTARG ;;
 	b) BIN=$OPTARG ;;
-	*) echo "usage: $0 [-r REPS] [-d SECONDS] [-b BINDIR] [-n NICE]" >&2; exit 2 ;;
+	o) ONLY=$OPTARG; case $ONLY in rr|tx) ;; *) echo "bench: -o takes rr or tx" >&2; exit 2 ;; esac ;;
+	*) echo "usage: $0 [-r REPS] [-d SECONDS] [-b BINDIR] [-n NICE] [-o rr|tx]" >&2; exit 2 ;;
 	esac
 done
 if [ -z "$BIN" ]; then
@@ -38,7 +43,7 @@ if [ -z "$BIN" ]; then
 fi
 RR=$BIN/klab-udp-rr TX=$BIN/klab-udp-tx
 for t in "$RR" "$TX"; do [ -x "$t" ] || { echo "bench: $t not built (make)" >&2; exit 1; }; done
-for t in sockperf iperf3 ip python3; do
+for t in sockperf iperf3 ip python3 cc; do
 	command -v $t >/dev/null || { echo "bench: $t not installed" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (namespaces)" >&2; exit 1; }
@@ -55,6 +60,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+FLOOR=$OUT/udp-rr-floor
+cc -O2 -o "$FLOOR" "$ROOT/bench/udp-rr-floor.c" || { echo "bench: cannot build bench/udp-rr-floor.c" >&2; exit 1; }
 
 ip netns add $A && ip netns add $B && ip netns add $L &&
 ip link add $VA type veth peer name $VB &&
@@ -171,6 +178,15 @@ rr_sockperf() {	# rr_sockperf ENV FLOWS: one ping-pong client process per flow
 	record "$1" "rr_${2}flow" sockperf "${sum:-0}"
 }
 
+rr_floor() {	# rr_floor ENV: the blocking pair, one flow
+	bgs ip netns exec $SNS "$FLOOR" server $SADDR 9310 $((DUR + 3)) >/dev/null 2>&1
+	sleep 0.3
+	bgc ip netns exec $CNS "$FLOOR" client $SADDR 9310 $DUR >"$OUT/floor.out" 2>&1
+	window
+	waitall
+	record "$1" rr_1flow floor "$(awk '$1 == "transactions" { print $6 }' "$OUT/floor.out")"
+}
+
 tx_klab() {	# tx_klab ENV SIZE THREADS
 	bgs ip netns exec $SNS "$TX" sink --port 9400 --duration $((DUR + 4)) >"$OUT/sink.json" 2>/dev/null
 	sleep 0.3
@@ -211,11 +227,14 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		env_set $env
 		DIV=1; [ $env = lo ] && DIV=2
 		for fl in 1 16; do
+			[ "$ONLY" = tx ] && break
 			rr_klab $env $fl
 			rr_sockperf $env $fl
+			[ $fl = 1 ] && rr_floor $env
 		done
 		DIV=1
 		for size in 64 1400; do
+			[ "$ONLY" = rr ] && break
 			for th in 1 2; do
 				tx_klab $env $size $th
 				tx_iperf3 $env $size $th
@@ -242,18 +261,24 @@ print("%-5s %-11s | %8s %8s %8s %6s | %-8s %8s %8s %8s %6s | %5s %5s" % (
     "env", "cell", "klab", "sent/s", "deliv/s", "us/op", "peer", "tool", "sent/s", "deliv/s",
     "us/op", "rate", "cost"))
 rr = {}
+floor = {}
 for (env, cell), tools in sorted(cells.items(), key=lambda kv: (kv[0][0] != "veth", kv[0][1])):
     k = tools.get("klab", [])
-    name = [t for t in tools if t != "klab"]
-    p = tools[name[0]] if name else []
     col = 2 if cell.startswith("rr") else 1
-    kr, pr = med(k, col), med(p, col)
-    kc, pc = med(k, 4), med(p, 4)
-    print("%-5s %-11s | %8.0f %8.0f %8.0f %6.1f | %-8s %8.0f %8.0f %8.0f %6.1f | %5.2f %5.2f" % (
-        env, cell, med(k, 0), med(k, 1), med(k, 2), kc, name[0] if name else "-",
-        med(p, 0), med(p, 1), med(p, 2), pc, kr / pr if pr else 0, pc / kc if kc else 0))
-    if cell.startswith("rr"):
-        rr.setdefault(env, {})[cell] = (kr, pr)
+    kr, kc = med(k, col), med(k, 4)
+    for name in sorted((t for t in tools if t != "klab"), key=lambda t: t == "floor"):
+        p = tools[name]
+        pr, pc = med(p, col), med(p, 4)
+        print("%-5s %-11s | %8.0f %8.0f %8.0f %6.1f | %-8s %8.0f %8.0f %8.0f %6.1f | %5.2f %5.2f" % (
+            env, cell, med(k, 0), med(k, 1), med(k, 2), kc, name,
+            med(p, 0), med(p, 1), med(p, 2), pc, kr / pr if pr else 0, pc / kc if kc else 0))
+        if name == "floor":
+            floor[env] = (kr, pr, [x[col] for x in k], [x[col] for x in p])
+        elif cell.startswith("rr"):
+            rr.setdefault(env, {})[cell] = (kr, pr)
+for env, (kr, pr, kv, pv) in floor.items():
+    print("%s: udp_rr 1 flow, klab / floor (the blocking pair) = %.3fx (transactions/s, medians: klab %.0f %s, floor %.0f %s)" % (
+        env, kr / pr if pr else 0, kr, kv, pr, pv))
 for env, c in rr.items():
     if "rr_1flow" in c and "rr_16flow" in c and c["rr_1flow"][0] and c["rr_1flow"][1]:
         print("%s: 16 flows / 1 flow (transactions/s): klab %.2fx, sockperf %.2fx" % (

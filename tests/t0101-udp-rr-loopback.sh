@@ -64,14 +64,23 @@ test_expect_success 'one flow: client and server counts agree, document complete
 	rr_pair one --duration 4 -- --addr 127.0.0.1 --flows 1 --duration 2 --warmup 0.5 &&
 	counts_agree one 1 &&
 	$JV one.cli.json --check "d[\"duration_s\"] == 2" "d[\"warmup_s\"] == 0.5" \
-		"abs(d[\"series\"][-1][\"t\"] - 2) < 0.01" "d[\"params\"][\"flows\"] == 1"
+		"abs(d[\"series\"][-1][\"t\"] - 2) < 0.01" "d[\"params\"][\"flows\"] == 1" &&
+	# one request at a time: the server reads one datagram per call, and all but
+	# its first 16 and every 64th (probes for a queue) ask for one (wl_rxbatch)
+	say "one: server $($JV one.srv.json "d[\"received\"], d[\"receive_calls\"], d[\"single_receives\"]")" &&
+	$JV one.srv.json --check "d[\"receive_calls\"] == d[\"received\"]" \
+		"d[\"single_receives\"] >= 0.95 * d[\"receive_calls\"]"
 '
 
 test_expect_success '16 flows over 2 threads, burst 4, 2 server threads (SO_REUSEPORT)' '
 	rr_pair many --duration 4 --threads 2 -- --addr 127.0.0.1 --flows 16 --threads 2 --burst 4 \
 		--duration 2 --warmup 0.5 &&
 	counts_agree many 64 &&
-	$JV many.cli.json --check "d[\"per_flow_tps\"][\"min\"] > 0" "d[\"params\"][\"threads\"] == 2"
+	$JV many.cli.json --check "d[\"per_flow_tps\"][\"min\"] > 0" "d[\"params\"][\"threads\"] == 2" &&
+	# 64 requests in flight: the server finds queues and reads them in batches
+	say "many: server $($JV many.srv.json "d[\"received\"], d[\"receive_calls\"], d[\"single_receives\"]")" &&
+	$JV many.srv.json --check "d[\"receive_calls\"] < 0.9 * d[\"received\"]" \
+		"d[\"single_receives\"] < 0.1 * d[\"receive_calls\"]"
 '
 
 test_expect_success 'IPv6 on ::1 with request and response sizes' '

@@ -509,3 +509,33 @@ struct json_object *wl_series(uint64_t warm_ns, uint64_t end_ns, const char *key
 	}
 	return series;
 }
+
+unsigned wl_rxbatch_next(const struct wl_rxbatch *b, unsigned max)
+{
+	return b->single && b->calls % WL_RXBATCH_PROBE ? 1 : max;
+}
+
+void wl_rxbatch_saw(struct wl_rxbatch *b, unsigned asked, int n)
+{
+	if (n < 1)
+		return;
+	b->receives++;
+	b->singles += asked == 1;
+	if (b->single) {
+		b->calls++;
+		if (asked > 1 && n > 1) {	/* a probe found a queue */
+			b->single = 0;
+			b->ones = 0;
+			b->need = b->need ? b->need * 2 : 2 * WL_RXBATCH_ONES;
+			if (b->need > WL_RXBATCH_ONES_MAX)
+				b->need = WL_RXBATCH_ONES_MAX;
+		}
+		return;
+	}
+	if (n > 1) {
+		b->ones = 0;
+	} else if (++b->ones >= (b->need ? b->need : WL_RXBATCH_ONES)) {
+		b->single = 1;
+		b->calls = 1;
+	}
+}

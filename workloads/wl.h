@@ -134,6 +134,35 @@ struct json_object *wl_jint(uint64_t v);
 /* Print the document on stdout (pretty) and free it: 0, or -1 when stdout failed. */
 int wl_print_doc(struct json_object *doc);
 
+/*
+ * How many datagrams a server's next receive asks for. recvmmsg() with
+ * MSG_WAITFORONE for a batch blocks for the first datagram and then tries
+ * once more without blocking; when requests come one at a time (one flow, or
+ * a few) that second try finds the queue empty: a socket lock and a queue
+ * check per transaction that a plain blocking recvmsg() does not pay. After
+ * WL_RXBATCH_ONES batches in a row that each brought one datagram, the server
+ * asks for one at a time; every WL_RXBATCH_PROBE-th receive asks for a whole
+ * batch again, and when that finds more than one queued it goes back to
+ * batches, and the run of batches of one it takes to leave them again doubles
+ * (up to WL_RXBATCH_ONES_MAX): a queue that comes and goes (many flows) keeps
+ * the server on batches, one flow never leaves one at a time. next() gives the count to ask for (1 or max), saw() takes what
+ * the receive asked for and what it returned (n < 1: nothing received).
+ */
+#define WL_RXBATCH_ONES 16
+#define WL_RXBATCH_ONES_MAX 4096
+#define WL_RXBATCH_PROBE 64
+
+struct wl_rxbatch {
+	int single;		/* asking for one datagram at a time */
+	unsigned ones;		/* batches in a row that brought one */
+	unsigned need;		/* how many it takes (0: WL_RXBATCH_ONES) */
+	unsigned calls;		/* receives since single mode began */
+	uint64_t receives, singles;	/* receives in all, and those that asked for one */
+};
+
+unsigned wl_rxbatch_next(const struct wl_rxbatch *b, unsigned max);
+void wl_rxbatch_saw(struct wl_rxbatch *b, unsigned asked, int n);
+
 #endif
 
 /*
