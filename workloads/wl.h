@@ -145,8 +145,9 @@ int wl_print_doc(struct json_object *doc);
  * batch again, and when that finds more than one queued it goes back to
  * batches, and the run of batches of one it takes to leave them again doubles
  * (up to WL_RXBATCH_ONES_MAX): a queue that comes and goes (many flows) keeps
- * the server on batches, one flow never leaves one at a time. next() gives the count to ask for (1 or max), saw() takes what
- * the receive asked for and what it returned (n < 1: nothing received).
+ * the server on batches, one flow never leaves one at a time. next() gives
+ * the count to ask for (1 or max), saw() takes what the receive asked for and
+ * what it returned (n < 1: nothing received).
  */
 #define WL_RXBATCH_ONES 16
 #define WL_RXBATCH_ONES_MAX 4096
@@ -162,8 +163,6 @@ struct wl_rxbatch {
 
 unsigned wl_rxbatch_next(const struct wl_rxbatch *b, unsigned max);
 void wl_rxbatch_saw(struct wl_rxbatch *b, unsigned asked, int n);
-
-#endif
 
 /*
  * Bind `n` UDP sockets of the address's family to `a`, into fds[]: one
@@ -188,3 +187,5 @@ void wl_set_rcvbuf(int fd, int bytes);
  */
 struct json_object *wl_series(uint64_t warm_ns, uint64_t end_ns, const char *key,
 			      uint64_t (*sum)(void *ctx), void *ctx, const int *stop);
+
+#endif
