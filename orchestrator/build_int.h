@@ -22,6 +22,7 @@ struct tree {
 	struct strvec fragments;	/* resolved paths */
 	char *localversion;	/* prefix of LOCALVERSION */
 	int jobs;
+	struct tree *share;	/* [tree] share = NAME: that tree, whose repository and build folders this one uses */
 };
 
 /*

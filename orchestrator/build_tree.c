@@ -40,6 +40,10 @@ void tree_free(struct tree *t)
 	free(t->base);
 	strvec_clear(&t->fragments);
 	free(t->localversion);
+	if (t->share) {
+		tree_free(t->share);
+		free(t->share);
+	}
 }
 
 /* A fragment name -> path: as given if it exists, else under kernels/configs. */
@@ -109,6 +113,17 @@ int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t
 		strvec_push(&t->fragments, f);
 		free(f);
 	}
+	if (ct->share) {
+		if (!t->git)
+			return error("tree '%s': share = %s needs git = PATH (the history to fetch into it)",
+				     ct->name, ct->share);
+		t->share = xmalloc(sizeof(*t->share));
+		if (tree_resolve(cfg, ct->share, t->share) < 0)
+			return error("tree '%s': cannot use the tree '%s' it shares", ct->name, ct->share);
+		if (t->share->share)
+			return error("tree '%s': the tree '%s' it shares shares '%s' itself", ct->name, ct->share,
+				     t->share->share->name);
+	}
 	return 0;
 }
 
@@ -116,13 +131,18 @@ int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t
  * The folder name of a tree's repository and build folders: a tarball tree
  * is named after its tarball (linux-source-6.1), so that every [tree] made
  * from one tarball, and the built-in tree, share the import, the build
- * folder and the artifacts; other trees after their name.
+ * folder and the artifacts; other trees after their name. A tree with
+ * share = NAME is named as that tree is: a fork or a branch of its history
+ * (a bisection's tree) builds in the same work tree and build folder, so a
+ * commit there is an incremental build, not a cold one in a folder of its own.
  */
 char *repo_name(const struct tree *t)
 {
 	static const char *const exts[] = { ".tar.xz", ".tar.gz", ".tar.bz2", ".tar.zst", ".tgz", ".tar" };
 	const char *b;
 
+	if (t->share)
+		return repo_name(t->share);
 	if (!t->tarball || t->git)
 		return xstrdup(t->name);
 	b = strrchr(t->tarball, '/');
@@ -195,6 +215,10 @@ int build_run(struct run_cmd *c, unsigned flags)
 		strvec_push(&vis, jail->t.git);
 	if (jail->t.base && strchr(jail->t.base, '/'))
 		strvec_push(&vis, jail->t.base);
+	if (jail->t.share && jail->t.share->tarball)
+		strvec_push(&vis, jail->t.share->tarball);
+	if (jail->t.share && jail->t.share->git && jail->t.share->git[0] == '/')
+		strvec_push(&vis, jail->t.share->git);
 	sp.visible = (const char *const *)vis.v;
 	sp.net = !!(flags & BUILD_RUN_NET);
 	r = sandbox_run(&jail->sb, &sp, c);
@@ -407,6 +431,40 @@ out:
 	return ret;
 }
 
+/*
+ * A tree that shares another's repository: that one made or updated first,
+ * then T's history fetched into it (refs/remotes/T/...), and REF resolved
+ * there (T/REF first, then REF itself: a commit id, or a tag).
+ */
+static int prepare_shared(const struct tree *t, const char *src, const char *ref, char **commit)
+{
+	struct buf err = BUF_INIT;
+	char *own = NULL, *refspec = xasprintf("+refs/heads/*:refs/remotes/%s/*", t->name), *mine = NULL;
+	int ret = -1;
+
+	if (prepare_repo(t->share, src, NULL, &own) < 0)
+		goto out;
+	if (git(src, NULL, &err, 0, "fetch", "-q", "--no-tags", "--upload-pack", UPLOAD_PACK, t->git, refspec, NULL)) {
+		error("cannot fetch '%s' for tree '%s' into the repository of tree '%s': %s", t->git, t->name,
+		      t->share->name, last_line(err.buf));
+		goto out;
+	}
+	if (!ref)
+		ref = t->branch ? t->branch : "HEAD";
+	mine = xasprintf("%s/%s", t->name, ref);
+	if (!has_commit(src, mine, commit) && !has_commit(src, ref, commit)) {
+		error("tree '%s': unknown ref '%s'", t->name, ref);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(own);
+	free(mine);
+	free(refspec);
+	buf_release(&err);
+	return ret;
+}
+
 /* Make or update the repository of T at SRC; resolve REF to *COMMIT. */
 int prepare_repo(const struct tree *t, const char *src, const char *ref, char **commit)
 {
@@ -414,6 +472,10 @@ int prepare_repo(const struct tree *t, const char *src, const char *ref, char **
 	char *gitdir = xasprintf("%s/.git", src);
 	int ret = -1;
 
+	if (t->share) {
+		free(gitdir);
+		return prepare_shared(t, src, ref, commit);
+	}
 	if (t->tarball && !t->git) {
 		if (!has_commit(src, IMPORT_TAG, NULL) && import_tarball(t, src) < 0)
 			goto out;

@@ -482,7 +482,7 @@ static const struct keydef machine_keys[] = {
 
 static const struct keydef tree_keys[] = {
 	{ "git", 0 }, { "branch", 0 }, { "tarball", 0 }, { "config_base", 0 }, { "fragments", 0 },
-	{ "localversion", 0 }, { "jobs", 0 }, { NULL, 0 },
+	{ "localversion", 0 }, { "jobs", 0 }, { "share", 0 }, { NULL, 0 },
 };
 
 static const struct keydef profile_keys[] = {
@@ -646,6 +646,14 @@ static void load_tree(struct parser *p, struct klab_config *c, const struct raw_
 	split_words(p, s, "fragments", &t->fragments);
 	t->localversion = dupv(s, "localversion", "-klab");
 	t->jobs = (int)num(p, s, "jobs", 0, 0, 4096);
+	t->share = dupv(s, "share", NULL);
+	if (t->share && (!t->git || !strcmp(t->share, t->name))) {
+		int line;
+
+		get(s, "share", &line);
+		perr(p, s->file, line, "%s: share = %s needs a git tree of another tree's history (git = PATH)",
+		     sec_label(s), t->share);
+	}
 	if (!!t->git == !!t->tarball)
 		perr(p, s->file, s->line, "%s: give exactly one source: 'git' (with 'branch') or 'tarball'",
 		     sec_label(s));
@@ -973,6 +981,21 @@ static void check_refs(struct parser *p, struct klab_config *c)
 			perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), m->profile);
 		}
 	}
+	for (size_t i = 0; i < c->n_trees; i++) {
+		const struct conf_tree *t = &c->trees[i], *o = t->share ? conf_tree(c, t->share) : NULL;
+		const struct raw_section *s = find_raw(p, "tree", t->name);
+		int line;
+
+		/* the built-in tree (build.h BUILD_DEFAULT_TREE) may be shared without a [tree] of its own */
+		if (!t->share || (!o && !strcmp(t->share, "linux-source-6.1")))
+			continue;
+		get(s, "share", &line);
+		if (!o)
+			perr(p, s->file, line, "%s: share '%s' is not a [tree]", sec_label(s), t->share);
+		else if (o->share)
+			perr(p, s->file, line, "%s: share '%s' shares tree '%s' itself: share that one", sec_label(s),
+			     t->share, o->share);
+	}
 	for (size_t i = 0; i < c->n_jobs; i++) {
 		const struct conf_job *j = &c->jobs[i];
 		const struct raw_section *s = find_raw(p, "job", j->name);
@@ -1180,6 +1203,7 @@ void conf_free(struct klab_config *c)
 		free(t->name); free(t->git); free(t->branch); free(t->tarball); free(t->config_base);
 		strvec_clear(&t->fragments);
 		free(t->localversion);
+		free(t->share);
 	}
 	free(c->trees);
 	for (size_t i = 0; i < c->n_profiles; i++) {
@@ -1386,6 +1410,7 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pv(out, "config_base", t->config_base);
 		pl(out, "fragments", &t->fragments);
 		pv(out, "localversion", t->localversion);
+		pv(out, "share", t->share);
 		pn(out, "jobs", t->jobs);
 	}
 	for (size_t i = 0; i < c->n_profiles; i++) {

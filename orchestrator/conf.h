@@ -71,6 +71,7 @@ struct conf_tree {
 	char *config_base;	/* defconfig | tinyconfig | running | FILE */
 	struct strvec fragments;	/* files (relative to kernels/configs or absolute) */
 	char *localversion;	/* prefix of the LOCALVERSION, default "-klab" */
+	char *share;		/* build in the repository and build folders of this [tree] (a git tree of its history) */
 	int jobs;		/* make -jN, 0: nproc */
 	int line;
 };
