@@ -110,7 +110,7 @@ CREATE TABLE jobs (
 	created		REAL NOT NULL,
 	started		REAL,
 	finished	REAL
-);
+, bisection_id INTEGER REFERENCES bisections(id), bisect_seq INTEGER);
 CREATE TABLE job_sides (
 	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
 	side		TEXT NOT NULL CHECK (side IN ('A', 'B')),
@@ -346,3 +346,23 @@ CREATE TABLE bisect_steps (
 	finished	REAL,
 	PRIMARY KEY (bisection_id, seq)
 );
+CREATE INDEX jobs_bisection ON jobs(bisection_id, bisect_seq) WHERE bisection_id IS NOT NULL;
+CREATE TABLE confirmations (
+	id		INTEGER PRIMARY KEY,
+	job_id		INTEGER NOT NULL REFERENCES jobs(id),	-- the nightly whose change it is
+	confirm_job	INTEGER REFERENCES jobs(id),
+	workload	TEXT NOT NULL,
+	metric		TEXT NOT NULL,
+	better		TEXT,
+	change_pct	REAL,			-- as the nightly measured it
+	state		TEXT NOT NULL DEFAULT 'pending'
+			CHECK (state IN ('pending', 'confirmed', 'not confirmed')),
+	confirm_change	REAL,
+	confirm_verdict	TEXT,
+	bisection_id	INTEGER REFERENCES bisections(id),
+	error		TEXT,			-- why no bisection was started
+	created		REAL NOT NULL,
+	decided		REAL,
+	UNIQUE (job_id, workload, metric)
+);
+CREATE INDEX confirmations_confirm_job ON confirmations(confirm_job);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bisect_db.h"
+#include "job.h"
 #include "jsonh.h"
 #include "log.h"
 #include "run.h"
@@ -50,12 +51,64 @@ static int resolve(const char *dir, const char *tree, const char *what, const ch
 	return 0;
 }
 
+static int runs_workload(const struct conf_job *j, const char *w)
+{
+	for (size_t i = 0; i < j->workloads.n; i++)
+		if (!strcmp(j->workloads.v[i], w))
+			return 1;
+	return 0;
+}
+
+/*
+ * The [job] that measures each commit (its machines, runs, warm-up and
+ * tuning): the one named, or the only job of the tree that runs the
+ * workload. Its dut must be able to change kernel.
+ */
+static const struct conf_job *template_job(const struct klab_config *cfg, const struct bisect_start_opts *o)
+{
+	const struct conf_job *j = NULL;
+	const struct conf_machine *dut = NULL;
+
+	if (o->job) {
+		if (!(j = conf_job(cfg, o->job)))
+			return error("no job '%s' in the config (--job names a [job] section)", o->job), NULL;
+		if (!j->tree || strcmp(j->tree, o->tree))
+			return error("job '%s' builds tree '%s', not '%s'", o->job, j->tree ? j->tree : "(the built-in one)",
+				     o->tree), NULL;
+		if (!runs_workload(j, o->workload))
+			return error("job '%s' does not run workload '%s'", o->job, o->workload), NULL;
+	} else {
+		for (size_t i = 0; i < cfg->n_jobs; i++) {
+			const struct conf_job *c = &cfg->jobs[i];
+			if (!c->tree || strcmp(c->tree, o->tree) || !runs_workload(c, o->workload))
+				continue;
+			if (j)
+				return error("jobs '%s' and '%s' both run workload '%s' on tree '%s': name one with --job",
+					     j->name, c->name, o->workload, o->tree), NULL;
+			j = c;
+		}
+		if (!j)
+			return error("no [job] of tree '%s' runs workload '%s': add one (its machines and runs measure "
+				     "each commit) or name one with --job", o->tree, o->workload), NULL;
+	}
+	if (j->machines.n)
+		dut = conf_machine(cfg, j->machines.v[0]);
+	for (size_t i = 0; !dut && j->pool && i < cfg->n_machines; i++)
+		if (cfg->machines[i].pool && !strcmp(cfg->machines[i].pool, j->pool) && cfg->machines[i].role == ROLE_DUT)
+			dut = &cfg->machines[i];
+	if (dut && dut->boot == BOOT_NONE)
+		return error("job '%s': its dut '%s' has boot = none and cannot boot the commits of a bisection "
+			     "(a kexec or qemu machine can)", j->name, dut->name), NULL;
+	return j;
+}
+
 int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct bisect_start_opts *o)
 {
+	const struct conf_job *job;
 	const struct conf_tree *t = o->tree ? conf_tree(cfg, o->tree) : NULL;
 	char *good = NULL, *bad = NULL, *range = NULL;
 	struct buf out = BUF_INIT, is_git = BUF_INIT;
-	struct json_object *spec = NULL, *commits;
+	struct json_object *spec = NULL, *commits, *subjects;
 	struct strvec list = STRVEC_INIT;
 	int64_t id = -1, runs = 0, has = 0;
 	const char *metric = o->metric;
@@ -79,6 +132,8 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
 	}
 	if (!conf_workload(cfg, o->workload))
 		return error("unknown workload '%s' (no [workload \"%s\"] in the config)", o->workload, o->workload);
+	if (!(job = template_job(cfg, o)))
+		return -1;
 	if (!metric) {
 		metric = conf_workload(cfg, o->workload)->headline;
 		if (!metric || !*metric)
@@ -110,7 +165,7 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
 	}
 	range = xasprintf("%s..%s", good, bad);
 	{
-		const char *args[] = { "rev-list", "--reverse", "--first-parent", range, NULL };
+		const char *args[] = { "log", "--reverse", "--first-parent", "--format=%H %s", range, NULL };
 		if (git(t->git, args, &out)) {
 			error("tree '%s': cannot list the commits %s", o->tree, range);
 			goto out;
@@ -119,11 +174,19 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
 	strvec_split(&list, out.buf, "\n");
 	spec = json_object_new_object();
 	commits = json_object_new_array();
-	for (size_t i = 0; i < list.n; i++)
-		json_object_array_add(commits, json_str(list.v[i]));
+	subjects = json_object_new_array();
+	for (size_t i = 0; i < list.n; i++) {
+		const char *sp = strchr(list.v[i], ' ');
+		json_object_array_add(commits, json_object_new_string_len(list.v[i], sp ? (int)(sp - list.v[i]) :
+									   (int)strlen(list.v[i])));
+		json_object_array_add(subjects, json_str(sp ? sp + 1 : ""));
+	}
 	json_object_object_add(spec, "commits", commits);
+	json_object_object_add(spec, "subjects", subjects);
+	json_object_object_add(spec, "job", json_str(job->name));
 	json_object_object_add(spec, "min_boots", json_object_new_int(o->min_boots));
 	json_object_object_add(spec, "max_boots", json_object_new_int(o->max_boots));
+	json_object_object_add(spec, "end_boots", json_object_new_int(o->end_boots > 0 ? o->end_boots : 2 * o->min_boots));
 	{
 		struct buf js = BUF_INIT;
 		json_to_buf(&js, spec, 0);
@@ -151,10 +214,17 @@ int bisect_cancel(struct db *db, int64_t id)
 
 	if (db_get_str(db, &state, "SELECT state FROM bisections WHERE id = ?", "i", id) != 1)
 		return error("no bisection %lld (klab bisect list shows them)", (long long)id);
-	if (!strcmp(state, "queued") || !strcmp(state, "running"))
+	if (!strcmp(state, "queued") || !strcmp(state, "running")) {
+		struct db_stmt *q;
+
 		ret = db_run(db, "UPDATE bisections SET state = 'cancelled', cancel = 1, finished = ?, "
 			     "error = 'cancelled by request' WHERE id = ?", "di", now_wall(), id);
-	else
+		/* the job measuring a step stops at its next safe point (a queued one at once) */
+		q = db_prepare(db, "SELECT id FROM jobs WHERE bisection_id = ? AND state IN ('queued', 'running')", "i", id);
+		while (!ret && q && db_step(q) == DB_ROW)
+			ret = job_cancel(db, db_col_int64(q, 0));
+		db_finalize(q);
+	} else
 		ret = error("bisection %lld is already %s", (long long)id, state);
 	free(state);
 	return ret;

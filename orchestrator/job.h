@@ -30,9 +30,16 @@ struct job_submit_opts {
 	const char *schedule;	/* name of the schedule that fired it (NULL: by hand) */
 	long seed;		/* order seed; -1: the job's, else random */
 	int boots, runs;	/* overrides when > 0 */
+	/* a bisection's job (docs/bisect.md): only this workload, and ... */
+	const char *workload;
+	const char *commit;	/* ... one side: this commit of the job's tree (kind 'bisect') */
+	int64_t bisection;	/* jobs.bisection_id and bisect_seq (0: not a bisection's) */
+	int bisect_seq;
+	/* a confirmation (kind 'confirm'): these two kernels again, of nightly job CONFIRMS */
+	int64_t kernel_a, kernel_b, confirms;
 };
 
-#define JOB_SUBMIT_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, -1, 0, 0 }
+#define JOB_SUBMIT_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, -1, 0, 0, NULL, NULL, 0, 0, 0, 0, 0 }
 
 /*
  * Build the spec of a job from the config and the options, check it

@@ -189,6 +189,8 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	test = o->test ? o->test : cj->test;
 	if (o->series && o->test)
 		return error("job '%s': give a series or a test ref, not both", o->job);
+	if (o->commit && (o->series || o->test))
+		return error("job '%s': a bisection step measures one commit, without a series or a test ref", o->job);
 	if (cj->machines.n) {
 		if (cj->machines.n != 2)
 			return error("job '%s': machines must name a dut and a peer, not %zu machine(s)",
@@ -223,6 +225,23 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		kind = "tuning";
 		json_object_array_add(sides, side_json("A", pa ? pa : "default", base, "base", pa, !boot_none));
 		json_object_array_add(sides, side_json("B", pb ? pb : "default", base, "base", pb, 0));
+	} else if (o->confirms) {
+		/* a nightly's change measured again: its two kernels, fresh boots */
+		struct json_object *a = side_json("A", "previous", NULL, "base", dut_profile, 0);
+		struct json_object *b = side_json("B", "tip", NULL, "nightly", dut_profile, 0);
+		kind = "confirm";
+		json_object_object_add(a, "kernel_id", json_object_new_int64(o->kernel_a));
+		json_object_object_add(a, "from_job", json_object_new_int64(o->confirms));
+		json_object_object_add(b, "kernel_id", json_object_new_int64(o->kernel_b));
+		json_object_object_add(b, "from_job", json_object_new_int64(o->confirms));
+		json_object_array_add(sides, a);
+		json_object_array_add(sides, b);
+	} else if (o->commit) {
+		/* a bisection's step: one side, the commit, compared by the bisection (not the job) */
+		char label[16];
+		snprintf(label, sizeof(label), "%.12s", o->commit);
+		kind = "bisect";
+		json_object_array_add(sides, side_json("B", label, o->commit, "bisect", dut_profile, 1));
 	} else if (series) {
 		kind = "series";
 		json_object_array_add(sides, side_json("A", "base", base, "base", dut_profile, 1));
@@ -248,7 +267,7 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		}
 		json_object_array_add(sides, side_json("B", "tip", base, "nightly", dut_profile, !boot_none));
 	}
-	if (boot_none && (!strcmp(kind, "series") || !strcmp(kind, "refs"))) {
+	if (boot_none && (!strcmp(kind, "series") || !strcmp(kind, "refs") || !strcmp(kind, "bisect"))) {
 		error("job '%s' compares two kernels, but its dut '%s' has boot = none and cannot change "
 		      "kernel (use profile_a/profile_b for a tuning A/B, or a kexec or qemu machine)",
 		      o->job, dut ? dut->name : cj->pool);
@@ -260,6 +279,8 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	for (size_t i = 0; i < cj->workloads.n; i++) {
 		const struct conf_workload *w = conf_workload(cfg, cj->workloads.v[i]);
 		struct json_object *wj = NULL;
+		if (o->workload && strcmp(o->workload, cj->workloads.v[i]))
+			continue;
 		if (!w) {
 			error("job '%s': workload '%s' is not in the config", o->job, cj->workloads.v[i]);
 			goto out;
@@ -268,6 +289,11 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 			goto out;
 		}
 		json_object_array_add(wl, wj);
+	}
+	if (o->workload && !json_object_array_length(wl)) {
+		error("job '%s' does not run workload '%s' (its workloads: %s ...)", o->job, o->workload,
+		      cj->workloads.v[0]);
+		goto out;
 	}
 	profiles = json_object_new_object();
 	json_object_object_add(spec, "profiles", profiles);
@@ -312,6 +338,12 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	json_object_object_add(spec, "order", json_str(cj->order ? cj->order : "abba"));
 	json_object_object_add(spec, "seed", json_object_new_int64(seed));
 	json_object_object_add(spec, "schedule", json_str(o->schedule));
+	if (o->confirms)
+		json_object_object_add(spec, "confirms", json_object_new_int64(o->confirms));
+	if (o->bisection) {
+		json_object_object_add(spec, "bisection", json_object_new_int64(o->bisection));
+		json_object_object_add(spec, "bisect_seq", json_object_new_int(o->bisect_seq));
+	}
 	/* Run ids must be unique on a machine shared by several databases. */
 	snprintf(prefix, sizeof(prefix), "k%08llx", (unsigned long long)(random_seed() & 0xffffffff));
 	json_object_object_add(spec, "uid_salt", json_str(prefix));
@@ -319,9 +351,10 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 
 	if (db_begin(db))
 		goto out;
-	if (db_run(db, "INSERT INTO jobs (name, state, spec, tree, schedule, order_seed, dut, peer, created) "
-		   "VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?)", "ssssissd", cj->name, text.buf, cj->tree,
-		   o->schedule, seed, dut ? dut->name : NULL, peer ? peer->name : NULL, now_wall())) {
+	if (db_run(db, "INSERT INTO jobs (name, state, spec, tree, schedule, order_seed, dut, peer, created, "
+		   "bisection_id, bisect_seq) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, -1))",
+		   "ssssissdii", cj->name, text.buf, cj->tree, o->schedule, seed, dut ? dut->name : NULL,
+		   peer ? peer->name : NULL, now_wall(), o->bisection, o->bisection ? (int64_t)o->bisect_seq : -1)) {
 		db_rollback(db);
 		goto out;
 	}

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bisect_db.h"
 #include "buf.h"
 #include "conf.h"
 #include "db.h"
@@ -27,7 +28,8 @@ static void on_job_term(int sig) { (void)sig; job_stop = 1; }
 
 struct child {
 	pid_t pid;
-	int64_t job;
+	int64_t job;		/* 0: a bisection's runner */
+	int64_t bisection;	/* 0: a job's */
 	int64_t started_ms;
 };
 
@@ -166,6 +168,24 @@ static struct child *find_kid(struct daemon *d, int64_t job)
 	return NULL;
 }
 
+static struct child *find_bisection(struct daemon *d, int64_t id)
+{
+	for (size_t i = 0; i < d->n_kids; i++)
+		if (d->kids[i].bisection == id)
+			return &d->kids[i];
+	return NULL;
+}
+
+static void add_kid(struct daemon *d, pid_t pid, int64_t job, int64_t bisection)
+{
+	d->kids = xrealloc(d->kids, (d->n_kids + 1) * sizeof(*d->kids));
+	d->kids[d->n_kids].pid = pid;
+	d->kids[d->n_kids].job = job;
+	d->kids[d->n_kids].bisection = bisection;
+	d->kids[d->n_kids].started_ms = now_ms();
+	d->n_kids++;
+}
+
 static int *crash_count(struct daemon *d, int64_t job)
 {
 	for (size_t i = 0; i < d->n_crashes; i++)
@@ -210,12 +230,45 @@ static int start_job(struct daemon *d, int64_t id, const char *why)
 		db_close(db);
 		_exit(rc < 0 ? 3 : rc);
 	}
-	d->kids = xrealloc(d->kids, (d->n_kids + 1) * sizeof(*d->kids));
-	d->kids[d->n_kids].pid = pid;
-	d->kids[d->n_kids].job = id;
-	d->kids[d->n_kids].started_ms = now_ms();
-	d->n_kids++;
+	add_kid(d, pid, id, 0);
 	log_msg(LOG_NOTICE, "%s job %lld (pid %d)", why, (long long)id, (int)pid);
+	return 0;
+}
+
+/* Run bisection ID in a child process: it runs its steps' jobs itself, one at a time. */
+static int start_bisection(struct daemon *d, int64_t id, const char *why)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return error_errno("cannot fork for bisection %lld", (long long)id);
+	if (pid == 0) {
+		struct job_run_opts o = JOB_RUN_OPTS_INIT;
+		struct sigaction sa;
+		struct db *db;
+		int rc;
+
+		close(d->lock_fd);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_job_term;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		if (db_open(d->db_path, &db))
+			_exit(3);
+		o.progress = 0;
+		o.wait_lease = 1;
+		o.stop = &job_stop;
+		rc = bisect_run(d->cfg, db, d->db_path, id, &o);
+		db_close(db);
+		_exit(rc < 0 ? 3 : rc);
+	}
+	add_kid(d, pid, 0, id);
+	log_msg(LOG_NOTICE, "%s bisection %lld (pid %d)", why, (long long)id, (int)pid);
 	return 0;
 }
 
@@ -233,8 +286,17 @@ static void reap(struct daemon *d)
 			;
 		if (i == d->n_kids)
 			continue;
-		int64_t job = d->kids[i].job, ran_ms = now_ms() - d->kids[i].started_ms;
+		int64_t job = d->kids[i].job, ran_ms = now_ms() - d->kids[i].started_ms, bis = d->kids[i].bisection;
 		d->kids[i] = d->kids[--d->n_kids];
+		if (bis) {
+			/* a killed runner is started again at the next tick: its state stays 'running' */
+			db_get_str(d->db, &state, "SELECT state FROM bisections WHERE id = ?", "i", bis);
+			log_msg(LOG_NOTICE, "bisection %lld: its runner %d ended: %s (%s %d, %.0f s)", (long long)bis,
+				(int)pid, state ? state : "?", WIFSIGNALED(st) ? "signal" : "exit",
+				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), ran_ms / 1000.0);
+			free(state);
+			continue;
+		}
 		db_get_str(d->db, &state, "SELECT state FROM jobs WHERE id = ?", "i", job);
 		if (WIFSIGNALED(st)) {
 			int *n = crash_count(d, job);
@@ -294,8 +356,9 @@ static void start_jobs(struct daemon *d)
 	if (running >= limit)
 		return;
 	/* Interrupted jobs first (state running, nobody runs them), then the queue. */
+	/* a bisection's jobs are run by its runner (start_bisections) */
 	st = db_prepare(d->db, "SELECT id, state FROM jobs WHERE state IN ('running', 'queued') "
-			"ORDER BY state = 'queued', id LIMIT 64", "");
+			"AND bisection_id IS NULL ORDER BY state = 'queued', id LIMIT 64", "");
 	while (st && db_step(st) == DB_ROW && n < 64) {
 		int64_t id = db_col_int64(st, 0);
 		if (find_kid(d, id) || job_is_live(d->db_path, id))
@@ -312,13 +375,54 @@ static void start_jobs(struct daemon *d)
 	}
 }
 
+/* Queued bisections, and running ones whose runner died, each in a runner of its own (one slot each). */
+static void start_bisections(struct daemon *d)
+{
+	int limit = job_limit(d), running = (int)d->n_kids + foreign_live(d);
+	struct db_stmt *st = db_prepare(d->db, "SELECT id, state FROM bisections WHERE state IN ('running', 'queued') "
+					"AND cancel = 0 ORDER BY state = 'queued', id LIMIT 16", "");
+	int64_t ids[16];
+	int n = 0, resumed[16];
+
+	while (st && db_step(st) == DB_ROW && n < 16) {
+		int64_t id = db_col_int64(st, 0);
+		if (find_bisection(d, id) || bisect_is_live(d->db_path, id))
+			continue;
+		resumed[n] = !strcmp(db_col_text(st, 1), "running");
+		ids[n++] = id;
+	}
+	db_finalize(st);
+	for (int i = 0; i < n && running < limit; i++)
+		if (start_bisection(d, ids[i], resumed[i] ? "resuming interrupted" : "starting") == 0)
+			running++;
+}
+
+/*
+ * The schedules' clock: the time, or with KLAB_TEST_CLOCK=FILE (a test
+ * hook) the Unix time written in FILE, so that a test makes nights pass
+ * without waiting for them (tests/t0902). An unreadable file: the time.
+ */
+static time_t schedule_now(void)
+{
+	const char *f = getenv("KLAB_TEST_CLOCK");
+	struct buf b = BUF_INIT;
+	long long t = 0;
+
+	if (f && *f && !buf_read_file(&b, f) && sscanf(b.buf, "%lld", &t) == 1 && t > 0) {
+		buf_release(&b);
+		return (time_t)t;
+	}
+	buf_release(&b);
+	return time(NULL);
+}
+
 static void fire_schedules(struct daemon *d)
 {
 	struct sched_fire *f = NULL;
 	size_t n = 0;
 	void *arg[2] = { d->db, d->cfg };
 
-	if (sched_tick(d->db, d->cfg, time(NULL), 90, job_submit_schedule, arg, &f, &n))
+	if (sched_tick(d->db, d->cfg, schedule_now(), 90, job_submit_schedule, arg, &f, &n))
 		return;
 	for (size_t i = 0; i < n; i++)
 		log_msg(LOG_NOTICE, "schedule '%s' submitted job %lld ('%s')%s", f[i].schedule,
@@ -453,6 +557,7 @@ int main(int argc, char **argv)
 			last_tick = now_ms();
 			fire_schedules(&d);
 			start_jobs(&d);
+			start_bisections(&d);
 		}
 		nanosleep(&ts, NULL);
 	}

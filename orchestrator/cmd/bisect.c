@@ -1,18 +1,21 @@
 /* cmd/bisect.c: `klab bisect start|show|list|cancel`: bisections of a performance change between two commits. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bisect_db.h"
 #include "cmd.h"
+#include "job.h"
+#include "buf.h"
 #include "db.h"
 #include "log.h"
 #include "util.h"
 
-static const char *b_tree, *b_good, *b_bad, *b_workload, *b_metric;
+static const char *b_tree, *b_good, *b_bad, *b_workload, *b_metric, *b_job;
 static double b_alpha = 0.01;
-static long b_min = 3, b_max = 8;
+static long b_min = 3, b_max = 8, b_ends;
 
 static const struct opt start_opts[] = {
 	OPT_STRING(0, "tree", &b_tree, "TREE", "the [tree] whose git history is bisected"),
@@ -20,13 +23,16 @@ static const struct opt start_opts[] = {
 	OPT_STRING(0, "bad", &b_bad, "REF", "a commit with it (descending from good)"),
 	OPT_STRING(0, "workload", &b_workload, "NAME", "the [workload] that measures it"),
 	OPT_STRING(0, "metric", &b_metric, "METRIC", "the metric (default: the workload's headline)"),
+	OPT_STRING(0, "job", &b_job, "JOB", "the [job] whose machines and runs measure each commit "
+		   "(default: the one job of the tree that runs the workload)"),
 	OPT_DOUBLE(0, "alpha", &b_alpha, "P", "the error rate of one classification (default 0.01)"),
 	OPT_INT(0, "min-boots", &b_min, "N", 2, 100, "boots per commit at first (default 3; the ends get twice)"),
 	OPT_INT(0, "max-boots", &b_max, "N", 2, 1000, "boots per commit before an undecided one is skipped (default 8)"),
+	OPT_INT(0, "end-boots", &b_ends, "N", 2, 1000, "boots a side of the two ends, measured first (default 2 * min-boots)"),
 	OPT_JSON(), OPT_END(),
 };
 static const char *const start_usage[] = {
-	"--tree TREE --good REF --bad REF --workload NAME [--metric METRIC] [--alpha P]", NULL };
+	"--tree TREE --good REF --bad REF --workload NAME [--metric METRIC] [--job JOB] [--alpha P]", NULL };
 static const struct opt_spec start_spec = {
 	"klab bisect start", start_usage, "queue a bisection of a performance change between two commits",
 	"Every input is checked before anything is stored: the tree has git history, good and\n"
@@ -61,9 +67,11 @@ static int bisect_start_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	o.bad = b_bad;
 	o.workload = b_workload;
 	o.metric = b_metric;
+	o.job = b_job;
 	o.alpha = b_alpha;
 	o.min_boots = (int)b_min;
 	o.max_boots = (int)b_max;
+	o.end_boots = (int)b_ends;
 	id = bisect_start(db, cfg, &o);
 	if (id < 0)
 		return 1;
@@ -71,7 +79,7 @@ static int bisect_start_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	print_obj_begin(NULL);
 	print_int(PRINT_ANY, "id", "bisection %lld queued", (long long)id);
 	print_str(PRINT_JSON, "state", "%s", "queued");
-	print_text(" (the runner that measures its steps is not in this version of klab: docs/bisect.md)\n");
+	print_text(" (klabd runs it, or `klab bisect run %lld`)\n", (long long)id);
 	print_obj_end();
 	return cmd_print_end();
 }
@@ -83,8 +91,11 @@ static const char *const list_usage[] = { "[--json|--csv]", NULL };
 static const struct opt_spec list_spec = {
 	"klab bisect list", list_usage, "the bisections, newest first", NULL, list_opts,
 };
-static const struct opt show_opts[] = { OPT_JSON(), OPT_END() };
-static const char *const show_usage[] = { "ID [--json]", NULL };
+static int s_mail;
+static const struct opt show_opts[] = {
+	OPT_BOOL(0, "mail", &s_mail, "the mail text of the answer, as the kernel test robot writes it"),
+	OPT_JSON(), OPT_END() };
+static const char *const show_usage[] = { "ID [--json|--mail]", NULL };
 static const struct opt_spec show_spec = {
 	"klab bisect show", show_usage, "one bisection and its steps", NULL, show_opts,
 };
@@ -144,6 +155,17 @@ static int bisect_show_cmd(int argc, char **argv, struct klab_ctx *ctx)
 		return cmd_usage_error(&show_spec, "give one bisection id");
 	if (!(db = ctx_db(ctx)))
 		return 1;
+	if (s_mail) {
+		struct buf m = BUF_INIT;
+		int r = bisect_mail_text(db, id, &m);
+		if (r < 0) {
+			buf_release(&m);
+			return 1;
+		}
+		fputs(m.buf, r ? stderr : stdout);
+		buf_release(&m);
+		return r ? 1 : (fflush(stdout) || ferror(stdout));
+	}
 	cmd_print_begin();
 	print_obj_begin(NULL);
 	q = db_prepare(db, ROW_SQL "WHERE id = ?", "i", (int64_t)id);
@@ -178,6 +200,73 @@ static int bisect_show_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	return cmd_print_end();
 }
 
+static volatile sig_atomic_t run_stop;
+
+static void on_stop(int sig)
+{
+	if (run_stop) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	run_stop = 1;
+}
+
+static int r_quiet;
+static const struct opt run_opts[] = {
+	OPT_BOOL('q', "quiet", &r_quiet, "no progress lines"),
+	OPT_END(),
+};
+static const char *const run_usage[] = { "ID [--quiet]", NULL };
+static const struct opt_spec run_spec = {
+	"klab bisect run", run_usage, "run (or resume) a bisection in the foreground",
+	"Measures the two ends, then each commit the bisection proposes, each as a job of\n"
+	"its own (klab job list shows them). A second SIGINT or SIGTERM stops at once; the\n"
+	"first one after the current step: `klab bisect run ID` again resumes it.\n",
+	run_opts,
+};
+
+static int bisect_run_cmd(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct job_run_opts o = JOB_RUN_OPTS_INIT;
+	struct klab_config *cfg;
+	struct sigaction sa;
+	struct db *db;
+	long id;
+	int st, ret;
+
+	if ((argc = cmd_parse(&run_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc != 1 || parse_long(argv[0], 1, 1L << 40, &id))
+		return cmd_usage_error(&run_spec, "give one bisection id");
+	if (!(cfg = ctx_config(ctx)) || !(db = ctx_db(ctx)))
+		return 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	o.progress = !r_quiet;
+	o.wait_lease = 1;
+	o.stop = &run_stop;
+	ret = bisect_run(cfg, db, NULL, id, &o);
+	if (ret >= 0 && !r_quiet) {
+		char *state = NULL, *result = NULL, *fb = NULL;
+		db_get_str(db, &state, "SELECT state FROM bisections WHERE id = ?", "i", (int64_t)id);
+		db_get_str(db, &result, "SELECT COALESCE(result, '-') FROM bisections WHERE id = ?", "i", (int64_t)id);
+		db_get_str(db, &fb, "SELECT COALESCE(first_bad, '') || ' ' || COALESCE(first_bad_subject, '') "
+			   "FROM bisections WHERE id = ?", "i", (int64_t)id);
+		printf("bisection %ld: %s, %s%s%s\n", id, state ? state : "?", result ? result : "-",
+		       result && strcmp(result, "no-regression") && fb && *fb != ' ' ? ": " : "",
+		       result && strcmp(result, "no-regression") && fb && *fb != ' ' ? fb : "");
+		free(state);
+		free(result);
+		free(fb);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		return 1;
+	return ret < 0 ? 1 : ret;
+}
+
 static const struct opt cancel_opts[] = { OPT_END() };
 static const char *const cancel_usage[] = { "ID", NULL };
 static const struct opt_spec cancel_spec = {
@@ -206,8 +295,9 @@ static const struct klab_cmd bisect_start_c = { "start", bisect_start_cmd, &star
 static const struct klab_cmd bisect_show_c = { "show", bisect_show_cmd, &show_spec, NULL, 0 };
 static const struct klab_cmd bisect_list_c = { "list", bisect_list_cmd, &list_spec, NULL, CMD_LISTING };
 static const struct klab_cmd bisect_cancel_c = { "cancel", bisect_cancel_cmd, &cancel_spec, NULL, 0 };
+static const struct klab_cmd bisect_run_c = { "run", bisect_run_cmd, &run_spec, NULL, 0 };
 static const struct klab_cmd *const bisect_subs[] = {
-	&bisect_start_c, &bisect_show_c, &bisect_list_c, &bisect_cancel_c, NULL };
+	&bisect_start_c, &bisect_run_c, &bisect_show_c, &bisect_list_c, &bisect_cancel_c, NULL };
 static const struct opt_spec bisect_spec = {
 	"klab bisect", NULL, "bisect a performance change to its commit (docs/bisect.md)", NULL, NULL,
 };
