@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "confirm.h"
 #include "db.h"
 #include "job.h"
 #include "job_int.h"
@@ -482,6 +483,9 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		if (spec_str(j.spec, "schedule") &&
 		    history_update_job(db, id, 1.0))
 			warn("job %lld: cannot update the nightly history", (long long)id);
+		/* a nightly's change is confirmed by a second job before it counts (confirm.h) */
+		if (confirm_after_job(db, cfg, id, j.spec))
+			warn("job %lld: cannot queue or decide its confirmation", (long long)id);
 		job_print(&j, "job %lld done in %.1f s", (long long)id, (now_ms() - j.t0) / 1000.0);
 		ret = 0;
 		break;

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "compare.h"
+#include "confirm.h"
 #include "compare_fmt.h"
 #include "db.h"
 #include "html.h"
@@ -431,6 +432,12 @@ static void answer_section(struct rep *r, const struct rep_job *j, const struct 
 			buf_addstr(h, "]</span>");
 		}
 		buf_reset(&t);
+		if (confirm_text(r->db, j->id, x->workload, x->metric, &t)) {	/* a nightly's change */
+			buf_addstr(h, " <span class=\"confirm\">");
+			html_escape(h, t.buf);
+			buf_addstr(h, "</span>");
+			buf_reset(&t);
+		}
 		buf_addstr(h, "<br><span class=\"claim\">");
 		if (compare_fmt_claims(&t, res, x))
 			html_escape(h, t.buf);

@@ -1,0 +1,191 @@
+/* confirm.c: a nightly's change confirmed by a second job before it is reported, and a confirmed regression bisected (docs/bisect.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect_db.h"
+#include "compare.h"
+#include "compare_fmt.h"
+#include "confirm.h"
+#include "job.h"
+#include "job_int.h"
+#include "jsonh.h"
+#include "log.h"
+#include "util.h"
+
+/* 1 when CHANGE (in %) of a metric where BETTER is higher or lower is the worse way. */
+static int worse(double change, const char *better)
+{
+	return better && !strcmp(better, "lower") ? change > 0 : change < 0;
+}
+
+/* The kernel ids of sides A and B of job ID (0: none). */
+static void side_kernels(struct db *db, int64_t id, int64_t *ka, int64_t *kb)
+{
+	*ka = *kb = 0;
+	db_get_int(db, ka, "SELECT COALESCE(kernel_id, 0) FROM job_sides WHERE job_id = ? AND side = 'A'", "i", id);
+	db_get_int(db, kb, "SELECT COALESCE(kernel_id, 0) FROM job_sides WHERE job_id = ? AND side = 'B'", "i", id);
+}
+
+/* A nightly ended done: a CHANGED headline queues one confirmation job of the same two kernels. */
+static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t id, const char *name)
+{
+	struct compare_result res;
+	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+	int64_t ka, kb, cj = 0, had = 0;
+	int n = 0, ret = 0;
+
+	side_kernels(db, id, &ka, &kb);
+	if (!ka || !kb)
+		return 0;	/* a first nightly: nothing compared */
+	memset(&res, 0, sizeof(res));
+	if (compare_load(db, id, 0, &res) != 1)
+		return 0;
+	db_get_int(db, &had, "SELECT count(*) FROM confirmations WHERE job_id = ?", "i", id);
+	for (size_t i = 0; !had && i < res.n_rows; i++) {
+		const struct compare_row *r = &res.rows[i];
+		if (compare_headline_row(&res, r->workload) != r || r->st.verdict != VERDICT_CHANGED)
+			continue;
+		if (!cj) {
+			o.job = name;
+			o.kernel_a = ka;
+			o.kernel_b = kb;
+			o.confirms = id;
+			cj = job_submit(db, cfg, &o);
+			if (cj < 0) {
+				ret = -1;
+				break;
+			}
+		}
+		db_run(db, "INSERT OR IGNORE INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
+		       "created) VALUES (?, ?, ?, ?, ?, ?, ?)", "iisssdd", id, cj, r->workload, r->metric, r->better,
+		       r->st.change_pct, now_wall());
+		log_msg(LOG_NOTICE, "job %lld: %s.%s CHANGED %+.2f%%: confirmation job %lld queued (not reported "
+			"until it agrees)", (long long)id, r->workload, r->metric, r->st.change_pct, (long long)cj);
+		n++;
+	}
+	compare_result_free(&res);
+	return ret < 0 ? -1 : n;
+}
+
+/*
+ * A confirmation ended done: each change it was to confirm is confirmed
+ * when the same metric is CHANGED the same way again, else not confirmed;
+ * a confirmed regression starts a bisection between the two kernels'
+ * commits, measured by the nightly's job.
+ */
+static int after_confirmation(struct db *db, const struct klab_config *cfg, int64_t id, int64_t nightly,
+			      const char *name)
+{
+	struct compare_result res;
+	struct db_stmt *q;
+	char *tree = NULL, *good = NULL, *bad = NULL;
+	int64_t ka, kb;
+
+	memset(&res, 0, sizeof(res));
+	if (compare_load(db, id, 0, &res) != 1)
+		return 0;
+	side_kernels(db, id, &ka, &kb);
+	db_get_str(db, &tree, "SELECT tree FROM jobs WHERE id = ?", "i", nightly);
+	db_get_str(db, &good, "SELECT commit_id FROM kernels WHERE id = ?", "i", ka);
+	db_get_str(db, &bad, "SELECT commit_id FROM kernels WHERE id = ?", "i", kb);
+	q = db_prepare(db, "SELECT id, workload, metric, change_pct, better FROM confirmations WHERE confirm_job = ? "
+		       "AND state = 'pending'", "i", id);
+	while (q && db_step(q) == DB_ROW) {
+		int64_t cid = db_col_int64(q, 0);
+		const char *w = db_col_text(q, 1), *m = db_col_text(q, 2), *better = db_col_text(q, 4);
+		double before = db_col_double(q, 3);
+		const struct compare_row *r = NULL;
+		int ok;
+
+		for (size_t i = 0; i < res.n_rows && !r; i++)
+			if (!strcmp(res.rows[i].workload, w) && !strcmp(res.rows[i].metric, m))
+				r = &res.rows[i];
+		ok = r && r->st.verdict == VERDICT_CHANGED && (r->st.change_pct < 0) == (before < 0);
+		db_run(db, "UPDATE confirmations SET state = ?, confirm_change = ?, confirm_verdict = ?, decided = ? "
+		       "WHERE id = ?", "sdsdi", ok ? "confirmed" : "not confirmed", r ? r->st.change_pct : NAN,
+		       r ? stats_verdict_name(r->st.verdict) : "no comparison", now_wall(), cid);
+		log_msg(LOG_NOTICE, "job %lld: %s.%s %+.2f%% %s by job %lld (%s%s%.2f%%)", (long long)nightly, w, m,
+			before, ok ? "confirmed" : "not confirmed", (long long)id,
+			r ? stats_verdict_name(r->st.verdict) : "no comparison", r ? " " : "", r ? r->st.change_pct : 0.0);
+		if (ok && worse(r->st.change_pct, better) && tree && good && bad && strcmp(good, bad)) {
+			struct bisect_start_opts bo;
+			int64_t b;
+
+			memset(&bo, 0, sizeof(bo));
+			bo.tree = tree;
+			bo.good = good;
+			bo.bad = bad;
+			bo.workload = w;
+			bo.metric = m;
+			bo.job = name;
+			bo.alpha = 0.01;
+			/* each commit measured as the nightly was: its boots (at least 2), up to three times that */
+			bo.min_boots = conf_job(cfg, name) && conf_job(cfg, name)->boots > 2 ? conf_job(cfg, name)->boots : 2;
+			bo.max_boots = 3 * bo.min_boots;
+			/* the ends were measured twice already (the nightly and its confirmation): min_boots a side */
+			bo.end_boots = bo.min_boots;
+			b = bisect_start(db, cfg, &bo);
+			if (b > 0) {
+				db_run(db, "UPDATE confirmations SET bisection_id = ? WHERE id = ?", "ii", b, cid);
+				log_msg(LOG_NOTICE, "job %lld: confirmed regression of %s.%s: bisection %lld queued",
+					(long long)nightly, w, m, (long long)b);
+			} else {
+				db_run(db, "UPDATE confirmations SET error = ? WHERE id = ?", "si", log_last_error(), cid);
+			}
+		}
+	}
+	db_finalize(q);
+	compare_result_free(&res);
+	free(tree);
+	free(good);
+	free(bad);
+	return 0;
+}
+
+int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, struct json_object *spec)
+{
+	const char *kind = spec_str(spec, "kind"), *name = spec_str(spec, "name");
+
+	if (!kind || !name || !cfg)
+		return 0;
+	if (!strcmp(kind, "nightly"))
+		return after_nightly(db, cfg, id, name) < 0 ? -1 : 0;
+	if (!strcmp(kind, "confirm"))
+		return after_confirmation(db, cfg, id, spec_int(spec, "confirms", 0), name);
+	return 0;
+}
+
+int confirm_text(struct db *db, int64_t job, const char *workload, const char *metric, struct buf *out)
+{
+	struct db_stmt *q = db_prepare(db, "SELECT c.state, c.confirm_job, COALESCE(c.confirm_verdict, ''), "
+				       "c.confirm_change, c.bisection_id, b.state, b.result, b.first_bad, c.error "
+				       "FROM confirmations c LEFT JOIN bisections b ON b.id = c.bisection_id "
+				       "WHERE c.job_id = ? AND c.workload = ? AND c.metric = ?", "iss", job, workload, metric);
+	int found = 0;
+
+	if (q && db_step(q) == DB_ROW) {
+		const char *st = db_col_text(q, 0);
+		found = 1;
+		if (!strcmp(st, "pending")) {
+			buf_addf(out, "not reported yet: confirmation job %lld measures it again", (long long)db_col_int64(q, 1));
+		} else {
+			buf_addf(out, "%s by job %lld (%s", st, (long long)db_col_int64(q, 1), db_col_text(q, 2));
+			if (!db_col_null(q, 3))
+				buf_addf(out, " %+.2f%%", db_col_double(q, 3));
+			buf_addstr(out, ")");
+			if (!strcmp(st, "not confirmed"))
+				buf_addstr(out, ": kept, not reported");
+		}
+		if (!db_col_null(q, 4)) {
+			buf_addf(out, "; bisection %lld %s", (long long)db_col_int64(q, 4), db_col_text(q, 5));
+			if (db_col_text(q, 7))
+				buf_addf(out, ": first bad commit %.12s", db_col_text(q, 7));
+		} else if (db_col_text(q, 8)) {
+			buf_addf(out, "; no bisection: %s", db_col_text(q, 8));
+		}
+	}
+	db_finalize(q);
+	return found;
+}
