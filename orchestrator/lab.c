@@ -316,7 +316,7 @@ static int write_fragment(const struct nlab *l)
 	for (i = 0; i < 2; i++) {
 		const struct nlab_machine *m = &l->m[i];
 
-		f.m[i] = (struct lab_machine_conf){ m->name, m->mgmt_addr, m->port, m->nic, m->addr, "none", NULL, NULL };
+		f.m[i] = (struct lab_machine_conf){ m->name, m->mgmt_addr, m->port, m->nic, m->addr, "none", NULL, NULL, NULL };
 	}
 	return lab_write_fragment(&f);
 }

@@ -36,6 +36,8 @@ int lab_write_fragment(const struct lab_fragment *f)
 			buf_addf(&b, "\tprofile = %s\n", m->profile);
 		if (m->clock)
 			buf_addf(&b, "\tclock = %s\n", m->clock);
+		if (m->power_cycle)
+			buf_addf(&b, "\tpower_cycle = %s\n", m->power_cycle);
 	}
 	ret = write_file_atomic(path, b.buf, b.len, 0644);
 	buf_release(&b);

@@ -15,6 +15,7 @@ struct lab_machine_conf {
 	const char *boot;	/* "none" or "kexec" */
 	const char *profile;	/* tuning profile, or NULL */
 	const char *clock;	/* "icount", or NULL for real time (not written) */
+	const char *power_cycle;	/* the command that restarts it from its default kernel, or NULL */
 };
 
 /* A lab's config fragment: DIR/klab.conf. */

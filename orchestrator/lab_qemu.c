@@ -367,16 +367,29 @@ out:
  * kexec: the deploy code switches kernels inside the guests with
  * kexec-tools, exactly as on hardware.
  */
+/*
+ * The fragment; each machine's power_cycle is `klab lab power-cycle` of
+ * this lab (this klab, by its absolute path), so a guest that does not come
+ * back from a kexec is restarted on the lab's kernel as a BMC would do.
+ */
 static int write_fragment(const struct qlab_state *st, const char *profile)
 {
 	struct lab_fragment f = { "qemu", "--qemu ", st->index, st->dir, { { 0 } } };
-	int i;
+	char self[PATH_MAX], *pc = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int i, ret;
 
+	if (n > 0) {
+		self[n] = '\0';
+		pc = xasprintf("%s lab power-cycle --qemu --dir %s", self, st->dir);
+	}
 	for (i = 0; i < 2; i++)
 		f.m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
 						    st->g[i].addr, "kexec", profile,
-						    st->icount ? "icount" : NULL };
-	return lab_write_fragment(&f);
+						    st->icount ? "icount" : NULL, pc };
+	ret = lab_write_fragment(&f);
+	free(pc);
+	return ret;
 }
 
 /* ---- qemu --------------------------------------------------------------- */
@@ -1011,6 +1024,27 @@ out:
 	if (ret < 0)
 		qlab_state_free(st);
 	return ret;
+}
+
+int qlab_power_cycle(struct qlab_state *st)
+{
+	int sock_port = 0, i;
+
+	stop_guests(st);
+	for (i = 0; i < (st->peer_netns ? 1 : 2); i++)
+		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
+			return error("guest '%s' (qemu pid %ld) did not stop", st->g[i].name, (long)st->g[i].pid);
+	if (!strcmp(st->nic, "socket") && (sock_port = free_port()) < 0)
+		return -1;
+	for (i = 0; i < (st->peer_netns ? 1 : 2); i++) {
+		if (start_guest(st, i, sock_port) < 0)
+			return -1;
+		if (st->peer_netns)
+			st->g[GUEST_PEER].pid = st->g[GUEST_DUT].pid;
+		if (qlab_state_save(st) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int qlab_down(const struct qlab_state *st)

@@ -63,6 +63,14 @@ struct qlab_state {
 };
 
 /*
+ * Power-cycle the lab, as a BMC would: stop its qemu processes and start
+ * them again on the lab's kernel (both guests: they share the workload
+ * link; a peer namespace goes with the dut). Returns once qemu runs, without
+ * waiting for ssh (the caller's boot wait does). 0 or -1 (logged).
+ */
+int qlab_power_cycle(struct qlab_state *st);
+
+/*
  * Read LABDIR/lab.state: 0, 1 when the folder holds no lab, -1 on a
  * malformed file (logged "FILE:LINE: ..."). Free with qlab_state_free().
  */

@@ -250,6 +250,44 @@ static int qemu_down(int argc, char **argv, struct klab_ctx *ctx)
 	return cmd_print_end() || r < 0 ? 1 : 0;
 }
 
+static const struct opt_spec qemu_cycle_spec = {
+	"klab lab power-cycle", qemu_where_usage, "restart the qemu lab's guests on the lab's kernel (its power_cycle)",
+	"What the fragment's power_cycle runs when a guest does not come back from a kexec:\n"
+	"the qemu processes are stopped and started again, as a BMC power cycle boots the\n"
+	"default entry. It returns once qemu runs; the guests then boot (klab lab status).\n",
+	qemu_down_opts,
+};
+
+static int qemu_power_cycle(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct qlab_state st;
+	int missing = 0, r;
+
+	(void)ctx;
+	if (qemu_load(&qemu_cycle_spec, argc, argv, &st, &missing, &r))
+		return r;
+	if (missing) {
+		error("no qemu lab in '%s': nothing to power-cycle", st.dir);
+		qlab_state_free(&st);
+		return 1;
+	}
+	r = qlab_power_cycle(&st);
+	if (r == 0)
+		printf("lab: qemu lab %d power-cycled: qemu pid %ld booting %s\n", st.index, (long)st.g[0].pid, st.kernel);
+	qlab_state_free(&st);
+	return r < 0 ? 1 : 0;
+}
+
+static int wants_qemu(int argc, char **argv);
+
+static int lab_power_cycle(int argc, char **argv, struct klab_ctx *ctx)
+{
+	if (!wants_qemu(argc, argv))
+		return cmd_usage_error(&qemu_cycle_spec, "power-cycle is the qemu lab's (--qemu): a netns lab has no kernel "
+				       "of its own to restart");
+	return qemu_power_cycle(argc, argv, ctx);
+}
+
 static int qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct qlab_state st;
@@ -527,9 +565,10 @@ static const struct klab_cmd lab_cmds[] = {
 	{ "up --qemu", qemu_up, &qemu_up_spec, NULL, CMD_HELP_ONLY },
 	{ "down --qemu", qemu_down, &qemu_down_spec, NULL, CMD_HELP_ONLY },
 	{ "status --qemu", qemu_status, &qemu_status_spec, NULL, CMD_HELP_ONLY },
+	{ "power-cycle", lab_power_cycle, &qemu_cycle_spec, NULL, 0 },
 };
 static const struct klab_cmd *const lab_subs[] = {
-	&lab_cmds[0], &lab_cmds[1], &lab_cmds[2], &lab_cmds[3], &lab_cmds[4], &lab_cmds[5], NULL,
+	&lab_cmds[0], &lab_cmds[1], &lab_cmds[2], &lab_cmds[3], &lab_cmds[4], &lab_cmds[5], &lab_cmds[6], NULL,
 };
 static const struct opt_spec lab_spec = {
 	"klab lab", NULL, "the local lab: test machines made on this host (network namespaces or qemu guests)",
