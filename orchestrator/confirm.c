@@ -97,21 +97,19 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 		const char *w = db_col_text(q, 1), *m = db_col_text(q, 2), *better = db_col_text(q, 4);
 		double before = db_col_double(q, 3);
 		const struct compare_row *r = NULL;
+		char *why = NULL;
+		int64_t b = 0;
 		int ok;
 
 		for (size_t i = 0; i < res.n_rows && !r; i++)
 			if (!strcmp(res.rows[i].workload, w) && !strcmp(res.rows[i].metric, m))
 				r = &res.rows[i];
 		ok = r && r->st.verdict == VERDICT_CHANGED && (r->st.change_pct < 0) == (before < 0);
-		db_run(db, "UPDATE confirmations SET state = ?, confirm_change = ?, confirm_verdict = ?, decided = ? "
-		       "WHERE id = ?", "sdsdi", ok ? "confirmed" : "not confirmed", r ? r->st.change_pct : NAN,
-		       r ? stats_verdict_name(r->st.verdict) : "no comparison", now_wall(), cid);
 		log_msg(LOG_NOTICE, "job %lld: %s.%s %+.2f%% %s by job %lld (%s%s%.2f%%)", (long long)nightly, w, m,
 			before, ok ? "confirmed" : "not confirmed", (long long)id,
 			r ? stats_verdict_name(r->st.verdict) : "no comparison", r ? " " : "", r ? r->st.change_pct : 0.0);
 		if (ok && worse(r->st.change_pct, better) && tree && good && bad && strcmp(good, bad)) {
 			struct bisect_start_opts bo;
-			int64_t b;
 
 			memset(&bo, 0, sizeof(bo));
 			bo.tree = tree;
@@ -127,14 +125,18 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 			/* the ends were measured twice already (the nightly and its confirmation): min_boots a side */
 			bo.end_boots = bo.min_boots;
 			b = bisect_start(db, cfg, &bo);
-			if (b > 0) {
-				db_run(db, "UPDATE confirmations SET bisection_id = ? WHERE id = ?", "ii", b, cid);
+			if (b > 0)
 				log_msg(LOG_NOTICE, "job %lld: confirmed regression of %s.%s: bisection %lld queued",
 					(long long)nightly, w, m, (long long)b);
-			} else {
-				db_run(db, "UPDATE confirmations SET error = ? WHERE id = ?", "si", log_last_error(), cid);
-			}
+			else
+				why = xstrdup(log_last_error());
 		}
+		/* decided, with its bisection, in one statement: a reader never sees one without the other */
+		db_run(db, "UPDATE confirmations SET state = ?, confirm_change = ?, confirm_verdict = ?, decided = ?, "
+		       "bisection_id = NULLIF(?, 0), error = ? WHERE id = ?", "sdsdisi", ok ? "confirmed" : "not confirmed",
+		       r ? r->st.change_pct : NAN, r ? stats_verdict_name(r->st.verdict) : "no comparison", now_wall(),
+		       b > 0 ? b : 0, why, cid);
+		free(why);
 	}
 	db_finalize(q);
 	compare_result_free(&res);

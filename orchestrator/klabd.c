@@ -197,15 +197,20 @@ static int *crash_count(struct daemon *d, int64_t job)
 	return &d->crashes[d->n_crashes++].deaths;
 }
 
-/* Start job ID in a child process. */
-static int start_job(struct daemon *d, int64_t id, const char *why)
+/*
+ * Run job ID, or bisection BISECTION (its runner runs its steps' jobs
+ * itself, one at a time), in a child process.
+ */
+static int start_child(struct daemon *d, int64_t id, int64_t bisection, const char *why)
 {
+	const char *what = bisection ? "bisection" : "job";
+	int64_t n = bisection ? bisection : id;
 	pid_t pid;
 
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
-		return error_errno("cannot fork for job %lld", (long long)id);
+		return error_errno("cannot fork for %s %lld", what, (long long)n);
 	if (pid == 0) {
 		struct job_run_opts o = JOB_RUN_OPTS_INIT;
 		struct sigaction sa;
@@ -226,49 +231,12 @@ static int start_job(struct daemon *d, int64_t id, const char *why)
 		o.progress = 0;
 		o.wait_lease = 1;
 		o.stop = &job_stop;
-		rc = job_run(d->cfg, db, d->db_path, id, &o);
+		rc = bisection ? bisect_run(d->cfg, db, d->db_path, bisection, &o) : job_run(d->cfg, db, d->db_path, id, &o);
 		db_close(db);
 		_exit(rc < 0 ? 3 : rc);
 	}
-	add_kid(d, pid, id, 0);
-	log_msg(LOG_NOTICE, "%s job %lld (pid %d)", why, (long long)id, (int)pid);
-	return 0;
-}
-
-/* Run bisection ID in a child process: it runs its steps' jobs itself, one at a time. */
-static int start_bisection(struct daemon *d, int64_t id, const char *why)
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return error_errno("cannot fork for bisection %lld", (long long)id);
-	if (pid == 0) {
-		struct job_run_opts o = JOB_RUN_OPTS_INIT;
-		struct sigaction sa;
-		struct db *db;
-		int rc;
-
-		close(d->lock_fd);
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_job_term;
-		sa.sa_flags = SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGTERM, &sa, NULL);
-		signal(SIGINT, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		if (db_open(d->db_path, &db))
-			_exit(3);
-		o.progress = 0;
-		o.wait_lease = 1;
-		o.stop = &job_stop;
-		rc = bisect_run(d->cfg, db, d->db_path, id, &o);
-		db_close(db);
-		_exit(rc < 0 ? 3 : rc);
-	}
-	add_kid(d, pid, 0, id);
-	log_msg(LOG_NOTICE, "%s bisection %lld (pid %d)", why, (long long)id, (int)pid);
+	add_kid(d, pid, id, bisection);
+	log_msg(LOG_NOTICE, "%s %s %lld (pid %d)", why, what, (long long)n, (int)pid);
 	return 0;
 }
 
@@ -370,7 +338,7 @@ static void start_jobs(struct daemon *d)
 	for (int i = 0; i < n && running < limit; i++) {
 		if (machines_busy(d, ids[i]))
 			continue;
-		if (start_job(d, ids[i], resumed[i] ? "resuming interrupted" : "starting") == 0)
+		if (start_child(d, ids[i], 0, resumed[i] ? "resuming interrupted" : "starting") == 0)
 			running++;
 	}
 }
@@ -393,7 +361,7 @@ static void start_bisections(struct daemon *d)
 	}
 	db_finalize(st);
 	for (int i = 0; i < n && running < limit; i++)
-		if (start_bisection(d, ids[i], resumed[i] ? "resuming interrupted" : "starting") == 0)
+		if (start_child(d, 0, ids[i], resumed[i] ? "resuming interrupted" : "starting") == 0)
 			running++;
 }
 

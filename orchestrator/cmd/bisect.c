@@ -1,6 +1,5 @@
 /* cmd/bisect.c: `klab bisect start|show|list|cancel`: bisections of a performance change between two commits. */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,17 +199,6 @@ static int bisect_show_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	return cmd_print_end();
 }
 
-static volatile sig_atomic_t run_stop;
-
-static void on_stop(int sig)
-{
-	if (run_stop) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
-	run_stop = 1;
-}
-
 static int r_quiet;
 static const struct opt run_opts[] = {
 	OPT_BOOL('q', "quiet", &r_quiet, "no progress lines"),
@@ -229,7 +217,6 @@ static int bisect_run_cmd(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct job_run_opts o = JOB_RUN_OPTS_INIT;
 	struct klab_config *cfg;
-	struct sigaction sa;
 	struct db *db;
 	long id;
 	int st, ret;
@@ -240,14 +227,9 @@ static int bisect_run_cmd(int argc, char **argv, struct klab_ctx *ctx)
 		return cmd_usage_error(&run_spec, "give one bisection id");
 	if (!(cfg = ctx_config(ctx)) || !(db = ctx_db(ctx)))
 		return 1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	o.progress = !r_quiet;
 	o.wait_lease = 1;
-	o.stop = &run_stop;
+	o.stop = cmd_stop_on_signals();
 	ret = bisect_run(cfg, db, NULL, id, &o);
 	if (ret >= 0 && !r_quiet) {
 		char *state = NULL, *result = NULL, *fb = NULL;

@@ -2,6 +2,7 @@
 #ifndef KLAB_CMD_H
 #define KLAB_CMD_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "conf.h"
@@ -85,6 +86,11 @@ void cmd_help(FILE *f, const struct klab_cmd *c);
 int cmd_usage_error(const struct opt_spec *spec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Start the output in cmd_format on stdout. */
 void cmd_print_begin(void);
+/*
+ * SIGINT and SIGTERM set the returned flag (a job or bisection stops at its
+ * next safe point, resumable); a second one stops the process at once.
+ */
+volatile sig_atomic_t *cmd_stop_on_signals(void);
 /* Finish it: 0, or 1 when stdout failed (klab's main says so). */
 int cmd_print_end(void);
 

@@ -1,4 +1,5 @@
 /* cmd/common.c: what every command does alike: subcommand dispatch, option parsing, help, output. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,4 +107,28 @@ void cmd_print_begin(void)
 int cmd_print_end(void)
 {
 	return print_end() ? 1 : 0;
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop(int sig)
+{
+	if (stop_flag) {
+		/* A second signal: stop now. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	stop_flag = 1;
+}
+
+volatile sig_atomic_t *cmd_stop_on_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	return &stop_flag;
 }

@@ -723,18 +723,6 @@ static int cancel(int argc, char **argv, struct klab_ctx *ctx)
 
 /* ---- run ------------------------------------------------------------------ */
 
-static volatile sig_atomic_t run_stop;
-
-static void on_stop(int sig)
-{
-	if (run_stop) {
-		/* A second signal: stop now. */
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
-	run_stop = 1;
-}
-
 static int r_wait, r_quiet;
 
 static const struct opt run_opts[] = {
@@ -755,7 +743,6 @@ static int run(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct job_run_opts o = JOB_RUN_OPTS_INIT;
 	struct klab_config *cfg;
-	struct sigaction sa;
 	const char *what;
 	struct db *db;
 	int64_t id = 0, found = 0;
@@ -791,13 +778,8 @@ static int run(int argc, char **argv, struct klab_ctx *ctx)
 		if (!r_quiet)
 			printf("submitted job %lld (%s)\n", (long long)id, what);
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	o.progress = !r_quiet;
-	o.stop = &run_stop;
+	o.stop = cmd_stop_on_signals();
 	ret = job_run(cfg, db, NULL, id, &o);
 	if (ret == 0 && !r_quiet) {
 		struct compare_result res;
