@@ -66,7 +66,7 @@ test_cleanup() { _cleanups+=("$1"); }
 say() { echo "# $*"; }
 
 # A prerequisite is checked once; known ones: ROOT NETNS SSHD QEMU KBUILD
-# GNUPLOT CHROMIUM PERF BPFTRACE SCIPY SOCKPERF IPERF3 NETEM ICOUNT_GUESTS.
+# GNUPLOT CHROMIUM PERF BPFTRACE SCIPY SOCKPERF IPERF3 NETEM ICOUNT_GUESTS BISECT_E2E.
 _check_prereq() {
 	case "$1" in
 	ROOT) [ "$(id -u)" = 0 ] ;;
@@ -76,6 +76,9 @@ _check_prereq() {
 	QEMU) command -v qemu-system-x86_64 >/dev/null && [ "${KLAB_SKIP_QEMU:-0}" != 1 ] ;;
 	KBUILD) [ -f /usr/src/linux-source-6.1.tar.xz ] && command -v ccache >/dev/null &&
 		[ "${KLAB_SKIP_KBUILD:-0}" != 1 ] ;;
+	# Opt-in (KLAB_TEST_BISECT_E2E=1): t0902's three nights, confirmation and
+	# bisection take 20-40 minutes on 2 cores, too long for every make check.
+	BISECT_E2E) [ "${KLAB_TEST_BISECT_E2E:-0}" = 1 ] ;;
 	GNUPLOT) command -v gnuplot >/dev/null ;;
 	CHROMIUM) command -v chromium >/dev/null ;;
 	PERF) command -v perf >/dev/null ;;

@@ -16,6 +16,43 @@ cat >"$KLAB_CONFIG" <<CONF
 	tarball = $SCRATCH/tar/linux.tar.xz
 [workload "rr"]
 	type = udp_rr
+[workload "tx"]
+	type = udp_tx
+[machine "dut"]
+	host = 198.18.255.2
+	role = dut
+	peer = peer
+	boot = kexec
+[machine "peer"]
+	host = 198.18.255.3
+	role = peer
+	peer = dut
+	boot = none
+[machine "box"]
+	host = 198.18.255.4
+	role = dut
+	peer = peer
+	boot = none
+[job "b"]
+	tree = t
+	machines = dut peer
+	workloads = rr
+[job "tx1"]
+	tree = t
+	machines = dut peer
+	workloads = tx
+[job "tx2"]
+	tree = t
+	machines = dut peer
+	workloads = tx
+[job "nb"]
+	tree = t
+	machines = box peer
+	workloads = tx
+[job "other"]
+	tree = tarball
+	machines = dut peer
+	workloads = rr
 CONF
 export KLAB_DB=$SCRATCH/klab.db
 sql() { sqlite3 -batch "$SCRATCH/klab.db" "$1"; }
@@ -40,6 +77,20 @@ test_expect_success 'bad input: each a clear error, exit 1, nothing stored' '
 	test "$(sql "SELECT count(*) FROM bisections")" = 0
 '
 
+test_expect_success 'the job that measures the commits: found, or each wrong one a clear error' '
+	test_expect_code 1 "$KLAB" bisect start --tree t --good HEAD~8 --bad HEAD --workload tx 2>j1 &&
+	test_grep "jobs .tx1. and .tx2. both run workload .tx. on tree .t.: name one with --job" j1 &&
+	test_expect_code 1 "$KLAB" bisect start --tree t --good HEAD~8 --bad HEAD --workload tx --job nb 2>j2 &&
+	test_grep "job .nb.: its dut .box. has boot = none and cannot boot the commits of a bisection" j2 &&
+	test_expect_code 1 "$KLAB" bisect start --tree t --good HEAD~8 --bad HEAD --workload rr --job other 2>j3 &&
+	test_grep "job .other. builds tree .tarball., not .t." j3 &&
+	test_expect_code 1 "$KLAB" bisect start --tree t --good HEAD~8 --bad HEAD --workload tx --job b 2>j4 &&
+	test_grep "job .b. does not run workload .tx." j4 &&
+	test_expect_code 1 "$KLAB" bisect start --tree t --good HEAD~8 --bad HEAD --workload rr --job nosuch 2>j5 &&
+	test_grep "no job .nosuch. in the config" j5 &&
+	test "$(sql "SELECT count(*) FROM bisections")" = 0
+'
+
 test_expect_success 'a metric the workload does not produce (in its stored runs)' '
 	sql "INSERT INTO runs (uid, workload, created) VALUES (\"u1\", \"rr\", 0);
 	     INSERT INTO metrics (run_id, name, value) VALUES (1, \"tps\", 5)" &&
@@ -52,11 +103,34 @@ test_expect_success 'start queues it with the 8 commits of good..bad; show, list
 	"$KLAB" bisect start --tree t --good HEAD~8 --bad HEAD --workload rr --metric tps >o &&
 	test_grep "bisection 1 queued" o &&
 	test "$(sql "SELECT state || \" \" || json_array_length(json_extract(spec, \"\$.commits\")) FROM bisections")" = "queued 8" &&
+	test "$(sql "SELECT json_extract(spec, \"\$.job\") || \" \" || json_extract(spec, \"\$.subjects[7]\") FROM bisections")" = "b commit 9" &&
 	"$KLAB" bisect show 1 --json >s.json &&
 	python3 -c "import json; j = json.load(open(\"s.json\")); assert j[\"commits\"] == 8 and j[\"state\"] == \"queued\" and j[\"steps\"] == [], j" &&
+	test_expect_code 1 "$KLAB" bisect show --mail 1 2>m1 &&
+	test_grep "bisection 1 names no commit: queued" m1 &&
 	"$KLAB" bisect list --csv >l.csv && test "$(wc -l <l.csv)" = 2 &&
+	sql "INSERT INTO jobs (name, state, spec, created, bisection_id, bisect_seq) VALUES (\"b\", \"queued\", \"{}\", 0, 1, 0)" &&
 	"$KLAB" bisect cancel 1 >c && test_grep "bisection 1 cancelled" c &&
-	test_expect_code 1 "$KLAB" bisect cancel 1 2>e9 && test_grep "already cancelled" e9
+	test "$(sql "SELECT state FROM jobs WHERE bisection_id = 1")" = cancelled &&
+	test_expect_code 1 "$KLAB" bisect cancel 1 2>e9 && test_grep "already cancelled" e9 &&
+	test_expect_code 1 "$KLAB" bisect run 1 >r1 2>&1 && test_grep "bisection 1 is cancelled already" r1 &&
+	test_expect_code 1 "$KLAB" bisect run 99 2>r2 && test_grep "no bisection 99" r2
+'
+
+test_expect_success 'share = TREE: a git tree of another tree'\''s history; anything else is refused by name' '
+	cp "$KLAB_CONFIG" share.conf &&
+	printf "[tree \"fork\"]\n\tgit = %s\n\tshare = t\n" "$SCRATCH/tree" >>share.conf &&
+	"$KLAB" config check share.conf &&
+	printf "[tree \"bad1\"]\n\tgit = %s\n\tshare = nosuch\n" "$SCRATCH/tree" >s1.conf &&
+	test_must_fail "$KLAB" config check s1.conf 2>s1 &&
+	test_grep "s1.conf:.*share .nosuch. is not a \[tree\]" s1 &&
+	printf "[tree \"bad2\"]\n\ttarball = %s\n\tshare = linux-source-6.1\n" "$SCRATCH/tar/linux.tar.xz" >s2.conf &&
+	test_must_fail "$KLAB" config check s2.conf 2>s2 &&
+	test_grep "share = linux-source-6.1 needs a git tree of another tree.s history" s2 &&
+	cat share.conf >s3.conf &&
+	printf "[tree \"bad3\"]\n\tgit = %s\n\tshare = fork\n" "$SCRATCH/tree" >>s3.conf &&
+	test_must_fail "$KLAB" config check s3.conf 2>s3 &&
+	test_grep "share .fork. shares tree .t. itself: share that one" s3
 '
 
 test_done
