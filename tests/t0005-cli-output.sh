@@ -6,7 +6,7 @@ GEN=$SRCDIR/tests/data/stats/gen.py
 k() { "$KLAB" --db "$SCRATCH/db.sqlite" "$@"; }
 
 # Every command and subcommand; each must answer --help from its table.
-COMMANDS="lab up --qemu|lab down --qemu|lab status --qemu|config check|config show|db init|db info|machines|machine trust|machine show|machine drain|machine undrain|machine repair|lab up|lab down|lab status|series show|series import|series list|kernels list|kernels show|kernels build|kernels gc|submit|run|jobs|job show|job log|cancel|schedule list|bisect start|bisect show|bisect list|bisect cancel|query|compare|history|report|help|version"
+COMMANDS="lab up --qemu|lab down --qemu|lab status --qemu|config check|config show|db init|db info|machines|machine trust|machine show|machine drain|machine undrain|machine repair|lab up|lab down|lab status|series show|series import|series list|kernels list|kernels show|kernels build|kernels gc|submit|run|jobs|job show|job log|cancel|schedule list|bisect start|bisect show|bisect list|bisect cancel|bisect run|lab power-cycle|query|compare|history|report|help|version"
 
 test_expect_success 'klab CMD [SUB] --help: exit 0, the usage of that command on stdout, nothing on stderr' '
 	IFS="|" && for c in $COMMANDS; do

@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "compare.h"
+#include "confirm.h"
 #include "db.h"
 #include "job.h"
 #include "jsonh.h"
@@ -546,6 +547,28 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 		print_obj_end();
 		print_text("  side %s: %s%s%s%s%s\n", col_text(st, 0), col_text(st, 1), rel ? ", kernel " : "",
 			   rel ? rel : "", prof ? ", profile " : "", prof ? prof : "");
+	}
+	db_finalize(st);
+	print_list_end();
+
+	/* a nightly's changes: confirmed, not confirmed, or waiting for their confirmation (confirm.h) */
+	print_list_begin("confirmations", NULL);
+	st = db_prepare(db, "SELECT workload, metric, change_pct, state, confirm_job, bisection_id FROM confirmations "
+			"WHERE job_id = ? ORDER BY id", "i", id);
+	while (st && db_step(st) == DB_ROW) {
+		struct buf t = BUF_INIT;
+
+		print_obj_begin(NULL);
+		col_data(st, 0, "workload");
+		col_data(st, 1, "metric");
+		col_data(st, 2, "change_pct");
+		col_data(st, 3, "state");
+		col_data(st, 4, "confirm_job");
+		col_data(st, 5, "bisection_id");
+		print_obj_end();
+		confirm_text(db, id, col_text(st, 0), col_text(st, 1), &t);
+		print_text("  %s.%s %+.2f%%: %s\n", col_text(st, 0), col_text(st, 1), db_col_double(st, 2), t.buf);
+		buf_release(&t);
 	}
 	db_finalize(st);
 	print_list_end();

@@ -266,6 +266,11 @@ static int qemu_power_cycle(int argc, char **argv, struct klab_ctx *ctx)
 	(void)ctx;
 	if (qemu_load(&qemu_cycle_spec, argc, argv, &st, &missing, &r))
 		return r;
+	if (!q_flag) {
+		qlab_state_free(&st);
+		return cmd_usage_error(&qemu_cycle_spec, "power-cycle is the qemu lab's (--qemu): a netns lab has no "
+				       "kernel of its own to restart");
+	}
 	if (missing) {
 		error("no qemu lab in '%s': nothing to power-cycle", st.dir);
 		qlab_state_free(&st);
@@ -276,16 +281,6 @@ static int qemu_power_cycle(int argc, char **argv, struct klab_ctx *ctx)
 		printf("lab: qemu lab %d power-cycled: qemu pid %ld booting %s\n", st.index, (long)st.g[0].pid, st.kernel);
 	qlab_state_free(&st);
 	return r < 0 ? 1 : 0;
-}
-
-static int wants_qemu(int argc, char **argv);
-
-static int lab_power_cycle(int argc, char **argv, struct klab_ctx *ctx)
-{
-	if (!wants_qemu(argc, argv))
-		return cmd_usage_error(&qemu_cycle_spec, "power-cycle is the qemu lab's (--qemu): a netns lab has no kernel "
-				       "of its own to restart");
-	return qemu_power_cycle(argc, argv, ctx);
 }
 
 static int qemu_status(int argc, char **argv, struct klab_ctx *ctx)
@@ -565,7 +560,7 @@ static const struct klab_cmd lab_cmds[] = {
 	{ "up --qemu", qemu_up, &qemu_up_spec, NULL, CMD_HELP_ONLY },
 	{ "down --qemu", qemu_down, &qemu_down_spec, NULL, CMD_HELP_ONLY },
 	{ "status --qemu", qemu_status, &qemu_status_spec, NULL, CMD_HELP_ONLY },
-	{ "power-cycle", lab_power_cycle, &qemu_cycle_spec, NULL, 0 },
+	{ "power-cycle", qemu_power_cycle, &qemu_cycle_spec, NULL, 0 },
 };
 static const struct klab_cmd *const lab_subs[] = {
 	&lab_cmds[0], &lab_cmds[1], &lab_cmds[2], &lab_cmds[3], &lab_cmds[4], &lab_cmds[5], &lab_cmds[6], NULL,
