@@ -25,37 +25,56 @@
 /*
  * The address plan of the netns lab, all of it here. Everything lies in
  * the benchmarking range 198.18.0.0/15 (RFC 2544), never routed.
- * Lab K (0..NLAB_MAX_INDEX), machine i (0 dut, 1 peer):
- *   namespace             klabK-dut, klabK-peer
- *   management veth       root side "klabKd"/"klabKp" 198.18.255.(8K+4i+1)/30,
- *                         namespace side "mgmt0" 198.18.255.(8K+4i+2)/30;
- *                         sshd listens there on port 22
- *   workload veth         wl0 (dut) <-> wl1 (peer), N tx/rx queues,
- *                         198.18.0.(4K+i+1)/24
- * so two labs with different K never share a name or an address.
+ * Lab K (0..NLAB_MAX_INDEX), machine i (0 dut, 1 peer) of pair P:
+ *   namespace             klabK-dut, klabK-peer (several pairs: klabK-dutP, klabK-peerP)
+ *   management veth       root side "klabKd"/"klabKp" ("klabKdP"/"klabKpP"),
+ *                         namespace side "mgmt0"; a /30 each:
+ *                         pair 0: 198.18.255.(8K+4i+1)/30, the namespace
+ *                         .(8K+4i+2); pair P >= 1: 198.19.(4K+P/32).(8(P%32)+4i+1)/30
+ *                         and +1, so lab K's extra pairs fill 198.19.4K.0/22;
+ *                         sshd listens on the namespace's address, port 22
+ *   workload veth         wl0 (dut) <-> wl1 (peer) of each pair, N tx/rx
+ *                         queues, 198.18.0.(4K+i+1)/24 (each pair's link joins
+ *                         only its two namespaces)
+ * so two labs with different K never share a name or an address, and a
+ * lab of one pair is the same as it always was.
  */
-static void plan(struct nlab_machine *m, int index, int i)
+static void plan(struct nlab_machine *m, int index, int pairs, int pair, int i)
 {
 	static const char *const names[] = { "dut", "peer" };
 
-	snprintf(m->name, sizeof(m->name), "%s", names[i]);
-	snprintf(m->netns, sizeof(m->netns), "klab%d-%s", index, names[i]);
-	snprintf(m->root_veth, sizeof(m->root_veth), "klab%d%c", index, names[i][0]);
-	snprintf(m->root_addr, sizeof(m->root_addr), "198.18.255.%d", 8 * index + 4 * i + 1);
-	snprintf(m->mgmt_addr, sizeof(m->mgmt_addr), "198.18.255.%d", 8 * index + 4 * i + 2);
+	if (pairs == 1)
+		snprintf(m->name, sizeof(m->name), "%s", names[i]);
+	else
+		snprintf(m->name, sizeof(m->name), "%s%d", names[i], pair);
+	snprintf(m->netns, sizeof(m->netns), "klab%d-%s", index, m->name);
+	if (pairs == 1)
+		snprintf(m->root_veth, sizeof(m->root_veth), "klab%d%c", index, names[i][0]);
+	else
+		snprintf(m->root_veth, sizeof(m->root_veth), "klab%d%c%d", index, names[i][0], pair);
+	if (pair == 0) {
+		snprintf(m->root_addr, sizeof(m->root_addr), "198.18.255.%d", 8 * index + 4 * i + 1);
+		snprintf(m->mgmt_addr, sizeof(m->mgmt_addr), "198.18.255.%d", 8 * index + 4 * i + 2);
+	} else {
+		int c = 4 * index + pair / 32, d = 8 * (pair % 32) + 4 * i;
+
+		snprintf(m->root_addr, sizeof(m->root_addr), "198.19.%d.%d", c, d + 1);
+		snprintf(m->mgmt_addr, sizeof(m->mgmt_addr), "198.19.%d.%d", c, d + 2);
+	}
 	snprintf(m->nic, sizeof(m->nic), "wl%d", i);
 	snprintf(m->addr, sizeof(m->addr), "198.18.0.%d", 4 * index + i + 1);
 	m->port = 22;
 }
 
-void nlab_plan(struct nlab *l, int index, int queues)
+void nlab_plan(struct nlab *l, int index, int queues, int pairs)
 {
 	int i;
 
 	l->index = index;
 	l->queues = queues;
-	for (i = 0; i < 2; i++)
-		plan(&l->m[i], index, i);
+	l->pairs = pairs;
+	for (i = 0; i < 2 * pairs; i++)
+		plan(&l->m[i], index, pairs, i / 2, i % 2);
 }
 
 char *nlab_default_dir(int index)
@@ -75,7 +94,7 @@ int nlab_load(const char *dir, struct nlab *l)
 {
 	struct buf b = BUF_INIT;
 	char *path = xasprintf("%s/%s", dir, STATE_FILE);
-	long index = -1, queues = 8;
+	long index = -1, queues = 8, pairs = 1;
 	char *line, *save = NULL;
 	int ret = -1, lineno = 0;
 
@@ -85,6 +104,7 @@ int nlab_load(const char *dir, struct nlab *l)
 	}
 	if (buf_read_file(&b, path) < 0)
 		goto out;
+	l->pool[0] = 0;
 	for (line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const char *v;
 
@@ -95,6 +115,12 @@ int nlab_load(const char *dir, struct nlab *l)
 			continue;
 		if ((v = skip_prefix(line, "queues=")) && !parse_long(v, 1, 256, &queues))
 			continue;
+		if ((v = skip_prefix(line, "pairs=")) && !parse_long(v, 1, NLAB_MAX_PAIRS, &pairs))
+			continue;
+		if ((v = skip_prefix(line, "pool=")) && strlen(v) < sizeof(l->pool)) {
+			snprintf(l->pool, sizeof(l->pool), "%s", v);
+			continue;
+		}
 		error("%s:%d: unexpected line '%s'", path, lineno, line);
 		goto out;
 	}
@@ -102,7 +128,7 @@ int nlab_load(const char *dir, struct nlab *l)
 		error("%s: no index= line", path);
 		goto out;
 	}
-	nlab_plan(l, (int)index, (int)queues);
+	nlab_plan(l, (int)index, (int)queues, (int)pairs);
 	snprintf(l->dir, sizeof(l->dir), "%s", dir);
 	ret = 0;
 out:
@@ -310,23 +336,80 @@ out:
 
 static int write_fragment(const struct nlab *l)
 {
-	struct lab_fragment f = { "netns", "", l->index, l->dir, { { 0 } } };
-	int i;
+	struct lab_machine_conf *mc = xcalloc((size_t)(2 * l->pairs), sizeof(*mc));
+	struct lab_fragment f = { "netns", "", l->index, l->dir, mc, 2 * l->pairs };
+	int i, ret;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 * l->pairs; i++) {
 		const struct nlab_machine *m = &l->m[i];
 
-		f.m[i] = (struct lab_machine_conf){ m->name, m->mgmt_addr, m->port, m->nic, m->addr, "none", NULL, NULL, NULL };
+		mc[i] = (struct lab_machine_conf){ m->name, m->mgmt_addr, m->port, m->nic, m->addr, "none", NULL, NULL, NULL,
+						   i % 2 == 0 && l->pool[0] ? l->pool : NULL };
 	}
-	return lab_write_fragment(&f);
+	ret = lab_write_fragment(&f);
+	free(mc);
+	return ret;
+}
+
+/* One machine: its folder and host key, namespace, management veth (both ends addressed and up). */
+static int make_machine(const struct nlab *l, const struct nlab_machine *m)
+{
+	char *p = xasprintf("%s/%s", l->dir, m->name);
+	char cidr[40], comment[64];
+	int ret = -1;
+
+	if (mkdir_p(p) < 0)
+		goto out;
+	free(p);
+	p = xasprintf("%s/%s/ssh_host_ed25519_key", l->dir, m->name);
+	snprintf(comment, sizeof(comment), "klab-lab-%s", m->name);
+	if (lab_keygen(p, comment) < 0)
+		goto out;
+	if (SH("ip", "netns", "add", m->netns) < 0 ||
+	    SH("ip", "link", "add", m->root_veth, "type", "veth", "peer", "name", "mgmt0", "netns", m->netns) < 0)
+		goto out;
+	snprintf(cidr, sizeof(cidr), "%s/30", m->root_addr);
+	if (SH("ip", "addr", "add", cidr, "dev", m->root_veth) < 0 || SH("ip", "link", "set", m->root_veth, "up") < 0)
+		goto out;
+	snprintf(cidr, sizeof(cidr), "%s/30", m->mgmt_addr);
+	if (SH("ip", "-n", m->netns, "addr", "add", cidr, "dev", "mgmt0") < 0 ||
+	    SH("ip", "-n", m->netns, "link", "set", "mgmt0", "up") < 0 ||
+	    SH("ip", "-n", m->netns, "link", "set", "lo", "up") < 0)
+		goto out;
+	ret = 0;
+out:
+	free(p);
+	return ret;
+}
+
+/* The workload veth of one pair: wl0 in the dut, wl1 in the peer, Q queues, addressed and up. */
+static int make_link(const struct nlab *l, const struct nlab_machine *dut, const struct nlab_machine *peer)
+{
+	const struct nlab_machine *pm[2] = { dut, peer };
+	char q[16];
+	int i;
+
+	snprintf(q, sizeof(q), "%d", l->queues);
+	if (SH("ip", "link", "add", dut->nic, "numtxqueues", q, "numrxqueues", q, "netns", dut->netns,
+	       "type", "veth", "peer", "name", peer->nic, "numtxqueues", q, "numrxqueues", q,
+	       "netns", peer->netns) < 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		char cidr[40];
+
+		snprintf(cidr, sizeof(cidr), "%s/24", pm[i]->addr);
+		if (SH("ip", "-n", pm[i]->netns, "addr", "add", cidr, "dev", pm[i]->nic) < 0 ||
+		    SH("ip", "-n", pm[i]->netns, "link", "set", pm[i]->nic, "up") < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int lab_build(struct nlab *l)
 {
 	struct buf kh = BUF_INIT, key = BUF_INIT, st = BUF_INIT;
 	char *p = NULL;
-	char q[16];
-	int i, ret = -1;
+	int i, n = 2 * l->pairs, ret = -1;
 
 	p = xasprintf("%s/keys", l->dir);
 	if (mkdir_p(p) < 0)
@@ -347,53 +430,22 @@ static int lab_build(struct nlab *l)
 	/* the state file first, so that `lab down` finds whatever gets created */
 	buf_addf(&st, "# klab netns lab: written by `klab lab up --netns`, read by down and status\n"
 		 "index=%d\nqueues=%d\n", l->index, l->queues);
+	if (l->pairs > 1)
+		buf_addf(&st, "pairs=%d\n", l->pairs);
+	if (l->pool[0])
+		buf_addf(&st, "pool=%s\n", l->pool);
 	free(p);
 	p = xasprintf("%s/%s", l->dir, STATE_FILE);
 	if (write_file_atomic(p, st.buf, st.len, 0644) < 0 || owner_write(l) < 0)
 		goto out;
 
-	for (i = 0; i < 2; i++) {
-		const struct nlab_machine *m = &l->m[i];
-		char cidr[40], comment[64];
-
-		free(p);
-		p = xasprintf("%s/%s", l->dir, m->name);
-		if (mkdir_p(p) < 0)
+	for (i = 0; i < n; i++)
+		if (make_machine(l, &l->m[i]) < 0)
 			goto out;
-		free(p);
-		p = xasprintf("%s/%s/ssh_host_ed25519_key", l->dir, m->name);
-		snprintf(comment, sizeof(comment), "klab-lab-%s", m->name);
-		if (lab_keygen(p, comment) < 0)
+	for (i = 0; i < n; i += 2)
+		if (make_link(l, &l->m[i], &l->m[i + 1]) < 0)
 			goto out;
-		if (SH("ip", "netns", "add", m->netns) < 0 ||
-		    SH("ip", "link", "add", m->root_veth, "type", "veth", "peer", "name", "mgmt0",
-		       "netns", m->netns) < 0)
-			goto out;
-		snprintf(cidr, sizeof(cidr), "%s/30", m->root_addr);
-		if (SH("ip", "addr", "add", cidr, "dev", m->root_veth) < 0 ||
-		    SH("ip", "link", "set", m->root_veth, "up") < 0)
-			goto out;
-		snprintf(cidr, sizeof(cidr), "%s/30", m->mgmt_addr);
-		if (SH("ip", "-n", m->netns, "addr", "add", cidr, "dev", "mgmt0") < 0 ||
-		    SH("ip", "-n", m->netns, "link", "set", "mgmt0", "up") < 0 ||
-		    SH("ip", "-n", m->netns, "link", "set", "lo", "up") < 0)
-			goto out;
-	}
-	snprintf(q, sizeof(q), "%d", l->queues);
-	if (SH("ip", "link", "add", l->m[0].nic, "numtxqueues", q, "numrxqueues", q, "netns", l->m[0].netns,
-	       "type", "veth", "peer", "name", l->m[1].nic, "numtxqueues", q, "numrxqueues", q,
-	       "netns", l->m[1].netns) < 0)
-		goto out;
-	for (i = 0; i < 2; i++) {
-		const struct nlab_machine *m = &l->m[i];
-		char cidr[40];
-
-		snprintf(cidr, sizeof(cidr), "%s/24", m->addr);
-		if (SH("ip", "-n", m->netns, "addr", "add", cidr, "dev", m->nic) < 0 ||
-		    SH("ip", "-n", m->netns, "link", "set", m->nic, "up") < 0)
-			goto out;
-	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < n; i++) {
 		const struct nlab_machine *m = &l->m[i];
 
 		if (write_sshd_config(l, m) < 0 || nlab_sshd_start(l, m) < 0)
@@ -407,7 +459,7 @@ static int lab_build(struct nlab *l)
 	p = xasprintf("%s/known_hosts", l->dir);
 	if (write_file_atomic(p, kh.buf, kh.len, 0644) < 0)
 		goto out;
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < n; i++)
 		if (wait_sshd(l, &l->m[i]) < 0)
 			goto out;
 	if (write_fragment(l) < 0)
@@ -464,15 +516,54 @@ int nlab_sshd_stop(const struct nlab *l, const struct nlab_machine *m)
 	return 0;
 }
 
+/*
+ * Stop the sshd and every process of each machine's namespace: TERM to
+ * all of them first, then one shared 3 s wait, then KILL, so that a lab
+ * of many pairs goes down in seconds, not 3 s a machine.
+ */
+static void stop_all(const struct nlab *l)
+{
+	int i, n = 2 * l->pairs, any = 1;
+	int64_t deadline = now_ms() + 3000;
+	char *left = xcalloc((size_t)n, 1);
+
+	for (i = 0; i < n; i++) {
+		const struct nlab_machine *m = &l->m[i];
+		pid_t pid = sshd_pid(l, m);
+
+		if (pid > 0)
+			kill(pid, SIGTERM);
+		if ((left[i] = (char)netns_exists(m->netns)))
+			kill_netns_pids(m->netns, SIGTERM);
+	}
+	while (any && now_ms() < deadline) {
+		any = 0;
+		for (i = 0; i < n; i++) {
+			if (!left[i])
+				continue;
+			if (kill_netns_pids(l->m[i].netns, 0) > 0)
+				any = 1;
+			else
+				left[i] = 0;
+		}
+		if (any)
+			usleep(50000);
+	}
+	for (i = 0; i < n; i++)
+		if (left[i])
+			kill_netns_pids(l->m[i].netns, SIGKILL);
+	free(left);
+}
+
 static void lab_teardown(const struct nlab *l, int remove_dir)
 {
 	int i;
 
-	for (i = 0; i < 2; i++) {
+	stop_all(l);
+	for (i = 0; i < 2 * l->pairs; i++) {
 		const struct nlab_machine *m = &l->m[i];
 		char *path;
 
-		nlab_sshd_stop(l, m);
 		if (netns_exists(m->netns))
 			SH("ip", "netns", "del", m->netns);
 		path = xasprintf("/sys/class/net/%s", m->root_veth);
@@ -493,11 +584,11 @@ static void lab_teardown(const struct nlab *l, int remove_dir)
 
 /* ---- status ---------------------------------------------------------------------------- */
 
-int nlab_status(const struct nlab *l, struct nlab_machine_status st[2])
+int nlab_status(const struct nlab *l, struct nlab_machine_status *st)
 {
 	int i, up = 1;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 * l->pairs; i++) {
 		st[i].sshd_pid = sshd_pid(l, &l->m[i]);
 		st[i].netns_exists = netns_exists(l->m[i].netns);
 		up &= st[i].netns_exists && st[i].sshd_pid > 0;
@@ -532,35 +623,41 @@ static int lab_lock(void)
  * whose namespaces do not exist is ours. From the top down: scripts that
  * name an index tend to use small ones.
  */
-static int free_index(int queues)
+static int free_index(int queues, int pairs)
 {
-	struct nlab l;
-	int index;
+	static struct nlab l;	/* static: it is large */
+	int index, i;
 
 	for (index = NLAB_MAX_INDEX; index >= 0; index--) {
 		char *o;
 		int taken;
 
-		nlab_plan(&l, index, queues);
+		nlab_plan(&l, index, queues, pairs);
 		o = owner_read(index);
 		taken = o != NULL;
 		free(o);
-		if (!taken && !netns_exists(l.m[0].netns) && !netns_exists(l.m[1].netns))
+		for (i = 0; i < 2 * pairs && !taken; i++)
+			taken = netns_exists(l.m[i].netns);
+		if (!taken)
 			return index;
 	}
 	return error("no free netns lab index (all %d are in use)", NLAB_MAX_INDEX + 1);
 }
 
-int nlab_up(struct nlab *l, const char *dir_arg, int index, int queues)
+int nlab_up(struct nlab *l, const char *dir_arg, int index, int queues, int pairs, const char *pool)
 {
 	char *dir = NULL;
 	int i, lock, ret = -1;
 
 	if (getuid() != 0)
 		return error("the netns lab needs root (network namespaces, veth, sshd)");
+	if (pairs < 1 || pairs > NLAB_MAX_PAIRS)
+		return error("a netns lab has 1 to %d machine pairs, not %d", NLAB_MAX_PAIRS, pairs);
+	if (pool && (!*pool || strlen(pool) >= sizeof(l->pool)))
+		return error("pool name '%s' is empty or longer than %zu characters", pool, sizeof(l->pool) - 1);
 	if ((lock = lab_lock()) < 0)
 		return -1;
-	if (index < 0 && (index = free_index(queues)) < 0)
+	if (index < 0 && (index = free_index(queues, pairs)) < 0)
 		goto out;
 	if (!(dir = nlab_dir(dir_arg, index)))
 		goto out;
@@ -569,9 +666,11 @@ int nlab_up(struct nlab *l, const char *dir_arg, int index, int queues)
 		goto out;
 	}
 	memset(l, 0, sizeof(*l));
-	nlab_plan(l, index, queues);
+	nlab_plan(l, index, queues, pairs);
 	snprintf(l->dir, sizeof(l->dir), "%s", dir);
-	for (i = 0; i < 2; i++) {
+	if (pool)
+		snprintf(l->pool, sizeof(l->pool), "%s", pool);
+	for (i = 0; i < 2 * pairs; i++) {
 		if (netns_exists(l->m[i].netns)) {
 			error("namespace '%s' exists already: another lab uses index %d "
 			      "(give another --index or --index auto, or `klab lab down --index %d`)",
@@ -622,13 +721,16 @@ int nlab_down(const char *dir, int index, int force, struct nlab_down *d)
 	 * (or with --force).
 	 */
 	d->owner = owner_read(index);
-	memset(&l, 0, sizeof(l));
-	nlab_plan(&l, index, 8);
-	snprintf(l.dir, sizeof(l.dir), "%s", dir);
 	if (!force && (!d->owner || strcmp(d->owner, dir))) {
 		d->how = d->owner ? NLAB_DOWN_FOREIGN : NLAB_DOWN_UNOWNED;
 		return 0;
 	}
+	/* how many pairs it had went with the state: the names of one pair, then of the most */
+	memset(&l, 0, sizeof(l));
+	snprintf(l.dir, sizeof(l.dir), "%s", dir);
+	nlab_plan(&l, index, 8, 1);
+	lab_teardown(&l, 0);
+	nlab_plan(&l, index, 8, NLAB_MAX_PAIRS);
 	lab_teardown(&l, 0);
 	d->how = NLAB_DOWN_NAMESPACES;
 	return 0;

@@ -24,13 +24,17 @@ int lab_write_fragment(const struct lab_fragment *f)
 	buf_addf(&b, "# klab %s lab %d: written by `klab lab up --%s`; include it from your config.\n"
 		 "# Removed by `klab lab down %s--dir %s`.\n", f->kind, f->index, f->kind, f->down_opt, f->dir);
 	buf_addf(&b, "[lab]\n\tssh_key = %s/keys/id_ed25519\n\tknown_hosts = %s/known_hosts\n", f->dir, f->dir);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < f->n; i++) {
 		const struct lab_machine_conf *m = &f->m[i];
+		int dut = i % 2 == 0;
 
 		buf_addf(&b, "\n[machine \"%s\"]\n", m->name);
-		buf_addf(&b, "\thost = %s\n\tport = %d\n\tuser = root\n\trole = %s\n", m->host, m->port, m->name);
-		if (i == 0)
-			buf_addf(&b, "\tpeer = %s\n", f->m[1].name);
+		buf_addf(&b, "\thost = %s\n\tport = %d\n\tuser = root\n\trole = %s\n", m->host, m->port,
+			 dut ? "dut" : "peer");
+		if (dut && i + 1 < f->n)
+			buf_addf(&b, "\tpeer = %s\n", f->m[i + 1].name);
+		if (dut && m->pool)
+			buf_addf(&b, "\tpool = %s\n", m->pool);
 		buf_addf(&b, "\tnic = %s\n\taddr = %s\n\tboot = %s\n", m->nic, m->addr, m->boot);
 		if (m->profile)
 			buf_addf(&b, "\tprofile = %s\n", m->profile);

@@ -7,7 +7,7 @@ int lab_keygen(const char *file, const char *comment);
 
 /* One machine of a lab as its config fragment names it. */
 struct lab_machine_conf {
-	const char *name;	/* "dut" or "peer" */
+	const char *name;	/* "dut" or "peer" (dutP, peerP) */
 	const char *host;
 	int port;
 	const char *nic;	/* workload NIC */
@@ -16,6 +16,7 @@ struct lab_machine_conf {
 	const char *profile;	/* tuning profile, or NULL */
 	const char *clock;	/* "icount", or NULL for real time (not written) */
 	const char *power_cycle;	/* the command that restarts it from its default kernel, or NULL */
+	const char *pool;	/* a dut's pool, or NULL (not written) */
 };
 
 /* A lab's config fragment: DIR/klab.conf. */
@@ -24,13 +25,14 @@ struct lab_fragment {
 	const char *down_opt;	/* what `klab lab down` needs besides --dir: "" or "--qemu " */
 	int index;
 	const char *dir;	/* the lab folder: keys/id_ed25519 and known_hosts are in it */
-	struct lab_machine_conf m[2];	/* the dut (its peer is m[1]), then the peer */
+	const struct lab_machine_conf *m;	/* pairs: a dut m[2P], then its peer m[2P + 1] */
+	int n;			/* machines in m: twice the pairs */
 };
 
 /*
  * Write DIR/klab.conf for a user to include from a config: a comment
  * saying what wrote it and how it goes away, [lab] ssh_key and
- * known_hosts in the lab folder, and the two [machine] sections. 0 or -1.
+ * known_hosts in the lab folder, and a [machine] section per machine. 0 or -1.
  */
 int lab_write_fragment(const struct lab_fragment *f);
 

@@ -374,7 +374,8 @@ out:
  */
 static int write_fragment(const struct qlab_state *st, const char *profile)
 {
-	struct lab_fragment f = { "qemu", "--qemu ", st->index, st->dir, { { 0 } } };
+	struct lab_machine_conf m[2];
+	struct lab_fragment f = { "qemu", "--qemu ", st->index, st->dir, m, 2 };
 	char self[PATH_MAX], *pc = NULL;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int i, ret;
@@ -384,9 +385,9 @@ static int write_fragment(const struct qlab_state *st, const char *profile)
 		pc = xasprintf("%s lab power-cycle --qemu --dir %s", self, st->dir);
 	}
 	for (i = 0; i < 2; i++)
-		f.m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
-						    st->g[i].addr, "kexec", profile,
-						    st->icount ? "icount" : NULL, pc };
+		m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
+						  st->g[i].addr, "kexec", profile,
+						  st->icount ? "icount" : NULL, pc, NULL };
 	ret = lab_write_fragment(&f);
 	free(pc);
 	return ret;

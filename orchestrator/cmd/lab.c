@@ -327,8 +327,8 @@ static int qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 
 /* ---- the netns lab -------------------------------------------------------- */
 
-static const char *n_dir;
-static long n_queues = 8, n_index;
+static const char *n_dir, *n_pool;
+static long n_queues = 8, n_index, n_pairs = 1;
 static int n_auto, n_force, n_netns;
 
 static int opt_index(const char *arg, void *value)
@@ -350,6 +350,9 @@ static const struct opt up_opts[] = {
 	OPT_CALLBACK(0, "index", &n_index, "K|auto", opt_index, "a lab index (0..31) or auto",
 		     "the lab's index: its names and addresses (default 0; auto: the highest free one)"),
 	OPT_INT(0, "queues", &n_queues, "N", 1, 256, "queues of the veth wl0 <-> wl1 (default 8)"),
+	OPT_INT(0, "pairs", &n_pairs, "N", 1, NLAB_MAX_PAIRS,
+		"machine pairs (default 1: dut and peer; N > 1: dut0/peer0 .. dutN-1/peerN-1)"),
+	OPT_STRING(0, "pool", &n_pool, "NAME", "put every dut of the fragment in pool NAME"),
 	OPT_JSON(),
 	OPT_ELSEWHERE(qemu_up_opts, "klab lab up --qemu"),
 	OPT_END(),
@@ -371,8 +374,13 @@ static const struct opt status_opts[] = {
 };
 static const char netns_doc[] =
 	"The netns lab: namespaces klabK-dut and klabK-peer, each with its own sshd on\n"
-	"198.18.255.x, joined by the veth wl0 <-> wl1 with N queues. K keeps labs apart.\n";
-static const char *const up_usage[] = { "--netns [--queues N] [--dir DIR] [--index K|auto]", NULL };
+	"198.18.255.x, joined by the veth wl0 <-> wl1 with N queues. K keeps labs apart.\n"
+	"--pairs N makes N such pairs, klabK-dutP and klabK-peerP (pair 0 on 198.18.255.x,\n"
+	"the others on 198.19.4K.0/22), each pair joined by its own veth; --pool NAME\n"
+	"puts their duts in one pool, so a job with pool = NAME takes any free pair.\n";
+static const char *const up_usage[] = {
+	"--netns [--queues N] [--dir DIR] [--index K|auto] [--pairs N] [--pool NAME]", NULL,
+};
 static const char *const down_usage[] = { "[--netns] [--dir DIR] [--index K] [--force]", NULL };
 static const char *const status_usage[] = { "[--netns] [--dir DIR] [--index K] [--json]", NULL };
 static const struct opt_spec up_spec = {
@@ -386,10 +394,10 @@ static const struct opt_spec status_spec = {
 	"klab lab status", status_usage, "the netns lab's machines (exit 1: not all up)", NULL, status_opts,
 };
 
-/* The lab and its machines, as text and JSON. 0 when both machines are up, else 1. */
+/* The lab and its machines, as text and JSON. 0 when every machine is up, else 1. */
 static int netns_print(const struct nlab *l)
 {
-	struct nlab_machine_status ms[2];
+	struct nlab_machine_status *ms = xcalloc((size_t)(2 * l->pairs), sizeof(*ms));
 	int i, up = nlab_status(l, ms);
 	char *conf = xasprintf("%s/klab.conf", l->dir);
 
@@ -397,11 +405,16 @@ static int netns_print(const struct nlab *l)
 	print_data_int("index", l->index);
 	print_data_str("dir", l->dir);
 	print_data_int("queues", l->queues);
+	print_data_int("pairs", l->pairs);
+	print_data_str("pool", l->pool[0] ? l->pool : NULL);
 	print_data_str("state", up ? "up" : "degraded");
 	print_data_str("config", conf);
-	print_text("netns lab %d in %s: %s\n", l->index, l->dir, up ? "up" : "degraded");
+	print_text("netns lab %d in %s: %s", l->index, l->dir, up ? "up" : "degraded");
+	if (l->pairs > 1)
+		print_text(", %d pairs%s%s", l->pairs, l->pool[0] ? " in pool " : "", l->pool);
+	print_text("\n");
 	print_list_begin("machines", NULL);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 * l->pairs; i++) {
 		const struct nlab_machine *m = &l->m[i];
 
 		print_obj_begin(NULL);
@@ -416,7 +429,7 @@ static int netns_print(const struct nlab *l)
 		print_data_str("nic", m->nic);
 		print_data_str("addr", m->addr);
 		print_obj_end();
-		print_text("  %-5s namespace %-12s ssh %s:%d  sshd %s", m->name, m->netns,
+		print_text("  %-7s namespace %-14s ssh %s:%d  sshd %s", m->name, m->netns,
 			   m->mgmt_addr, m->port, ms[i].sshd_pid > 0 ? "running" : "NOT running");
 		if (ms[i].sshd_pid > 0)
 			print_text(" (pid %d)", (int)ms[i].sshd_pid);
@@ -426,6 +439,7 @@ static int netns_print(const struct nlab *l)
 	print_list_end();
 	print_text("config fragment: %s\n", conf);
 	free(conf);
+	free(ms);
 	return up ? 0 : 1;
 }
 
@@ -449,11 +463,16 @@ static int lab_up(int argc, char **argv, struct klab_ctx *ctx)
 		return s;
 	if (argc)
 		return cmd_usage_error(&up_spec, "unexpected argument '%s'", argv[0]);
-	if (nlab_up(&l, n_dir, n_auto ? -1 : (int)n_index, (int)n_queues) < 0)
+	if (nlab_up(&l, n_dir, n_auto ? -1 : (int)n_index, (int)n_queues, (int)n_pairs, n_pool) < 0)
 		return 1;
 	cmd_print_begin();
 	if (print_is(PRINT_DATA)) {
 		netns_print(&l);
+	} else if (l.pairs > 1) {
+		print_text("netns lab %d up in %s: %d machine pairs, dut0 (%s) .. %s (%s), each pair %s <-> %s "
+			   "with %d queues%s%s\nconfig fragment: %s/klab.conf\n", l.index, l.dir, l.pairs,
+			   l.m[0].mgmt_addr, l.m[2 * l.pairs - 1].name, l.m[2 * l.pairs - 1].mgmt_addr,
+			   l.m[0].nic, l.m[1].nic, l.queues, l.pool[0] ? ", pool " : "", l.pool, l.dir);
 	} else {
 		print_text("netns lab %d up in %s: machines dut (%s) and peer (%s), %s <-> %s with %d queues\n"
 			   "config fragment: %s/klab.conf\n", l.index, l.dir, l.m[0].mgmt_addr, l.m[1].mgmt_addr,
