@@ -134,12 +134,33 @@ out:
 	return ret;
 }
 
+/* Inside a transaction: lease DUT and PEER to JOB_ID (both usable and free, or ours) or nothing. */
+static enum lease_status acquire_locked(struct db *db, int64_t job_id, const char *dut, const char *peer,
+					int ttl_s, struct buf *why)
+{
+	const char *names[2] = { dut, peer };
+	double now = now_wall();
+	enum lease_status s;
+
+	for (int i = 0; i < 2; i++) {
+		s = check_machine(db, job_id, names[i], why);
+		if (s != LEASE_OK)
+			return s;
+	}
+	for (int i = 0; i < 2; i++)
+		if (db_run(db, "INSERT INTO leases (machine, job_id, acquired, expires) VALUES (?, ?, ?, ?) "
+			   "ON CONFLICT (machine) DO UPDATE SET expires = excluded.expires",
+			   "sidd", names[i], job_id, now, now + ttl_s))
+			return LEASE_ERROR;
+	if (db_run(db, "UPDATE jobs SET dut = ?, peer = ? WHERE id = ?", "ssi", dut, peer, job_id))
+		return LEASE_ERROR;
+	return LEASE_OK;
+}
+
 enum lease_status lease_acquire(struct db *db, int64_t job_id, const char *dut, const char *peer,
 				int ttl_s, struct buf *why)
 {
-	enum lease_status ret = LEASE_ERROR, s;
-	const char *names[2] = { dut, peer };
-	double now = now_wall();
+	enum lease_status ret = LEASE_ERROR;
 
 	if (!dut || !peer || !strcmp(dut, peer)) {
 		if (why)
@@ -151,67 +172,86 @@ enum lease_status lease_acquire(struct db *db, int64_t job_id, const char *dut, 
 		return LEASE_ERROR;
 	if (reclaim_locked(db) < 0)
 		goto out;
-	for (int i = 0; i < 2; i++) {
-		s = check_machine(db, job_id, names[i], why);
-		if (s != LEASE_OK) {
-			ret = s;
-			goto out;
-		}
-	}
-	for (int i = 0; i < 2; i++)
-		if (db_run(db, "INSERT INTO leases (machine, job_id, acquired, expires) VALUES (?, ?, ?, ?) "
-			   "ON CONFLICT (machine) DO UPDATE SET expires = excluded.expires",
-			   "sidd", names[i], job_id, now, now + ttl_s))
-			goto out;
-	if (db_run(db, "UPDATE jobs SET dut = ?, peer = ? WHERE id = ?", "ssi", dut, peer, job_id))
-		goto out;
-	if (db_commit(db))
-		goto out;
-	return LEASE_OK;
+	ret = acquire_locked(db, job_id, dut, peer, ttl_s, why);
+	if (ret == LEASE_OK && db_commit(db) == 0)
+		return LEASE_OK;
+	if (ret == LEASE_OK)
+		ret = LEASE_ERROR;
 out:
 	db_rollback(db);
 	return ret;
 }
 
+/*
+ * One BEGIN IMMEDIATE transaction for the whole pool, not one per pair:
+ * under contention (64 jobs starting at once) a job scans every pair
+ * while it holds the write lock, so no two jobs can pick the same free
+ * pair, and a scan costs one lock wait, not one a pair. A pair already
+ * leased to this job (the lease step ran again after a crash) is taken
+ * before any other, so a job never holds two pairs.
+ */
 enum lease_status lease_acquire_pool(struct db *db, const struct klab_config *cfg, int64_t job_id,
 				     const char *pool, int ttl_s, const char **dut, const char **peer,
 				     struct buf *why)
 {
-	enum lease_status best = LEASE_UNUSABLE;
+	enum lease_status best = LEASE_UNUSABLE, s = LEASE_ERROR;
 	struct buf reasons = BUF_INIT;
+	char *ours = NULL;
 	int pairs = 0;
 
-	for (size_t i = 0; i < cfg->n_machines; i++) {
-		const struct conf_machine *m = &cfg->machines[i];
-		struct buf w = BUF_INIT;
-		enum lease_status s;
+	if (db_begin(db))
+		return LEASE_ERROR;
+	if (reclaim_locked(db) < 0 ||
+	    db_get_str(db, &ours, "SELECT machine FROM leases WHERE job_id = ? ORDER BY machine LIMIT 1", "i",
+		       job_id) < 0)
+		goto fail;
+	for (int pass = ours ? 0 : 1; pass < 2; pass++) {
+		for (size_t i = 0; i < cfg->n_machines; i++) {
+			const struct conf_machine *m = &cfg->machines[i];
+			struct buf w = BUF_INIT;
 
-		if (m->role != ROLE_DUT || !m->pool || strcmp(m->pool, pool) || !m->peer)
-			continue;
-		pairs++;
-		s = lease_acquire(db, job_id, m->name, m->peer, ttl_s, &w);
-		if (s == LEASE_OK || s == LEASE_ERROR) {
+			if (m->role != ROLE_DUT || !m->pool || strcmp(m->pool, pool) || !m->peer)
+				continue;
+			if (pass == 0 && strcmp(m->name, ours) && strcmp(m->peer, ours))
+				continue;
+			pairs += pass;
+			s = acquire_locked(db, job_id, m->name, m->peer, ttl_s, &w);
 			if (s == LEASE_OK) {
+				buf_release(&w);
+				if (db_commit(db))
+					goto fail;
 				*dut = m->name;
 				*peer = m->peer;
+				free(ours);
+				buf_release(&reasons);
+				return LEASE_OK;
 			}
+			if (s == LEASE_ERROR) {
+				buf_release(&w);
+				goto fail;
+			}
+			if (s == LEASE_BUSY)
+				best = LEASE_BUSY;
+			if (pass)
+				buf_addf(&reasons, "%s%s", reasons.len ? "; " : "", w.buf);
 			buf_release(&w);
-			buf_release(&reasons);
-			return s;
 		}
-		if (s == LEASE_BUSY)
-			best = LEASE_BUSY;
-		buf_addf(&reasons, "%s%s", reasons.len ? "; " : "", w.buf);
-		buf_release(&w);
 	}
+	db_rollback(db);
 	if (why) {
 		if (!pairs)
 			buf_addf(why, "pool '%s' has no dut with a peer", pool);
 		else
 			buf_addf(why, "no free pair in pool '%s': %s", pool, reasons.buf);
 	}
+	free(ours);
 	buf_release(&reasons);
 	return best;
+fail:
+	db_rollback(db);
+	free(ours);
+	buf_release(&reasons);
+	return LEASE_ERROR;
 }
 
 int lease_renew(struct db *db, int64_t job_id, int ttl_s)

@@ -263,7 +263,13 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 	       const struct ssh_xfer_opts *o)
 {
 	static const struct ssh_xfer_opts defaults;
-	char *tmp = xasprintf("%s.klab-part", remote);
+	/*
+	 * The partial file is named for the machine: the machines of a netns
+	 * lab share one file system, so jobs uploading the agent to several
+	 * of them at once would write into one REMOTE.klab-part, each
+	 * truncating or "resuming" the others' data.
+	 */
+	char *tmp = xasprintf("%s.klab-part-%s", remote, c->name);
 	char *data = xmalloc(XFER_BUF);
 	char local_hex[65], remote_hex[65];
 	LIBSSH2_SFTP_HANDLE *h = NULL;

@@ -21,7 +21,7 @@ test_expect_success ROOT,NETNS,SSHD 'a 200 MB upload arrives with the right sha2
 	"$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/big" "$R/big" >out 2>err &&
 	test_grep "uploaded in" out &&
 	test "$(sha256sum <big)" = "$(sha256sum <"$R/big")" &&
-	! test -e "$R/big.klab-part" &&
+	! test -e "$R/big.klab-part-dut" &&
 	test_grep "uploading to dut: 190 of 190 MiB (100%" err
 '
 
@@ -41,14 +41,14 @@ test_expect_success ROOT,NETNS,SSHD 'sizes around the sha256 block boundaries up
 '
 
 test_expect_success ROOT,NETNS,SSHD 'an interrupted upload resumes from a matching partial file' '
-	head -c 50000000 big >"$R/big2.klab-part" &&
+	head -c 50000000 big >"$R/big2.klab-part-dut" &&
 	"$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/big" "$R/big2" >out 2>err &&
 	test_grep "resuming the upload of .* at 50000000 bytes" err &&
 	cmp big "$R/big2"
 '
 
 test_expect_success ROOT,NETNS,SSHD 'a partial file that is not a prefix is started over' '
-	head -c 1000 /dev/urandom >"$R/big3.klab-part" &&
+	head -c 1000 /dev/urandom >"$R/big3.klab-part-dut" &&
 	"$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/small" "$R/big3" 2>err &&
 	! grep -q resuming err &&
 	cmp small "$R/big3"
@@ -56,7 +56,7 @@ test_expect_success ROOT,NETNS,SSHD 'a partial file that is not a prefix is star
 
 test_expect_success ROOT,NETNS,SSHD 'uploading to a folder that does not exist fails clearly and leaves nothing' '
 	test_must_fail "$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/small" "$R/nope/x" 2>err &&
-	test_grep "cannot open .*nope/x.klab-part. on machine .dut.: no such file" err
+	test_grep "cannot open .*nope/x.klab-part-dut. on machine .dut.: no such file" err
 '
 
 test_expect_success ROOT,NETNS,SSHD 'download checks the sha256 and renames into place' '
@@ -102,14 +102,14 @@ test_expect_success ROOT,NETNS,SSHD 'the upload is flushed to disk (file and fol
 	head -c 3000000 /dev/urandom >synced &&
 	"$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/synced" "$R/synced" &&
 	cmp synced "$R/synced" &&
-	test_grep "^-- $R/synced.klab-part\$" sync.log &&
+	test_grep "^-- $R/synced.klab-part-dut\$" sync.log &&
 	test_grep "^-- $R\$" sync.log
 '
 
 test_expect_success ROOT,NETNS,SSHD 'a far side that cannot flush: a clear error, and the old target stays' '
 	echo old >"$R/kept" && : >sync.fail &&
 	test_must_fail "$T" -c "$L/klab.conf" -m dut upload "$SCRATCH/synced" "$R/kept" 2>err &&
-	test_grep "cannot flush the upload .*kept.klab-part. to disk on machine .dut." err &&
+	test_grep "cannot flush the upload .*kept.klab-part-dut. to disk on machine .dut." err &&
 	test_grep "stand-in refuses" err &&
 	test "$(cat "$R/kept")" = old &&
 	rm sync.fail
