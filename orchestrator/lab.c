@@ -226,6 +226,13 @@ static void owner_remove(const struct nlab *l)
 
 /* ---- up ----------------------------------------------------------------------------- */
 
+/*
+ * SHLVL=1: bash built with SSH_SOURCE_BASHRC (Debian's) reads ~/.bashrc
+ * for every command sshd runs unless SHLVL says the shell is nested. The
+ * machines share the host's /root, and a .bashrc there (this host's runs
+ * `pyenv init`: 113 processes) cost 1.3 s of each of the ~30 SSH commands
+ * of a job; a lab machine is a clean machine, not the host's login.
+ */
 static int write_sshd_config(const struct nlab *l, const struct nlab_machine *m)
 {
 	struct buf b = BUF_INIT;
@@ -250,7 +257,7 @@ static int write_sshd_config(const struct nlab *l, const struct nlab_machine *m)
 		 "MaxStartups 100:30:200\n"
 		 "MaxSessions 100\n"
 		 "LogLevel VERBOSE\n"
-		 "SetEnv KLAB_LAB_DIR=%s KLAB_LAB_MACHINE=%s\n"
+		 "SetEnv SHLVL=1 KLAB_LAB_DIR=%s KLAB_LAB_MACHINE=%s\n"
 		 "Subsystem sftp internal-sftp\n",
 		 m->name, m->netns, m->port, m->mgmt_addr, l->dir, m->name, l->dir, m->name, l->dir,
 		 l->dir, m->name);
