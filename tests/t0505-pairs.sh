@@ -8,6 +8,10 @@ PAIRS=${KLAB_PAIRS_TEST:-64}
 JOBS=$((PAIRS + PAIRS / 8))	# more jobs than pairs: the last ones wait for a free pair
 DONE_S=${KLAB_PAIRS_TIMEOUT:-420}	# every job done within this, or the test fails
 RSS_MAX_KB=$((96 * 1024))	# klabd's own peak RSS (its jobs are other processes)
+# Jobs at once. 64 at once on this 2-core host (load 43) start a run's
+# client more than the server's 2 s linger after the server is ready, and
+# 12 of 72 jobs failed on ECONNREFUSED (docs/scale.md); klabd's -j bounds it.
+AT_ONCE=${KLAB_PAIRS_AT_ONCE:-16}
 
 job_lab_prereq
 "$KLAB" lab up --netns --pairs "$PAIRS" --pool p --queues 2 --dir "$SCRATCH/lab" --index auto >lab-up.log 2>&1 || {
@@ -66,7 +70,7 @@ test_expect_success "lab status names all $PAIRS pairs, up, in pool p" '
 
 test_expect_success "klabd runs $JOBS jobs submitted at once on $PAIRS pairs, all done within $DONE_S s" '
 	"$KLAB" db init >/dev/null &&
-	{ "$KLABD" -d -g 30 -c "$KLAB_CONFIG" >klabd.log 2>&1 & } &&
+	{ "$KLABD" -d -g 30 -j "$AT_ONCE" -c "$KLAB_CONFIG" >klabd.log 2>&1 & } &&
 	echo $! >klabd.pid &&
 	test_wait_until 10 "grep -q \"klabd .* started\" klabd.log" &&
 	pids= && for i in $(seq "$JOBS"); do "$KLAB" submit --job short >sub-$i.out 2>&1 & pids="$pids $!"; done &&
