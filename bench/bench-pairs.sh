@@ -125,7 +125,8 @@ sqlite3 "$DB" "SELECT 'jobs:                    ' || group_concat(state || ' ' |
 sqlite3 "$DB" "SELECT printf('jobs per minute:         %.1f (%d jobs in %.1f s)', count(*) * 60.0 / (max(finished) - min(started)), count(*), max(finished) - min(started)) FROM jobs WHERE state = 'done'"
 sqlite3 "$DB" "SELECT printf('run step:                %.1f s mean, %.1f s max (%d steps)', avg(finished - started), max(finished - started), count(*)) FROM steps WHERE key LIKE 'run:%'"
 awk -v n="$runsteps" -v t="$tck" '{ printf "orchestrator CPU:        %.2f s per run step (klabd %.1f s + its jobs %.1f s, %d run steps)\n", ($1 + $2 + $3 + $4) / t / n, ($1 + $2) / t, ($3 + $4) / t, n }' "$W/klabd.cpu"
-sort -n "$W/probe" | awk '{ v[NR] = $1 } END { if (NR) printf "db write latency:        p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d probes)\n", v[int(NR * 0.5) + 1], v[int(NR * 0.99) + 1 > NR ? NR : int(NR * 0.99) + 1], v[NR], NR }'
+sort -n "$W/probe" | awk '{ v[NR] = $1 } END { if (!NR) exit; i = int(NR * 0.99) + 1; if (i > NR) i = NR
+	printf "db write latency:        p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d probes)\n", v[int(NR * 0.5) + 1], v[i], v[NR], NR }'
 awk '{ s += $1; if ($1 > m) m = $1 } END { if (NR) printf "ssh connections in use:  peak %d, mean %.1f (%d samples)\n", m, s / NR, NR }' "$W/ssh"
 echo "klabd peak RSS:          $((hwm / 1024)) MB ($hwm kB)"
 sqlite3 "$DB" "SELECT printf('step time by kind:       %s', group_concat(name || ' ' || printf('%.1f', a), ', ')) FROM (SELECT name, avg(finished - started) a FROM steps GROUP BY name ORDER BY a DESC LIMIT 6)"
