@@ -241,7 +241,7 @@ static struct json_object *role_params(struct json_object *params, const char *t
 }
 
 /* The run spec (docs/protocol.md section 2) of one side of a run. */
-char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server)
+char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server, double linger_s)
 {
 	struct json_object *o = json_object_new_object(), *wo = json_object_new_object();
 	struct buf b = BUF_INIT;
@@ -268,7 +268,7 @@ char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int se
 	json_object_object_add(o, "duration_s", json_object_new_double(spec_double(w, "duration_s", 10)));
 	json_object_object_add(o, "warmup_s", json_object_new_double(spec_double(w, "warmup_s", 2)));
 	if (server) {
-		json_object_object_add(o, "linger_s", json_object_new_double(SERVER_LINGER_S));
+		json_object_object_add(o, "linger_s", json_object_new_double(linger_s));
 		json_object_object_add(o, "monitors", json_object_new_array());
 	} else {
 		json_object_object_add(o, "monitors", json_object_get(spec_get(w, "monitors")));
@@ -358,7 +358,7 @@ static int wait_ready_byte(int fd, long timeout_ms)
  */
 int server_start(struct job_ctx *j, struct json_object *w, const char *uid, struct server_run *sr)
 {
-	char *spec = run_spec(j, w, uid, 1);
+	char *spec = run_spec(j, w, uid, 1, sr->linger_s);
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char *path = xasprintf("%s/klab-server-XXXXXX", tmp);
 	int fd = mkstemp(path), ready[2];
@@ -406,7 +406,7 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 			_exit(3);
 		rw.fd = ready[1];
 		rc = agent_exec_watch(c, j->agent_remote, j->state_peer, run, spec, &out, &err,
-				      guest_ms(j, (long)((warm + dur + SERVER_LINGER_S) * 1000) + 60000), 0,
+				      guest_ms(j, (long)((warm + dur + sr->linger_s) * 1000) + 60000), 0,
 				      ready_seen, &rw);
 		if (rc < 0 && !out.len && !err.len)
 			_exit(4);	/* it did not run */

@@ -113,14 +113,14 @@ test_expect_success 'no machine was leased to two jobs at once (lease_history)' 
 	test "$(sql "SELECT count(*) FROM (SELECT machine FROM lease_history GROUP BY machine HAVING count(*) > 1)")" -gt 0
 '
 
-test_expect_success "klabd stayed bounded: peak RSS under $((RSS_MAX_KB / 1024)) MB" '
+test_expect_success "klabd stayed bounded: peak RSS under $((RSS_MAX_KB / 1024)) MB, CPU under 0.1 s a job" '
 	cat klabd.hwm &&
 	kb=$(awk "{print \$2}" klabd.hwm) &&
 	test "$kb" -lt "$RSS_MAX_KB" &&
-	# its own CPU (not its jobs): fields 14, 15 of /proc/PID/stat, clock ticks
+	# its own CPU (not that of its jobs), fields 14, 15 of /proc/PID/stat in clock ticks: under 0.1 s a job (0.4 s for 72 measured)
 	ticks=$(awk "{print \$14 + \$15}" klabd.stat) &&
 	echo "klabd CPU: $ticks ticks for $JOBS jobs" &&
-	test "$ticks" -lt $((JOBS * $(getconf CLK_TCK) / 2))
+	test "$ticks" -lt $((JOBS * $(getconf CLK_TCK) / 10))
 '
 
 test_expect_success 'klabd stops; lab down removes every namespace of the lab' '
