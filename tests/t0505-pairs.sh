@@ -6,7 +6,7 @@ test_description='64 pairs, one klabd: a netns lab of 64 machine pairs in a pool
 # KLAB_PAIRS_TEST=N runs it on fewer pairs (a quick look); the suite runs 64.
 PAIRS=${KLAB_PAIRS_TEST:-64}
 JOBS=$((PAIRS + PAIRS / 8))	# more jobs than pairs: the last ones wait for a free pair
-DONE_S=${KLAB_PAIRS_TIMEOUT:-420}	# every job done within this, or the test fails
+DONE_S=${KLAB_PAIRS_TIMEOUT:-900}	# every job done within this, or the test fails
 RSS_MAX_KB=$((96 * 1024))	# klabd's own peak RSS (its jobs are other processes)
 # Jobs at once. 64 at once on this 2-core host (load 43) start a run's
 # client more than the server's 2 s linger after the server is ready, and
