@@ -346,6 +346,21 @@ CREATE TABLE bisect_steps (
 	finished	REAL,
 	PRIMARY KEY (bisection_id, seq)
 );
+CREATE TABLE lease_history (
+	id		INTEGER PRIMARY KEY,
+	machine		TEXT NOT NULL,
+	job_id		INTEGER NOT NULL,
+	acquired	REAL NOT NULL,		-- unix time: the lease row's acquired
+	released	REAL			-- unix time the row went (ms, rounded down); NULL: held
+);
+CREATE INDEX lease_history_machine ON lease_history (machine, acquired);
+CREATE TRIGGER lease_history_acquire AFTER INSERT ON leases BEGIN
+	INSERT INTO lease_history (machine, job_id, acquired) VALUES (NEW.machine, NEW.job_id, NEW.acquired);
+END;
+CREATE TRIGGER lease_history_release AFTER DELETE ON leases BEGIN
+	UPDATE lease_history SET released = (julianday('now') - 2440587.5) * 86400.0
+	WHERE machine = OLD.machine AND job_id = OLD.job_id AND released IS NULL;
+END;
 CREATE INDEX jobs_bisection ON jobs(bisection_id, bisect_seq) WHERE bisection_id IS NOT NULL;
 CREATE TABLE confirmations (
 	id		INTEGER PRIMARY KEY,
