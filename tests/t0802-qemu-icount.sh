@@ -87,11 +87,11 @@ test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'the fragment says clock = ic
 [workload "rr"]
 	type = udp_rr
 	flows = 4
-	duration = 3
-	warmup = 1
+	# its tps follows the host load under sleep=on (docs/qemu-icount.md): no verdict is
+	# expected of it, so its runs are short (a 3 s run took 40-90 s of host time)
+	duration = 1
+	warmup = 0.5
 	monitors = cpu
-	# its own runs spread up to 1-2% under icount (docs/qemu-icount.md)
-	threshold = 2
 [profile "same"]
 [job "ic"]
 	profile_a = same
@@ -104,13 +104,19 @@ test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'the fragment says clock = ic
 	order = fixed
 EOF
 	"$KLAB" config check klab.conf &&
-	timeout 900 "$KLAB" run ic >run.out 2>&1; rc=$?
+	timeout 2400 "$KLAB" run ic >run.out 2>&1; rc=$?
 	cat run.out
 	test $rc = 0 &&
 	test "$(q "SELECT clock FROM machines WHERE name = '\''dut'\''")" = icount &&
-	test "$(q "SELECT clock FROM boots")" = icount &&
+	test "$(q "SELECT DISTINCT clock FROM boots")" = icount &&
 	test "$(q "SELECT DISTINCT clock FROM runs")" = icount &&
-	test "$(q "SELECT COUNT(*) FROM runs WHERE status = '\''ok'\''")" = 24
+	# boots = 2 is 2 boots per side, ABAB (order = fixed); each boot runs warmup_runs + runs
+	# = 4 rounds of both workloads (seq 0-3, seq 0 the warm-up; docs/jobs.md): 4 x 4 x 2 = 32
+	test "$(q "SELECT group_concat(side, '\'''\'') FROM (SELECT side FROM boots ORDER BY seq)")" = ABAB &&
+	test "$(q "SELECT COUNT(*) FROM runs WHERE status = '\''ok'\''")" = 32 &&
+	test "$(q "SELECT COUNT(*) FROM runs WHERE status = '\''ok'\'' AND seq >= 1")" = 24 &&
+	test "$(q "SELECT COUNT(*) FROM (SELECT boot_id FROM runs GROUP BY boot_id, workload
+	                              HAVING COUNT(*) = 4 AND MIN(seq) = 0 AND MAX(seq) = 3)")" = 8
 '
 
 test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'under icount the cost per operation is stored as insn_per_op' '
@@ -123,30 +129,61 @@ test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'under icount the cost per op
 	! test_grep "cpu_us_per_op" metrics
 '
 
-# ppm = (max - min) / mean of the measured runs (seq 1 and 2 of both sides, the same kernel
-# and tuning: an A/A; run 0 is the warm-up)
-ppm() {
+# ppm = (max - min) / mean of measured runs (seq >= 1; seq 0 is the warm-up), per boot and
+# over all 4 boots (both sides: the same kernel and tuning, an A/A). Figures and why in
+# docs/qemu-icount.md, "t0802's A/A job".
+ppm() {	# ppm WORKLOAD METRIC: one line per boot, then one for all boots: spread|runs
 	q "SELECT (MAX(m.value) - MIN(m.value)) * 1e6 / AVG(m.value), COUNT(*) FROM runs r
+	   JOIN metrics m ON m.run_id = r.id WHERE r.workload = '$1' AND m.name = '$2' AND r.seq >= 1
+	   GROUP BY r.boot_id ORDER BY r.boot_id;
+	   SELECT (MAX(m.value) - MIN(m.value)) * 1e6 / AVG(m.value), COUNT(*) FROM runs r
 	   JOIN metrics m ON m.run_id = r.id WHERE r.workload = '$1' AND m.name = '$2' AND r.seq >= 1"
 }
 
-test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'two runs of one kernel agree to a few hundred parts per million' '
+# tx (one sender, its CPU never idle) counts instructions only: its runs agree within a boot
+# and between boots. rr (request/response across the two vCPUs, each idle ~45% of a run) waits,
+# and with sleep=on a waiting guest runs on host time: its tps follows the host's load, within
+# a boot as between boots (5% and more), so only its count is checked here and its spread in
+# the A/A below.
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'tx runs of one kernel agree to parts per million, within and between boots' '
 	ppm tx tx_pps >tx.ppm && ppm rr tps >rr.ppm &&
-	echo "tx_pps: $(cat tx.ppm) ppm|runs; tps: $(cat rr.ppm) ppm|runs" &&
+	echo "tx_pps per boot, then all: $(tr "\n" " " <tx.ppm)(ppm|runs); load $(cut -d" " -f1-3 /proc/loadavg)" &&
+	echo "tps per boot, then all: $(tr "\n" " " <rr.ppm)(ppm|runs)" &&
 	python3 -c "
-import sys
-for f, bound in ((\"tx.ppm\", 1000), (\"rr.ppm\", 2000)):
-    spread, n = open(f).read().strip().split(\"|\")
-    assert int(n) == 8 and float(spread) < bound, (f, spread, n, bound)"
+rows = lambda f: [(float(s), int(n)) for s, n in (l.split(\"|\") for l in open(f).read().split())]
+tx, rr = rows(\"tx.ppm\"), rows(\"rr.ppm\")
+assert [n for _, n in tx] == [3, 3, 3, 3, 12] and [n for _, n in rr] == [3, 3, 3, 3, 12], (tx, rr)
+assert all(s < 1000 for s, _ in tx), (\"tx\", tx)"
 '
 
-test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'A/A on the icount lab: the same kernel and tuning on both sides, 2 boots each, is EQUIVALENT on every headline' '
+# tps: compare's per-boot values are the means of a boot's measured runs; its cov_a/cov_b
+# (sd/mean of those, n - 1) must be the spread the runs show, whatever the verdict.
+test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'A/A on the icount lab, 2 boots per side: tx is EQUIVALENT; rr reports the spread of its boots' '
 	job=$(q "SELECT id FROM jobs WHERE name = '\''ic'\''") &&
 	"$KLAB" compare "$job" >aa &&
 	cat aa &&
-	q "SELECT workload, metric, verdict FROM comparisons WHERE job_id = $job AND metric IN ('\''tx_pps'\'', '\''tps'\'')" >aa.v &&
+	q "SELECT workload, metric, verdict FROM comparisons WHERE job_id = $job AND metric IN ('\''tx_pps'\'', '\''tps'\'')
+	   ORDER BY workload" >aa.v &&
+	cat aa.v &&
 	test "$(wc -l <aa.v)" = 2 &&
-	test "$(grep -c "|EQUIVALENT$" aa.v)" = 2
+	test_grep "^tx|tx_pps|EQUIVALENT$" aa.v &&
+	test_grep "^rr|tps|\(EQUIVALENT\|INCONCLUSIVE\)$" aa.v &&
+	python3 -c "
+import sqlite3, statistics as st
+db = sqlite3.connect(\"$SCRATCH/klab.db\")
+boots = {}
+for b, side, v in db.execute(\"SELECT r.boot_id, r.side, m.value FROM runs r JOIN metrics m ON m.run_id = r.id \"
+                             \"WHERE r.job_id = $job AND r.workload = '\''rr'\'' AND m.name = '\''tps'\'' AND r.seq >= 1\"):
+    boots.setdefault(side, {}).setdefault(b, []).append(v)
+means = {s: [st.mean(v) for v in d.values()] for s, d in boots.items()}
+cov = {s: 100 * st.stdev(m) / st.mean(m) for s, m in means.items()}
+n_a, n_b, mean_a, mean_b, cov_a, cov_b, extra = db.execute(
+    \"SELECT n_a, n_b, mean_a, mean_b, cov_a, cov_b, extra_boots FROM comparisons \"
+    \"WHERE job_id = $job AND workload = '\''rr'\'' AND metric = '\''tps'\''\").fetchone()
+print(\"rr tps per boot:\", means, \"CoV %:\", cov, \"stored:\", cov_a, cov_b, \"extra boots:\", extra)
+assert (n_a, n_b) == (2, 2), (n_a, n_b)
+for got, want in ((mean_a, st.mean(means[\"A\"])), (mean_b, st.mean(means[\"B\"])), (cov_a, cov[\"A\"]), (cov_b, cov[\"B\"])):
+    assert abs(got - want) <= 1e-9 * abs(want), (got, want)"
 '
 
 test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'compare refuses to mix icount runs with real-time runs, naming both' '
