@@ -173,7 +173,7 @@ int bisect_page(struct db *db, int64_t id, const char *outdir)
 	if (mkdir_p(outdir) < 0)
 		goto out;
 	plot_batch_init(&pb, outdir, PLOT_SVG);
-	chart = xasprintf("charts/bisect-%lld.%s", (long long)id, plot_ext(&pb));
+	chart = xasprintf("charts/bisect-%lld%s", (long long)id, plot_ext(&pb));
 	title = xasprintf("%s.%s per measured commit, in the order measured", a.workload, a.metric);
 	buf_addf(&h, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>bisection %lld</title>"
 		 "<link rel=\"stylesheet\" href=\"style.css\"></head><body>\n<p><a href=\"index.html\">all jobs</a></p>\n",

@@ -531,9 +531,18 @@ int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
 			json_object_put(d);
 	}
 	rc = agent_call(j, 0, argv, NULL, &out, 60000, 1, &err);
-	if (rc < 0 || !(o = json_parse(out.buf, out.len, "klab-agent prepare --check"))) {
-		buf_addf(why, "cannot ask klab-agent on machine '%s' whether it is still in boot %d's state%s%s",
-			 j->dut->name, b, err.len ? ": " : "", last_line(err.buf));
+	if (rc < 0 || !out.len || !(o = json_parse(out.buf, out.len, "klab-agent prepare --check"))) {
+		/* no agent to ask (a machine that rebooted lost it with /var/lib): its boot id says why */
+		const char *bid[] = { "cat", "/proc/sys/kernel/random/boot_id", NULL };
+		struct buf nb = BUF_INIT;
+
+		if (j->cdut && ssh_run(j->cdut, bid, &nb, 30000) == 0 && (buf_trim(&nb), nb.len) && strcmp(nb.buf, boot))
+			buf_addf(why, "machine '%s' rebooted since boot %d (boot id %s, was %s; its klab-agent is gone)",
+				 j->dut->name, b, nb.buf, boot);
+		else
+			buf_addf(why, "cannot ask klab-agent on machine '%s' whether it is still in boot %d's state%s%s",
+				 j->dut->name, b, err.len ? ": " : "", last_line(err.buf));
+		buf_release(&nb);
 		goto out;
 	}
 	now_boot = spec_str(o, "boot_id");

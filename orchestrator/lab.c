@@ -47,7 +47,11 @@ static void plan(struct nlab_machine *m, int index, int pairs, int pair, int i)
 		snprintf(m->name, sizeof(m->name), "%s", names[i]);
 	else
 		snprintf(m->name, sizeof(m->name), "%s%d", names[i], pair);
-	snprintf(m->netns, sizeof(m->netns), "klab%d-%s", index, m->name);
+	/* from names[], not m->name: GCC's -Wrestrict (ASan build, -O1) takes two fields of *m for one object */
+	if (pairs == 1)
+		snprintf(m->netns, sizeof(m->netns), "klab%d-%s", index, names[i]);
+	else
+		snprintf(m->netns, sizeof(m->netns), "klab%d-%s%d", index, names[i], pair);
 	if (pairs == 1)
 		snprintf(m->root_veth, sizeof(m->root_veth), "klab%d%c", index, names[i][0]);
 	else
