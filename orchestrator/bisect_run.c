@@ -448,6 +448,12 @@ static void brun_release(struct brun *r)
 	buf_release(&r->why);
 }
 
+/* DBPATH.bisect-ID.lock: held by the bisection's runner, as DBPATH.job-ID.lock by a job's. */
+static char *lock_path(const char *db_path, int64_t id)
+{
+	return xasprintf("%s.bisect-%lld.lock", db_path, (long long)id);
+}
+
 int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t id, const struct job_run_opts *o)
 {
 	struct brun r;
@@ -473,7 +479,7 @@ int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int6
 		ret = strcmp(state, "done") ? 1 : 0;
 		goto out;
 	}
-	lock = xasprintf("%s.bisect-%lld.lock", r.db_path, (long long)id);
+	lock = lock_path(r.db_path, id);
 	fd = lock_file(lock, 0);
 	if (fd == LOCK_FILE_BUSY) {
 		error("bisection %lld is being run by another process", (long long)id);
@@ -534,17 +540,9 @@ out:
 
 int bisect_is_live(const char *db_path, int64_t id)
 {
-	char *lock = xasprintf("%s.bisect-%lld.lock", db_path, (long long)id);
-	int fd, live;
+	char *lock = lock_path(db_path, id);
+	int ret = lock_held(lock);
 
-	if (!file_exists(lock)) {
-		free(lock);
-		return 0;
-	}
-	fd = lock_file(lock, 0);
-	live = fd == LOCK_FILE_BUSY;
-	if (fd >= 0)
-		close(fd);
 	free(lock);
-	return live ? 1 : fd < 0 ? -1 : 0;
+	return ret;
 }

@@ -78,6 +78,7 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 static int after_confirmation(struct db *db, const struct klab_config *cfg, int64_t id, int64_t nightly,
 			      const char *name)
 {
+	const struct conf_job *cj = conf_job(cfg, name);
 	struct compare_result res;
 	struct db_stmt *q;
 	char *tree = NULL, *good = NULL, *bad = NULL;
@@ -120,7 +121,7 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 			bo.job = name;
 			bo.alpha = 0.01;
 			/* each commit measured as the nightly was: its boots (at least 2), up to three times that */
-			bo.min_boots = conf_job(cfg, name) && conf_job(cfg, name)->boots > 2 ? conf_job(cfg, name)->boots : 2;
+			bo.min_boots = cj && cj->boots > 2 ? cj->boots : 2;
 			bo.max_boots = 3 * bo.min_boots;
 			/*
 			 * the ends get the default 2 * min_boots a side: with 2 a side one boot's

@@ -568,6 +568,25 @@ out:
 	return ret;
 }
 
+/*
+ * Start the lab's qemu processes (one when the peer is a namespace of the
+ * dut, whose pid it shares), saving the state after each: 0 or -1;
+ * *started counts the ones that run.
+ */
+static int start_guests(struct qlab_state *st, int sock_port, int *started)
+{
+	for (int i = 0; i < (st->peer_netns ? 1 : 2); i++) {
+		if (start_guest(st, i, sock_port) < 0)
+			return -1;
+		(*started)++;
+		if (st->peer_netns)
+			st->g[GUEST_PEER].pid = st->g[GUEST_DUT].pid;
+		if (qlab_state_save(st) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static void ssh_argv(struct strvec *av, const struct qlab_state *st, int i)
 {
 	strvec_pushv(av, (const char *const[]){ "ssh", "-F", "/dev/null", "-o", "BatchMode=yes",
@@ -996,15 +1015,8 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	       st->kvm ? "kvm" : "tcg", st->icount ? ", icount clock" : "", st->smp, st->mem_mb, st->nic,
 	       st->queues, st->queues > 1 ? "s" : "", p);
 	fflush(stdout);
-	for (i = 0; i < (st->peer_netns ? 1 : 2); i++) {
-		if (start_guest(st, i, sock_port) < 0)
-			goto fail;
-		started++;
-		if (st->peer_netns)
-			st->g[GUEST_PEER].pid = st->g[GUEST_DUT].pid;
-		if (qlab_state_save(st) < 0)
-			goto fail;
-	}
+	if (start_guests(st, sock_port, &started) < 0)
+		goto fail;
 	if (wait_ssh(st, o->timeout_s, t0) < 0)
 		goto fail;
 	if (check_cpus(st) < 0)
@@ -1029,7 +1041,7 @@ out:
 
 int qlab_power_cycle(struct qlab_state *st)
 {
-	int sock_port = 0, i;
+	int sock_port = 0, started = 0, i;
 
 	stop_guests(st);
 	for (i = 0; i < (st->peer_netns ? 1 : 2); i++)
@@ -1037,15 +1049,7 @@ int qlab_power_cycle(struct qlab_state *st)
 			return error("guest '%s' (qemu pid %ld) did not stop", st->g[i].name, (long)st->g[i].pid);
 	if (!strcmp(st->nic, "socket") && (sock_port = free_port()) < 0)
 		return -1;
-	for (i = 0; i < (st->peer_netns ? 1 : 2); i++) {
-		if (start_guest(st, i, sock_port) < 0)
-			return -1;
-		if (st->peer_netns)
-			st->g[GUEST_PEER].pid = st->g[GUEST_DUT].pid;
-		if (qlab_state_save(st) < 0)
-			return -1;
-	}
-	return 0;
+	return start_guests(st, sock_port, &started);
 }
 
 int qlab_down(const struct qlab_state *st)

@@ -232,17 +232,16 @@ static int bisect_run_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	o.stop = cmd_stop_on_signals();
 	ret = bisect_run(cfg, db, NULL, id, &o);
 	if (ret >= 0 && !r_quiet) {
-		char *state = NULL, *result = NULL, *fb = NULL;
-		db_get_str(db, &state, "SELECT state FROM bisections WHERE id = ?", "i", (int64_t)id);
-		db_get_str(db, &result, "SELECT COALESCE(result, '-') FROM bisections WHERE id = ?", "i", (int64_t)id);
-		db_get_str(db, &fb, "SELECT COALESCE(first_bad, '') || ' ' || COALESCE(first_bad_subject, '') "
-			   "FROM bisections WHERE id = ?", "i", (int64_t)id);
-		printf("bisection %ld: %s, %s%s%s\n", id, state ? state : "?", result ? result : "-",
-		       result && strcmp(result, "no-regression") && fb && *fb != ' ' ? ": " : "",
-		       result && strcmp(result, "no-regression") && fb && *fb != ' ' ? fb : "");
-		free(state);
-		free(result);
-		free(fb);
+		struct db_stmt *q = db_prepare(db, "SELECT state, COALESCE(result, '-'), first_bad, "
+					       "COALESCE(first_bad_subject, '') FROM bisections WHERE id = ?", "i", (int64_t)id);
+		if (q && db_step(q) == DB_ROW) {
+			const char *result = db_col_text(q, 1), *fb = db_col_text(q, 2);
+			int named = fb && strcmp(result, "no-regression");
+
+			printf("bisection %ld: %s, %s%s%s%s%s\n", id, db_col_text(q, 0), result, named ? ": " : "",
+			       named ? fb : "", named ? " " : "", named ? db_col_text(q, 3) : "");
+		}
+		db_finalize(q);
 	}
 	if (fflush(stdout) || ferror(stdout))
 		return 1;
