@@ -94,6 +94,7 @@ struct spec {
 	const char *run_id, *role, *type, *wl_name, *peer_addr, *bind_addr, *nic;
 	const char *perf_events, *bpf_script, *results_dir;
 	double duration_s, warmup_s, linger_s;
+	double start_wait_s;		/* server or sink: how long it waits for the client's first datagram */
 	long profile_hz;		/* 0: the monitor's default */
 	int monitors[MON_N];
 	struct strvec gen_argv;	/* generator options */
@@ -173,8 +174,11 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 		return error("run spec: role '%s' needs 'peer_addr'", s->role);
 	if (get_seconds(s->root, "duration_s", &s->duration_s, 1) ||
 	    get_seconds(s->root, "warmup_s", &s->warmup_s, 0) ||
-	    get_seconds(s->root, "linger_s", &s->linger_s, 0))
+	    get_seconds(s->root, "linger_s", &s->linger_s, 0) ||
+	    get_seconds(s->root, "start_wait_s", &s->start_wait_s, 0))
 		return -1;
+	if (client && s->start_wait_s > 0)
+		return error("run spec: 'start_wait_s' is for a server or a sink, not role '%s'", s->role);
 	if (s->duration_s < 1)
 		return error("run spec: 'duration_s' must be at least 1 (got %g)", s->duration_s);
 	if (json_object_object_get_ex(s->root, "perf_profile_hz", &v)) {
@@ -257,6 +261,13 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 		strvec_pushf(&s->gen_argv, "%ldms", ms(s->warmup_s));
 	} else {
 		strvec_pushf(&s->gen_argv, "%ldms", ms(s->wait_s));
+	}
+	/* the server's or sink's times run from the client's first datagram,
+	 * however late its agent starts (docs/protocol.md, start_wait_s) */
+	if (!client && s->start_wait_s > 0) {
+		strvec_push(&s->gen_argv, "--start-wait");
+		strvec_pushf(&s->gen_argv, "%ldms", ms(s->start_wait_s));
+		s->wait_s += s->start_wait_s;
 	}
 	ret = 0;
 out:

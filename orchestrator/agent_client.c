@@ -241,7 +241,8 @@ static struct json_object *role_params(struct json_object *params, const char *t
 }
 
 /* The run spec (docs/protocol.md section 2) of one side of a run. */
-char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server, double linger_s)
+char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server,
+	       const struct server_run *sr)
 {
 	struct json_object *o = json_object_new_object(), *wo = json_object_new_object();
 	struct buf b = BUF_INIT;
@@ -264,11 +265,13 @@ char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int se
 		json_object_object_add(o, "bind_addr", json_str(self->addr));
 	if (self->nic)
 		json_object_object_add(o, "nic", json_str(self->nic));
-	/* The server gets the client's times and outlives it by linger_s. */
+	/* The server gets the client's times, counted from the client's first
+	 * datagram (waited for start_wait_s), and outlives it by linger_s. */
 	json_object_object_add(o, "duration_s", json_object_new_double(spec_double(w, "duration_s", 10)));
 	json_object_object_add(o, "warmup_s", json_object_new_double(spec_double(w, "warmup_s", 2)));
 	if (server) {
-		json_object_object_add(o, "linger_s", json_object_new_double(linger_s));
+		json_object_object_add(o, "linger_s", json_object_new_double(sr->linger_s));
+		json_object_object_add(o, "start_wait_s", json_object_new_double(sr->start_wait_s));
 		json_object_object_add(o, "monitors", json_object_new_array());
 	} else {
 		json_object_object_add(o, "monitors", json_object_get(spec_get(w, "monitors")));
@@ -358,7 +361,7 @@ static int wait_ready_byte(int fd, long timeout_ms)
  */
 int server_start(struct job_ctx *j, struct json_object *w, const char *uid, struct server_run *sr)
 {
-	char *spec = run_spec(j, w, uid, 1, sr->linger_s);
+	char *spec = run_spec(j, w, uid, 1, sr);
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char *path = xasprintf("%s/klab-server-XXXXXX", tmp);
 	int fd = mkstemp(path), ready[2];
@@ -406,7 +409,7 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 			_exit(3);
 		rw.fd = ready[1];
 		rc = agent_exec_watch(c, j->agent_remote, j->state_peer, run, spec, &out, &err,
-				      guest_ms(j, (long)((warm + dur + sr->linger_s) * 1000) + 60000), 0,
+				      guest_ms(j, (long)((sr->start_wait_s + warm + dur + sr->linger_s) * 1000) + 60000), 0,
 				      ready_seen, &rw);
 		if (rc < 0 && !out.len && !err.len)
 			_exit(4);	/* it did not run */

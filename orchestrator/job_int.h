@@ -59,12 +59,13 @@ struct job_ctx {
 /* How long a server or sink keeps running after the client's end. */
 #define SERVER_LINGER_S 2.0
 /*
- * The same on a run's retry: the server lives from its own start, so a
- * client that starts late (at load 43 with 64 jobs on 2 CPUs: more than
- * 2 s after the server was ready) finds it gone (ECONNREFUSED); the retry
- * gives it 10 s, and only the retry pays for them.
+ * How long a server or sink waits for the client's first datagram: its
+ * warm-up, duration and linger run from that datagram, not from its own
+ * start, so a client whose agent starts late (at load 43 with 64 jobs on
+ * 2 CPUs: more than 2 s after the server was ready) still finds it there.
+ * Only a client that never sends pays for the wait (docs/scale.md).
  */
-#define SERVER_LINGER_RETRY_S 10.0
+#define SERVER_START_WAIT_S 30.0
 /* How long the job waits for a server or sink to say it is ready (its SSH connection included). */
 #define SERVER_READY_MS 60000
 
@@ -155,15 +156,17 @@ const char *role_server(const char *type);
 const char *tx_target(struct json_object *w);
 /* 1 when the workload needs a server (sink) on the peer. */
 int needs_server(struct json_object *w);
-/* The run spec (docs/protocol.md) of the client (server 0) or the server (1, outliving the client by LINGER_S) of run UID: malloc'd JSON. */
-char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server, double linger_s);
 
 /* The server (or sink) of one run, running in a child process. */
 struct server_run {
 	pid_t pid;
 	char *outfile;
 	double linger_s;	/* set by the caller: how long the server outlives the client */
+	double start_wait_s;	/* set by the caller: how long the server waits for the client's first datagram */
 };
+/* The run spec (docs/protocol.md) of the client (server 0, sr NULL) or the server (1, with sr's linger and start wait) of run UID: malloc'd JSON. */
+char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server,
+	       const struct server_run *sr);
 /* Start the server of run UID on the peer and wait until it is up: 0 or -1 (logged). */
 int server_start(struct job_ctx *j, struct json_object *w, const char *uid, struct server_run *sr);
 /* Wait for the server (at most timeout_ms, then kill it); its output into out. 0 ok, -1 failed. */

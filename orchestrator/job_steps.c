@@ -601,7 +601,7 @@ static int run_stored(struct job_ctx *j, const char *uid)
 static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, int retry,
 		    struct buf *doc, struct buf *why)
 {
-	struct server_run sr = { 0, NULL, retry ? SERVER_LINGER_RETRY_S : SERVER_LINGER_S };
+	struct server_run sr = { 0, NULL, SERVER_LINGER_S, SERVER_START_WAIT_S };
 	char *suid = xasprintf("%s-srv", uid);
 	char *spec = NULL;
 	struct buf err = BUF_INIT, sout = BUF_INIT;
@@ -624,7 +624,7 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, i
 			goto stop_server;
 		}
 	}
-	spec = run_spec(j, w, uid, 0, 0);
+	spec = run_spec(j, w, uid, 0, NULL);
 	debug("run %s: client starts on '%s'", uid, j->dut->name);
 	rc = agent_call(j, 0, argv, spec, doc, guest_ms(j, (long)((warm + dur) * 1000) + 60000), 0, &err);
 	debug("run %s: client ended (status %d)", uid, rc);
@@ -644,7 +644,7 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, i
 stop_server:
 	if (sr.pid) {
 		debug("run %s: waiting for the %s", uid, role_server(spec_str(w, "type")));
-		if (server_finish(&sr, guest_ms(j, (long)((warm + dur + sr.linger_s) * 1000) + 30000), &sout) && ret == 0) {
+		if (server_finish(&sr, guest_ms(j, (long)((sr.start_wait_s + warm + dur + sr.linger_s) * 1000) + 30000), &sout) && ret == 0) {
 			warn("run '%s': the %s on '%s' failed: %s", uid, role_server(spec_str(w, "type")),
 			     j->peer->name, last_line(sout.buf));
 		} else if (ret == 0) {

@@ -57,6 +57,9 @@ test_expect_success 'udp-rr: addresses, CPUs, unknown and misplaced options' '
 	expect_usage "unknown option .-6=1." "$KLAB_UDP_RR" $RR -6=1 &&
 	expect_usage "--flows. is for the client only" "$KLAB_UDP_RR" server --port 9 --duration 1 --flows 2 &&
 	expect_usage "--ready-fd. is for the server only" "$KLAB_UDP_RR" $RR --ready-fd 3 3>/dev/null &&
+	expect_usage "--start-wait. is for the server only" "$KLAB_UDP_RR" $RR --start-wait 5 &&
+	expect_usage "invalid --start-wait .-1." "$KLAB_UDP_RR" server --port 9 --duration 1 --start-wait -1 &&
+	expect_usage "invalid --start-wait .2h." "$KLAB_UDP_RR" server --port 9 --duration 1 --start-wait 2h &&
 	expect_usage "invalid --ready-fd .2.: expected a descriptor number from 3 up" \
 		"$KLAB_UDP_RR" server --port 9 --duration 1 --ready-fd 2 &&
 	expect_usage "invalid --ready-fd .77.: descriptor 77 is not open" \
@@ -90,6 +93,8 @@ test_expect_success 'udp-tx: each option out of range' '
 	expect_usage "invalid --poll-us .-1." "$KLAB_UDP_TX" sink --port 9 --duration 1 --poll-us -1 &&
 	expect_usage "unknown option .--flows." "$KLAB_UDP_TX" $TX --flows 3 &&
 	expect_usage "--ready-fd. is for the sink only" "$KLAB_UDP_TX" $TX --ready-fd 3 3>/dev/null &&
+	expect_usage "--start-wait. is for the sink only" "$KLAB_UDP_TX" $TX --start-wait 5 &&
+	expect_usage "invalid --start-wait .x." "$KLAB_UDP_TX" sink --port 9 --duration 1 --start-wait x &&
 	expect_usage "invalid --ready-fd .x." "$KLAB_UDP_TX" sink --port 9 --duration 1 --ready-fd x
 '
 

@@ -143,6 +143,48 @@ test_expect_success 'the server ends at its deadline although the client was kil
 	$JV srv.json --check "d[\"received\"] > 0" "1.9 < d[\"duration_s\"] < 2.5"
 '
 
+# A client that starts late (its agent slow to start on a loaded lab): without
+# --start-wait the server's 2 s are over and the client finds the port closed;
+# with it, the 2 s run from the first request.
+test_expect_success 'a client 3 s late finds no server without --start-wait' '
+	port=$(test_free_port) &&
+	{ "$KLAB_UDP_RR" server --port $port --duration 2 --ready-fd 3 >late0.srv.json 2>late0.srv.err 3>late0.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready late0.ready 10 $spid &&
+	sleep 3 &&
+	test_expect_code 1 "$KLAB_UDP_RR" client --addr 127.0.0.1 --port $port --flows 2 --duration 1 \
+		--warmup 0.2 >late0.cli.json 2>late0.cli.err &&
+	test_grep "ECONNREFUSED" late0.cli.err &&
+	wait $spid &&
+	$JV late0.srv.json --check "d[\"first_request_s\"] is None" "d[\"received\"] == 0"
+'
+
+test_expect_success 'with --start-wait the server runs its duration from a client 3 s late' '
+	port=$(test_free_port) &&
+	start=$(date +%s%N) &&
+	{ "$KLAB_UDP_RR" server --port $port --duration 2 --start-wait 20 --ready-fd 3 \
+		>late.srv.json 2>late.srv.err 3>late.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready late.ready 10 $spid &&
+	sleep 3 &&
+	"$KLAB_UDP_RR" client --addr 127.0.0.1 --port $port --flows 2 --duration 1 --warmup 0.2 \
+		>late.cli.json 2>late.cli.err &&
+	wait $spid &&
+	ms=$(( ($(date +%s%N) - start) / 1000000 )) && say "server took $ms ms" &&
+	[ $ms -lt 8000 ] &&
+	$JV late.cli.json --check "d[\"errors\"] == 0" "d[\"transactions\"] > 0" &&
+	$JV late.srv.json --check "d[\"params\"][\"start_wait_s\"] == 20" \
+		"d[\"first_request_s\"] >= 2.9" "d[\"received\"] > 0" "d[\"errors\"] == 0" \
+		"abs(d[\"duration_s\"] - d[\"first_request_s\"] - 2) < 0.5"
+'
+
+test_expect_success 'with --start-wait and no client the server ends after the wait and its duration' '
+	port=$(test_free_port) &&
+	start=$(date +%s%N) &&
+	"$KLAB_UDP_RR" server --port $port --duration 1 --start-wait 1 >idle.srv.json &&
+	ms=$(( ($(date +%s%N) - start) / 1000000 )) && say "server took $ms ms" &&
+	[ $ms -ge 1900 ] && [ $ms -lt 4000 ] &&
+	$JV idle.srv.json --check "d[\"first_request_s\"] is None" "d[\"received\"] == 0"
+'
+
 test_expect_success 'SIGTERM ends a client, and a server, early with its document' '
 	port=$(test_free_port) &&
 	{ "$KLAB_UDP_RR" server --port $port --duration 20 --ready-fd 3 >srv.json 2>srv.err 3>srv.ready & } &&

@@ -151,6 +151,22 @@ test_expect_success PAIR 'a blackhole route: a clear error, not a hang' '
 	test_grep "cannot connect to 198.18.223.1:9 (a blackhole or prohibit route?): Invalid argument" err
 '
 
+test_expect_success 'a sink with --start-wait counts its warm-up and window from a sender 2 s late' '
+	port=$(test_free_port) &&
+	{ "$KLAB_UDP_TX" sink --port $port --addr 127.0.0.1 --duration 1.5 --warmup 0.3 --start-wait 20 \
+		--ready-fd 3 >late.sink.json 2>late.sink.err 3>late.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready late.ready 10 $spid &&
+	sleep 2 &&
+	"$KLAB_UDP_TX" send --addr 127.0.0.1 --port $port --duration 1 --warmup 0.3 --rate 20000 \
+		>late.send.json 2>late.send.err &&
+	wait $spid &&
+	sent=$($JV late.send.json "d[\"packets\"]") && got=$($JV late.sink.json "d[\"packets\"]") &&
+	say "sender window $sent packets, sink window $got" &&
+	$JV late.sink.json --check "d[\"params\"][\"start_wait_s\"] == 20" \
+		"d[\"first_packet_s\"] >= 1.9" "d[\"packets\"] > 0" &&
+	within_1pct "$sent" "$got"
+'
+
 test_expect_success 'no sink on loopback (ECONNREFUSED): counted by name, run completes' '
 	port=$(test_free_port) &&
 	"$KLAB_UDP_TX" send --addr 127.0.0.1 --port $port --duration 1 --engine sendto >refused.json &&

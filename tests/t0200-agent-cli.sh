@@ -64,6 +64,9 @@ test_expect_success 'run: a bad spec is refused with the field named, nothing ke
 	test_must_fail run_spec <s7b 2>err && test_grep "perf_profile_hz. must be an integer from 1 to 20000" err &&
 	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"workload\": {\"type\": \"udp_rr\"}, \"duration_s\": 2}" >s8 &&
 	test_must_fail run_spec <s8 2>err && test_grep "needs .peer_addr." err &&
+	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"peer_addr\": \"127.0.0.1\",
+	       \"duration_s\": 2, \"start_wait_s\": 5, \"workload\": {\"type\": \"udp_rr\"}}" >s8b &&
+	test_must_fail run_spec <s8b 2>err && test_grep "start_wait_s. is for a server or a sink, not role .client." err &&
 	echo "{\"spec_version\": 1, " >s9 &&
 	test_must_fail run_spec <s9 2>err && test_grep "malformed JSON" err &&
 	test ! -e state/results || test -z "$(ls state/results)"
@@ -73,6 +76,7 @@ test_expect_success 'run on loopback: result on stdout and kept; a failing gener
 	port=$(test_free_port) &&
 	cat >srv.spec <<-JSON &&
 	{"spec_version": 1, "run_id": "lo-srv", "role": "server", "duration_s": 2, "warmup_s": 0, "linger_s": 2,
+	 "start_wait_s": 20,
 	 "workload": {"name": "rr", "type": "udp_rr", "params": {"port": "$port"}}, "monitors": ["cpu"]}
 	JSON
 	cat >cl.spec <<-JSON &&
@@ -86,7 +90,7 @@ test_expect_success 'run on loopback: result on stdout and kept; a failing gener
 	"$KLAB_AGENT" run <cl.spec >cl.json &&
 	wait $spid &&
 	test_cmp cl.json state/results/lo-cl.json &&
-	python3 -c "import json; d=json.load(open(\"srv.json\")); assert d[\"status\"] == \"ok\" and d[\"workload\"][\"received\"] > 0, d" &&
+	python3 -c "import json; d=json.load(open(\"srv.json\")); w=d[\"workload\"]; assert d[\"status\"] == \"ok\" and w[\"received\"] > 0 and w[\"params\"][\"start_wait_s\"] == 20 and w[\"first_request_s\"] is not None, d" &&
 	python3 -c "import json; d=json.load(open(\"cl.json\")); assert d[\"status\"] == \"ok\" and d[\"monitors\"] == {\"cpu\": \"ok\", \"nic\": \"ok\"}, d[\"monitors\"]" &&
 	sed -e "s/lo-cl/lo-bad/; s/\"flows\": 4/\"flows\": 0/" cl.spec >bad.spec &&
 	test_must_fail "$KLAB_AGENT" run <bad.spec >bad.json 2>err &&

@@ -36,7 +36,7 @@ struct rr_hdr {
 static const char rr_usage[] =
 	"usage: klab-udp-rr server --port P [--addr A] [--threads T] [--response-size N]\n"
 	"                          --duration S [--cpus LIST] [--busy-poll USEC] [-6]\n"
-	"                          [--ready-fd N]\n"
+	"                          [--ready-fd N] [--start-wait S]\n"
 	"       klab-udp-rr client --addr A --port P --flows F [--threads T] [--request-size N]\n"
 	"                          [--response-size N] --duration S [--warmup S] [--burst K]\n"
 	"                          [--cpus LIST] [--busy-poll USEC] [--rto-ms MS] [-6]\n";
@@ -49,6 +49,7 @@ struct rr_params {
 	long duration_ms, warmup_ms;
 	int echo;		/* server: answer with the request's length */
 	int ready_fd;		/* server: where to say "ready" (-1: nowhere) */
+	long start_wait_ms;	/* server: the duration runs from the first request, waited for at most this long (0: from the start) */
 	struct wl_cpus cpus;
 	const char *cpus_s;
 	struct sockaddr_storage addr;
@@ -60,14 +61,14 @@ static int rr_parse(int argc, char **argv, struct rr_params *p)
 {
 	const char *port = NULL, *flows = NULL, *threads = NULL, *req = NULL, *resp = NULL,
 		*dur = NULL, *warm = NULL, *burst = NULL, *bp = NULL, *rto = NULL, *v6 = NULL,
-		*ready = NULL;
+		*ready = NULL, *swait = NULL;
 	struct wl_opt opts[] = {
 		{ "addr", 1, &p->addr_s }, { "port", 1, &port }, { "flows", 1, &flows },
 		{ "threads", 1, &threads }, { "request-size", 1, &req },
 		{ "response-size", 1, &resp }, { "duration", 1, &dur }, { "warmup", 1, &warm },
 		{ "burst", 1, &burst }, { "cpus", 1, &p->cpus_s }, { "busy-poll", 1, &bp },
 		{ "rto-ms", 1, &rto }, { "6", 0, &v6 }, { "ready-fd", 1, &ready },
-		{ NULL, 0, NULL },
+		{ "start-wait", 1, &swait }, { NULL, 0, NULL },
 	};
 	const char *role = argc > 1 ? argv[1] : NULL;
 
@@ -83,8 +84,8 @@ static int rr_parse(int argc, char **argv, struct rr_params *p)
 		return error("option '--%s' is for the client only",
 			     flows ? "flows" : req ? "request-size" : warm ? "warmup" :
 			     burst ? "burst" : "rto-ms");
-	if (!p->server && ready)
-		return error("option '--ready-fd' is for the server only");
+	if (!p->server && (ready || swait))
+		return error("option '--%s' is for the server only", ready ? "ready-fd" : "start-wait");
 	p->v6 = v6 != NULL;
 	p->flows = p->threads = p->burst = 1;
 	p->req_size = p->resp_size = 100;
@@ -104,6 +105,8 @@ static int rr_parse(int argc, char **argv, struct rr_params *p)
 	if (p->server) {
 		p->echo = !resp;
 		if (ready && wl_arg_ready_fd("ready-fd", ready, &p->ready_fd))
+			return -1;
+		if (swait && wl_arg_duration("start-wait", swait, 0, 3600000L, &p->start_wait_ms))
 			return -1;
 	} else {
 		if (!p->addr_s)
@@ -160,6 +163,8 @@ static struct json_object *rr_params_json(const struct rr_params *p)
 	else
 		json_object_object_add(o, "response_size", json_object_new_string("echo"));
 	json_object_object_add(o, "duration_s", wl_jdouble((double)p->duration_ms / 1000.0));
+	if (p->server)
+		json_object_object_add(o, "start_wait_s", wl_jdouble((double)p->start_wait_ms / 1000.0));
 	json_object_object_add(o, "busy_poll_us", wl_jint((uint64_t)p->busy_poll));
 	json_object_object_add(o, "cpus", p->cpus_s ? json_object_new_string(p->cpus_s) : NULL);
 	return o;
@@ -649,7 +654,9 @@ struct rr_sthread {
 	int idx;
 	int fd;
 	const struct rr_params *p;
-	uint64_t end_ns;
+	uint64_t *end_ns;		/* shared: the first request may move it (--start-wait) */
+	uint64_t *first_ns;		/* shared: when the first request came (0: none yet) */
+	uint64_t wait_end_ns;		/* --start-wait: a first request after this moves nothing */
 	uint64_t received, echoed;
 	uint64_t receives, singles;	/* receive calls that brought data, and those of one */
 	struct wl_errs errs;
@@ -657,6 +664,20 @@ struct rr_sthread {
 	size_t bufsize;
 	int failed;
 };
+
+/*
+ * The first request of the run, whichever thread saw it. With --start-wait
+ * the duration runs from it: a client whose agent started late (a loaded
+ * machine, a slow SSH exec) still finds the server there for its whole run.
+ */
+static void rr_first_request(struct rr_sthread *t)
+{
+	uint64_t none = 0, now = wl_now_ns();
+
+	if (__atomic_compare_exchange_n(t->first_ns, &none, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
+	    t->p->start_wait_ms && now <= t->wait_end_ns)
+		WL_STORE(t->end_ns, now + (uint64_t)t->p->duration_ms * 1000000u);
+}
 
 /* Receive a batch, answer each datagram to its sender; until the deadline. */
 static void *rr_server_thread(void *arg)
@@ -687,7 +708,7 @@ static void *rr_server_thread(void *arg)
 	}
 	/* the deadline is read every 32nd receive and after every timeout (each
 	 * 100 ms of silence), not once per request */
-	while (!wl_stop && (++iter % 32 || wl_now_ns() < t->end_ns)) {
+	while (!wl_stop && (++iter % 32 || wl_now_ns() < WL_LOAD(t->end_ns))) {
 		unsigned ask = wl_rxbatch_next(&bt, RR_SRV_BATCH);
 		int n, done = 0;
 
@@ -713,6 +734,8 @@ static void *rr_server_thread(void *arg)
 			continue;
 		}
 		used = n;
+		if (!WL_LOAD(t->first_ns))
+			rr_first_request(t);
 		wl_rxbatch_saw(&bt, ask, n);
 		WL_ADD(&t->received, (uint64_t)n);
 		for (i = 0; i < n; i++) {
@@ -747,7 +770,7 @@ static int rr_server(struct rr_params *p)
 	struct rr_sthread *th = xcalloc((size_t)p->threads, sizeof(*th));
 	int *fds = xcalloc((size_t)p->threads, sizeof(int));
 	struct wl_errs *errs = xcalloc(1, sizeof(*errs));
-	uint64_t start, end, received = 0, echoed = 0, receives = 0, singles = 0;
+	uint64_t start, end, first = 0, received = 0, echoed = 0, receives = 0, singles = 0;
 	struct json_object *doc;
 	long i, started = 0;
 	int rc = 1;
@@ -755,14 +778,17 @@ static int rr_server(struct rr_params *p)
 	if (wl_bind_group(&p->addr, p->addrlen, (int)p->threads, fds))
 		goto out;
 	start = wl_now_ns();
-	end = start + (uint64_t)p->duration_ms * 1000000u;
+	/* without a request, the server waits start_wait for the first, then runs its duration */
+	end = start + (uint64_t)(p->start_wait_ms + p->duration_ms) * 1000000u;
 	for (i = 0; i < p->threads; i++) {
 		struct rr_sthread *t = &th[i];
 
 		t->idx = (int)i;
 		t->fd = fds[i];
 		t->p = p;
-		t->end_ns = end;
+		t->end_ns = &end;
+		t->first_ns = &first;
+		t->wait_end_ns = start + (uint64_t)p->start_wait_ms * 1000000u;
 		/* echo needs the whole request; else only its header is read */
 		t->bufsize = p->echo ? 65536 : p->resp_size < 2048 ? 2048 : (size_t)p->resp_size;
 		t->bufs = xcalloc(RR_SRV_BATCH, t->bufsize);
@@ -800,6 +826,8 @@ static int rr_server(struct rr_params *p)
 	json_object_object_add(doc, "role", json_object_new_string("server"));
 	json_object_object_add(doc, "params", rr_params_json(p));
 	json_object_object_add(doc, "duration_s", wl_jdouble((double)(end - start) / 1e9));
+	/* how long after the server was ready its first request came (null: none came) */
+	json_object_object_add(doc, "first_request_s", first ? wl_jdouble((double)(first - start) / 1e9) : NULL);
 	json_object_object_add(doc, "received", wl_jint(received));
 	json_object_object_add(doc, "echoed", wl_jint(echoed));
 	/* receive calls that brought data, and how many of them asked for one
@@ -841,7 +869,7 @@ int udp_rr_main(int argc, char **argv)
 	}
 	wl_stop = 0;
 	wl_signals();
-	wl_hard_deadline(p.warmup_ms + p.duration_ms + RR_HARD_MARGIN_MS);
+	wl_hard_deadline(p.start_wait_ms + p.warmup_ms + p.duration_ms + RR_HARD_MARGIN_MS);
 	rc = p.server ? rr_server(&p) : rr_client(&p);
 	wl_hard_deadline(0);
 	wl_cpus_release(&p.cpus);

@@ -41,7 +41,7 @@ static const char tx_usage[] =
 	"                        [--engine sendmmsg|sendto|io_uring] [--batch B] [--gso N]\n"
 	"                        [--rate PPS] --duration S [--warmup S] [--cpus LIST] [-6]\n"
 	"       klab-udp-tx sink --port P [--addr A] [--threads T] --duration S [--warmup S]\n"
-	"                        [--poll-us N] [--cpus LIST] [-6] [--ready-fd N]\n";
+	"                        [--poll-us N] [--cpus LIST] [-6] [--ready-fd N] [--start-wait S]\n";
 
 enum tx_engine { ENGINE_SENDMMSG, ENGINE_SENDTO, ENGINE_IO_URING };
 static const char *const engine_names[] = { "sendmmsg", "sendto", "io_uring" };
@@ -54,6 +54,7 @@ struct tx_params {
 	long poll_us;		/* sink: 0 blocks in recvmmsg, else drain and sleep this long */
 	int ready_fd;		/* sink: where to say "ready" (-1: nowhere) */
 	long duration_ms, warmup_ms;
+	long start_wait_ms;	/* sink: warmup and duration run from the first packet, waited for at most this long (0: from the start) */
 	enum tx_engine engine;
 	long segs;		/* packets per send: ceil(size / gso) with GSO, else 1 */
 	struct wl_cpus cpus;
@@ -65,13 +66,13 @@ static int tx_parse(int argc, char **argv, struct tx_params *p)
 {
 	const char *port = NULL, *threads = NULL, *size = NULL, *engine = NULL, *batch = NULL,
 		*gso = NULL, *rate = NULL, *dur = NULL, *warm = NULL, *v6 = NULL, *poll = NULL,
-		*ready = NULL;
+		*ready = NULL, *swait = NULL;
 	struct wl_opt opts[] = {
 		{ "addr", 1, &p->addr_s }, { "port", 1, &port }, { "threads", 1, &threads },
 		{ "size", 1, &size }, { "engine", 1, &engine }, { "batch", 1, &batch },
 		{ "gso", 1, &gso }, { "rate", 1, &rate }, { "duration", 1, &dur },
 		{ "warmup", 1, &warm }, { "cpus", 1, &p->cpus_s }, { "6", 0, &v6 },
-		{ "poll-us", 1, &poll }, { "ready-fd", 1, &ready },
+		{ "poll-us", 1, &poll }, { "ready-fd", 1, &ready }, { "start-wait", 1, &swait },
 		{ NULL, 0, NULL },
 	};
 	const char *role = argc > 1 ? argv[1] : NULL;
@@ -88,8 +89,9 @@ static int tx_parse(int argc, char **argv, struct tx_params *p)
 	if (p->sink && (size || engine || batch || gso || rate))
 		return error("option '--%s' is for the sender only",
 			     size ? "size" : engine ? "engine" : batch ? "batch" : gso ? "gso" : "rate");
-	if (!p->sink && (poll || ready))
-		return error("option '--%s' is for the sink only", poll ? "poll-us" : "ready-fd");
+	if (!p->sink && (poll || ready || swait))
+		return error("option '--%s' is for the sink only",
+			     poll ? "poll-us" : ready ? "ready-fd" : "start-wait");
 	p->v6 = v6 != NULL;
 	p->threads = 1;
 	p->size = 64;
@@ -119,6 +121,8 @@ static int tx_parse(int argc, char **argv, struct tx_params *p)
 	if (poll && wl_arg_long("poll-us", poll, 0, 100000L, &p->poll_us))
 		return -1;
 	if (ready && wl_arg_ready_fd("ready-fd", ready, &p->ready_fd))
+		return -1;
+	if (swait && wl_arg_duration("start-wait", swait, 0, 3600000L, &p->start_wait_ms))
 		return -1;
 	if (engine) {
 		for (i = 0; i < ARRAY_SIZE(engine_names); i++)
@@ -160,6 +164,7 @@ static struct json_object *tx_params_json(const struct tx_params *p)
 		json_object_object_add(o, "rate_pps", wl_jint((uint64_t)p->rate));
 	} else {
 		json_object_object_add(o, "poll_us", wl_jint((uint64_t)p->poll_us));
+		json_object_object_add(o, "start_wait_s", wl_jdouble((double)p->start_wait_ms / 1000.0));
 	}
 	json_object_object_add(o, "duration_s", wl_jdouble((double)p->duration_ms / 1000.0));
 	json_object_object_add(o, "warmup_s", wl_jdouble((double)p->warmup_ms / 1000.0));
@@ -173,7 +178,8 @@ struct tx_thread {
 	int idx;
 	int fd;
 	const struct tx_params *p;
-	uint64_t warm_ns, end_ns;
+	uint64_t warm_ns, end_ns;	/* a sink's first packet may move them (--start-wait) */
+	struct tx_run *run;
 	const int *stop;
 	uint64_t pkts_all, bytes_all, calls_all;
 	uint64_t pkts_win, bytes_win;	/* read by the main thread for the series */
@@ -189,7 +195,7 @@ static void tx_count(struct tx_thread *t, uint64_t now, uint64_t pkts, uint64_t 
 {
 	t->pkts_all += pkts;
 	t->bytes_all += bytes;
-	if (now >= t->warm_ns && now < t->end_ns) {
+	if (now >= WL_LOAD(&t->warm_ns) && now < WL_LOAD(&t->end_ns)) {
 		WL_ADD(&t->pkts_win, pkts);
 		WL_ADD(&t->bytes_win, bytes);
 	}
@@ -198,7 +204,7 @@ static void tx_count(struct tx_thread *t, uint64_t now, uint64_t pkts, uint64_t 
 static void tx_error(struct tx_thread *t, uint64_t now, int err)
 {
 	wl_errs_add(&t->errs_all, err);
-	if (now >= t->warm_ns && now < t->end_ns)
+	if (now >= WL_LOAD(&t->warm_ns) && now < WL_LOAD(&t->end_ns))
 		wl_errs_add(&t->errs_win, err);
 }
 
@@ -327,6 +333,33 @@ static void *tx_send_thread(void *arg)
 	return NULL;
 }
 
+struct tx_run {
+	struct tx_thread *th;
+	long n;
+	int stop;
+	uint64_t first_ns;	/* a sink's first packet (0: none yet) */
+	uint64_t wait_end_ns;	/* --start-wait: a first packet after this moves nothing */
+};
+
+/*
+ * A sink's first packet, whichever thread saw it. With --start-wait the
+ * warmup and the duration run from it: a sender whose agent started late
+ * still finds the sink there, and the sink's window covers its packets.
+ */
+static void tx_first_packet(struct tx_thread *t, uint64_t now)
+{
+	struct tx_run *r = t->run;
+	uint64_t none = 0, warm = now + (uint64_t)t->p->warmup_ms * 1000000u;
+
+	if (!__atomic_compare_exchange_n(&r->first_ns, &none, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+	    !t->p->start_wait_ms || now > r->wait_end_ns)
+		return;
+	for (long i = 0; i < r->n; i++) {
+		WL_STORE(&r->th[i].warm_ns, warm);
+		WL_STORE(&r->th[i].end_ns, warm + (uint64_t)t->p->duration_ms * 1000000u);
+	}
+}
+
 static void *tx_sink_thread(void *arg)
 {
 	struct tx_thread *t = arg;
@@ -346,7 +379,7 @@ static void *tx_sink_thread(void *arg)
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
-	while (!wl_stop && wl_now_ns() < t->end_ns) {
+	while (!wl_stop && wl_now_ns() < WL_LOAD(&t->end_ns)) {
 		uint64_t bytes = 0, now;
 		int n = recvmmsg(t->fd, msgs, TX_SINK_BATCH,
 				 MSG_TRUNC | (poll.tv_nsec ? MSG_DONTWAIT : MSG_WAITFORONE), NULL);
@@ -360,6 +393,8 @@ static void *tx_sink_thread(void *arg)
 				nanosleep(&poll, NULL);
 			continue;
 		}
+		if (n > 0 && !WL_LOAD(&t->run->first_ns))
+			tx_first_packet(t, now);
 		for (i = 0; i < n; i++)
 			bytes += msgs[i].msg_len;
 		tx_count(t, now, (uint64_t)n, bytes);
@@ -411,12 +446,6 @@ static int tx_open_sender(struct tx_thread *t)
 	return 0;
 }
 
-struct tx_run {
-	struct tx_thread *th;
-	long n;
-	int stop;
-};
-
 static uint64_t tx_sum_pkts(void *ctx)
 {
 	struct tx_run *r = ctx;
@@ -434,7 +463,7 @@ static int tx_run(struct tx_params *p)
 	struct tx_thread *th = xcalloc((size_t)p->threads, sizeof(*th));
 	struct wl_errs *errs_all = xcalloc(1, sizeof(*errs_all)), *errs_win = xcalloc(1, sizeof(*errs_win));
 	struct json_object *doc = NULL, *series = NULL, *o;
-	uint64_t start, warm, end, pkts = 0, bytes = 0, pkts_all = 0, bytes_all = 0, calls = 0, now;
+	uint64_t start, warm, end, first = 0, pkts = 0, bytes = 0, pkts_all = 0, bytes_all = 0, calls = 0, now;
 	int *fds = xcalloc((size_t)p->threads, sizeof(int));
 	long i, started = 0;
 	int rc = 1;
@@ -455,6 +484,7 @@ static int tx_run(struct tx_params *p)
 
 		t->idx = (int)i;
 		t->p = p;
+		t->run = &run;
 		t->stop = &run.stop;
 		if (p->sink) {
 			t->buf = xcalloc(TX_SINK_BATCH, TX_SINK_BUF);
@@ -468,7 +498,9 @@ static int tx_run(struct tx_params *p)
 		}
 	}
 	start = wl_now_ns();
-	warm = start + (uint64_t)p->warmup_ms * 1000000u;
+	run.wait_end_ns = start + (uint64_t)p->start_wait_ms * 1000000u;
+	/* a sink with --start-wait: this window if no packet comes, else its first packet's */
+	warm = start + (uint64_t)(p->start_wait_ms + p->warmup_ms) * 1000000u;
 	end = warm + (uint64_t)p->duration_ms * 1000000u;
 	for (i = 0; i < p->threads; i++) {
 		th[i].warm_ns = warm;
@@ -485,6 +517,16 @@ static int tx_run(struct tx_params *p)
 	}
 	if (started == p->threads) {
 		wl_ready(&p->ready_fd);	/* a sink is bound and every thread receives */
+		if (p->start_wait_ms) {
+			while (!wl_stop && !WL_LOAD(&run.first_ns) && wl_now_ns() < run.wait_end_ns)
+				wl_sleep_until(wl_now_ns() + 1000000u);
+			/* the same window tx_first_packet() gave the threads */
+			first = WL_LOAD(&run.first_ns);
+			if (first && first <= run.wait_end_ns) {
+				warm = first + (uint64_t)p->warmup_ms * 1000000u;
+				end = warm + (uint64_t)p->duration_ms * 1000000u;
+			}
+		}
 		series = wl_series(warm, end, "pps", tx_sum_pkts, &run, &run.stop);
 	}
 	WL_STORE(&run.stop, 1);
@@ -512,6 +554,11 @@ static int tx_run(struct tx_params *p)
 	json_object_object_add(doc, "role", json_object_new_string(p->sink ? "sink" : "send"));
 	json_object_object_add(doc, "params", tx_params_json(p));
 	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->warmup_ms / 1000.0));
+	if (p->sink) {
+		/* how long after the sink was ready its first packet came (null: none came) */
+		first = WL_LOAD(&run.first_ns);
+		json_object_object_add(doc, "first_packet_s", first ? wl_jdouble((double)(first - start) / 1e9) : NULL);
+	}
 	json_object_object_add(doc, "duration_s", wl_jdouble(secs));
 	json_object_object_add(doc, "packets", wl_jint(pkts));
 	json_object_object_add(doc, "bytes", wl_jint(bytes));
@@ -575,7 +622,7 @@ int udp_tx_main(int argc, char **argv)
 	}
 	wl_stop = 0;
 	wl_signals();
-	wl_hard_deadline(p.warmup_ms + p.duration_ms + TX_HARD_MARGIN_MS);
+	wl_hard_deadline(p.start_wait_ms + p.warmup_ms + p.duration_ms + TX_HARD_MARGIN_MS);
 	rc = tx_run(&p);
 	wl_hard_deadline(0);
 	wl_cpus_release(&p.cpus);
