@@ -131,3 +131,7 @@ awk '{ s += $1; if ($1 > m) m = $1 } END { if (NR) printf "ssh connections in us
 echo "klabd peak RSS:          $((hwm / 1024)) MB ($hwm kB)"
 sqlite3 "$DB" "SELECT printf('step time by kind:       %s', group_concat(name || ' ' || printf('%.1f', a), ', ')) FROM (SELECT name, avg(finished - started) a FROM steps GROUP BY name ORDER BY a DESC LIMIT 6)"
 grep -c "warning" "$W/klabd.log" | sed 's/^/klabd warnings:          /'
+grep -c "retrying once" "$W/klabd.log" | sed 's/^/runs retried:            /'
+# what they were: job numbers, run ids and figures taken out, most frequent first
+grep "warning" "$W/klabd.log" | sed -E 's/job [0-9]+/job N/g; s/j[0-9]+-[0-9a-z-]+/RUN/g; s/[0-9]+(\.[0-9]+)?/#/g' |
+	sort | uniq -c | sort -rn | head -5 | sed 's/^/  /'

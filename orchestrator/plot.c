@@ -1,5 +1,6 @@
 /* plot.c: gnuplot charts for the report pages, all of one report drawn by one gnuplot process. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -98,10 +99,23 @@ static void gp_num(struct buf *b, double v)
 		buf_addstr(b, "NaN");
 }
 
+/*
+ * Where gnuplot writes chart FILE: a name of this process beside it, renamed
+ * over FILE once drawn. Two jobs whose reports share a chart (a workload's
+ * history, drawn by every job of it) then never see each other's half-written
+ * or just-unlinked file: 64 jobs at once lost 124 history charts that way.
+ */
+static char *chart_tmp(const char *dir, const char *file)
+{
+	return dir ? xasprintf("%s/%s.tmp-%ld", dir, file, (long)getpid())
+		   : xasprintf("%s.tmp-%ld", file, (long)getpid());
+}
+
 /* reset, terminal, output and title: the start of every chart. */
 static void chart_begin(struct plot_batch *pb, const char *file, const char *title, int w, int h)
 {
 	struct buf *s = &pb->script;
+	char *tmp = chart_tmp(NULL, file);	/* gnuplot runs in pb->dir */
 
 	strvec_push(&pb->files, file);
 	buf_addstr(s, "\nreset\n");
@@ -110,7 +124,8 @@ static void chart_begin(struct plot_batch *pb, const char *file, const char *tit
 	else
 		buf_addf(s, "set terminal svg size %d,%d fixed noenhanced font 'sans,11' background rgb 'white'\n", w, h);
 	buf_addstr(s, "set output ");
-	gp_str(s, file);
+	gp_str(s, tmp);
+	free(tmp);
 	buf_addstr(s, "\nset title ");
 	gp_str(s, title);
 	buf_addstr(s, "\nset grid ytics lc rgb '" COL_GRID "'\nset border 3 lc rgb '#444444'\n"
@@ -657,9 +672,8 @@ int plot_batch_run(struct plot_batch *pb)
 		return error("cannot draw %zu chart(s): gnuplot not found (install gnuplot-nox)", pb->files.n);
 	if (mkdir_p(pb->dir) < 0)
 		return -1;
-	/* a chart left over from an older report must not pass for a new one */
 	for (i = 0; i < pb->files.n; i++) {
-		char *p = xasprintf("%s/%s", pb->dir, pb->files.v[i]);
+		char *p = chart_tmp(pb->dir, pb->files.v[i]);
 
 		unlink(p);
 		free(p);
@@ -683,11 +697,24 @@ int plot_batch_run(struct plot_batch *pb)
 		else
 			debug("gnuplot said: %.2000s", c.err.buf);
 	}
-	for (i = 0; i < pb->files.n; i++)
-		if (plot_exists(pb, pb->files.v[i]))
-			made++;
-		else
+	for (i = 0; i < pb->files.n; i++) {
+		char *tmp = chart_tmp(pb->dir, pb->files.v[i]), *p = xasprintf("%s/%s", pb->dir, pb->files.v[i]);
+		struct stat st;
+
+		if (stat(tmp, &st) == 0 && st.st_size > 0) {
+			if (rename(tmp, p) == 0)
+				made++;
+			else
+				error_errno("cannot rename chart '%s' to '%s'", tmp, p);
+		} else {
 			warn("gnuplot did not draw chart '%s'", pb->files.v[i]);
+			/* a chart left over from an older report must not pass for a new one */
+			unlink(p);
+		}
+		unlink(tmp);
+		free(tmp);
+		free(p);
+	}
 	ret = made;
 out:
 	run_release(&c);
