@@ -396,7 +396,8 @@ static long num(struct parser *p, const struct raw_section *s, const char *key, 
 	return out;
 }
 
-static long dur(struct parser *p, const struct raw_section *s, const char *key, long def)
+/* A duration in milliseconds, at least min_ms (the agent runs nothing shorter than 1 s). */
+static long dur(struct parser *p, const struct raw_section *s, const char *key, long def, long min_ms)
 {
 	int line;
 	const char *v = get(s, key, &line);
@@ -407,6 +408,10 @@ static long dur(struct parser *p, const struct raw_section *s, const char *key, 
 	if (parse_duration_ms(v, &out)) {
 		perr(p, s->file, line, "%s: '%s' must be a duration such as 30s, 500ms, 5m, not '%s'",
 		     sec_label(s), key, v);
+		return def;
+	}
+	if (out < min_ms) {
+		perr(p, s->file, line, "%s: '%s' must be at least %ldms, not '%s'", sec_label(s), key, min_ms, v);
 		return def;
 	}
 	return out;
@@ -563,9 +568,9 @@ static void load_lab(struct parser *p, struct klab_config *c, const struct raw_s
 		l->log_level = dupv(s, "log_level", NULL);
 	}
 	if (get(s, "ssh_timeout", NULL))
-		l->ssh_timeout_ms = dur(p, s, "ssh_timeout", 10000);
+		l->ssh_timeout_ms = dur(p, s, "ssh_timeout", 10000, 0);
 	if (get(s, "boot_timeout", NULL))
-		l->boot_timeout_ms = dur(p, s, "boot_timeout", 300000);
+		l->boot_timeout_ms = dur(p, s, "boot_timeout", 300000, 0);
 	if (get(s, "max_jobs", NULL))
 		l->max_jobs = (int)num(p, s, "max_jobs", 0, 0, 1000);
 	if (get(s, "sandbox", NULL)) {
@@ -770,8 +775,8 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 		free(t);
 	}
 	/* duration and warmup are kept as parameters (milliseconds checked here) */
-	dur(p, s, "duration", 10000);
-	dur(p, s, "warmup", 2000);
+	dur(p, s, "duration", 10000, 1000);
+	dur(p, s, "warmup", 2000, 0);
 	for (size_t i = 0; i < s->n; i++) {
 		const char *key = s->kv[i].key;
 		int is_param = !strcmp(key, "duration") || !strcmp(key, "warmup");
