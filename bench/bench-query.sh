@@ -3,6 +3,8 @@
 #
 #   bash bench/bench-query.sh [KLAB]       (default KLAB: build/rel/bin/klab)
 #   KLAB_BENCH_DB=/path/x.db bash bench/bench-query.sh ...   (reuse or make that database)
+#   KLAB_GEN_JOBS=10000 bash bench/bench-query.sh   (10M metric rows, build/bench/klab-10000j.db;
+#                                                    gen-db.sh's counts x10, the labels follow)
 #
 # Makes the database with bench/gen-db.sh when it is missing (about 10 s), then
 # runs each command 5 times and prints the wall-clock and user CPU time of the
@@ -12,7 +14,13 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 klab=${1:-$here/build/rel/bin/klab}
-db=${KLAB_BENCH_DB:-$here/build/bench/klab-1m.db}
+jobs=${KLAB_GEN_JOBS:-1000}
+if [ "$jobs" = 1000 ]; then
+	db=${KLAB_BENCH_DB:-$here/build/bench/klab-1m.db}
+else
+	db=${KLAB_BENCH_DB:-$here/build/bench/klab-${jobs}j.db}
+fi
+export KLAB_GEN_JOBS=$jobs
 n=5
 [ -x "$klab" ] || { echo "bench-query.sh: no klab at '$klab': build it first (make)" >&2; exit 1; }
 mkdir -p "$(dirname "$db")"
@@ -40,10 +48,11 @@ bench() {	# bench LABEL TARGET_MS ARGS...
 
 echo "database: $db ($(sqlite3 "$db" 'SELECT COUNT(*) FROM metrics') metric rows," \
 	"$(sqlite3 "$db" 'SELECT COUNT(*) FROM runs') runs); klab: $klab; $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
-bench "query --workload wl3 --metric tps (10k rows)" 100 query --workload wl3 --metric tps
-bench "query ... --json (10k rows)" 1000 query --workload wl3 --metric tps --json
+rows=$((jobs * 10))	# runs of one workload, of one kernel pair, ...
+bench "query --workload wl3 --metric tps (${rows} rows)" 100 query --workload wl3 --metric tps
+bench "query ... --json (${rows} rows)" 1000 query --workload wl3 --metric tps --json
 bench "query --job 500 --metric tps" 100 query --job 500 --metric tps
 bench "query --kernel k3 --metric tps --since ..." 100 query --kernel k3 --metric tps --since 2026-06-01
-bench "compare k1 k2 (10k runs, 4.5k measured/side)" 1000 compare k1 k2
+bench "compare k1 k2 (${rows} runs, $((rows * 9 / 20)) measured/side)" 1000 compare k1 k2
 bench "compare 500 (one job, 100 runs; stores)" 1000 compare 500
-bench "history wl0 tps (100 nightly jobs)" 1000 history wl0 tps
+bench "history wl0 tps ($((jobs / 10)) nightly jobs)" 1000 history wl0 tps

@@ -2,6 +2,7 @@
 # bench/gen-db.sh: make a klab database with 1M metric rows for benchmarks (sqlite3 CLI, recursive CTEs).
 #
 #   bash bench/gen-db.sh OUT.db [KLAB]
+#   KLAB_GEN_JOBS=10000 bash bench/gen-db.sh OUT.db   (10M metric rows: every count below x10)
 #
 # Shape: 20 kernels; 1000 jobs (every other one fired by the "nightly"
 # schedule), each with 5 boots per side and 10 runs per boot (seq 0 is the
@@ -17,10 +18,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 klab=${2:-$here/build/rel/bin/klab}
 command -v sqlite3 >/dev/null || { echo "gen-db.sh: sqlite3 (the CLI) is needed: apt-get install sqlite3" >&2; exit 1; }
 [ -x "$klab" ] || { echo "gen-db.sh: no klab at '$klab': build it first (make)" >&2; exit 1; }
+jobs=${KLAB_GEN_JOBS:-1000}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "gen-db.sh: KLAB_GEN_JOBS must be a whole number of jobs, not '$jobs'" >&2; exit 1; }
 rm -f "$out" "$out-wal" "$out-shm"
 "$klab" --db "$out" db init >/dev/null
 start=$(date +%s.%N)
-sqlite3 "$out" >/dev/null <<'SQL'
+sed "s/@JOBS@/$jobs/" <<'SQL' | sqlite3 "$out" >/dev/null
 PRAGMA journal_mode = WAL;
 PRAGMA synchronous = OFF;
 BEGIN;
@@ -28,7 +31,7 @@ WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 20)
 INSERT INTO kernels (id, key, tree, variant, release, state, created)
 SELECT i, 'key' || i, 'net-next', 'k' || i, '6.1.' || i || '-klab', 'ok', 1764633600 FROM k;
 
-WITH RECURSIVE j(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM j WHERE i < 1000)
+WITH RECURSIVE j(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM j WHERE i < @JOBS@)
 INSERT INTO jobs (id, name, state, spec, tree, schedule, dut, peer, created)
 SELECT i, 'job-' || i, 'done', '{"warmup_runs": 1, "boots": 5, "runs": 9}',
        CASE WHEN i % 2 = 0 THEN 'net-next' ELSE 'stable' END,
