@@ -672,10 +672,9 @@ struct rr_sthread {
  */
 static void rr_first_request(struct rr_sthread *t)
 {
-	uint64_t none = 0, now = wl_now_ns();
+	uint64_t now = wl_now_ns();
 
-	if (__atomic_compare_exchange_n(t->first_ns, &none, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
-	    t->p->start_wait_ms && now <= t->wait_end_ns)
+	if (wl_first_datagram(t->first_ns, now, t->p->start_wait_ms, t->wait_end_ns))
 		WL_STORE(t->end_ns, now + (uint64_t)t->p->duration_ms * 1000000u);
 }
 

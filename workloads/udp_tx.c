@@ -349,10 +349,9 @@ struct tx_run {
 static void tx_first_packet(struct tx_thread *t, uint64_t now)
 {
 	struct tx_run *r = t->run;
-	uint64_t none = 0, warm = now + (uint64_t)t->p->warmup_ms * 1000000u;
+	uint64_t warm = now + (uint64_t)t->p->warmup_ms * 1000000u;
 
-	if (!__atomic_compare_exchange_n(&r->first_ns, &none, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
-	    !t->p->start_wait_ms || now > r->wait_end_ns)
+	if (!wl_first_datagram(&r->first_ns, now, t->p->start_wait_ms, r->wait_end_ns))
 		return;
 	for (long i = 0; i < r->n; i++) {
 		WL_STORE(&r->th[i].warm_ns, warm);

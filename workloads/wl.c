@@ -282,6 +282,14 @@ void wl_ready(int *fd)
 	*fd = -1;
 }
 
+int wl_first_datagram(uint64_t *first_ns, uint64_t now, long start_wait_ms, uint64_t wait_end_ns)
+{
+	uint64_t none = 0;
+
+	return __atomic_compare_exchange_n(first_ns, &none, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
+	       start_wait_ms && now <= wait_end_ns;
+}
+
 void wl_raise_nofile(long need)
 {
 	struct rlimit rl;

@@ -97,6 +97,15 @@ void wl_hard_deadline(long ms);
 int wl_arg_ready_fd(const char *name, const char *val, int *out);
 void wl_ready(int *fd);
 
+/*
+ * Start wait (--start-wait, docs/protocol.md): a server or sink counts its
+ * times from the first datagram it receives. wl_first_datagram() records
+ * NOW in *first_ns if no thread did before; it returns 1 when the caller's
+ * times should start at NOW (it was the first, a start wait was asked
+ * for, and NOW is not later than wait_end_ns), else 0.
+ */
+int wl_first_datagram(uint64_t *first_ns, uint64_t now, long start_wait_ms, uint64_t wait_end_ns);
+
 /* Raise RLIMIT_NOFILE so that `need` descriptors fit (up to the hard limit). */
 void wl_raise_nofile(long need);
 
