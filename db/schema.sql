@@ -377,7 +377,8 @@ CREATE TABLE confirmations (
 	bisection_id	INTEGER REFERENCES bisections(id),
 	error		TEXT,			-- why no bisection was started
 	created		REAL NOT NULL,
-	decided		REAL,
+	decided		REAL, cp_job INTEGER REFERENCES jobs(id),
 	UNIQUE (job_id, workload, metric)
 );
 CREATE INDEX confirmations_confirm_job ON confirmations(confirm_job);
+CREATE INDEX confirmations_cp ON confirmations(workload, metric, cp_job) WHERE cp_job IS NOT NULL;

@@ -28,12 +28,79 @@ static void side_kernels(struct db *db, int64_t id, int64_t *ka, int64_t *kb)
 	db_get_int(db, kb, "SELECT COALESCE(kernel_id, 0) FROM job_sides WHERE job_id = ? AND side = 'B'", "i", id);
 }
 
-/* A nightly ended done: a CHANGED headline queues one confirmation job of the same two kernels. */
+/* The confirmation jobs one nightly queued, one per pair of kernels. */
+struct queued {
+	int64_t ka, cj;
+};
+
+/* The confirmation job of kernels KA against KB for nightly ID: the one queued already, or a new one (-1: error). */
+static int64_t confirm_job_for(struct db *db, const struct klab_config *cfg, int64_t id, const char *name,
+			       int64_t ka, int64_t kb, struct queued *q, size_t *nq, size_t max)
+{
+	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+	int64_t cj;
+
+	for (size_t i = 0; i < *nq; i++)
+		if (q[i].ka == ka)
+			return q[i].cj;
+	if (*nq == max)
+		return error("job %lld: more than %zu kernels to confirm against", (long long)id, max);
+	o.job = name;
+	o.kernel_a = ka;
+	o.kernel_b = kb;
+	o.confirms = id;
+	cj = job_submit(db, cfg, &o);
+	if (cj > 0)
+		q[(*nq)++] = (struct queued){ ka, cj };
+	return cj;
+}
+
+/*
+ * The newest change point that alerts in nightly ID's series of
+ * WORKLOAD.METRIC (same tree and machines), if it was not confirmed (or
+ * queued for confirmation) before, neither as a change point nor as the
+ * CHANGED verdict of its own night: 1 with its first job after the change
+ * in *cp_job, its change in *change and the kernel of the night before it
+ * (side A of that job) in *before; 0 when there is none to confirm.
+ */
+static int changepoint_to_confirm(struct db *db, int64_t id, const char *workload, const char *metric,
+				  int64_t *cp_job, double *change, int64_t *before)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT c.job_id, c.change_pct, COALESCE(s.kernel_id, 0) "
+					"FROM changepoints c JOIN jobs j ON j.id = ?1 "
+					"LEFT JOIN job_sides s ON s.job_id = c.job_id AND s.side = 'A' "
+					"WHERE c.workload = ?2 AND c.metric = ?3 AND c.tree IS j.tree "
+					"AND c.machines IS j.dut || '+' || j.peer ORDER BY c.idx DESC LIMIT 1",
+					"iss", id, workload, metric);
+	int64_t seen = 0;
+	int found = 0;
+
+	if (st && db_step(st) == DB_ROW) {
+		*cp_job = db_col_int64(st, 0);
+		*change = db_col_double(st, 1);
+		*before = db_col_int64(st, 2);
+		found = *before > 0;
+	}
+	db_finalize(st);
+	if (found && db_get_int(db, &seen, "SELECT count(*) FROM confirmations WHERE workload = ?1 AND metric = ?2 "
+				"AND (cp_job = ?3 OR job_id = ?3)", "ssi", workload, metric, *cp_job) < 0)
+		return 0;
+	return found && !seen;
+}
+
+/*
+ * A nightly ended done: a CHANGED headline queues one confirmation job of
+ * the same two kernels. A headline that is not CHANGED tonight but whose
+ * series has a new change point that alerts (a drift over several nights)
+ * queues one too: the kernel of the night before the change point against
+ * tonight's (docs/bisect.md, "Confirmation").
+ */
 static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t id, const char *name)
 {
 	struct compare_result res;
-	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
-	int64_t ka, kb, cj = 0, had = 0;
+	struct queued q[8];
+	size_t nq = 0;
+	int64_t ka, kb, cj, had = 0;
 	int n = 0, ret = 0;
 
 	side_kernels(db, id, &ka, &kb);
@@ -45,24 +112,29 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 	db_get_int(db, &had, "SELECT count(*) FROM confirmations WHERE job_id = ?", "i", id);
 	for (size_t i = 0; !had && i < res.n_rows; i++) {
 		const struct compare_row *r = &res.rows[i];
-		if (compare_headline_row(&res, r->workload) != r || r->st.verdict != VERDICT_CHANGED)
+		int64_t cp_job = 0, before = ka;
+		double change = r->st.change_pct;
+
+		if (compare_headline_row(&res, r->workload) != r)
 			continue;
-		if (!cj) {
-			o.job = name;
-			o.kernel_a = ka;
-			o.kernel_b = kb;
-			o.confirms = id;
-			cj = job_submit(db, cfg, &o);
-			if (cj < 0) {
-				ret = -1;
-				break;
-			}
+		if (r->st.verdict != VERDICT_CHANGED &&
+		    (!changepoint_to_confirm(db, id, r->workload, r->metric, &cp_job, &change, &before) || before == kb))
+			continue;
+		cj = confirm_job_for(db, cfg, id, name, before, kb, q, &nq, sizeof(q) / sizeof(q[0]));
+		if (cj < 0) {
+			ret = -1;
+			break;
 		}
 		db_run(db, "INSERT OR IGNORE INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
-		       "created) VALUES (?, ?, ?, ?, ?, ?, ?)", "iisssdd", id, cj, r->workload, r->metric, r->better,
-		       r->st.change_pct, now_wall());
-		log_msg(LOG_NOTICE, "job %lld: %s.%s CHANGED %+.2f%%: confirmation job %lld queued (not reported "
-			"until it agrees)", (long long)id, r->workload, r->metric, r->st.change_pct, (long long)cj);
+		       "created, cp_job) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))", "iisssddi", id, cj, r->workload,
+		       r->metric, r->better, change, now_wall(), cp_job);
+		if (cp_job)
+			log_msg(LOG_NOTICE, "job %lld: %s.%s change point at job %lld (%+.2f%%): confirmation job %lld "
+				"queued (the kernel before it against tonight's; not reported until it agrees)",
+				(long long)id, r->workload, r->metric, (long long)cp_job, change, (long long)cj);
+		else
+			log_msg(LOG_NOTICE, "job %lld: %s.%s CHANGED %+.2f%%: confirmation job %lld queued (not "
+				"reported until it agrees)", (long long)id, r->workload, r->metric, change, (long long)cj);
 		n++;
 	}
 	compare_result_free(&res);
@@ -165,7 +237,7 @@ int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, 
 int confirm_text(struct db *db, int64_t job, const char *workload, const char *metric, struct buf *out)
 {
 	struct db_stmt *q = db_prepare(db, "SELECT c.state, c.confirm_job, COALESCE(c.confirm_verdict, ''), "
-				       "c.confirm_change, c.bisection_id, b.state, b.result, b.first_bad, c.error "
+				       "c.confirm_change, c.bisection_id, b.state, b.result, b.first_bad, c.error, c.cp_job "
 				       "FROM confirmations c LEFT JOIN bisections b ON b.id = c.bisection_id "
 				       "WHERE c.job_id = ? AND c.workload = ? AND c.metric = ?", "iss", job, workload, metric);
 	int found = 0;
@@ -173,6 +245,8 @@ int confirm_text(struct db *db, int64_t job, const char *workload, const char *m
 	if (q && db_step(q) == DB_ROW) {
 		const char *st = db_col_text(q, 0);
 		found = 1;
+		if (!db_col_null(q, 9))
+			buf_addf(out, "change point at job %lld, ", (long long)db_col_int64(q, 9));
 		if (!strcmp(st, "pending")) {
 			buf_addf(out, "not reported yet: confirmation job %lld measures it again", (long long)db_col_int64(q, 1));
 		} else {

@@ -15,6 +15,10 @@
  *   CHANGED queues one confirmation job (kind 'confirm': the same two
  *   kernels, fresh boots, ABBA, the nightly's boots) and a pending row of
  *   `confirmations` per changed headline;
+ * - a headline that is not CHANGED but whose nightly series has a change
+ *   point that alerts, not confirmed before, queues a confirmation of the
+ *   kernel of the night before the change point against tonight's
+ *   (confirmations.cp_job: the change point's first job after it);
  * - a confirmation decides each row: 'confirmed' when the metric is
  *   CHANGED the same way again, else 'not confirmed' (kept, shown, not
  *   reported); a confirmed regression queues a bisection between the two
@@ -27,7 +31,8 @@ int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, 
  * What became of a nightly's change of WORKLOAD.METRIC, in words, appended
  * to OUT ("confirmed by job 7 (CHANGED -28.35%); bisection 2 done: first
  * bad commit 0123456789ab", "not confirmed by job 7 (EQUIVALENT +0.01%):
- * kept, not reported", "not reported yet: ..."): 1, or 0 when JOB has no
+ * kept, not reported", "not reported yet: ...", after "change point at
+ * job N, " when a change point queued it): 1, or 0 when JOB has no
  * confirmation of it.
  */
 struct buf;
