@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "compare.h"
 #include "compare_fmt.h"
+#include "confirm.h"
 #include "log.h"
 #include "plot.h"
 #include "report.h"
@@ -281,7 +282,8 @@ static void gaps(struct db *db, const struct rep_job *j, const struct compare_re
  * klab compare prints too), then whether the measurements support the
  * series' claim. The details follow.
  */
-static void answer(const struct compare_result *res, int supported, const char *why, FILE *out)
+static void answer(struct db *db, const struct rep_job *j, const struct compare_result *res, int supported,
+		   const char *why, FILE *out)
 {
 	struct buf t = BUF_INIT, l = BUF_INIT, w = BUF_INIT;
 
@@ -295,6 +297,15 @@ static void answer(const struct compare_result *res, int supported, const char *
 		buf_reset(&t);
 		compare_fmt_answer(&t, res, head);
 		fprintf(out, "  %s: %s\n", clean(&w, head->workload), clean(&l, t.buf));
+		/*
+		 * a nightly's change counts once a second job agrees (docs/bisect.md): before
+		 * its confirmation is queued (the mail of the nightly's own notify) and after
+		 */
+		buf_reset(&t);
+		if (confirm_text(db, j->id, head->workload, head->metric, &t))
+			fprintf(out, "    %s\n", clean(&l, t.buf));
+		else if (j->schedule && head->st.verdict == VERDICT_CHANGED)
+			fprintf(out, "    not reported yet: a confirmation job measures it again before it counts\n");
 	}
 	buf_reset(&t);
 	if (compare_fmt_clock_note(&t, res)) {	/* what an instruction-count figure means, once, wrapped */
@@ -482,7 +493,7 @@ int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_ma
 	fprintf(out, "\nHello,\n\nklab measured the performance of the %s on a base and a patched kernel.\n\n",
 		j.s_subject ? "series below" : "two kernels below");
 	supported = claims(db, &j, &res, NULL, &why);
-	answer(&res, supported, why.buf, out);
+	answer(db, &j, &res, supported, why.buf, out);
 	buf_reset(&why);
 	fprintf(out, "\nThe details:\n\n");
 	if (j.s_subject) {
