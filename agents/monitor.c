@@ -341,7 +341,12 @@ void mon_profile_start(struct mon_ctx *m)
 		return;
 	strvec_push(&argv, perf);
 	strvec_push(&argv, "record");
-	strvec_push(&argv, "-a");
+	if (m->profile_cpus) {	/* e.g. the CPU that services the NIC's interrupts (seed 004) */
+		strvec_push(&argv, "-C");
+		strvec_push(&argv, m->profile_cpus);
+	} else {
+		strvec_push(&argv, "-a");
+	}
 	strvec_push(&argv, "-g");
 	strvec_push(&argv, "-e");
 	strvec_push(&argv, "cpu-clock");	/* the one sampling event every machine has */
@@ -589,6 +594,7 @@ static void finish_perf_profile(struct mon_ctx *m, struct json_object *result)
 	}
 	json_object_object_add(result, "profile_window_s", json_object_new_double(m->profile_s));
 	json_object_object_add(result, "profile_hz", json_object_new_int64(m->profile_hz));
+	json_object_object_add(result, "profile_cpus", m->profile_cpus ? json_object_new_string(m->profile_cpus) : NULL);
 	perf_profile_stacks(m, result);
 out:
 	prof_rows_free(rows, n);

@@ -46,6 +46,7 @@ struct mon_ctx {
 	double window_s;		/* planned measured window */
 	double profile_s;		/* perf record length */
 	long profile_hz;		/* perf record sampling frequency per CPU */
+	const char *profile_cpus;	/* perf record -C LIST (NULL: -a, every CPU) */
 	double bpf_total_s;		/* from mon_start_early() to the window's end */
 
 	/* state */

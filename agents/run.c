@@ -93,6 +93,7 @@ struct spec {
 	struct json_object *root;
 	const char *run_id, *role, *type, *wl_name, *peer_addr, *bind_addr, *nic;
 	const char *perf_events, *bpf_script, *results_dir;
+	const char *profile_cpus;	/* perf-profile samples only these CPUs (NULL: all) */
 	double duration_s, warmup_s, linger_s;
 	double start_wait_s;		/* server or sink: how long it waits for the client's first datagram */
 	long profile_hz;		/* 0: the monitor's default */
@@ -167,6 +168,7 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 	    json_get_str(s->root, "bind_addr", &s->bind_addr, w) < 0 ||
 	    json_get_str(s->root, "nic", &s->nic, w) < 0 ||
 	    json_get_str(s->root, "perf_events", &s->perf_events, w) < 0 ||
+	    json_get_str(s->root, "perf_profile_cpus", &s->profile_cpus, w) < 0 ||
 	    json_get_str(s->root, "bpftrace_script", &s->bpf_script, w) < 0 ||
 	    json_get_str(s->root, "results_dir", &s->results_dir, w) < 0)
 		return -1;
@@ -181,6 +183,9 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 		return error("run spec: 'start_wait_s' is for a server or a sink, not role '%s'", s->role);
 	if (s->duration_s < 1)
 		return error("run spec: 'duration_s' must be at least 1 (got %g)", s->duration_s);
+	if (s->profile_cpus && !cpu_list_ok(s->profile_cpus))
+		return error("run spec: 'perf_profile_cpus' must be a CPU list such as 1 or 0-3,8, not '%s'",
+			     s->profile_cpus);
 	if (json_object_object_get_ex(s->root, "perf_profile_hz", &v)) {
 		if (!json_object_is_type(v, json_type_int) ||
 		    json_object_get_int64(v) < 1 || json_object_get_int64(v) > 20000)
@@ -558,6 +563,7 @@ int cmd_run(int argc, char **argv)
 		m.perf_events = s.perf_events;
 	if (s.profile_hz)
 		m.profile_hz = s.profile_hz;
+	m.profile_cpus = s.profile_cpus;
 	m.bpf_script = s.bpf_script;
 	m.workdir = workdir;
 	m.window_s = s.duration_s;

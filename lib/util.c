@@ -105,6 +105,32 @@ int parse_long(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+int cpu_list_ok(const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	for (;;) {
+		char *end;
+		long a, b;
+
+		if (!isdigit((unsigned char)*s))
+			return 0;
+		a = b = strtol(s, &end, 10);
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return 0;
+			b = strtol(end + 1, &end, 10);
+		}
+		if (a > b || b >= 4096)
+			return 0;
+		if (!*end)
+			return 1;
+		if (*end != ',')
+			return 0;
+		s = end + 1;
+	}
+}
+
 int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;

@@ -52,6 +52,11 @@ const char *last_line_except(const char *text, const char *skip);
 int parse_long(const char *s, long min, long max, long *out);
 int parse_u64(const char *s, uint64_t *out);
 int parse_double(const char *s, double *out);
+/*
+ * A CPU list as the kernel writes one ("1", "0-3,8"): comma-separated CPU
+ * numbers (below 4096) or ranges N-M with N <= M. 1 when S is one, else 0.
+ */
+int cpu_list_ok(const char *s);
 /* "1", "true", "yes", "on" / "0", "false", "no", "off". */
 int parse_bool(const char *s, int *out);
 /* A duration: "30", "30s", "500ms", "5m", "2h" -> milliseconds. */

@@ -277,6 +277,8 @@ char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int se
 		json_object_object_add(o, "monitors", json_object_get(spec_get(w, "monitors")));
 		if (spec_str(w, "perf_events"))
 			json_object_object_add(o, "perf_events", json_str(spec_str(w, "perf_events")));
+		if (spec_str(w, "profile_cpus"))
+			json_object_object_add(o, "perf_profile_cpus", json_str(spec_str(w, "profile_cpus")));
 		if (spec_str(w, "bpftrace_script"))
 			json_object_object_add(o, "bpftrace_script", json_str(spec_str(w, "bpftrace_script")));
 	}

@@ -497,7 +497,7 @@ static const struct keydef profile_keys[] = {
 
 static const struct keydef workload_keys[] = {
 	{ "type", 1 }, { "duration", 0 }, { "warmup", 0 }, { "monitors", 0 }, { "bpftrace", 0 },
-	{ "perf_events", 0 }, { "threshold", 0 }, { "headline", 0 }, { NULL, 0 },
+	{ "perf_events", 0 }, { "profile_cpus", 0 }, { "threshold", 0 }, { "headline", 0 }, { NULL, 0 },
 };
 
 /* Parameters per workload type, and whether each is numeric. */
@@ -620,12 +620,9 @@ static void load_machine(struct parser *p, struct klab_config *c, const struct r
 		int line;
 
 		get(s, "cpus", &line);
-		for (const char *ch = m->cpus; *ch; ch++)
-			if (!isdigit((unsigned char)*ch) && !strchr(",-", *ch)) {
-				perr(p, s->file, line, "%s: 'cpus' must be a CPU list such as 0-3,8, not '%s'",
-				     sec_label(s), m->cpus);
-				break;
-			}
+		if (!cpu_list_ok(m->cpus))
+			perr(p, s->file, line, "%s: 'cpus' must be a CPU list such as 0-3,8, not '%s'",
+			     sec_label(s), m->cpus);
 	}
 }
 
@@ -759,6 +756,16 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 		     sec_label(s));
 	}
 	w->perf_events = dupv(s, "perf_events", NULL);
+	w->profile_cpus = dupv(s, "profile_cpus", NULL);
+	if (w->profile_cpus) {
+		get(s, "profile_cpus", &line);
+		if (!cpu_list_ok(w->profile_cpus))
+			perr(p, s->file, line, "%s: 'profile_cpus' must be a CPU list such as 1 or 0-3,8, not '%s'",
+			     sec_label(s), w->profile_cpus);
+		else if (strvec_find(&w->monitors, "perf-profile") < 0)
+			perr(p, s->file, line, "%s: 'profile_cpus' is set but the perf-profile monitor is not in 'monitors'",
+			     sec_label(s));
+	}
 	w->headline = dupv(s, "headline", !strcmp(w->type, "udp_tx") ? "tx_pps" : "tps");
 	w->threshold_pct = 0;	/* not set: the default of the clock that measures it (compare_default_threshold) */
 	if (get(s, "threshold", &line)) {
@@ -1225,7 +1232,7 @@ void conf_free(struct klab_config *c)
 		free(w->name); free(w->type);
 		free_kv(w->params, w->n_params);
 		strvec_clear(&w->monitors);
-		free(w->bpftrace); free(w->perf_events); free(w->headline);
+		free(w->bpftrace); free(w->perf_events); free(w->profile_cpus); free(w->headline);
 	}
 	free(c->workloads);
 	for (size_t i = 0; i < c->n_jobs; i++) {
@@ -1444,6 +1451,7 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pl(out, "monitors", &w->monitors);
 		pv(out, "bpftrace", w->bpftrace);
 		pv(out, "perf_events", w->perf_events);
+		pv(out, "profile_cpus", w->profile_cpus);
 		if (w->threshold_pct > 0)
 			fprintf(out, "\tthreshold = %g\n", w->threshold_pct);
 		pv(out, "headline", w->headline);

@@ -97,6 +97,7 @@ struct conf_workload {
 	struct strvec monitors;	/* cpu perf-stat perf-profile bpftrace nic */
 	char *bpftrace;		/* bpftrace script file, for the bpftrace monitor */
 	char *perf_events;	/* comma list for perf-stat */
+	char *profile_cpus;	/* CPU list perf-profile samples (NULL: every CPU) */
 	double threshold_pct;	/* practical threshold T for verdicts (0: not set, the clock's default: 1% real, 0.1% icount) */
 	char *headline;		/* headline metric, default per type */
 	int line;

@@ -102,6 +102,8 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 	json_object_object_add(o, "monitors", mon);
 	if (w->perf_events)
 		json_object_object_add(o, "perf_events", json_str(w->perf_events));
+	if (w->profile_cpus)
+		json_object_object_add(o, "profile_cpus", json_str(w->profile_cpus));
 	if (w->bpftrace) {
 		struct buf b = BUF_INIT;
 		if (buf_read_file(&b, w->bpftrace)) {

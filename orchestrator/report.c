@@ -686,6 +686,17 @@ static void profile_section(struct rep *r, const struct rep_job *j, const struct
 		return;
 	buf_addstr(h, "<h3>perf profile: top symbols</h3>\n");
 	gap_notes(j, g, "perf-profile", h);
+	{
+		char *cpus = rep_profile_cpus(r->db, j->id, wl);
+
+		if (cpus) {	/* e.g. the CPU that services the NIC (seed 004's profile) */
+			buf_addstr(h, "<p class=\"note profile-cpus\">Samples of CPU ");
+			html_escape(h, cpus);
+			buf_addstr(h, " only (the workload's <code>profile_cpus</code>: <code>perf record -C</code>), "
+				   "not of every CPU.</p>\n");
+		}
+		free(cpus);
+	}
 	if (!n) {
 		buf_addstr(h, "<div class=\"chart-missing\">No data: no perf profile was recorded for this workload "
 			   "(perf-profile monitor).</div>\n");

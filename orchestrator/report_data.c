@@ -1068,3 +1068,15 @@ void rep_changepoints_free(struct rep_cp *c, size_t n)
 	}
 	free(c);
 }
+
+char *rep_profile_cpus(struct db *db, int64_t job, const char *workload)
+{
+	char *out = NULL;
+
+	if (db_get_str(db, &out, "SELECT group_concat(c, ' / ') FROM (SELECT DISTINCT "
+		       "json_extract(result, '$.profile_cpus') AS c FROM runs WHERE job_id = ? AND workload = ? "
+		       "AND json_valid(result) AND json_extract(result, '$.profile_cpus') IS NOT NULL ORDER BY c)",
+		       "is", job, workload) < 0)
+		return NULL;
+	return out;
+}

@@ -125,6 +125,13 @@ struct rep_prof {
 	double a, b, p;
 };
 /*
+ * The CPU list the perf profiles of WORKLOAD in job JOB sampled (the
+ * workload's profile_cpus, in the runs' documents), malloc'd; NULL when
+ * they sampled every CPU. Several lists are joined with " / ".
+ */
+char *rep_profile_cpus(struct db *db, int64_t job, const char *workload);
+
+/*
  * The profile of each side for WL: per symbol (summed over comms) the mean
  * share over the profiled runs of the side, a run without the symbol
  * counting as 0; with at least 3 profiled runs per side, Welch's t on the

@@ -66,7 +66,7 @@ test_cleanup() { _cleanups+=("$1"); }
 say() { echo "# $*"; }
 
 # A prerequisite is checked once; known ones: ROOT NETNS SSHD QEMU KBUILD
-# GNUPLOT CHROMIUM PERF BPFTRACE SCIPY SOCKPERF IPERF3 NETEM ICOUNT_GUESTS BISECT_E2E.
+# GNUPLOT CHROMIUM PERF CPUS2 BPFTRACE SCIPY SOCKPERF IPERF3 NETEM ICOUNT_GUESTS BISECT_E2E.
 _check_prereq() {
 	case "$1" in
 	ROOT) [ "$(id -u)" = 0 ] ;;
@@ -82,6 +82,7 @@ _check_prereq() {
 	GNUPLOT) command -v gnuplot >/dev/null ;;
 	CHROMIUM) command -v chromium >/dev/null ;;
 	PERF) command -v perf >/dev/null ;;
+	CPUS2) [ "$(nproc)" -ge 2 ] ;;
 	BPFTRACE) command -v bpftrace >/dev/null ;;
 	SCIPY) /usr/bin/python3 -c 'import scipy.stats' 2>/dev/null ;;
 	SOCKPERF) command -v sockperf >/dev/null ;;

@@ -62,6 +62,9 @@ test_expect_success 'run: a bad spec is refused with the field named, nothing ke
 	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"peer_addr\": \"127.0.0.1\",
 	       \"duration_s\": 2, \"perf_profile_hz\": 0, \"workload\": {\"type\": \"udp_rr\"}}" >s7b &&
 	test_must_fail run_spec <s7b 2>err && test_grep "perf_profile_hz. must be an integer from 1 to 20000" err &&
+	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"peer_addr\": \"127.0.0.1\",
+	       \"duration_s\": 2, \"perf_profile_cpus\": \"1-\", \"workload\": {\"type\": \"udp_rr\"}}" >s7c &&
+	test_must_fail run_spec <s7c 2>err && test_grep "perf_profile_cpus. must be a CPU list such as 1 or 0-3,8, not .1-." err &&
 	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"workload\": {\"type\": \"udp_rr\"}, \"duration_s\": 2}" >s8 &&
 	test_must_fail run_spec <s8 2>err && test_grep "needs .peer_addr." err &&
 	echo "{\"spec_version\": 1, \"run_id\": \"a\", \"role\": \"client\", \"peer_addr\": \"127.0.0.1\",

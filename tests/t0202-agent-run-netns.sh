@@ -203,6 +203,37 @@ test_expect_success ROOT,NETNS 'a server whose ready line nobody reads (the orch
 	python3 -c "import json; assert json.load(open(\"again.json\"))[\"status\"] == \"ok\""
 '
 
+# perf_profile_cpus: perf record -C LIST, as seed 004 profiles the CPU that services the
+# NIC. The sender is pinned to CPU 1: in a profile of CPU 1 its udp_sendmsg stacks are a
+# large share of the samples, in a profile of CPU 0 next to none.
+test_expect_success ROOT,NETNS,PERF,CPUS2 'perf_profile_cpus: the profile samples only the CPUs named' '
+	for c in 0 1; do
+		spec sink tx-sink4-$c udp_tx "{\"port\": \"9104\"}" "[]" wl1 >sink4.spec &&
+		{ ip netns exec $NS_B "$KLAB_AGENT" run <sink4.spec >/dev/null 2>sink4.err & } &&
+		kpid=$! && wait_ready sink4.err 20 $kpid &&
+		sed -e "s/\"tx-1\"/\"tx-cpu$c\"/; s/9101/9104/; s/\"rate\": \"20000\"/\"cpus\": \"1\"/;
+			s/\"perf-stat\", \"nic\"/\"perf-profile\"/; s/\"perf_profile_hz\": 199/\"perf_profile_hz\": 199, \"perf_profile_cpus\": \"$c\"/" \
+			send.spec >cpu$c.spec &&
+		ip netns exec $NS_A "$KLAB_AGENT" run <cpu$c.spec >cpu$c.json 2>cpu$c.err &&
+		wait $kpid || return 1
+	done &&
+	python3 - cpu0.json cpu1.json <<-\PY
+	import json, sys
+	def share(f, want):
+	    d = json.load(open(f))
+	    assert d["status"] == "ok" and d["monitors"]["perf-profile"] == "ok", d["monitors"]
+	    assert d["profile_cpus"] == want, d["profile_cpus"]
+	    assert d["spec"]["workload"]["params"]["cpus"] == "1", d["spec"]["workload"]
+	    # the sender: klab-agent in udp_sendmsg (the sink, also klab-agent, is not pinned)
+	    send = sum(x["count"] for x in d["profile_stacks"]
+	               if x["stack"].startswith("klab-agent;") and ";udp_sendmsg" in x["stack"])
+	    return 100.0 * send / d["profile_samples"]
+	s0, s1 = share(sys.argv[1], "0"), share(sys.argv[2], "1")
+	print("samples in the sender udp_sendmsg: CPU 0 %.1f%%, CPU 1 %.1f%%" % (s0, s1))
+	assert s1 >= 20 and s0 <= 5, (s0, s1)
+	PY
+'
+
 test_expect_success ROOT,NETNS 'a monitor that cannot work is reported, the run still succeeds' '
 	spec sink tx-sink3 udp_tx "{\"port\": \"9103\"}" "[]" wl1 >sink3.spec &&
 	{ ip netns exec $NS_B "$KLAB_AGENT" run <sink3.spec >/dev/null 2>sink3.err & } &&

@@ -240,6 +240,17 @@ test_expect_success GNUPLOT '--json prints a summary of the run' '
 	python3 -c "import json,sys; d=json.load(open(\"js.json\")); assert d[\"gnuplot_processes\"] == 1 and d[\"charts_drawn\"] == d[\"charts\"] > 20 and d[\"pages\"] >= 14, d"
 '
 
+test_expect_success GNUPLOT 'a profile of named CPUs (profile_cpus) says so above the table; one of every CPU does not' '
+	cp f.db pc.db &&
+	sqlite3 pc.db "UPDATE runs SET result = '\''{\"profile_cpus\": \"1\"}'\'' WHERE job_id = 1 AND workload = '\''udp_tx_dummy_iouring'\''" &&
+	"$KLAB" --db pc.db report --out pc >/dev/null &&
+	test "$(grep -c "Samples of CPU 1 only" pc/job-1.html)" = 1 &&
+	# in the section of the workload whose runs say so, not in udp_rr_500 before it
+	sed -n "/<h2>Workload udp_tx_dummy_iouring/,\$p" pc/job-1.html >tx.html &&
+	test_grep "Samples of CPU 1 only" tx.html &&
+	! grep -q "Samples of CPU" out/job-1.html
+'
+
 test_expect_success 'bad arguments are refused with clear errors' '
 	test_expect_code 2 "$KLAB" --db f.db report --out x abc 2>err &&
 	test_grep "not a job id" err &&

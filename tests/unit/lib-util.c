@@ -21,6 +21,10 @@ static void test_parsers(void)
 	ok(parse_long("101", 0, 100, &l), "out of range refused");
 	ok(parse_long("", 0, 100, &l), "empty refused");
 	ok(parse_long(" 4", 0, 100, &l), "leading space refused");
+	ok(cpu_list_ok("1") && cpu_list_ok("0-3,8") && cpu_list_ok("0,2-2,4095"), "cpu lists the kernel writes");
+	ok(!cpu_list_ok("") && !cpu_list_ok("1,") && !cpu_list_ok(",1") && !cpu_list_ok("3-1") &&
+	   !cpu_list_ok("1-") && !cpu_list_ok("4096") && !cpu_list_ok("1 2") && !cpu_list_ok("-1") &&
+	   !cpu_list_ok("a"), "bad cpu lists refused (empty, dangling comma or dash, reversed, too large, space)");
 	ok(!parse_long("-5", -10, 10, &l) && l == -5, "negative in range");
 	ok(!parse_u64("18446744073709551615", &u) && u == UINT64_MAX, "u64 max");
 	ok(parse_u64("18446744073709551616", &u), "u64 overflow refused");
