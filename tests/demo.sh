@@ -18,7 +18,8 @@
 #   KLAB_DEMO_DIR    scratch folder (default: lab/demo-MODE in the project)
 #   KLAB_DEMO_FRESH  1: remove the scratch folder first (default: keep its
 #                    database and kernels, so a second run skips the builds)
-#   KLAB_DEMO_JOBS   jobs to run (default: demo-udp-wfree; add demo-ooo-okay
+#   KLAB_DEMO_JOBS   jobs to run (default: demo-udp-wfree; add demo-napi-consume,
+#                    seed 004, or demo-ooo-okay
 #                    for seed 000 with its 6.1 fix-up; netns: demo-netns-xps)
 #   KLAB_SHARED      the shared folder with seeds/ (default: ../shared)
 # Each phase prints its progress; the wall time of every phase is printed at
@@ -154,11 +155,22 @@ if [ "$MODE" = qemu ]; then
 			>"$DEMO/ooo.json" || fail "klab kernels build (seed 000)"
 		;;
 	esac
+	case " $JOBS " in *" demo-napi-consume "*)
+		phase "intake + build: seed 004 with its 6.1 fix-up (third job)"
+		seed004=$(ls "$SHARED"/seeds/004_*.txt | head -n 1)
+		"$KLAB" --json kernels build --tree linux-source-6.1 --series "$seed004" \
+			--local-patch "$SRCDIR/kernels/patches/004-6.1-release-head-state-twice.patch" \
+			>"$DEMO/napi.json" || fail "klab kernels build (seed 004)"
+		;;
+	esac
 
 	# The instruction-counting lab (docs/qemu-icount.md): one qemu, the peer a
 	# namespace of the dut, so a verdict is a path-length verdict that 2 boots
-	# per side decide. Seed 000's job needs 2 CPUs and 2 queues (XPS).
+	# per side decide. Seed 000's job needs 2 CPUs and 2 queues (XPS); seed 004's
+	# a peer guest too (TX completions need a NIC with interrupts, not the veth
+	# of the peer namespace), with the NIC's interrupts on CPU 1 (txcompl).
 	case " $JOBS " in
+	*" demo-napi-consume "*) smp="--smp 2 --queues 2 --peer guest --profile txcompl" ;;
 	*" demo-ooo-okay "*) smp="--smp 2 --queues 2 --profile xps" ;;
 	*) smp="--smp 1" ;;
 	esac

@@ -67,4 +67,55 @@ test_expect_success 'the commands the demo prints at its end work on the demo da
 	test -f "$DEMO/report/index.html"
 '
 
+# The qemu demo's jobs (kernels/lab/demo-qemu.conf) with a STAND-IN for the fragment
+# of klab lab up --qemu (same sections and keys, no guests): every job's seed, local
+# patch, workloads and profiles resolve, and submitting seed 004's job gives the spec
+# its experiment needs (the sender on CPU 0, the profile of CPU 1, the txcompl tuning).
+test_expect_success 'the qemu demo config loads; seed 004 job: sender on CPU 0, profile of CPU 1, NIC interrupts on CPU 1' '
+	mkdir -p "$DEMO/qemu" &&
+	cat >"$DEMO/qemu/klab.conf" <<-EOF &&
+	# STAND-IN for the fragment of klab lab up --qemu (tests/t0007)
+	[lab]
+		ssh_key = $DEMO/qemu/keys/id_ed25519
+		known_hosts = $DEMO/qemu/known_hosts
+	[machine "dut"]
+		host = 127.0.0.1
+		port = 10022
+		user = root
+		role = dut
+		peer = peer
+		nic = eth1
+		addr = 198.18.142.1
+		boot = kexec
+		profile = txcompl
+	[machine "peer"]
+		host = 127.0.0.1
+		port = 10023
+		user = root
+		role = peer
+		nic = eth1
+		addr = 198.18.142.2
+		boot = none
+		profile = txcompl
+	EOF
+	MODE=qemu demo_write_config "$DEMO/qlab.conf" "$DEMO/qemu/klab.conf" "$SRCDIR/kernels/lab/demo-qemu.conf" &&
+	"$KLAB" config check "$DEMO/qlab.conf" &&
+	"$KLAB" config show "$DEMO/qlab.conf" >show &&
+	sed -n "/^\[job \"demo-napi-consume\"\]/,/^\[/p" show >job004 &&
+	test_grep "004-6.1-release-head-state-twice.patch" job004 &&
+	test_grep "004_94b9a7569baa50d4.txt" job004 &&
+	KLAB_CONFIG=$DEMO/qlab.conf "$KLAB" --db "$SCRATCH/q.db" --json submit --job demo-napi-consume >sub.json &&
+	id=$(python3 -c "import json; print(json.load(open(\"sub.json\"))[\"id\"])") &&
+	sqlite3 "$SCRATCH/q.db" "SELECT spec FROM jobs WHERE id = $id" >spec.json &&
+	python3 - <<-\PY
+	import json
+	s = json.load(open("spec.json"))
+	w = s["workloads"][0]
+	assert w["name"] == "udp_tx_mq" and w["profile_cpus"] == "1", w
+	assert w["params"]["cpus"] == "0" and "perf-profile" in w["monitors"] and "cpu" in w["monitors"], w
+	prof = [x["profile"] for x in s["sides"]]
+	assert prof == ["txcompl", "txcompl"], s["sides"]
+	PY
+'
+
 test_done
