@@ -147,22 +147,18 @@ if [ "$MODE" = qemu ]; then
 	patched_id=$(json_field "$DEMO/patched.json" id) || fail "no kernel id in $DEMO/patched.json"
 	"$KLAB" kernels show "$patched_id" | sed -n '1,16p'
 
-	case " $JOBS " in *" demo-ooo-okay "*)
-		phase "intake + build: seed 000 with its 6.1 fix-up (second job)"
-		seed000=$(ls "$SHARED"/seeds/000_*.txt | head -n 1)
-		"$KLAB" --json kernels build --tree linux-source-6.1 --series "$seed000" \
-			--local-patch "$SRCDIR/kernels/patches/000-6.1-sk-wmem-alloc-bias.patch" \
-			>"$DEMO/ooo.json" || fail "klab kernels build (seed 000)"
-		;;
-	esac
-	case " $JOBS " in *" demo-napi-consume "*)
-		phase "intake + build: seed 004 with its 6.1 fix-up (third job)"
-		seed004=$(ls "$SHARED"/seeds/004_*.txt | head -n 1)
-		"$KLAB" --json kernels build --tree linux-source-6.1 --series "$seed004" \
-			--local-patch "$SRCDIR/kernels/patches/004-6.1-release-head-state-twice.patch" \
-			>"$DEMO/napi.json" || fail "klab kernels build (seed 004)"
-		;;
-	esac
+	# build_seed JOB SEED FIXUP: the kernel of a further job, its seed and 6.1 fix-up
+	build_seed() {
+		local seed
+		case " $JOBS " in *" $1 "*) ;; *) return 0 ;; esac
+		phase "intake + build: seed $2 with its 6.1 fix-up (job $1)"
+		seed=$(ls "$SHARED"/seeds/"$2"_*.txt | head -n 1)
+		"$KLAB" --json kernels build --tree linux-source-6.1 --series "$seed" \
+			--local-patch "$SRCDIR/kernels/patches/$3" \
+			>"$DEMO/$1.json" || fail "klab kernels build (seed $2)"
+	}
+	build_seed demo-ooo-okay 000 000-6.1-sk-wmem-alloc-bias.patch
+	build_seed demo-napi-consume 004 004-6.1-release-head-state-twice.patch
 
 	# The instruction-counting lab (docs/qemu-icount.md): one qemu, the peer a
 	# namespace of the dut, so a verdict is a path-length verdict that 2 boots
