@@ -586,6 +586,11 @@ int cmd_prepare(int argc, char **argv)
 		}
 	}
 	if (irq) {
+		/*
+		 * A PCI NIC has its MSI vectors in device/msi_irqs; a virtio NIC's
+		 * device is the virtio device, and the vectors (config, input.N,
+		 * output.N) are its PCI parent's, one virtio device per function.
+		 */
 		char *dir = xasprintf("/sys/class/net/%s/device/msi_irqs", p.nic);
 		DIR *d = opendir(dir);
 		struct dirent *e;
@@ -593,7 +598,13 @@ int cmd_prepare(int argc, char **argv)
 		int n = 0;
 		free(dir);
 		if (!d) {
-			error("cannot prepare: '%s' has no IRQs of its own (no device/msi_irqs: a virtual device?)", p.nic);
+			dir = xasprintf("/sys/class/net/%s/device/../msi_irqs", p.nic);
+			d = opendir(dir);
+			free(dir);
+		}
+		if (!d) {
+			error("cannot prepare: '%s' has no IRQs of its own (no device/msi_irqs, nor its parent's: "
+			      "a virtual device?)", p.nic);
 			goto out;
 		}
 		if (strcmp(irq, "auto"))
