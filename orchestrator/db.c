@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 
 #include "buf.h"
 #include "db.h"
@@ -50,13 +51,43 @@ const char *db_errmsg(struct db *db)
 	return sqlite3_errmsg(db->sq);
 }
 
+/*
+ * The error of the last call on DB, logged with the SQL it ran. A write that
+ * fails for want of room says so: sqlite reports a full file system as
+ * "database or disk is full" when the database file cannot grow, but as a
+ * bare "disk I/O error" when its journal or WAL cannot (seen when a job's
+ * database was opened on a full tmpfs), so the free space of the folder is
+ * looked at for both.
+ */
+static int db_fail(struct db *db, const char *msg, const char *sql)
+{
+	int code = sqlite3_extended_errcode(db->sq) & 0xff;
+	const char *file = db_file(db);
+	struct buf why = BUF_INIT;
+	struct statvfs fs;
+
+	buf_addstr(&why, msg ? msg : sqlite3_errmsg(db->sq));
+	if (code == SQLITE_FULL || code == SQLITE_IOERR) {
+		const char *slash = strrchr(file, '/');
+		char *dir = slash ? xstrndup(file, slash == file ? 1 : (size_t)(slash - file)) : xstrdup(".");
+
+		if (!statvfs(dir, &fs) && (unsigned long long)fs.f_bavail * fs.f_frsize < 1024 * 1024)
+			buf_addf(&why, ": the file system of '%s' is full (%llu KiB free): free space there and run "
+				 "again; what was stored before is unchanged", dir,
+				 (unsigned long long)fs.f_bavail * fs.f_frsize / 1024);
+		free(dir);
+	}
+	error("database '%s': %s (in: %.200s%s)", file, why.buf, sql, strlen(sql) > 200 ? "..." : "");
+	buf_release(&why);
+	return -1;
+}
+
 int db_exec(struct db *db, const char *sql)
 {
 	char *msg = NULL;
 
 	if (sqlite3_exec(db->sq, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		error("database '%s': %s (in: %.80s%s)", db_file(db), msg ? msg : sqlite3_errmsg(db->sq), sql,
-		      strlen(sql) > 80 ? "..." : "");
+		db_fail(db, msg, sql);
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -329,7 +360,7 @@ static struct db_stmt *vprepare(struct db *db, const char *sql, const char *type
 
 	st->db = db;
 	if (sqlite3_prepare_v2(db->sq, sql, -1, &st->st, NULL) != SQLITE_OK) {
-		error("database '%s': %s (in: %s)", db_file(db), sqlite3_errmsg(db->sq), sql);
+		db_fail(db, NULL, sql);
 		free(st);
 		return NULL;
 	}
@@ -359,7 +390,7 @@ int db_step(struct db_stmt *st)
 		return DB_ROW;
 	if (rc == SQLITE_DONE)
 		return DB_DONE;
-	error("database '%s': %s (in: %s)", db_file(st->db), sqlite3_errmsg(st->db->sq), sqlite3_sql(st->st));
+	db_fail(st->db, NULL, sqlite3_sql(st->st));
 	return DB_ERROR;
 }
 
