@@ -37,6 +37,13 @@ KLAB=${KLAB:-$SRCDIR/orchestrator/klab}
 DEMO=${KLAB_DEMO_DIR:-$SRCDIR/lab/demo-$MODE}
 if [ "$MODE" = qemu ]; then
 	JOBS=${KLAB_DEMO_JOBS:-demo-udp-wfree}
+	case " $JOBS " in *" demo-napi-consume "*)
+		[ "$(echo $JOBS)" = demo-napi-consume ] || {
+			echo "demo: demo-napi-consume (seed 004) runs on a lab of its own (real clock, peer guest):" \
+			     "run it alone, KLAB_DEMO_JOBS=demo-napi-consume, not with '$JOBS'" >&2
+			exit 2
+		}
+	esac
 else
 	JOBS=${KLAB_DEMO_JOBS:-demo-netns-xps}
 fi
@@ -126,14 +133,19 @@ echo "config: $CONF (results), $LABCONF (while the lab is up); jobs: $JOBS"
 
 demo_write_config "$CONF"
 if [ "$MODE" = qemu ]; then
-	seed003=$(ls "$SHARED"/seeds/003_*.txt 2>/dev/null | head -n 1)
-	[ -n "$seed003" ] || fail "seed 003 not found in $SHARED/seeds"
+	# seed 003's intake and kernel (README command 1's job), unless only another job runs
+	with003=0
+	case " $JOBS " in *" demo-udp-wfree "*) with003=1 ;; esac
+	if [ $with003 = 1 ]; then
+		seed003=$(ls "$SHARED"/seeds/003_*.txt 2>/dev/null | head -n 1)
+		[ -n "$seed003" ] || fail "seed 003 not found in $SHARED/seeds"
 
-	phase "intake: klab series import seed 003"
-	"$KLAB" --json series import "$seed003" >"$DEMO/series.json" ||
-		fail "klab series import $seed003"
-	series_id=$(json_field "$DEMO/series.json" id) || fail "no series id in $DEMO/series.json"
-	"$KLAB" series show --id "$series_id" | sed -n '1,12p;/^expectations/,/^proposed/p'
+		phase "intake: klab series import seed 003"
+		"$KLAB" --json series import "$seed003" >"$DEMO/series.json" ||
+			fail "klab series import $seed003"
+		series_id=$(json_field "$DEMO/series.json" id) || fail "no series id in $DEMO/series.json"
+		"$KLAB" series show --id "$series_id" | sed -n '1,12p;/^expectations/,/^proposed/p'
+	fi
 
 	phase "build: baseline linux-source-6.1 (tinyconfig + qemu.config)"
 	"$KLAB" --json kernels build --tree linux-source-6.1 --variant base >"$DEMO/base.json" ||
@@ -141,11 +153,13 @@ if [ "$MODE" = qemu ]; then
 	base_id=$(json_field "$DEMO/base.json" id) || fail "no kernel id in $DEMO/base.json"
 	"$KLAB" kernels show "$base_id" | sed -n '1,12p'
 
-	phase "build: patched (baseline + seed 003)"
-	"$KLAB" --json kernels build --tree linux-source-6.1 --series-id "$series_id" \
-		>"$DEMO/patched.json" || fail "klab kernels build --series-id $series_id"
-	patched_id=$(json_field "$DEMO/patched.json" id) || fail "no kernel id in $DEMO/patched.json"
-	"$KLAB" kernels show "$patched_id" | sed -n '1,16p'
+	if [ $with003 = 1 ]; then
+		phase "build: patched (baseline + seed 003)"
+		"$KLAB" --json kernels build --tree linux-source-6.1 --series-id "$series_id" \
+			>"$DEMO/patched.json" || fail "klab kernels build --series-id $series_id"
+		patched_id=$(json_field "$DEMO/patched.json" id) || fail "no kernel id in $DEMO/patched.json"
+		"$KLAB" kernels show "$patched_id" | sed -n '1,16p'
+	fi
 
 	# build_seed JOB SEED FIXUP: the kernel of a further job, its seed and 6.1 fix-up
 	build_seed() {
@@ -162,17 +176,19 @@ if [ "$MODE" = qemu ]; then
 
 	# The instruction-counting lab (docs/qemu-icount.md): one qemu, the peer a
 	# namespace of the dut, so a verdict is a path-length verdict that 2 boots
-	# per side decide. Seed 000's job needs 2 CPUs and 2 queues (XPS); seed 004's
-	# a peer guest too (TX completions need a NIC with interrupts, not the veth
-	# of the peer namespace), with the NIC's interrupts on CPU 1 (txcompl).
+	# per side decide. Seed 000's job needs 2 CPUs and 2 queues (XPS). Seed 004's
+	# job runs alone on a real-clock lab with a peer guest (TX completions need a
+	# NIC with interrupts, not the veth of the peer namespace), the NIC's
+	# interrupts on CPU 1 (txcompl): kernels/lab/demo-qemu.conf says why.
+	clock=icount
 	case " $JOBS " in
-	*" demo-napi-consume "*) smp="--smp 2 --queues 2 --peer guest --profile txcompl" ;;
+	*" demo-napi-consume "*) smp="--smp 2 --queues 2 --peer guest --profile txcompl" clock=real ;;
 	*" demo-ooo-okay "*) smp="--smp 2 --queues 2 --profile xps" ;;
 	*) smp="--smp 1" ;;
 	esac
-	phase "lab: klab lab up --qemu --clock icount (dut with its peer namespace, $smp) from the baseline"
+	phase "lab: klab lab up --qemu --clock $clock ($smp) from the baseline"
 	# shellcheck disable=SC2086
-	"$KLAB" lab up --qemu --clock icount --kernel-id "$base_id" $smp \
+	"$KLAB" lab up --qemu --clock "$clock" --kernel-id "$base_id" $smp \
 		--dir "$LAB" || fail "klab lab up --qemu"
 	demo_write_config "$LABCONF" "$LAB/klab.conf" "$SRCDIR/kernels/lab/demo-qemu.conf"
 else
