@@ -71,7 +71,7 @@ echo "icount-cov: kernel $kid, $boots boots x $runs runs per clock, smp $smp; up
 for clock in icount real; do
 	for b in $(seq 1 "$boots"); do
 		"$klab" --config "$work/klab.conf" lab up --qemu --clock "$clock" --peer netns --smp "$smp" \
-			--kernel-id "$kid" --dir "$lab" --index 45 --timeout 900 >"$work/up.out"
+			--kernel-id "$kid" --dir "$lab" --index "${KLAB_COV_INDEX:-47}" --timeout 900 >"$work/up.out"
 		sed -e "s/boot = kexec/boot = none/" "$lab/klab.conf" >"$work/lab-noboot.conf"
 		conf "$clock"
 		(cd "$work" && "$klab" --config "$work/klab.conf" run "cov-$clock" >"$work/run-$clock-$b.out" 2>&1) ||
