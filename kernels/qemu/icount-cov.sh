@@ -20,6 +20,8 @@ boots=${1:-3} runs=${2:-4} smp=${3:-2}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 klab=${KLAB:-$src/build/rel/bin/klab}
 work=$(mktemp -d /tmp/klab-icount-cov.XXXXXX)
+# kernels are built as the sandbox user klab (docs/security.md): it must reach the artifacts
+chmod 0755 "$work"
 db=$work/klab.db
 lab=$work/lab
 trap '"$klab" lab down --qemu --dir "$lab" >/dev/null 2>&1 || true' EXIT
