@@ -217,7 +217,7 @@ EOF
 	"$KLAB" config check klab.conf &&
 	timeout 1800 "$KLAB" run cost >cost.out 2>&1; rc=$?
 	cat cost.out
-	echo "job cost: $(( $(date +%s) - start )) s wall; load $load0 at the start, $(cut -d" " -f1-3 /proc/loadavg) at the end" &&
+	echo "job cost: $(( $(date +%s) - start )) s wall; load $load0 at the start, $(cut -d" " -f1-3 /proc/loadavg) at the end" >cost.fig &&
 	test $rc = 0 &&
 	# restore took the qdisc off again: the next A boot, and later tests, see noqueue
 	ssh_g dut tc qdisc show dev dummy0 root >q.after &&
@@ -229,18 +229,28 @@ EOF
 	q "SELECT metric, verdict, n_a, n_b, mean_a, mean_b, change_pct, ci_lo, ci_hi FROM comparisons
 	   WHERE job_id = $job AND workload = '\''tx'\'' AND metric IN ('\''tx_pps'\'', '\''insn_per_op'\'')
 	   ORDER BY metric" >cost.v &&
+	q "SELECT b.seq, b.side, m.name, AVG(m.value), COUNT(*) FROM runs r JOIN boots b ON b.id = r.boot_id
+	   JOIN metrics m ON m.run_id = r.id WHERE r.job_id = $job AND r.seq >= 1
+	   AND m.name IN ('\''tx_pps'\'', '\''insn_per_op'\'') GROUP BY b.seq, m.name ORDER BY m.name, b.seq" |
+	sed "s/^/per boot (seq|side|metric|mean of measured runs|runs): /" >>cost.fig &&
 	python3 -c "
 rows = {l.split(\"|\")[0]: l.split(\"|\")[1:] for l in open(\"cost.v\").read().split()}
 assert sorted(rows) == [\"insn_per_op\", \"tx_pps\"], rows
+fig = open(\"cost.fig\", \"a\")
 for m, (verdict, n_a, n_b, a, b, c, lo, hi) in sorted(rows.items()):
     print(\"%s: %s, A %.1f, B %.1f, change %+.3f%% [95%% CI %+.3f%%, %+.3f%%], %s/%s boots\"
-          % (m, verdict, float(a), float(b), float(c), float(lo), float(hi), n_a, n_b))
+          % (m, verdict, float(a), float(b), float(c), float(lo), float(hi), n_a, n_b), file=fig)
+fig.close()
+for m, (verdict, n_a, n_b, a, b, c, lo, hi) in sorted(rows.items()):
     assert verdict == \"CHANGED\" and (n_a, n_b) == (\"2\", \"2\"), (m, verdict, n_a, n_b)
 verdict, n_a, n_b, a, b, c, lo, hi = rows[\"tx_pps\"]
 assert float(c) < 0 and float(lo) < float(hi) < 0, (\"tx_pps not down, or its CI holds 0\", c, lo, hi)
 verdict, n_a, n_b, a, b, c, lo, hi = rows[\"insn_per_op\"]
 assert float(b) > float(a) and 0 < float(lo) < float(hi), (\"insn_per_op not up on B\", a, b, lo, hi)"
 '
+# the figures, in the TAP log whether the test passed or not (a passing test's output and its
+# scratch folder are removed)
+test -s cost.fig && sed "s/^/# /" cost.fig
 
 test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'compare refuses to mix icount runs with real-time runs, naming both' '
 	job=$(q "SELECT id FROM jobs WHERE name = '\''ic'\''") &&
