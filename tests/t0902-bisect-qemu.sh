@@ -138,7 +138,8 @@ test_expect_success ROOT,QEMU,KBUILD,BISECT_E2E 'night 3 (commits 5-9): CHANGED,
 	j3=$(q "SELECT id FROM jobs WHERE schedule = '\''nightly'\'' ORDER BY id LIMIT 1 OFFSET 2") &&
 	echo $j3 >j3 &&
 	test "$(q "SELECT verdict FROM comparisons WHERE job_id = $j3 AND workload = '\''tx'\'' AND metric = '\''tx_pps'\''")" = CHANGED &&
-	test_wait_until 900 "test -n \"\$(q \"SELECT 1 FROM confirmations WHERE state != '\''pending'\''\")\"" &&
+	# the confirmation (fresh boots of both kernels) took over 900 s at load 4-5 (2026-12-05)
+	test_wait_until 1800 "test -n \"\$(q \"SELECT 1 FROM confirmations WHERE state != '\''pending'\''\")\"" &&
 	q "SELECT job_id, workload, metric, state, bisection_id FROM confirmations WHERE job_id = $j3" >conf &&
 	cat conf && test "$(cat conf)" = "$j3|tx|tx_pps|confirmed|2" &&
 	test "$(q "SELECT json_extract(spec, '\''$.kind'\'') FROM jobs WHERE id = (SELECT confirm_job FROM confirmations WHERE job_id = $j3)")" = confirm &&

@@ -56,7 +56,11 @@ EOF
 	duration = 3
 	warmup = 1
 	monitors = cpu
+[profile "same"]
+# an A/A on the one guest boot: both sides the same tuning (boot = none)
 [job "cov-$1"]
+	profile_a = same
+	profile_b = same
 	machines = dut peer
 	workloads = udp_tx_dummy udp_rr
 	boots = 1
