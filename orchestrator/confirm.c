@@ -28,31 +28,27 @@ static void side_kernels(struct db *db, int64_t id, int64_t *ka, int64_t *kb)
 	db_get_int(db, kb, "SELECT COALESCE(kernel_id, 0) FROM job_sides WHERE job_id = ? AND side = 'B'", "i", id);
 }
 
-/* The confirmation jobs one nightly queued, one per pair of kernels. */
-struct queued {
-	int64_t ka, cj;
-};
-
-/* The confirmation job of kernels KA against KB for nightly ID: the one queued already, or a new one (-1: error). */
+/*
+ * The confirmation job of kernel KA against nightly ID's for its rows: the
+ * one this nightly queued already for KA (several headlines share it), or
+ * a new one (-1: error).
+ */
 static int64_t confirm_job_for(struct db *db, const struct klab_config *cfg, int64_t id, const char *name,
-			       int64_t ka, int64_t kb, struct queued *q, size_t *nq, size_t max)
+			       int64_t ka, int64_t kb)
 {
 	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
-	int64_t cj;
+	int64_t cj = 0;
 
-	for (size_t i = 0; i < *nq; i++)
-		if (q[i].ka == ka)
-			return q[i].cj;
-	if (*nq == max)
-		return error("job %lld: more than %zu kernels to confirm against", (long long)id, max);
+	if (db_get_int(db, &cj, "SELECT c.confirm_job FROM confirmations c JOIN job_sides s ON s.job_id = c.confirm_job "
+		       "AND s.side = 'A' WHERE c.job_id = ? AND s.kernel_id = ? LIMIT 1", "ii", id, ka) < 0)
+		return -1;
+	if (cj > 0)
+		return cj;
 	o.job = name;
 	o.kernel_a = ka;
 	o.kernel_b = kb;
 	o.confirms = id;
-	cj = job_submit(db, cfg, &o);
-	if (cj > 0)
-		q[(*nq)++] = (struct queued){ ka, cj };
-	return cj;
+	return job_submit(db, cfg, &o);
 }
 
 /*
@@ -98,8 +94,6 @@ static int changepoint_to_confirm(struct db *db, int64_t id, const char *workloa
 static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t id, const char *name)
 {
 	struct compare_result res;
-	struct queued q[8];
-	size_t nq = 0;
 	int64_t ka, kb, cj, had = 0;
 	int n = 0, ret = 0;
 
@@ -120,7 +114,7 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 		if (r->st.verdict != VERDICT_CHANGED &&
 		    (!changepoint_to_confirm(db, id, r->workload, r->metric, &cp_job, &change, &before) || before == kb))
 			continue;
-		cj = confirm_job_for(db, cfg, id, name, before, kb, q, &nq, sizeof(q) / sizeof(q[0]));
+		cj = confirm_job_for(db, cfg, id, name, before, kb);
 		if (cj < 0) {
 			ret = -1;
 			break;
