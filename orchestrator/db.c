@@ -59,7 +59,7 @@ const char *db_errmsg(struct db *db)
  * database was opened on a full tmpfs), so the free space of the folder is
  * looked at for both.
  */
-static int db_fail(struct db *db, const char *msg, const char *sql)
+static int db_fail(struct db *db, const char *msg, const char *sql, int cut)
 {
 	int code = sqlite3_extended_errcode(db->sq) & 0xff;
 	const char *file = db_file(db);
@@ -77,7 +77,11 @@ static int db_fail(struct db *db, const char *msg, const char *sql)
 				 (unsigned long long)fs.f_bavail * fs.f_frsize / 1024);
 		free(dir);
 	}
-	error("database '%s': %s (in: %.200s%s)", file, why.buf, sql, strlen(sql) > 200 ? "..." : "");
+	/* CUT > 0: the SQL shown up to CUT characters (db_exec's scripts), else whole */
+	if (cut > 0 && strlen(sql) > (size_t)cut)
+		error("database '%s': %s (in: %.*s...)", file, why.buf, cut, sql);
+	else
+		error("database '%s': %s (in: %s)", file, why.buf, sql);
 	buf_release(&why);
 	return -1;
 }
@@ -87,7 +91,7 @@ int db_exec(struct db *db, const char *sql)
 	char *msg = NULL;
 
 	if (sqlite3_exec(db->sq, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		db_fail(db, msg, sql);
+		db_fail(db, msg, sql, 80);
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -360,7 +364,7 @@ static struct db_stmt *vprepare(struct db *db, const char *sql, const char *type
 
 	st->db = db;
 	if (sqlite3_prepare_v2(db->sq, sql, -1, &st->st, NULL) != SQLITE_OK) {
-		db_fail(db, NULL, sql);
+		db_fail(db, NULL, sql, 0);
 		free(st);
 		return NULL;
 	}
@@ -390,7 +394,7 @@ int db_step(struct db_stmt *st)
 		return DB_ROW;
 	if (rc == SQLITE_DONE)
 		return DB_DONE;
-	db_fail(st->db, NULL, sqlite3_sql(st->st));
+	db_fail(st->db, NULL, sqlite3_sql(st->st), 0);
 	return DB_ERROR;
 }
 
