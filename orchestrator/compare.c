@@ -630,6 +630,50 @@ out:
 	return ret;
 }
 
+/*
+ * compare_opts.workload_info of a job: the threshold and headline of each
+ * workload as its spec has them (what the config said at submit), so that a
+ * job compared later, from a config without its workloads or from a bare
+ * database, is judged by the same T as when it ran; what the spec does not
+ * say comes from the caller's workload_info (the config), if any.
+ */
+struct spec_info {
+	struct json_object *spec;
+	double (*next)(void *arg, const char *workload, const char **headline);
+	void *next_arg;
+};
+
+static double spec_workload_info(void *arg, const char *workload, const char **headline)
+{
+	const struct spec_info *si = arg;
+	struct json_object *wl = NULL, *v;
+	const char *hl = NULL;
+	double t = 0;
+
+	*headline = NULL;
+	if (si->next)
+		t = si->next(si->next_arg, workload, &hl);
+	if (!json_object_object_get_ex(si->spec, "workloads", &wl) || !json_object_is_type(wl, json_type_array))
+		goto out;
+	for (size_t i = 0; i < json_object_array_length(wl); i++) {
+		struct json_object *w = json_object_array_get_idx(wl, i);
+
+		if (!json_object_object_get_ex(w, "name", &v) || strcmp(json_object_get_string(v), workload))
+			continue;
+		if (json_object_object_get_ex(w, "headline", &v) && json_object_is_type(v, json_type_string) &&
+		    *json_object_get_string(v))
+			hl = json_object_get_string(v);
+		if (json_object_object_get_ex(w, "threshold_pct", &v) &&
+		    (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) &&
+		    json_object_get_double(v) > 0)
+			t = json_object_get_double(v);
+		break;
+	}
+out:
+	*headline = hl;
+	return t;
+}
+
 /* The job's warm-up runs per boot from its spec: "warmup_runs", else "warmup" (a count), else 1. */
 static int spec_warmup(const char *spec)
 {
@@ -1029,6 +1073,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	struct claimrow *claims = NULL;
 	size_t n_claims = 0;
 	char *spec = NULL;
+	struct spec_info si = { NULL, NULL, NULL };
 	int64_t na = 0, nb = 0;
 	int ret = -1, found;
 
@@ -1042,6 +1087,12 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	sa.warmup = sb.warmup = o.warmup_runs >= 0 ? o.warmup_runs : spec_warmup(spec);
 	if (!(o.alpha > 0))
 		o.alpha = compare_spec_alpha(spec);	/* a job with a boots range decides at its looks' level */
+	if (!(o.threshold_pct > 0) && spec && (si.spec = json_tokener_parse(spec))) {
+		si.next = o.workload_info;
+		si.next_arg = o.workload_arg;
+		o.workload_info = spec_workload_info;
+		o.workload_arg = &si;
+	}
 	if (db_get_int(db, &na, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'A' AND status = 'ok'",
 		       "i", job_id) < 0 ||
 	    db_get_int(db, &nb, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'B' AND status = 'ok'",
@@ -1064,6 +1115,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	ret = 0;
 out:
 	claims_free(claims, n_claims);
+	json_object_put(si.spec);
 	free(spec);
 	if (!ret && res_out)
 		*res_out = res;

@@ -147,6 +147,20 @@ test_expect_success 'the per-workload threshold comes from the config' '
 	rm klab.conf
 '
 
+test_expect_success 'a job is judged by the thresholds of its own spec, before the config and from a bare database' '
+	cp db.sqlite spec.sqlite &&
+	python3 -c "import json, sqlite3; c = sqlite3.connect(\"spec.sqlite\"); s = json.loads(c.execute(\"SELECT spec FROM jobs WHERE id = 1\").fetchone()[0]); s[\"workloads\"] = [{\"name\": \"udp_tx_64\", \"threshold_pct\": 7.5}]; c.execute(\"UPDATE jobs SET spec = ? WHERE id = 1\", (json.dumps(s),)); c.commit()" &&
+	test "$(sqlite3 spec.sqlite "SELECT json_extract(spec, \"\$.workloads[0].threshold_pct\") FROM jobs WHERE id = 1")" = 7.5 &&
+	"$KLAB" --db spec.sqlite compare 1 --json >bare.json &&
+	python3 -c "import json; d = json.load(open(\"bare.json\")); t = {r[\"workload\"]: r[\"threshold_pct\"] for r in d[\"comparisons\"] if r[\"metric\"] in (\"tps\", \"tx_pps\")}; assert t == {\"udp_rr_500\": 1, \"udp_tx_64\": 7.5}, t" &&
+	printf "[lab]\n\tdb = %s/spec.sqlite\n[workload \"udp_tx_64\"]\n\ttype = udp_tx\n\tthreshold = 2\n[workload \"udp_rr_500\"]\n\ttype = udp_rr\n\tthreshold = 10\n" "$SCRATCH" >klab.conf &&
+	"$KLAB" compare 1 --json >both.json &&
+	python3 -c "import json; d = json.load(open(\"both.json\")); t = {r[\"workload\"]: r[\"threshold_pct\"] for r in d[\"comparisons\"] if r[\"metric\"] in (\"tps\", \"tx_pps\")}; assert t == {\"udp_rr_500\": 10, \"udp_tx_64\": 7.5}, t" &&
+	"$KLAB" compare 1 --threshold 3 --json >opt.json &&
+	python3 -c "import json; d = json.load(open(\"opt.json\")); assert {r[\"threshold_pct\"] for r in d[\"comparisons\"] if r[\"metric\"] in (\"tps\", \"tx_pps\")} == {3}" &&
+	rm klab.conf
+'
+
 test_expect_success 'a workload filter replaces only that workload'"'"'s stored rows' '
 	k compare 1 >/dev/null &&
 	n=$(sq "SELECT COUNT(*) FROM comparisons WHERE job_id = 1") &&

@@ -339,7 +339,8 @@ static const struct opt_spec compare_spec = {
 	"klab compare", compare_usage, "A/B comparison: % change with 95% CI, p values, verdict",
 	"JOB is a job id or name (its two sides); KERNEL_A and KERNEL_B are kernel ids,\n"
 	"releases, variants or side labels, compared over every run stored for them.\n"
-	"Works from a bare database (--db) too, with the default threshold.\n",
+	"A job is judged by the thresholds its spec had at submit, else the config's\n"
+	"[workload] ones, else the clock's default (also from a bare database, --db).\n",
 	compare_opts,
 };
 
@@ -368,7 +369,10 @@ static int compare(int argc, char **argv, struct klab_ctx *ctx)
 	cfg = ctx_config_optional(ctx, &failed);
 	if (failed)
 		return 1;
-	/* an explicit --threshold wins over the per-workload ones */
+	/*
+	 * An explicit --threshold wins over the per-workload ones; a job's own
+	 * spec over the config's (compare_job).
+	 */
 	if (cfg && !(c_threshold > 0)) {
 		co.workload_info = conf_workload_info;
 		co.workload_arg = cfg;
