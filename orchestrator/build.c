@@ -308,6 +308,65 @@ static int build_row(struct build *b)
 	return 0;
 }
 
+/*
+ * The artifact store: a finished build of this key in the artifact folder
+ * that no row of this database names, e.g. one an earlier `make demo` of
+ * another clone made with its own database. A folder gets its place only
+ * whole (meta.json written, then the folder renamed into it, then given
+ * back to root), and the key covers everything that goes into the kernel
+ * (commit, series and local patches by content, config recipe, compiler,
+ * variant), so a folder whose meta.json carries the same key is that
+ * kernel. Its row is made from meta.json: 1 (out filled), 0 none, -1.
+ */
+static int build_adopt(struct build *b)
+{
+	char *mpath = xasprintf("%s/meta.json", b->artdir), *img = xasprintf("%s/bzImage", b->artdir);
+	char *cpath = xasprintf("%s/config", b->artdir);
+	struct json_object *m = NULL, *applied = NULL, *cc = NULL;
+	const char *key = NULL, *release = NULL, *build_id = NULL;
+	struct buf aj = BUF_INIT, cj = BUF_INIT;
+	double dur = 0;
+	char cfghex[65];
+	int ret = 0;
+
+	if (!file_exists(mpath) || !file_exists(img) || !(m = json_parse_file(mpath)))
+		goto out;
+	if (json_get_str(m, "key", &key, mpath) || strcmp(key, b->key) ||
+	    json_get_str(m, "release", &release, mpath) || !*release || sha256_file_hex(cpath, cfghex) < 0) {
+		warn("artifact folder '%s' has no usable meta.json for key %.16s: building anew", b->artdir, b->key);
+		goto out;
+	}
+	if (json_get_str(m, "build_id", &build_id, mpath) < 0)
+		build_id = NULL;
+	json_get_double(m, "duration_s", &dur, mpath);
+	if (json_get_array(m, "applied", &applied, mpath) == 0)
+		json_to_buf(&aj, applied, 0);
+	else
+		buf_addstr(&aj, "[]");
+	if (json_get_obj(m, "ccache", &cc, mpath) == 0)
+		json_to_buf(&cj, cc, 0);
+	if (build_row(b) < 0 ||
+	    db_run(b->db, "UPDATE kernels SET state = 'ok', error = NULL, release = ?, build_id = ?, config_sha256 = ?,"
+		   " apply_log = ?, duration_s = ?, ccache_stats = ? WHERE id = ?", "ssssdsi", release, build_id, cfghex,
+		   aj.buf, dur, cj.len ? cj.buf : NULL, b->kid) < 0 ||
+	    kernel_artifact_load(b->db, b->kid, b->out) < 0) {
+		ret = -1;
+		goto out;
+	}
+	b->out->cached = 1;
+	info("kernel %lld (%s) found in the artifact store, built before by key %.16s: %s", (long long)b->kid,
+	     b->out->release, b->key, b->out->dir);
+	ret = 1;
+out:
+	json_object_put(m);
+	buf_release(&aj);
+	buf_release(&cj);
+	free(mpath);
+	free(img);
+	free(cpath);
+	return ret;
+}
+
 /* The folder the artifacts are made in (ARTDIR.tmp.PID) and the build log in it. */
 static int build_log_open(struct build *b)
 {
@@ -554,7 +613,8 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 	build_jail(&b);
 	if (build_source(&b) < 0 || build_key(&b) < 0)
 		goto out;
-	if (!req->force && !req->apply_only && (r = build_cached(&b)) != 0) {
+	if (!req->force && !req->apply_only &&
+	    ((r = build_cached(&b)) != 0 || (r = build_adopt(&b)) != 0)) {
 		ret = r > 0 ? 0 : -1;
 		goto out;
 	}

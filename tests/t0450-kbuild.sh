@@ -89,6 +89,37 @@ test_expect_success KBUILD 'a second request for the baseline is a cache hit: no
 	test "$(sqlite3 "$KLAB_DB" "SELECT COUNT(*) FROM kernels")" = 2
 '
 
+test_expect_success KBUILD 'another database finds both kernels in the artifact store by key: rows from meta.json, nothing rebuilt' '
+	stamp=$(stat -c %Y "$(jq_ patched.json "d[\"artifact_dir\"]")/bzImage") &&
+	KLAB_DB=$SCRATCH/other.db "$KLAB" kernels build --artifact-dir "$A" --json >adopt-base.json 2>adopt-base.err &&
+	KLAB_DB=$SCRATCH/other.db "$KLAB" -v kernels build --artifact-dir "$A" --series "$D/somaxconn.patch" \
+		--json >adopt.json 2>adopt.err &&
+	test_grep "found in the artifact store, built before by key" adopt.err &&
+	test "$(jq_ adopt.json "d[\"cached\"]")" = true &&
+	for f in key release build_id artifact_dir; do
+		test "$(jq_ adopt.json "d[\"$f\"]")" = "$(jq_ patched.json "d[\"$f\"]")" || return 1
+	done &&
+	test "$(jq_ adopt-base.json "d[\"build_id\"]")" = "$(jq_ base.json "d[\"build_id\"]")" &&
+	test "$(stat -c %Y "$(jq_ patched.json "d[\"artifact_dir\"]")/bzImage")" = "$stamp" &&
+	test "$(sqlite3 "$SCRATCH/other.db" "SELECT state, variant, series_id IS NOT NULL, json_extract(apply_log, \"\$[0].how\"),
+		length(config_sha256) FROM kernels ORDER BY id")" = "ok|base|0||64
+ok|patched|1|clean|64" &&
+	KLAB_DB=$SCRATCH/other.db "$KLAB" kernels show "$(jq_ adopt.json "d[\"id\"]")" >adopt-show.txt &&
+	test_grep "^release *$(jq_ patched.json "d[\"release\"]")$" adopt-show.txt
+'
+
+test_expect_success KBUILD 'an artifact folder whose meta.json names another key is not taken: a warning, and a build' '
+	base=$(jq_ base.json "d[\"artifact_dir\"]") &&
+	mkdir -p "$SCRATCH/a2" &&
+	cp -a "$base" "$SCRATCH/a2/" &&
+	sed -i "s/\"key\": *\"[0-9a-f]*\"/\"key\": \"$(printf "%064d" 0)\"/" "$SCRATCH/a2/$(basename "$base")/meta.json" &&
+	grep -q "\"key\": \"0000" "$SCRATCH/a2/$(basename "$base")/meta.json" &&
+	KLAB_DB=$SCRATCH/third.db "$KLAB" kernels build --artifact-dir "$SCRATCH/a2" --json >t.json 2>t.err &&
+	test_grep "has no usable meta.json for key" t.err &&
+	test "$(jq_ t.json "d[\"cached\"]")" = false &&
+	grep -q "\"key\": \"$(jq_ base.json "d[\"key\"]")\"" "$SCRATCH/a2/$(basename "$base")/meta.json"
+'
+
 test_expect_success KBUILD 'a patch that does not apply: subject and failing hunk named, nothing stored touched' '
 	sum=$(sha256sum <"$(jq_ base.json "d[\"artifact_dir\"]")/bzImage") &&
 	test_expect_code 1 "$KLAB" kernels build --artifact-dir "$A" --series "$D/notapply.patch" >out 2>err &&
