@@ -1,9 +1,9 @@
 # tests/demo-config.sh: the two configs of the demo (tests/demo.sh), sourced by it and by t0007.
 #
-# DEMO/klab.conf is the results config: the demo's database, artifacts and
-# reports and the tree, nothing of the lab, so that it loads after `klab lab
-# down` and `klab compare`, `klab query` and `klab report` keep working on
-# the demo's results. DEMO/lab.conf is the config of the lab phases: the same
+# DEMO/klab.conf is the results config: the demo's database and reports, the
+# kernel cache's artifact store and the tree, nothing of the lab, so that it
+# loads after `klab lab down` and `klab compare`, `klab query` and `klab
+# report` keep working on the demo's results. DEMO/lab.conf is the config of the lab phases: the same
 # [lab] folders, the lab fragment `klab lab up` wrote and the demo's jobs; it
 # names the lab's machines, so it stops loading when the lab is down.
 #
@@ -24,7 +24,9 @@ demo_write_config() {	# demo_write_config OUT [FRAGMENT JOBFILE]
 		echo "[lab]"
 		echo "	db = $DEMO/klab.db"
 		echo "	work_dir = $DEMO/work"
-		echo "	artifact_dir = $DEMO/artifacts"
+		# the kernels go to the kernel cache's artifact store, where a demo of
+		# another clone (or after KLAB_DEMO_FRESH=1) finds them by key
+		echo "	artifact_dir = ${KLAB_KERNEL_CACHE:-/var/cache/klab}/artifacts"
 		echo "	report_dir = $DEMO/report"
 		# a netns machine shares the host's files: keep the agent's tuning
 		# state apart from other netns labs with a machine named dut

@@ -17,7 +17,9 @@
 #   KLAB             the klab program (default: orchestrator/klab, made by `make`)
 #   KLAB_DEMO_DIR    scratch folder (default: lab/demo-MODE in the project)
 #   KLAB_DEMO_FRESH  1: remove the scratch folder first (default: keep its
-#                    database and kernels, so a second run skips the builds)
+#                    database). The kernels stay in the kernel cache's artifact
+#                    store (KLAB_KERNEL_CACHE, default /var/cache/klab), where
+#                    any later demo finds them by key and skips the builds
 #   KLAB_DEMO_JOBS   jobs to run (default: demo-udp-wfree; add demo-napi-consume,
 #                    seed 004, or demo-ooo-okay
 #                    for seed 000 with its 6.1 fix-up; netns: demo-netns-xps)
@@ -121,13 +123,13 @@ if [ -d "$DEMO" ]; then
 	if [ "${KLAB_DEMO_FRESH:-0}" = 1 ]; then
 		rm -rf "$DEMO"
 	else
-		# keep the database and the kernels: a second run finds both
-		# builds by their keys and goes straight to the lab
-		echo "reusing the database and kernels of an earlier run (KLAB_DEMO_FRESH=1: start over)"
+		# keep the database; the kernels are found by key in the
+		# artifact store either way
+		echo "reusing the database of an earlier run (KLAB_DEMO_FRESH=1: start over)"
 		rm -rf "$DEMO/report" "$DEMO/work" "$LAB"
 	fi
 fi
-mkdir -p "$DEMO/work" "$DEMO/artifacts" "$DEMO/report" || fail "cannot make $DEMO"
+mkdir -p "$DEMO/work" "$DEMO/report" || fail "cannot make $DEMO"
 echo "klab: $KLAB ($("$KLAB" version 2>/dev/null || echo '?'))"
 echo "config: $CONF (results), $LABCONF (while the lab is up); jobs: $JOBS"
 
@@ -201,18 +203,21 @@ export KLAB_CONFIG=$LABCONF
 "$KLAB" config check "$LABCONF" || fail "the demo's lab config does not load"
 
 job_ids=()
+job_names=()
 for job in $JOBS; do
 	phase "job $job: klab run (ABBA boots, workloads, monitors)"
 	"$KLAB" --json submit --job "$job" >"$DEMO/submit-$job.json" || fail "klab submit --job $job"
 	id=$(json_field "$DEMO/submit-$job.json" id) || fail "no job id"
 	job_ids+=("$id")
+	job_names+=("$job")
 	"$KLAB" run "$id" || fail "klab run $id (see: klab job show $id)"
 done
 
 export KLAB_CONFIG=$CONF
 phase "compare: klab compare"
 for id in "${job_ids[@]}"; do
-	"$KLAB" compare "$id" || fail "klab compare $id"
+	"$KLAB" compare "$id" >"$DEMO/compare-$id.txt" || fail "klab compare $id"
+	cat "$DEMO/compare-$id.txt"
 done
 
 phase "report: klab report"
@@ -224,6 +229,16 @@ lab_down
 print_times
 index=$DEMO/report/index.html
 [ -f "$index" ] || { echo "demo: no report index at $index" >&2; exit 1; }
+echo
+# The answer on one screen: per workload its headline verdict, the change with
+# its 95% CI, what measured it and the claim check, then what the clock means
+# (the first lines of klab compare, whose full tables scrolled past above).
+echo
+for i in "${!job_ids[@]}"; do
+	echo "demo: the answer of job ${job_ids[$i]} (${job_names[$i]}):"
+	sed -n '1,/^workload /p' "$DEMO/compare-${job_ids[$i]}.txt" | grep -v '^workload ' | sed '/^$/d' |
+		fold -s -w 98 | sed 's/^/  /'
+done
 echo
 demo_results_hint "$KLAB" "${job_ids[@]}"
 echo "demo: report: $index"
