@@ -119,8 +119,8 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 			ret = -1;
 			break;
 		}
-		db_run(db, "INSERT OR IGNORE INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
-		       "created, cp_job) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))", "iisssddi", id, cj, r->workload,
+		db_run(db, "INSERT INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
+		       "created, cp_job) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0)) ON CONFLICT DO NOTHING", "iisssddi", id, cj, r->workload,
 		       r->metric, r->better, change, now_wall(), cp_job);
 		if (cp_job)
 			log_msg(LOG_NOTICE, "job %lld: %s.%s change point at job %lld (%+.2f%%): confirmation job %lld "

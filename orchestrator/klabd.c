@@ -218,7 +218,8 @@ static int start_child(struct daemon *d, int64_t id, int64_t bisection, const ch
 		int rc;
 
 		/* The daemon's lock and database handle stay the daemon's. */
-		close(d->lock_fd);
+		if (d->lock_fd >= 0)
+			close(d->lock_fd);
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_job_term;
 		sa.sa_flags = SA_RESTART;	/* the step goes on: only its waits see the signal */
@@ -296,7 +297,7 @@ static int foreign_live(struct daemon *d)
 
 	while (st && db_step(st) == DB_ROW) {
 		int64_t id = db_col_int64(st, 0);
-		if (!find_kid(d, id) && job_is_live(d->db_path, id) == 1)
+		if (!find_kid(d, id) && job_is_live(d->db, id) == 1)
 			n++;
 	}
 	db_finalize(st);
@@ -329,7 +330,7 @@ static void start_jobs(struct daemon *d)
 			"AND bisection_id IS NULL ORDER BY state = 'queued', id LIMIT 64", "");
 	while (st && db_step(st) == DB_ROW && n < 64) {
 		int64_t id = db_col_int64(st, 0);
-		if (find_kid(d, id) || job_is_live(d->db_path, id))
+		if (find_kid(d, id) || job_is_live(d->db, id))
 			continue;
 		resumed[n] = !strcmp(db_col_text(st, 1), "running");
 		ids[n++] = id;
@@ -354,7 +355,7 @@ static void start_bisections(struct daemon *d)
 
 	while (st && db_step(st) == DB_ROW && n < 16) {
 		int64_t id = db_col_int64(st, 0);
-		if (find_bisection(d, id) || bisect_is_live(d->db_path, id))
+		if (find_bisection(d, id) || bisect_is_live(d->db, id))
 			continue;
 		resumed[n] = !strcmp(db_col_text(st, 1), "running");
 		ids[n++] = id;
@@ -477,7 +478,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.db_path = xstrdup(db_opt);
-	if (take_lock(&d))
+	/* several klabd share a PostgreSQL database (docs/database.md); one runs on a sqlite file */
+	if (!db_is_url(d.db_path) && take_lock(&d))
 		return 1;
 	if (db_open(d.db_path, &d.db))
 		return 1;
@@ -494,7 +496,7 @@ int main(int argc, char **argv)
 	if (lease_sync_machines(d.db, d.cfg))
 		warn("cannot record the machines in the database");
 	log_msg(LOG_NOTICE, "klabd %s started (pid %d): config '%s', database '%s', up to %d job(s) at once",
-		KLAB_VERSION, (int)getpid(), d.config_path, d.db_path, job_limit(&d));
+		KLAB_VERSION, (int)getpid(), d.config_path, db_file(d.db), job_limit(&d));
 
 	for (;;) {
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
@@ -535,6 +537,7 @@ int main(int argc, char **argv)
 	free(d.kids);
 	free(d.crashes);
 	free(d.db_path);
-	close(d.lock_fd);
+	if (d.lock_fd >= 0)
+		close(d.lock_fd);
 	return 0;
 }

@@ -195,11 +195,11 @@ static int query(int argc, char **argv, struct klab_ctx *ctx)
 		BIND_S(machine);
 	}
 	if (workload) {
-		buf_addstr(&sql, strpbrk(workload, "*?[") ? " AND r.workload GLOB ?" : " AND r.workload = ?");
+		buf_addstr(&sql, strpbrk(workload, "*?[") ? " AND glob(?, r.workload)" : " AND r.workload = ?");
 		BIND_S(workload);
 	}
 	if (metric) {
-		buf_addstr(&sql, strpbrk(metric, "*?[") ? " AND m.name GLOB ?" : " AND m.name = ?");
+		buf_addstr(&sql, strpbrk(metric, "*?[") ? " AND glob(?, m.name)" : " AND m.name = ?");
 		BIND_S(metric);
 	}
 	if (since) {

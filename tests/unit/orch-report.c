@@ -157,7 +157,7 @@ int main(void)
 {
 	struct buf sql = BUF_INIT, mail = BUF_INIT;
 	const char *scratch = tap_scratch_dir();
-	char *dbpath = xasprintf("%s/r.db", scratch), *out = xasprintf("%s/out", scratch);
+	char *dbpath = tap_db_path("r.db"), *out = xasprintf("%s/out", scratch);
 	char *fixture = xasprintf("%s/report/fixture.sql", tap_data_dir());
 	char *a, *b, *mailpath;
 	struct db *db = NULL;

@@ -35,7 +35,7 @@ int main(void)
 {
 	struct buf doc = BUF_INIT;
 	char *path = xasprintf("%s/agent/result-rr-client.json", tap_data_dir());
-	char *dbp = xasprintf("%s/klab.db", tap_scratch_dir());
+	char *dbp = tap_db_path("klab.db");
 	struct result_meta meta = { 0 };
 	struct json_object *o;
 	struct db *db;
