@@ -65,8 +65,8 @@ static int changepoint_to_confirm(struct db *db, int64_t id, const char *workloa
 	struct db_stmt *st = db_prepare(db, "SELECT c.job_id, c.change_pct, COALESCE(s.kernel_id, 0) "
 					"FROM changepoints c JOIN jobs j ON j.id = ?1 "
 					"LEFT JOIN job_sides s ON s.job_id = c.job_id AND s.side = 'A' "
-					"WHERE c.workload = ?2 AND c.metric = ?3 AND c.tree IS j.tree "
-					"AND c.machines IS j.dut || '+' || j.peer ORDER BY c.idx DESC LIMIT 1",
+					"WHERE c.workload = ?2 AND c.metric = ?3 AND c.tree IS NOT DISTINCT FROM j.tree "
+					"AND c.machines IS NOT DISTINCT FROM j.dut || '+' || j.peer ORDER BY c.idx DESC LIMIT 1",
 					"iss", id, workload, metric);
 	int64_t seen = 0;
 	int found = 0;
