@@ -242,7 +242,7 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	log_clear_error();	/* step_fail() adds the error logged during this step only */
 	if (db_run(j->db, "INSERT INTO steps (job_id, key, name, state, attempts, started) "
 		   "VALUES (?, ?, ?, 'running', 1, ?) ON CONFLICT (job_id, key) DO UPDATE SET "
-		   "state = 'running', attempts = attempts + 1, started = excluded.started, "
+		   "state = 'running', attempts = steps.attempts + 1, started = excluded.started, "
 		   "finished = NULL, error = NULL", "issd", j->id, key, s->name, now_wall()))
 		return step_fail(j, "cannot record step '%s'", key);
 	step_expect(j, key, &expect_s, eta, sizeof(eta));

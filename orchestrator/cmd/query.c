@@ -168,7 +168,7 @@ static int query(int argc, char **argv, struct klab_ctx *ctx)
 #define BIND_I(v) (types[nb] = 'i', iv[nb++] = (v))
 #define BIND_D(v) (types[nb] = 'd', dv[nb++] = (v))
 	buf_addstr(&sql,
-		   "SELECT r.id, r.job_id, r.side, COALESCE(r.kernel_label, k.release, k.variant, r.kernel_id),"
+		   "SELECT r.id, r.job_id, r.side, COALESCE(r.kernel_label, k.release, k.variant, CAST(r.kernel_id AS TEXT)),"
 		   " r.machine, r.workload, r.boot_id, r.seq, COALESCE(r.started, r.created), m.name, m.value,"
 		   " m.unit FROM runs r JOIN metrics m ON m.run_id = r.id"
 		   " LEFT JOIN kernels k ON k.id = r.kernel_id WHERE r.status = 'ok'");
