@@ -21,6 +21,8 @@
 #include "util.h"
 
 static volatile sig_atomic_t got_term, got_hup, job_stop;
+/* exit status of a job child that found its job run by another process (another klabd) */
+#define CHILD_TAKEN 75
 
 static void on_term(int sig) { (void)sig; got_term = 1; }
 static void on_hup(int sig) { (void)sig; got_hup = 1; }
@@ -229,6 +231,9 @@ static int start_child(struct daemon *d, int64_t id, int64_t bisection, const ch
 		signal(SIGHUP, SIG_IGN);
 		if (db_open(d->db_path, &db))
 			_exit(3);
+		/* another klabd on the same PostgreSQL database started it a moment before us */
+		if (bisection ? bisect_is_live(db, bisection) == 1 : job_is_live(db, id) == 1)
+			_exit(CHILD_TAKEN);
 		o.progress = 0;
 		o.wait_lease = 1;
 		o.stop = &job_stop;
@@ -281,6 +286,8 @@ static void reap(struct daemon *d)
 				log_msg(LOG_ERR, "job %lld failed: %s", (long long)job, msg);
 				free(msg);
 			}
+		} else if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_TAKEN) {
+			log_msg(LOG_INFO, "job %lld: another process runs it", (long long)job);
 		} else {
 			log_msg(LOG_NOTICE, "job %lld ended: %s (exit %d, %.0f s)", (long long)job,
 				state ? state : "?", WIFEXITED(st) ? WEXITSTATUS(st) : -1, ran_ms / 1000.0);
