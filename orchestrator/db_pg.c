@@ -668,7 +668,9 @@ static int pg_col_count(struct db_stmt *st)
 
 static const char *pg_col_name(struct db_stmt *st, int i)
 {
-	return PST(st)->res ? PQfname(PST(st)->res, i) : NULL;
+	if (!PST(st)->res && execute(st))
+		return NULL;
+	return PQfname(PST(st)->res, i);
 }
 
 static enum db_type pg_col_type(struct db_stmt *st, int i)

@@ -92,6 +92,22 @@ test_expect_success 'klab report writes the job page from PostgreSQL' '
 	test -s rep/index.html
 '
 
+test_expect_success 'the other commands that read the database work on it' '
+	for c in "machines" "--json machines" "jobs" "--csv jobs --state done" "job show 1" "--json job show 1" \
+		"job log 1" "--json schedule list" "--json bisect list" "--json kernels list" "--json series list" "db info" \
+		"report --format=mail 1" "--json compare 1 --stored"; do
+		"$KLAB" $c >cmd.out 2>cmd.err || { echo "klab $c failed:"; cat cmd.err; return 1; }
+		! grep -q "ERROR:" cmd.err || { echo "klab $c:"; cat cmd.err; return 1; }
+		test -s cmd.out || { echo "klab $c printed nothing"; return 1; }
+	done &&
+	"$KLAB" --json jobs >jobs.json &&
+	python3 -c "import json; j = json.load(open(\"jobs.json\")); assert j[0][\"state\"] == \"done\" and j[0][\"steps_total\"] == 24, j" &&
+	"$KLAB" --json machines >m.json &&
+	python3 -c "import json; m = json.load(open(\"m.json\")); assert {x[\"name\"] for x in m} >= {\"dut\", \"peer\"}, m" &&
+	test_expect_code 1 "$KLAB" cancel 1 2>err &&
+	test_grep "already done" err
+'
+
 test_expect_success 'a URL where no server listens: a clear error naming [lab] db, no password, exit 1' '
 	port=$(test_free_port) &&
 	bad="postgresql://klab:s3cret@127.0.0.1:$port/klab" &&
