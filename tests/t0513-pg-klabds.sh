@@ -84,7 +84,9 @@ test_expect_success 'klabd 1 is killed with SIGKILL while it runs jobs, after a 
 	test_wait_until 10 "! kill -0 $(cat klabd-1.pid) 2>/dev/null" &&
 	# the jobs it ran stay running (one that had just ended is not one of them), their leases held
 	for j in $(cat cand.jobs); do
-		test "$(sql "SELECT state FROM jobs WHERE id = $j")" = running || continue
+		state=$(sql "SELECT state FROM jobs WHERE id = $j") &&
+		echo "klabd 1 had a process for job $j, which is $state after the kill" >>timeline &&
+		test "$state" = running || continue
 		echo "$j" >>killed.jobs &&
 		sql "SELECT $j, min(expires) FROM leases WHERE job_id = $j" >>killed.leases || return 1
 	done &&
