@@ -233,6 +233,47 @@ static int pg_in_transaction(struct db *db)
 	return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
 }
 
+/*
+ * Run SQL with up to two text parameters (NULL: fewer) for the layer's own
+ * use and give its result, or NULL (logged): db.c's helpers are for the
+ * callers above; a backend keeps to libpq.
+ */
+static PGresult *query(struct db *db, const char *sql, const char *a, const char *b)
+{
+	const char *vals[2] = { a, b };
+	int outside = !pg_in_transaction(db);
+	PGresult *r = PQexecParams(PG(db)->c, sql, b ? 2 : a ? 1 : 0, NULL, vals, NULL, NULL, 0);
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK && outside && lost(db)) {
+		set_err(db, PQerrorMessage(PG(db)->c));
+		PQclear(r);
+		if (reconnect(db, PG(db)->err))
+			return NULL;
+		r = PQexecParams(PG(db)->c, sql, b ? 2 : a ? 1 : 0, NULL, vals, NULL, NULL, 0);
+	}
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		set_err(db, PQresultErrorMessage(r)[0] ? PQresultErrorMessage(r) : PQerrorMessage(PG(db)->c));
+		PQclear(r);
+		error("database '%s': %s (in: %s)", PG(db)->shown, PG(db)->err, sql);
+		return NULL;
+	}
+	return r;
+}
+
+/* The first column of the first row as an integer (0 without a row): 0 or -1 (logged). */
+static int query_int(struct db *db, const char *sql, const char *a, const char *b, int64_t *out)
+{
+	PGresult *r = query(db, sql, a, b);
+
+	*out = 0;
+	if (!r)
+		return -1;
+	if (PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
+		*out = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return 0;
+}
+
 static int pg_exec(struct db *db, const char *sql)
 {
 	int outside = !pg_in_transaction(db);
@@ -292,8 +333,8 @@ static int pg_has_table(struct db *db, const char *name)
 {
 	int64_t n = 0;
 
-	if (db_get_int(db, &n, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?",
-		       "s", name) < 0)
+	if (query_int(db, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1",
+		      name, NULL, &n))
 		return -1;
 	return n > 0;
 }
@@ -306,7 +347,7 @@ static int pg_version(struct db *db)
 
 	if (has <= 0)
 		return has;
-	if (db_get_int(db, &v, "SELECT COALESCE(max(version), 0) FROM schema_migrations", "") != 1)
+	if (query_int(db, "SELECT COALESCE(max(version), 0) FROM schema_migrations", NULL, NULL, &v))
 		return -1;
 	return (int)v;
 }
@@ -318,16 +359,15 @@ static int pg_set_version(struct db *db, int version)
 
 static int pg_tables(struct db *db, struct strvec *out)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
-					"ORDER BY tablename", "");
-	int rc;
+	PGresult *r = query(db, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
+			    NULL, NULL);
 
-	if (!st)
+	if (!r)
 		return -1;
-	while ((rc = db_step(st)) == DB_ROW)
-		strvec_push(out, db_col_text(st, 0));
-	db_finalize(st);
-	return rc == DB_DONE ? 0 : -1;
+	for (int i = 0; i < PQntuples(r); i++)
+		strvec_push(out, PQgetvalue(r, i, 0));
+	PQclear(r);
+	return 0;
 }
 
 /* Length of the quoted string or comment at s (0 if none), so that translations skip them. */
@@ -470,9 +510,9 @@ static int pg_run_lock_held(struct db *db, const char *kind, int64_t id)
 
 	snprintf(k1, sizeof(k1), "%d", kind_key(kind));
 	snprintf(k2, sizeof(k2), "%d", (int)id);
-	if (db_get_int(db, &n, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
-		       "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-		       "AND CAST(classid AS TEXT) = ? AND CAST(objid AS TEXT) = ? AND objsubid = 2", "ss", k1, k2) < 0)
+	if (query_int(db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+		      "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+		      "AND CAST(classid AS TEXT) = $1 AND CAST(objid AS TEXT) = $2 AND objsubid = 2", k1, k2, &n))
 		return -1;
 	return n > 0;
 }

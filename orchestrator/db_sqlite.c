@@ -108,11 +108,35 @@ static int sq_changes(struct db *db)
 	return sqlite3_changes(SQ(db)->sq);
 }
 
+/*
+ * The first column of SQL's first row as an integer (0 without a row), the
+ * text ARG bound to its one parameter if given: 0 or -1 (logged). db.c's
+ * helpers are for the callers above; a backend keeps to its own library.
+ */
+static int sq_int(struct db *db, const char *sql, const char *arg, int64_t *out)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	*out = 0;
+	if (sqlite3_prepare_v2(SQ(db)->sq, sql, -1, &s, NULL) != SQLITE_OK)
+		return sq_fail(db, NULL, sql, 0);
+	if (arg)
+		sqlite3_bind_text(s, 1, arg, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sq_fail(db, NULL, sql, 0);
+	return 0;
+}
+
 static int sq_version(struct db *db)
 {
 	int64_t v = -1;
 
-	if (db_get_int(db, &v, "PRAGMA user_version", "") != 1)
+	if (sq_int(db, "PRAGMA user_version", NULL, &v))
 		return -1;
 	return (int)v;
 }
@@ -129,23 +153,23 @@ static int sq_has_table(struct db *db, const char *name)
 {
 	int64_t n = 0;
 
-	if (db_get_int(db, &n, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", "s", name) < 0)
+	if (sq_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", name, &n))
 		return -1;
 	return n > 0;
 }
 
 static int sq_tables(struct db *db, struct strvec *out)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
-					"AND name NOT LIKE 'sqlite_%' ORDER BY name", "");
+	const char *sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name";
+	sqlite3_stmt *s = NULL;
 	int rc;
 
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW)
-		strvec_push(out, db_col_text(st, 0));
-	db_finalize(st);
-	return rc == DB_DONE ? 0 : -1;
+	if (sqlite3_prepare_v2(SQ(db)->sq, sql, -1, &s, NULL) != SQLITE_OK)
+		return sq_fail(db, NULL, sql, 0);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		strvec_push(out, (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : sq_fail(db, NULL, sql, 0);
 }
 
 static char *sq_ddl(const char *sql)
