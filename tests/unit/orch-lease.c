@@ -145,6 +145,7 @@ int main(void)
 	is_int(none, 0, "always one winner in %d races", rounds);
 
 	db_close(db);
+	free(path);
 	buf_release(&why);
 	return done_testing();
 }

@@ -179,6 +179,7 @@ static void tick_tests(void)
 		is_int(c, 0, "the removed schedule's row is gone");
 	}
 	db_close(db);
+	free(path);
 }
 
 int main(void)
