@@ -12,43 +12,8 @@ job_lab_prereq
 test_have_prereq POSTGRES || test_skip_all 'needs PostgreSQL 15 (make deps installs it)'
 test_pg_start >pg-start.log 2>&1 || { sed 's/^/# /' pg-start.log "$SCRATCH"/pg/log; echo "Bail out! the PostgreSQL server did not start"; exit 1; }
 URL=$(test_pg_db klab) || { echo "Bail out! cannot make the database"; exit 1; }
-# --index auto: a free lab index; the workload port 9549 is this script's (49)
-"$KLAB" lab up --netns --pairs "$PAIRS" --pool p --queues 2 --dir "$SCRATCH/lab" --index auto >lab-up.log 2>&1 || {
-	sed 's/^/# /' lab-up.log; "$KLAB" lab down --dir "$SCRATCH/lab" >/dev/null 2>&1
-	echo "Bail out! the netns lab of $PAIRS pairs did not come up"; exit 1; }
-index=$(sed -n 's/^index=//p' "$SCRATCH/lab/netns.state")
-test_cleanup "'$KLAB' lab down --dir '$SCRATCH/lab' --index $index"
-cat >"$KLAB_CONFIG" <<CONF
-[lab]
-	db = $URL
-	agent_dir = $SCRATCH/agent
-	report_dir = $SCRATCH/reports
-	log_level = notice
-[include]
-	path = $SCRATCH/lab/klab.conf
-[profile "noxps"]
-	xps = off
-	rps = off
-[profile "xps"]
-	xps = auto
-	rps = off
-[workload "rr"]
-	type = udp_rr
-	flows = 1
-	duration = 1s
-	warmup = 200ms
-	port = 9549
-[job "short"]
-	profile_a = noxps
-	profile_b = xps
-	pool = p
-	workloads = rr
-	boots = 1
-	runs = 1
-	warmup_runs = 0
-	seed = 5
-CONF
-export KLAB_DB=$URL
+# the workload port 9549 is this script's
+pairs_lab_up "$PAIRS" 49 "$URL"
 sql() { test_pg_sql klab "$1"; }
 # every klabd in a process group of its own, so that the kill takes its job processes too (a host lost)
 for i in $(seq $DAEMONS); do test_cleanup "kill -9 -\$(cat '$SCRATCH/klabd-$i.pid') 2>/dev/null"; done
