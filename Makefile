@@ -34,8 +34,10 @@ SAN ?=
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
 	-Wmissing-prototypes -Wvla -Wno-unused-parameter
 CFLAGS ?= -O2 -g
+# libpq (PostgreSQL's client library, libpq-dev) keeps its header in a folder of its own
+PG_INCLUDE := $(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
-ALL_CPPFLAGS := -iquote lib -iquote orchestrator -iquote agents -iquote workloads -iquote $(BUILD)/gen -D_GNU_SOURCE \
+ALL_CPPFLAGS := -I$(PG_INCLUDE) -iquote lib -iquote orchestrator -iquote agents -iquote workloads -iquote $(BUILD)/gen -D_GNU_SOURCE \
 	-DKLAB_SRCDIR='"$(CURDIR)"' $(CPPFLAGS)
 ALL_LDFLAGS := $(LDFLAGS)
 
@@ -48,7 +50,7 @@ endif
 # json-c or liburing, so those two are linked statically (Debian ships the .a
 # files in libjson-c-dev and liburing-dev); glibc stays dynamic.
 STATIC_LIBS := -Wl,-Bstatic -ljson-c -luring -Wl,-Bdynamic -lpthread -lm
-ORCH_LIBS := -lsqlite3 -lcurl -lssh2 -lcrypto -ljson-c -lz -lpthread -lm
+ORCH_LIBS := -lsqlite3 -lpq -lcurl -lssh2 -lcrypto -ljson-c -lz -lpthread -lm
 
 # SHA-256: the orchestrator uses OpenSSL's EVP (sha256_evp.c); klab-agent,
 # linked statically and copied to test machines, the portable sha256.c, so
@@ -186,7 +188,7 @@ fuzz:
 # Idempotent and quick when everything is there: dpkg-query first, apt only
 # for what is missing.
 DEB_PKGS := build-essential pkg-config libjson-c-dev libcurl4-openssl-dev \
-	libsqlite3-dev sqlite3 libssh2-1-dev zlib1g-dev liburing-dev gnuplot-nox \
+	libsqlite3-dev sqlite3 libpq-dev postgresql libssh2-1-dev zlib1g-dev liburing-dev gnuplot-nox \
 	openssh-server openssh-client iproute2 ethtool sysstat linux-perf \
 	bpftrace kexec-tools qemu-system-x86 linux-source-6.1 ccache bc bison \
 	flex libelf-dev libssl-dev cpio python3-scipy sockperf iperf3 \

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 #include "tap.h"
 
 static int tap_n, tap_failed;
@@ -131,4 +132,13 @@ const char *tap_scratch_dir(void)
 		scratch = xstrdup(d);
 	}
 	return scratch;
+}
+
+char *tap_db_path(const char *file)
+{
+	const char *url = getenv("KLAB_TEST_DB");
+
+	if (url && *url)
+		return xstrdup(url);
+	return xasprintf("%s/%s", tap_scratch_dir(), file);
 }

@@ -25,6 +25,12 @@ int done_testing(void);
 const char *tap_data_dir(void);
 /* A fresh scratch folder for this test binary (removed at done_testing() unless it failed). */
 const char *tap_scratch_dir(void);
+/*
+ * The database a test opens (a malloc'd string): $KLAB_TEST_DB when set (a
+ * PostgreSQL URL: tests/t0011-db-pg.sh runs the database tests against a
+ * fresh PostgreSQL database each), else FILE in the scratch folder.
+ */
+char *tap_db_path(const char *file);
 
 #define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 #define is_int(got, want, ...) tap_is_int((long long)(got), (long long)(want), __FILE__, __LINE__, __VA_ARGS__)

@@ -42,7 +42,7 @@ int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int6
 	       const struct job_run_opts *o);
 
 /* 1 when a process runs bisection ID now (holds its lock), 0 when not, -1 on an error. */
-int bisect_is_live(const char *db_path, int64_t id);
+int bisect_is_live(struct db *db, int64_t id);
 
 /*
  * bisect_report.c: the mail text of bisection ID (bisect_mail()) appended

@@ -109,7 +109,7 @@ static int step_values(struct brun *r, int seq, const char *side, double **out, 
 	struct db_stmt *q = db_prepare(r->db,
 		"SELECT AVG(m.value) FROM runs x JOIN metrics m ON m.run_id = x.id JOIN jobs j ON j.id = x.job_id "
 		"WHERE j.bisection_id = ? AND j.bisect_seq = ? AND x.side = ? AND x.workload = ? AND m.name = ? "
-		"AND x.status = 'ok' AND x.seq >= COALESCE(json_extract(j.spec, '$.warmup_runs'), 1) "
+		"AND x.status = 'ok' AND x.seq >= COALESCE(CAST(json_extract(j.spec, '$.warmup_runs') AS DOUBLE PRECISION), 1) "
 		"GROUP BY COALESCE(x.boot_id, -x.id) ORDER BY MIN(x.id)",
 		"iisss", r->id, (int64_t)seq, side, r->workload, r->metric);
 
@@ -276,12 +276,12 @@ static enum measured measure(struct brun *r, int seq, const char *commit, int wa
 	}
 }
 
-/* The step row SEQ, made once (INSERT OR IGNORE: a resumed runner finds it). */
+/* The step row SEQ, made once (ON CONFLICT DO NOTHING: a resumed runner finds it). */
 static int step_row(struct brun *r, int seq, const char *role, const char *commit, const char *subject,
 		    size_t remaining)
 {
-	return db_run(r->db, "INSERT OR IGNORE INTO bisect_steps (bisection_id, seq, role, commit_id, subject, "
-		      "remaining, started) VALUES (?, ?, ?, ?, ?, ?, ?)", "iisssid", r->id, (int64_t)seq, role, commit,
+	return db_run(r->db, "INSERT INTO bisect_steps (bisection_id, seq, role, commit_id, subject, "
+		      "remaining, started) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", "iisssid", r->id, (int64_t)seq, role, commit,
 		      subject, (int64_t)remaining, now_wall());
 }
 
@@ -448,17 +448,12 @@ static void brun_release(struct brun *r)
 	buf_release(&r->why);
 }
 
-/* DBPATH.bisect-ID.lock: held by the bisection's runner, as DBPATH.job-ID.lock by a job's. */
-static char *lock_path(const char *db_path, int64_t id)
-{
-	return xasprintf("%s.bisect-%lld.lock", db_path, (long long)id);
-}
-
+/* The run lock "bisect" ID (db_run_lock) is held by the bisection's runner, as "job" ID by a job's. */
 int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t id, const struct job_run_opts *o)
 {
 	struct brun r;
-	char *lock = NULL, *state = NULL;
-	int fd = -1, ret = -1, differ = 0, ambiguous = 0;
+	char *state = NULL;
+	int locked = -1, ret = -1, differ = 0, ambiguous = 0;
 	enum measured m = M_OK;
 
 	memset(&r, 0, sizeof(r));
@@ -479,14 +474,13 @@ int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int6
 		ret = strcmp(state, "done") ? 1 : 0;
 		goto out;
 	}
-	lock = lock_path(r.db_path, id);
-	fd = lock_file(lock, 0);
-	if (fd == LOCK_FILE_BUSY) {
+	locked = db_run_lock(db, "bisect", id);
+	if (locked == 1) {
 		error("bisection %lld is being run by another process", (long long)id);
 		ret = 2;
 		goto out;
 	}
-	if (fd < 0 || load(&r))
+	if (locked < 0 || load(&r))
 		goto out;
 	db_run(db, "UPDATE bisections SET state = 'running', pid = ?, started = COALESCE(started, ?) WHERE id = ?",
 	       "idi", (int64_t)getpid(), now_wall(), id);
@@ -530,19 +524,14 @@ page:
 	if (ret >= 0 && ret != 2 && cfg->lab.report_dir && bisect_page(db, id, cfg->lab.report_dir))
 		warn("bisection %lld: cannot write its page under '%s'", (long long)id, cfg->lab.report_dir);
 out:
-	if (fd >= 0)
-		close(fd);
-	free(lock);
+	if (locked == 0)
+		db_run_unlock(db, "bisect", id);
 	free(state);
 	brun_release(&r);
 	return ret;
 }
 
-int bisect_is_live(const char *db_path, int64_t id)
+int bisect_is_live(struct db *db, int64_t id)
 {
-	char *lock = lock_path(db_path, id);
-	int ret = lock_held(lock);
-
-	free(lock);
-	return ret;
+	return db_run_lock_held(db, "bisect", id);
 }

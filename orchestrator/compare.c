@@ -110,7 +110,7 @@ static int key_cmp(const struct group *a, const struct group *b)
 	" OR release = ?1 OR variant = ?1 UNION SELECT kernel_id FROM job_sides WHERE label = ?1" \
 	" AND kernel_id IS NOT NULL) UNION SELECT id FROM runs WHERE kernel_label = ?1" \
 	" UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side" \
-	" WHERE js.label = ?1) AND ?2 IS NULL"
+	" WHERE js.label = ?1) AND CAST(?2 AS TEXT) IS NULL"
 
 struct side_sel {
 	const char *where;
@@ -227,7 +227,7 @@ static int load_side_profile(struct db *db, const struct side_sel *s, struct pro
 		" AND r.status = 'ok' AND r.seq >= ?3"
 		"  AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
 		" nr AS (SELECT workload, COUNT(*) AS n FROM pr GROUP BY workload)"
-		" SELECT pr.workload, p.symbol, MAX(p.dso), SUM(p.percent) / nr.n"
+		" SELECT pr.workload, p.symbol, MAX(p.dso), SUM(p.percent) / MAX(nr.n)"
 		" FROM pr JOIN profile_rows p ON p.run_id = pr.id JOIN nr ON nr.workload = pr.workload"
 		" GROUP BY pr.workload, p.symbol ORDER BY pr.workload, p.symbol", s);
 	size_t alloc = 0;
@@ -577,7 +577,7 @@ static void rows_clock(struct compare_result *res, const char *clock)
 
 int compare_clock_of_runs(struct db *db, int64_t job_id, const char **clock)
 {
-	struct side_sel all = { "r.job_id = ?1 AND (?2 IS NULL OR r.side = ?2)", job_id, NULL, NULL, 0 };
+	struct side_sel all = { "r.job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR r.side = ?2)", job_id, NULL, NULL, 0 };
 
 	return side_clock(db, &all, clock);
 }
@@ -842,8 +842,8 @@ static int store(struct db *db, const struct compare_result *res, const struct c
 
 	if (db_begin(db))
 		return -1;
-	if (db_run(db, "DELETE FROM comparisons WHERE job_id = ?1 AND (?2 IS NULL OR workload = ?2)"
-		   " AND (?3 IS NULL OR metric = ?3)", "iss", res->job_id, o->workload, o->metric))
+	if (db_run(db, "DELETE FROM comparisons WHERE job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR workload = ?2)"
+		   " AND (CAST(?3 AS TEXT) IS NULL OR metric = ?3)", "iss", res->job_id, o->workload, o->metric))
 		goto fail;
 	st = db_prepare(db,
 		"INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better,"

@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "conf.h"
+#include "db.h"
 #include "log.h"
 
 /* ---- raw entries ---- */
@@ -551,7 +552,13 @@ static void load_lab(struct parser *p, struct klab_config *c, const struct raw_s
 
 	check_keys(p, s, lab_keys, NULL);
 #define SETPATH(field, key) do { if (get(s, key, NULL)) { free(l->field); l->field = path_value(s, key, NULL); } } while (0)
-	SETPATH(db, "db");
+	if (get(s, "db", NULL) && db_is_url(get(s, "db", NULL))) {
+		/* a PostgreSQL URL is not a path relative to the config */
+		free(l->db);
+		l->db = dupv(s, "db", NULL);
+	} else {
+		SETPATH(db, "db");
+	}
 	SETPATH(work_dir, "work_dir");
 	SETPATH(artifact_dir, "artifact_dir");
 	SETPATH(report_dir, "report_dir");

@@ -65,8 +65,8 @@ static int changepoint_to_confirm(struct db *db, int64_t id, const char *workloa
 	struct db_stmt *st = db_prepare(db, "SELECT c.job_id, c.change_pct, COALESCE(s.kernel_id, 0) "
 					"FROM changepoints c JOIN jobs j ON j.id = ?1 "
 					"LEFT JOIN job_sides s ON s.job_id = c.job_id AND s.side = 'A' "
-					"WHERE c.workload = ?2 AND c.metric = ?3 AND c.tree IS j.tree "
-					"AND c.machines IS j.dut || '+' || j.peer ORDER BY c.idx DESC LIMIT 1",
+					"WHERE c.workload = ?2 AND c.metric = ?3 AND c.tree IS NOT DISTINCT FROM j.tree "
+					"AND c.machines IS NOT DISTINCT FROM j.dut || '+' || j.peer ORDER BY c.idx DESC LIMIT 1",
 					"iss", id, workload, metric);
 	int64_t seen = 0;
 	int found = 0;
@@ -119,8 +119,8 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 			ret = -1;
 			break;
 		}
-		db_run(db, "INSERT OR IGNORE INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
-		       "created, cp_job) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))", "iisssddi", id, cj, r->workload,
+		db_run(db, "INSERT INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
+		       "created, cp_job) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0)) ON CONFLICT DO NOTHING", "iisssddi", id, cj, r->workload,
 		       r->metric, r->better, change, now_wall(), cp_job);
 		if (cp_job)
 			log_msg(LOG_NOTICE, "job %lld: %s.%s change point at job %lld (%+.2f%%): confirmation job %lld "

@@ -1,33 +1,20 @@
-/* db.c: the klab database over sqlite: open, migrations, statements, rows and columns. */
+/* db.c: the klab database: picks the backend (a sqlite file or PostgreSQL), migrations, parameters and one-shot helpers. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
-#include <sys/statvfs.h>
-
 #include "buf.h"
-#include "db.h"
+#include "db_int.h"
 #include "log.h"
 #include "strvec.h"
+#include "util.h"
 
-struct db {
-	sqlite3 *sq;
-};
-
-struct db_stmt {
-	struct db *db;
-	sqlite3_stmt *st;
-};
-
-struct db_migration {
-	int version;
-	const char *name;
-	const char *sql;
-};
-extern const struct db_migration db_migrations[];	/* generated: build/gen/migrations.c */
+int db_is_url(const char *path)
+{
+	return path && (starts_with(path, "postgresql://") || starts_with(path, "postgres://"));
+}
 
 int db_latest_version(void)
 {
@@ -41,115 +28,77 @@ int db_latest_version(void)
 
 const char *db_file(struct db *db)
 {
-	const char *f = db ? sqlite3_db_filename(db->sq, "main") : NULL;
+	return db ? db->ops->file(db) : ":memory:";
+}
 
-	return f && *f ? f : ":memory:";
+int db_is_server(struct db *db)
+{
+	return db && db->ops == &db_pg_ops;
 }
 
 const char *db_errmsg(struct db *db)
 {
-	return sqlite3_errmsg(db->sq);
-}
-
-/*
- * The error of the last call on DB, logged with the SQL it ran. A write that
- * fails for want of room says so: sqlite reports a full file system as
- * "database or disk is full" when the database file cannot grow, but as a
- * bare "disk I/O error" when its journal or WAL cannot (seen when a job's
- * database was opened on a full tmpfs), so the free space of the folder is
- * looked at for both.
- */
-static int db_fail(struct db *db, const char *msg, const char *sql, int cut)
-{
-	int code = sqlite3_extended_errcode(db->sq) & 0xff;
-	const char *file = db_file(db);
-	struct buf why = BUF_INIT;
-	struct statvfs fs;
-
-	buf_addstr(&why, msg ? msg : sqlite3_errmsg(db->sq));
-	if (code == SQLITE_FULL || code == SQLITE_IOERR) {
-		const char *slash = strrchr(file, '/');
-		char *dir = slash ? xstrndup(file, slash == file ? 1 : (size_t)(slash - file)) : xstrdup(".");
-
-		if (!statvfs(dir, &fs) && (unsigned long long)fs.f_bavail * fs.f_frsize < 1024 * 1024)
-			buf_addf(&why, ": the file system of '%s' is full (%llu KiB free): free space there and run "
-				 "again; what was stored before is unchanged", dir,
-				 (unsigned long long)fs.f_bavail * fs.f_frsize / 1024);
-		free(dir);
-	}
-	/* CUT > 0: the SQL shown up to CUT characters (db_exec's scripts), else whole */
-	if (cut > 0 && strlen(sql) > (size_t)cut)
-		error("database '%s': %s (in: %.*s...)", file, why.buf, cut, sql);
-	else
-		error("database '%s': %s (in: %s)", file, why.buf, sql);
-	buf_release(&why);
-	return -1;
+	return db->ops->errmsg(db);
 }
 
 int db_exec(struct db *db, const char *sql)
 {
-	char *msg = NULL;
-
-	if (sqlite3_exec(db->sq, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		db_fail(db, msg, sql, 80);
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
+	return db->ops->exec(db, sql);
 }
 
 int db_begin(struct db *db)
 {
-	return db_exec(db, "BEGIN IMMEDIATE");
+	return db->ops->begin(db);
 }
 
 int db_commit(struct db *db)
 {
-	return db_exec(db, "COMMIT");
+	return db->ops->exec(db, "COMMIT");
 }
 
 void db_rollback(struct db *db)
 {
-	if (!sqlite3_get_autocommit(db->sq))
-		sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
+	db->ops->rollback(db);
 }
 
 int db_in_transaction(struct db *db)
 {
-	return !sqlite3_get_autocommit(db->sq);
+	return db->ops->in_transaction(db);
 }
 
 int64_t db_last_id(struct db *db)
 {
-	return sqlite3_last_insert_rowid(db->sq);
+	return db->ops->last_id(db);
 }
 
 int db_changes(struct db *db)
 {
-	return sqlite3_changes(db->sq);
+	return db->ops->changes(db);
 }
 
 int db_version(struct db *db)
 {
-	int64_t v = -1;
-
-	if (db_get_int(db, &v, "PRAGMA user_version", "") != 1)
-		return -1;
-	return (int)v;
+	return db->ops->version(db);
 }
 
 int db_tables(struct db *db, struct strvec *out)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
-					"AND name NOT LIKE 'sqlite_%' ORDER BY name", "");
-	int rc;
+	return db->ops->tables(db, out);
+}
 
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW)
-		strvec_push(out, db_col_text(st, 0));
-	db_finalize(st);
-	return rc == DB_DONE ? 0 : -1;
+int db_run_lock(struct db *db, const char *kind, int64_t id)
+{
+	return db->ops->run_lock(db, kind, id);
+}
+
+void db_run_unlock(struct db *db, const char *kind, int64_t id)
+{
+	db->ops->run_unlock(db, kind, id);
+}
+
+int db_run_lock_held(struct db *db, const char *kind, int64_t id)
+{
+	return db->ops->run_lock_held(db, kind, id);
 }
 
 /*
@@ -171,10 +120,9 @@ static int applied(struct db *db, int version, int cur, int have_table)
 	return n > 0;
 }
 
-int db_migrate(struct db *db, int target)
+static int migrate_locked(struct db *db, int target)
 {
 	int cur = db_version(db), latest = db_latest_version(), have_table;
-	int64_t n = 0;
 
 	if (cur < 0)
 		return error("database '%s': cannot read its schema version: %s", db_file(db), db_errmsg(db));
@@ -183,12 +131,11 @@ int db_migrate(struct db *db, int target)
 			     db_file(db), cur, latest);
 	if (!target)
 		target = latest;
-	if (db_get_int(db, &n, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
-		       "AND name = 'schema_migrations'", "") < 0)
+	have_table = db->ops->has_table(db, "schema_migrations");
+	if (have_table < 0)
 		return -1;
-	have_table = n > 0;
 	for (const struct db_migration *m = db_migrations; m->sql; m++) {
-		char pragma[64];
+		char *sql = NULL;
 		int done;
 
 		if (m->version > target)
@@ -202,9 +149,12 @@ int db_migrate(struct db *db, int target)
 			return -1;
 		if (!have_table) {
 			/* record what is there already, then carry on */
-			if (db_exec(db, "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
-				    "name TEXT NOT NULL, applied REAL NOT NULL)"))
+			sql = db->ops->ddl("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
+					   "name TEXT NOT NULL, applied REAL NOT NULL)");
+			if (db_exec(db, sql))
 				goto fail;
+			free(sql);
+			sql = NULL;
 			for (const struct db_migration *o = db_migrations; o->sql; o++)
 				if (o->version <= cur &&
 				    db_run(db, "INSERT INTO schema_migrations VALUES (?, ?, ?)", "isd",
@@ -217,51 +167,48 @@ int db_migrate(struct db *db, int target)
 				continue;
 			}
 		}
-		if (db_exec(db, m->sql))
+		sql = db->ops->ddl(db_is_server(db) && m->pg_sql ? m->pg_sql : m->sql);
+		if (db_exec(db, sql))
 			goto fail;
 		if (db_run(db, "INSERT INTO schema_migrations VALUES (?, ?, ?)", "isd",
 			   (int64_t)m->version, m->name, now_wall()))
 			goto fail;
 		if (m->version > cur) {
-			snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", m->version);
-			if (db_exec(db, pragma))
+			if (db->ops->set_version(db, m->version))
 				goto fail;
 			cur = m->version;
 		}
 		if (db_commit(db))
 			goto fail;
+		free(sql);
 		debug("database: applied migration %s", m->name);
 		continue;
 fail:
+		free(sql);
 		db_rollback(db);
 		return error("database '%s': migration %s failed; the database is unchanged", db_file(db), m->name);
 	}
 	return 0;
 }
 
+int db_migrate(struct db *db, int target)
+{
+	int ret;
+
+	if (db->ops->migrate_lock(db, 1))
+		return -1;
+	ret = migrate_locked(db, target);
+	db->ops->migrate_lock(db, 0);
+	return ret;
+}
+
 int db_open_raw(const char *path, struct db **out)
 {
-	sqlite3 *sq = NULL;
-	struct db *db;
+	struct db *db = xcalloc(1, sizeof(*db));
 
 	*out = NULL;
-	if (sqlite3_open_v2(path, &sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-			    NULL) != SQLITE_OK) {
-		error("cannot open database '%s': %s", path, sq ? sqlite3_errmsg(sq) : "out of memory");
-		sqlite3_close(sq);
-		return -1;
-	}
-	/*
-	 * A writer waits up to 60 s for the lock: t0505 (64 pairs, 16 jobs at once on
-	 * 2 CPUs at load 16) saw a step's UPDATE give up after 10 s; docs/scale.md.
-	 */
-	sqlite3_busy_timeout(sq, 60000);
-	db = xcalloc(1, sizeof(*db));
-	db->sq = sq;
-	if (db_exec(db, "PRAGMA foreign_keys = ON") ||
-	    db_exec(db, "PRAGMA journal_mode = WAL") ||
-	    db_exec(db, "PRAGMA synchronous = NORMAL")) {
-		error("cannot open database '%s'", path);
+	db->ops = db_is_url(path) ? &db_pg_ops : &db_sqlite_ops;
+	if (db->ops->open(db, path)) {
 		db_close(db);
 		return -1;
 	}
@@ -274,7 +221,7 @@ int db_open(const char *path, struct db **out)
 	if (db_open_raw(path, out))
 		return -1;
 	if (db_migrate(*out, 0)) {
-		error("cannot open database '%s'", path);
+		error("cannot open database '%s'", db_file(*out));
 		db_close(*out);
 		*out = NULL;
 		return -1;
@@ -286,47 +233,39 @@ void db_close(struct db *db)
 {
 	if (!db)
 		return;
-	sqlite3_close(db->sq);
+	db->ops->close(db);
 	free(db);
 }
 
 /* ---- statements ---- */
 
-static int bind_rc(struct db_stmt *st, int i, int rc)
-{
-	if (rc != SQLITE_OK)
-		return error("database '%s': cannot bind parameter %d: %s", db_file(st->db), i,
-			     sqlite3_errmsg(st->db->sq));
-	return 0;
-}
-
 int db_bind_int64(struct db_stmt *st, int i, int64_t v)
 {
-	return bind_rc(st, i, sqlite3_bind_int64(st->st, i, v));
+	return st->db->ops->bind_int64(st, i, v);
 }
 
 int db_bind_double(struct db_stmt *st, int i, double v)
 {
-	return bind_rc(st, i, sqlite3_bind_double(st->st, i, v));
+	return st->db->ops->bind_double(st, i, v);
 }
 
 int db_bind_text(struct db_stmt *st, int i, const char *s)
 {
 	if (!s)
 		return db_bind_null(st, i);
-	return bind_rc(st, i, sqlite3_bind_text(st->st, i, s, -1, SQLITE_TRANSIENT));
+	return st->db->ops->bind_textn(st, i, s, strlen(s));
 }
 
 int db_bind_textn(struct db_stmt *st, int i, const char *s, size_t len)
 {
 	if (!s)
 		return db_bind_null(st, i);
-	return bind_rc(st, i, sqlite3_bind_text64(st->st, i, s, len, SQLITE_TRANSIENT, SQLITE_UTF8));
+	return st->db->ops->bind_textn(st, i, s, len);
 }
 
 int db_bind_null(struct db_stmt *st, int i)
 {
-	return bind_rc(st, i, sqlite3_bind_null(st->st, i));
+	return st->db->ops->bind_null(st, i);
 }
 
 static int bind_va(struct db_stmt *st, const char *types, va_list ap)
@@ -363,8 +302,7 @@ static struct db_stmt *vprepare(struct db *db, const char *sql, const char *type
 	struct db_stmt *st = xcalloc(1, sizeof(*st));
 
 	st->db = db;
-	if (sqlite3_prepare_v2(db->sq, sql, -1, &st->st, NULL) != SQLITE_OK) {
-		db_fail(db, NULL, sql, 0);
+	if (db->ops->prepare(st, sql)) {
 		free(st);
 		return NULL;
 	}
@@ -388,32 +326,25 @@ struct db_stmt *db_prepare(struct db *db, const char *sql, const char *types, ..
 
 int db_step(struct db_stmt *st)
 {
-	int rc = sqlite3_step(st->st);
-
-	if (rc == SQLITE_ROW)
-		return DB_ROW;
-	if (rc == SQLITE_DONE)
-		return DB_DONE;
-	db_fail(st->db, NULL, sqlite3_sql(st->st), 0);
-	return DB_ERROR;
+	return st->db->ops->step(st);
 }
 
 int db_reset(struct db_stmt *st)
 {
-	sqlite3_reset(st->st);
+	st->db->ops->reset(st);
 	return 0;
 }
 
 void db_clear_bindings(struct db_stmt *st)
 {
-	sqlite3_clear_bindings(st->st);
+	st->db->ops->clear_bindings(st);
 }
 
 void db_finalize(struct db_stmt *st)
 {
 	if (!st)
 		return;
-	sqlite3_finalize(st->st);
+	st->db->ops->finalize(st);
 	free(st);
 }
 
@@ -421,53 +352,47 @@ void db_finalize(struct db_stmt *st)
 
 int db_col_count(struct db_stmt *st)
 {
-	return sqlite3_column_count(st->st);
+	return st->db->ops->col_count(st);
 }
 
 const char *db_col_name(struct db_stmt *st, int i)
 {
-	return sqlite3_column_name(st->st, i);
+	return st->db->ops->col_name(st, i);
 }
 
 enum db_type db_col_type(struct db_stmt *st, int i)
 {
-	switch (sqlite3_column_type(st->st, i)) {
-	case SQLITE_INTEGER: return DB_INTEGER;
-	case SQLITE_FLOAT: return DB_FLOAT;
-	case SQLITE_TEXT: return DB_TEXT;
-	case SQLITE_BLOB: return DB_BLOB;
-	default: return DB_NULL;
-	}
+	return st->db->ops->col_type(st, i);
 }
 
 int db_col_null(struct db_stmt *st, int i)
 {
-	return sqlite3_column_type(st->st, i) == SQLITE_NULL;
+	return db_col_type(st, i) == DB_NULL;
 }
 
 int64_t db_col_int64(struct db_stmt *st, int i)
 {
-	return sqlite3_column_int64(st->st, i);
+	return st->db->ops->col_int64(st, i);
 }
 
 int db_col_int(struct db_stmt *st, int i)
 {
-	return sqlite3_column_int(st->st, i);
+	return (int)db_col_int64(st, i);
 }
 
 double db_col_double(struct db_stmt *st, int i)
 {
-	return sqlite3_column_double(st->st, i);
+	return st->db->ops->col_double(st, i);
 }
 
 double db_col_num(struct db_stmt *st, int i)
 {
-	return db_col_null(st, i) ? NAN : sqlite3_column_double(st->st, i);
+	return db_col_null(st, i) ? NAN : db_col_double(st, i);
 }
 
 const char *db_col_text(struct db_stmt *st, int i)
 {
-	return (const char *)sqlite3_column_text(st->st, i);
+	return st->db->ops->col_text(st, i);
 }
 
 char *db_col_strdup(struct db_stmt *st, int i)

@@ -7,8 +7,9 @@
 
 /*
  * Every module reaches the database through this layer and never through
- * the sqlite3 API, so that the store behind it can change (an embedded
- * sqlite file today; a server later) without touching the callers.
+ * the sqlite3 or libpq API: the store behind it is an embedded sqlite file
+ * (db_sqlite.c, the default) or a PostgreSQL server that several klabd
+ * share (db_pg.c, docs/database.md); the callers' SQL is the same for both.
  *
  * A connection is a `struct db`; a statement is a `struct db_stmt`, made
  * by db_prepare() with its parameters bound, stepped row by row with
@@ -24,7 +25,10 @@
  *		return -1;	// db_step logged the error with the SQL
  *
  * SQL uses `?` placeholders only (bound parameters; never a value printed
- * into the SQL text).
+ * into the SQL text), and what sqlite 3.40 and PostgreSQL 15 both read:
+ * INSERT ... ON CONFLICT, IS NOT DISTINCT FROM, CAST(x AS DOUBLE PRECISION);
+ * json_extract, json_valid, group_concat and glob exist on both (migration
+ * 0013 makes them on PostgreSQL).
  */
 struct db;
 struct db_stmt;
@@ -38,11 +42,13 @@ struct db_stmt;
 enum db_type { DB_NULL, DB_INTEGER, DB_FLOAT, DB_TEXT, DB_BLOB };
 
 /*
- * Open (creating if needed) the database at PATH: WAL journal, foreign keys
- * on, busy timeout 10 s, and every migration in db/migrations (compiled in)
- * newer than PRAGMA user_version applied, each in its own transaction.
+ * Open the database PATH: a URL postgresql://USER:PASSWORD@HOST:PORT/NAME
+ * (or postgres://...) connects to that PostgreSQL database, which must
+ * exist; anything else is a sqlite file, created if needed (WAL journal,
+ * foreign keys on, busy timeout 60 s). Every migration in db/migrations
+ * (compiled in) not applied yet is applied, each in its own transaction.
  * A database newer than this klab is refused. Returns 0 or -1 (logged,
- * naming the file).
+ * naming the file, or the URL without its password).
  */
 int db_open(const char *path, struct db **out);
 /* Open without migrating (for tests that build old databases): 0 or -1. */
@@ -56,16 +62,35 @@ int db_latest_version(void);
 int db_version(struct db *db);
 /*
  * The database's file (for lock files beside it and for messages), or
- * ":memory:" for an in-memory database. Never NULL.
+ * ":memory:" for an in-memory database; for PostgreSQL the URL without its
+ * password. Never NULL.
  */
 const char *db_file(struct db *db);
+/* 1 if PATH names a PostgreSQL database (postgresql:// or postgres://). */
+int db_is_url(const char *path);
+/* 1 if DB is a PostgreSQL server (no file beside it; several klabd may share it). */
+int db_is_server(struct db *db);
+
+/*
+ * Run locks: "this process runs job 7" (KIND "job", ID 7), held until
+ * db_run_unlock() or until the process or its connection ends, whatever
+ * ends it. On a sqlite file it is an flock on FILE.KIND-ID.lock; on
+ * PostgreSQL a session advisory lock, which the server drops when the
+ * session goes, so a klabd on another host sees a killed runner's job free.
+ * db_run_lock: 0 taken, 1 held by another process, -1 error (logged).
+ * db_run_lock_held: 1 some process holds it, 0 none does, -1 error.
+ */
+int db_run_lock(struct db *db, const char *kind, int64_t id);
+void db_run_unlock(struct db *db, const char *kind, int64_t id);
+int db_run_lock_held(struct db *db, const char *kind, int64_t id);
 
 /* Run SQL without results (may be several statements): 0 or -1 (logged). */
 int db_exec(struct db *db, const char *sql);
 /*
  * Transactions: BEGIN IMMEDIATE (takes the write lock at once, so two
- * writers never deadlock half-way) / COMMIT / ROLLBACK (a no-op outside a
- * transaction). 0 or -1 (logged).
+ * writers never deadlock half-way; on PostgreSQL BEGIN and the database's
+ * one transaction lock, to the same effect) / COMMIT / ROLLBACK (a no-op
+ * outside a transaction). 0 or -1 (logged).
  */
 int db_begin(struct db *db);
 int db_commit(struct db *db);

@@ -37,7 +37,7 @@ static int store_changepoints(struct db *db, const struct history_series *s)
 	if (db_begin(db))
 		return -1;
 	if (db_run(db, "DELETE FROM changepoints WHERE workload = ?1 AND metric = ?2"
-		       " AND tree IS ?3 AND machines IS ?4", "ssss", s->workload, s->metric, s->tree,
+		       " AND tree IS NOT DISTINCT FROM ?3 AND machines IS NOT DISTINCT FROM ?4", "ssss", s->workload, s->metric, s->tree,
 		   s->machines))
 		goto fail;
 	for (size_t i = 0; i < s->cps.n; i++) {
@@ -71,11 +71,11 @@ int history_analyse(struct db *db, const char *workload, const char *metric,
 		" FROM jobs j JOIN runs r ON r.job_id = j.id"
 		" JOIN metrics m ON m.run_id = r.id AND m.name = ?2"
 		" WHERE j.schedule IS NOT NULL AND j.state = 'done' AND r.workload = ?1"
-		" AND r.status = 'ok' AND (?3 IS NULL OR j.tree = ?3)"
-		" AND (?4 IS NULL OR j.dut || '+' || j.peer = ?4)"
-		" AND r.seq >= COALESCE(json_extract(j.spec, '$.warmup_runs'),"
-		"   CASE WHEN json_extract(j.spec, '$.warmup') BETWEEN 0 AND 100"
-		"   THEN json_extract(j.spec, '$.warmup') END, 1)"
+		" AND r.status = 'ok' AND (CAST(?3 AS TEXT) IS NULL OR j.tree = ?3)"
+		" AND (CAST(?4 AS TEXT) IS NULL OR j.dut || '+' || j.peer = ?4)"
+		" AND r.seq >= COALESCE(CAST(json_extract(j.spec, '$.warmup_runs') AS DOUBLE PRECISION),"
+		"   CASE WHEN CAST(json_extract(j.spec, '$.warmup') AS DOUBLE PRECISION) BETWEEN 0 AND 100"
+		"   THEN CAST(json_extract(j.spec, '$.warmup') AS DOUBLE PRECISION) END, 1)"
 		" GROUP BY j.id, r.side, COALESCE(r.boot_id, -r.id)"
 		" ORDER BY j.tree, 2, j.id, r.side", "ssss", workload, metric, tree, machines);
 	struct history_series *ser = NULL;

@@ -69,30 +69,9 @@ out:
 	return ret;
 }
 
-static char *lock_path(struct db *db, int64_t id)
+int job_is_live(struct db *db, int64_t id)
 {
-	const char *p = db_file(db);
-
-	return xasprintf("%s.job-%lld.lock", p && *p ? p : "klab", (long long)id);
-}
-
-/* The job's run lock: fd, LOCK_FILE_BUSY (another runner), or -1. */
-static int lock_job(struct db *db, int64_t id)
-{
-	char *p = lock_path(db, id);
-	int fd = lock_file(p, 0);
-
-	free(p);
-	return fd;
-}
-
-int job_is_live(const char *db_path, int64_t id)
-{
-	char *p = xasprintf("%s.job-%lld.lock", db_path, (long long)id);
-	int ret = lock_held(p);
-
-	free(p);
-	return ret;
+	return db_run_lock_held(db, "job", id);
 }
 
 /* Before each step after the lease: extend it, or take the pair again if it was lost. */
@@ -263,7 +242,7 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	log_clear_error();	/* step_fail() adds the error logged during this step only */
 	if (db_run(j->db, "INSERT INTO steps (job_id, key, name, state, attempts, started) "
 		   "VALUES (?, ?, ?, 'running', 1, ?) ON CONFLICT (job_id, key) DO UPDATE SET "
-		   "state = 'running', attempts = attempts + 1, started = excluded.started, "
+		   "state = 'running', attempts = steps.attempts + 1, started = excluded.started, "
 		   "finished = NULL, error = NULL", "issd", j->id, key, s->name, now_wall()))
 		return step_fail(j, "cannot record step '%s'", key);
 	step_expect(j, key, &expect_s, eta, sizeof(eta));
@@ -380,7 +359,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 {
 	struct job_ctx j;
 	char *state = NULL, *spec = NULL, *err = NULL;
-	int lockfd, ret = -1, rc = STEP_OK, redone = 0;
+	int lock, ret = -1, rc = STEP_OK, redone = 0;
 	int64_t leases = 0, seed = 0;
 	char prefix[32];
 
@@ -393,10 +372,10 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	j.t0 = now_ms();
 	strvec_init(&j.plan);
 
-	lockfd = lock_job(db, id);
-	if (lockfd == LOCK_FILE_BUSY)
+	lock = db_run_lock(db, "job", id);
+	if (lock == 1)
 		return error("job %lld is being run by another process", (long long)id);
-	if (lockfd < 0)
+	if (lock < 0)
 		return -1;
 	if (db_get_str(db, &state, "SELECT state FROM jobs WHERE id = ?", "i", id) != 1 ||
 	    db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?", "i", id) != 1) {
@@ -538,6 +517,6 @@ out:
 	free(err);
 	if (!o->progress)
 		log_set_prefix(NULL);
-	close(lockfd);
+	db_run_unlock(db, "job", id);
 	return ret;
 }

@@ -110,7 +110,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
  * 1 when a process holds job ID's run lock (the job is being run now),
  * 0 when not, -1 on an error.
  */
-int job_is_live(const char *db_path, int64_t id);
+int job_is_live(struct db *db, int64_t id);
 
 /* Find a job by id ("12") or by name (the newest job of that name): 0 with *id set, or -1 (logged). */
 int job_find(struct db *db, const char *name_or_id, int64_t *id);

@@ -145,7 +145,7 @@ static int64_t previous_nightly_kernel(struct db *db, const char *schedule, cons
 {
 	struct db_stmt *st = db_prepare(db, "SELECT s.kernel_id, j.id FROM jobs j JOIN job_sides s ON "
 				      "s.job_id = j.id AND s.side = 'B' WHERE j.schedule = ? AND j.state = 'done' "
-				      "AND j.dut IS ? AND j.peer IS ? AND s.kernel_id IS NOT NULL "
+				      "AND j.dut IS NOT DISTINCT FROM ? AND j.peer IS NOT DISTINCT FROM ? AND s.kernel_id IS NOT NULL "
 				      "ORDER BY j.id DESC LIMIT 1", "sss", schedule, dut, peer);
 	int64_t k = 0;
 

@@ -381,6 +381,27 @@ int step_prepare(struct job_ctx *j, const char *key)
 	p = spec_get(spec_get(j->spec, "profiles"), name);
 	if (!p)
 		return step_fail(j, "profile '%s' is missing from the job spec", name);
+	/*
+	 * Run again after its process died (a klabd killed on another host, a
+	 * crash): the earlier attempt may have applied the tuning before it
+	 * could record the step done, and the agent refuses to stack a second
+	 * one. Restoring first gives the machine back its saved state (or says
+	 * "nothing to restore").
+	 */
+	if (j->attempt > 1) {
+		const char *argv[] = { "restore", NULL };
+
+		rc = agent_call(j, 0, argv, NULL, &out, 120000, 1, &err);
+		if (rc) {
+			step_fail(j, "klab-agent restore before preparing '%s' again failed on machine '%s': %s",
+				  name, j->dut->name, rc < 0 ? "cannot run it" : last_line(err.buf));
+			buf_release(&out);
+			buf_release(&err);
+			return STEP_FAIL;
+		}
+		buf_reset(&out);
+		buf_reset(&err);
+	}
 	/* The agent gets the profile with the NIC it applies to. */
 	p = json_object_get(p);
 	json_object_object_add(p, "nic", json_str(j->dut->nic));

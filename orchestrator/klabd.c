@@ -21,6 +21,8 @@
 #include "util.h"
 
 static volatile sig_atomic_t got_term, got_hup, job_stop;
+/* exit status of a job child that found its job run by another process (another klabd) */
+#define CHILD_TAKEN 75
 
 static void on_term(int sig) { (void)sig; got_term = 1; }
 static void on_hup(int sig) { (void)sig; got_hup = 1; }
@@ -218,7 +220,8 @@ static int start_child(struct daemon *d, int64_t id, int64_t bisection, const ch
 		int rc;
 
 		/* The daemon's lock and database handle stay the daemon's. */
-		close(d->lock_fd);
+		if (d->lock_fd >= 0)
+			close(d->lock_fd);
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_job_term;
 		sa.sa_flags = SA_RESTART;	/* the step goes on: only its waits see the signal */
@@ -228,6 +231,9 @@ static int start_child(struct daemon *d, int64_t id, int64_t bisection, const ch
 		signal(SIGHUP, SIG_IGN);
 		if (db_open(d->db_path, &db))
 			_exit(3);
+		/* another klabd on the same PostgreSQL database started it a moment before us */
+		if (bisection ? bisect_is_live(db, bisection) == 1 : job_is_live(db, id) == 1)
+			_exit(CHILD_TAKEN);
 		o.progress = 0;
 		o.wait_lease = 1;
 		o.stop = &job_stop;
@@ -280,6 +286,8 @@ static void reap(struct daemon *d)
 				log_msg(LOG_ERR, "job %lld failed: %s", (long long)job, msg);
 				free(msg);
 			}
+		} else if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_TAKEN) {
+			log_msg(LOG_INFO, "job %lld: another process runs it", (long long)job);
 		} else {
 			log_msg(LOG_NOTICE, "job %lld ended: %s (exit %d, %.0f s)", (long long)job,
 				state ? state : "?", WIFEXITED(st) ? WEXITSTATUS(st) : -1, ran_ms / 1000.0);
@@ -296,7 +304,7 @@ static int foreign_live(struct daemon *d)
 
 	while (st && db_step(st) == DB_ROW) {
 		int64_t id = db_col_int64(st, 0);
-		if (!find_kid(d, id) && job_is_live(d->db_path, id) == 1)
+		if (!find_kid(d, id) && job_is_live(d->db, id) == 1)
 			n++;
 	}
 	db_finalize(st);
@@ -329,7 +337,7 @@ static void start_jobs(struct daemon *d)
 			"AND bisection_id IS NULL ORDER BY state = 'queued', id LIMIT 64", "");
 	while (st && db_step(st) == DB_ROW && n < 64) {
 		int64_t id = db_col_int64(st, 0);
-		if (find_kid(d, id) || job_is_live(d->db_path, id))
+		if (find_kid(d, id) || job_is_live(d->db, id))
 			continue;
 		resumed[n] = !strcmp(db_col_text(st, 1), "running");
 		ids[n++] = id;
@@ -354,7 +362,7 @@ static void start_bisections(struct daemon *d)
 
 	while (st && db_step(st) == DB_ROW && n < 16) {
 		int64_t id = db_col_int64(st, 0);
-		if (find_bisection(d, id) || bisect_is_live(d->db_path, id))
+		if (find_bisection(d, id) || bisect_is_live(d->db, id))
 			continue;
 		resumed[n] = !strcmp(db_col_text(st, 1), "running");
 		ids[n++] = id;
@@ -477,7 +485,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.db_path = xstrdup(db_opt);
-	if (take_lock(&d))
+	/* several klabd share a PostgreSQL database (docs/database.md); one runs on a sqlite file */
+	if (!db_is_url(d.db_path) && take_lock(&d))
 		return 1;
 	if (db_open(d.db_path, &d.db))
 		return 1;
@@ -494,7 +503,7 @@ int main(int argc, char **argv)
 	if (lease_sync_machines(d.db, d.cfg))
 		warn("cannot record the machines in the database");
 	log_msg(LOG_NOTICE, "klabd %s started (pid %d): config '%s', database '%s', up to %d job(s) at once",
-		KLAB_VERSION, (int)getpid(), d.config_path, d.db_path, job_limit(&d));
+		KLAB_VERSION, (int)getpid(), d.config_path, db_file(d.db), job_limit(&d));
 
 	for (;;) {
 		struct timespec ts = { 0, 200 * 1000 * 1000 };
@@ -535,6 +544,7 @@ int main(int argc, char **argv)
 	free(d.kids);
 	free(d.crashes);
 	free(d.db_path);
-	close(d.lock_fd);
+	if (d.lock_fd >= 0)
+		close(d.lock_fd);
 	return 0;
 }

@@ -202,7 +202,7 @@ void rep_sysinfo_load(struct db *db, const struct rep_job *j, struct rep_sysinfo
 	db_finalize(st);
 	/* the workload NIC is named in the run spec */
 	if (db_get_str(db, &si->spec_nic, "SELECT json_extract(result, '$.spec.nic') FROM runs "
-		       "WHERE job_id = ? AND json_valid(result) AND json_extract(result, '$.spec.nic') IS NOT NULL "
+		       "WHERE job_id = ? AND json_valid(result) = 1 AND json_extract(result, '$.spec.nic') IS NOT NULL "
 		       "LIMIT 1", "i", j->id) < 0)
 		si->spec_nic = NULL;
 	if (sysinfo)
@@ -809,7 +809,7 @@ static int stacks_side(struct db *db, int64_t job, const char *wl, char side, st
 	*runs = (int)nr;
 	if (!nr)
 		return 0;
-	st = db_prepare(db, "SELECT s.stack, SUM(CAST(s.count AS REAL) / t.total) FROM profile_stacks s "
+	st = db_prepare(db, "SELECT s.stack, SUM(CAST(s.count AS DOUBLE PRECISION) / t.total) FROM profile_stacks s "
 			"JOIN (SELECT p.run_id, SUM(p.count) AS total FROM profile_stacks p JOIN runs r ON r.id = p.run_id "
 			"      WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok' GROUP BY p.run_id) t "
 			"  ON t.run_id = s.run_id "
@@ -1075,7 +1075,7 @@ char *rep_profile_cpus(struct db *db, int64_t job, const char *workload)
 
 	if (db_get_str(db, &out, "SELECT group_concat(c, ' / ') FROM (SELECT DISTINCT "
 		       "json_extract(result, '$.profile_cpus') AS c FROM runs WHERE job_id = ? AND workload = ? "
-		       "AND json_valid(result) AND json_extract(result, '$.profile_cpus') IS NOT NULL ORDER BY c)",
+		       "AND json_valid(result) = 1 AND json_extract(result, '$.profile_cpus') IS NOT NULL ORDER BY c) AS p",
 		       "is", job, workload) < 0)
 		return NULL;
 	return out;

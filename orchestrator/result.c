@@ -267,7 +267,9 @@ static int store_rows(struct db *db, int64_t id, struct json_object *o, int icou
 	int ret = -1;
 
 	if (json_object_object_get_ex(o, "metrics", &a) && a) {
-		if (!(st = prep(db, "INSERT OR REPLACE INTO metrics (run_id, name, value, unit, better) VALUES (?, ?, ?, ?, ?)")))
+		if (!(st = prep(db, "INSERT INTO metrics (run_id, name, value, unit, better) VALUES (?, ?, ?, ?, ?) "
+				    "ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value, unit = excluded.unit, "
+				    "better = excluded.better")))
 			goto out;
 		for (i = 0; i < json_object_array_length(a); i++) {
 			struct json_object *m = json_object_array_get_idx(a, i);
@@ -292,7 +294,8 @@ static int store_rows(struct db *db, int64_t id, struct json_object *o, int icou
 		st = NULL;
 	}
 	if (json_object_object_get_ex(o, "series", &a) && a) {
-		if (!(st = prep(db, "INSERT OR REPLACE INTO samples (run_id, metric, t, value) VALUES (?, ?, ?, ?)")))
+		if (!(st = prep(db, "INSERT INTO samples (run_id, metric, t, value) VALUES (?, ?, ?, ?) "
+				    "ON CONFLICT (run_id, metric, t) DO UPDATE SET value = excluded.value")))
 			goto out;
 		for (i = 0; i < json_object_array_length(a); i++) {
 			struct json_object *s = json_object_array_get_idx(a, i), *pts;
@@ -312,8 +315,10 @@ static int store_rows(struct db *db, int64_t id, struct json_object *o, int icou
 		st = NULL;
 	}
 	if (json_object_object_get_ex(o, "cpus", &a) && a) {
-		if (!(st = prep(db, "INSERT OR REPLACE INTO cpu_stats (run_id, cpu, usr, nice, sys, iowait, irq, soft, steal, idle)"
-				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+		if (!(st = prep(db, "INSERT INTO cpu_stats (run_id, cpu, usr, nice, sys, iowait, irq, soft, steal, idle)"
+				" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, cpu) DO UPDATE SET "
+				"usr = excluded.usr, nice = excluded.nice, sys = excluded.sys, iowait = excluded.iowait, "
+				"irq = excluded.irq, soft = excluded.soft, steal = excluded.steal, idle = excluded.idle")))
 			goto out;
 		for (i = 0; i < json_object_array_length(a); i++) {
 			struct json_object *c = json_object_array_get_idx(a, i);
@@ -336,7 +341,8 @@ static int store_rows(struct db *db, int64_t id, struct json_object *o, int icou
 		st = NULL;
 	}
 	if (json_object_object_get_ex(o, "histograms", &a) && a) {
-		if (!(st = prep(db, "INSERT OR REPLACE INTO histograms (run_id, name, lo, hi, count) VALUES (?, ?, ?, ?, ?)")))
+		if (!(st = prep(db, "INSERT INTO histograms (run_id, name, lo, hi, count) VALUES (?, ?, ?, ?, ?) "
+				    "ON CONFLICT (run_id, name, lo) DO UPDATE SET hi = excluded.hi, count = excluded.count")))
 			goto out;
 		for (i = 0; i < json_object_array_length(a); i++) {
 			struct json_object *h = json_object_array_get_idx(a, i), *bk = NULL;

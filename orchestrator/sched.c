@@ -329,6 +329,7 @@ int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int sla
 		struct cron c;
 		char *cron = NULL, *job = NULL, what[64], tb[64];
 		int64_t next = 0;
+		double next_raw = 0;
 		int found;
 
 		snprintf(what, sizeof(what), "schedule '%s'", s->name);
@@ -342,7 +343,8 @@ int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int sla
 		if (found) {
 			cron = xstrdup(db_col_text(st, 0));
 			job = xstrdup(db_col_text(st, 1));
-			next = db_col_null(st, 2) ? 0 : (int64_t)db_col_double(st, 2);
+			next_raw = db_col_double(st, 2);
+			next = db_col_null(st, 2) ? 0 : (int64_t)next_raw;
 		}
 		db_finalize(st);
 
@@ -374,13 +376,21 @@ int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int sla
 			/*
 			 * Move next_fire first: if submitting crashes half way, the
 			 * schedule does not fire twice. A failed submit is logged.
+			 * Only from the next_fire read: another klabd on the same
+			 * database (PostgreSQL) that moved it first fired it.
 			 */
-			if (db_run(db, "UPDATE schedules SET last_fire = ?, next_fire = ? WHERE name = ?",
-				   "dds", (double)now, nf == (time_t)-1 ? 0.0 : (double)nf, s->name)) {
+			int moved = db_run(db, "UPDATE schedules SET last_fire = ?, next_fire = ? WHERE name = ? "
+					   "AND next_fire = ?", "ddsd", (double)now, nf == (time_t)-1 ? 0.0 : (double)nf,
+					   s->name, next_raw);
+			if (moved || db_changes(db) == 0) {
+				int fired_elsewhere = !moved;
+
 				free(f.schedule);
 				free(f.job);
 				free(cron);
 				free(job);
+				if (fired_elsewhere)
+					continue;
 				goto out;
 			}
 			f.job_id = submit ? submit(arg, s) : 0;

@@ -66,7 +66,8 @@ test_cleanup() { _cleanups+=("$1"); }
 say() { echo "# $*"; }
 
 # A prerequisite is checked once; known ones: ROOT NETNS SSHD QEMU KBUILD
-# GNUPLOT CHROMIUM PERF CPUS2 BPFTRACE SCIPY SOCKPERF IPERF3 NETEM ICOUNT_GUESTS BISECT_E2E.
+# GNUPLOT CHROMIUM PERF CPUS2 BPFTRACE SCIPY SOCKPERF IPERF3 NETEM ICOUNT_GUESTS BISECT_E2E
+# POSTGRES.
 _check_prereq() {
 	case "$1" in
 	ROOT) [ "$(id -u)" = 0 ] ;;
@@ -94,6 +95,9 @@ _check_prereq() {
 	# at load 4-23 on 2 cores, docs/qemu-icount.md), but 18 more minutes of every
 	# make check would leave CI's 90 minutes too little margin on a cold kernel cache.
 	ICOUNT_GUESTS) [ "${KLAB_TEST_ICOUNT_GUESTS:-0}" = 1 ] ;;
+	# PostgreSQL 15's server programs (make deps installs them; CI has them)
+	POSTGRES) [ -x "$PG_BIN/initdb" ] && [ -x "$PG_BIN/pg_ctl" ] &&
+		{ [ "$(id -u)" != 0 ] || getent passwd postgres >/dev/null; } ;;
 	*) echo "# unknown prerequisite $1" >&2; return 1 ;;
 	esac
 }
@@ -233,6 +237,43 @@ test_wait_until() {
 # A free TCP/UDP port on loopback.
 test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# A private PostgreSQL 15 server for one test script (prerequisite POSTGRES).
+# test_pg_start makes a cluster in $SCRATCH/pg (initdb; as root it runs as
+# the postgres user, which owns the folder), listening on 127.0.0.1:$PG_PORT
+# (a free port) and on a unix socket in $PG_DIR, with password (scram)
+# authentication over TCP for the role klab, password $PG_PASSWORD. It is
+# stopped and removed at exit. test_pg_db NAME makes a fresh database NAME
+# owned by klab and prints its URL; test_pg_ctl ARGS runs pg_ctl on it
+# (restart, stop, start). fsync is off: the tests restart the server with
+# pg_ctl, which flushes, and never pull the power.
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+_pg() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+test_pg_ctl() {
+	_pg "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
+		-o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off" "$@" >/dev/null
+}
+test_pg_start() {
+	PG_DIR=$SCRATCH/pg PG_PORT=$(test_free_port) PG_PASSWORD=klab-pw-$$
+	mkdir -p "$PG_DIR" && chmod 700 "$PG_DIR" &&
+	{ [ "$(id -u)" != 0 ] || chown postgres: "$PG_DIR"; } &&
+	_pg "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+		-E UTF8 --locale=C.UTF-8 >"$PG_DIR/initdb.log" 2>&1 &&
+	test_cleanup "_pg '$PG_BIN/pg_ctl' -D '$PG_DIR/data' -m immediate -w stop; rm -rf '$PG_DIR'" &&
+	test_pg_ctl start &&
+	_pg psql -h "$PG_DIR" -p "$PG_PORT" -U postgres -d postgres -qAt \
+		-c "CREATE ROLE klab LOGIN PASSWORD '$PG_PASSWORD'" >/dev/null
+}
+test_pg_db() {
+	_pg psql -h "$PG_DIR" -p "$PG_PORT" -U postgres -d postgres -qAt -c "CREATE DATABASE $1 OWNER klab" >/dev/null &&
+	echo "postgresql://klab:$PG_PASSWORD@127.0.0.1:$PG_PORT/$1"
+}
+# test_pg_sql DB 'SQL': run SQL as the superuser on database DB, rows as a|b lines.
+test_pg_sql() {
+	_pg psql -h "$PG_DIR" -p "$PG_PORT" -U postgres -d "$1" -qAt -v ON_ERROR_STOP=1 -c "$2"
 }
 
 test_done() {

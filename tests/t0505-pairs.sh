@@ -14,43 +14,7 @@ RSS_MAX_KB=$((96 * 1024))	# klabd's own peak RSS (its jobs are other processes)
 AT_ONCE=${KLAB_PAIRS_AT_ONCE:-16}
 
 job_lab_prereq
-"$KLAB" lab up --netns --pairs "$PAIRS" --pool p --queues 2 --dir "$SCRATCH/lab" --index auto >lab-up.log 2>&1 || {
-	sed 's/^/# /' lab-up.log; "$KLAB" lab down --dir "$SCRATCH/lab" >/dev/null 2>&1
-	echo "Bail out! the netns lab of $PAIRS pairs did not come up"; exit 1; }
-index=$(sed -n 's/^index=//p' "$SCRATCH/lab/netns.state")
-# by index: test_done removes $SCRATCH before the cleanups run
-test_cleanup "'$KLAB' lab down --dir '$SCRATCH/lab' --index $index"
-cat >"$KLAB_CONFIG" <<CONF
-[lab]
-	db = $SCRATCH/klab.db
-	agent_dir = $SCRATCH/agent
-	report_dir = $SCRATCH/reports
-	log_level = notice
-[include]
-	path = $SCRATCH/lab/klab.conf
-[profile "noxps"]
-	xps = off
-	rps = off
-[profile "xps"]
-	xps = auto
-	rps = off
-[workload "rr"]
-	type = udp_rr
-	flows = 1
-	duration = 1s
-	warmup = 200ms
-	port = 9505
-[job "short"]
-	profile_a = noxps
-	profile_b = xps
-	pool = p
-	workloads = rr
-	boots = 1
-	runs = 1
-	warmup_runs = 0
-	seed = 5
-CONF
-export KLAB_DB=$SCRATCH/klab.db
+pairs_lab_up "$PAIRS" 05 "$SCRATCH/klab.db"
 test_cleanup 'kill -9 $(cat "$SCRATCH/klabd.pid") 2>/dev/null; sleep 0.2'
 all_ended() { test "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")" = 0; }
 

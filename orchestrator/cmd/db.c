@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "log.h"
+#include "strvec.h"
 #include "util.h"
 
 static const struct opt db_opts[] = { OPT_JSON(), OPT_END() };
@@ -37,7 +38,7 @@ static int db_init(int argc, char **argv, struct klab_ctx *ctx)
 
 static int db_info(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct db_stmt *st;
+	struct strvec tables = STRVEC_INIT;
 	struct db *db;
 	int ret = 0, s;
 
@@ -47,17 +48,15 @@ static int db_info(int argc, char **argv, struct klab_ctx *ctx)
 		return cmd_usage_error(&info_spec, "unexpected argument '%s'", argv[0]);
 	if (!(db = ctx_db(ctx)))
 		return 1;
-	st = db_prepare(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
-			"AND name NOT LIKE 'sqlite_%' ORDER BY name", "");
-	if (!st)
+	if (db_tables(db, &tables))
 		return 1;
 	cmd_print_begin();
 	print_str(PRINT_ANY, "path", "database        %s\n", db_file(db));
 	print_int(PRINT_ANY, "schema_version", "schema version  %lld", db_version(db));
 	print_int(PRINT_ANY, "latest_version", " (this klab knows up to %lld)\n", db_latest_version());
 	print_obj_begin("tables");
-	while (db_step(st) == DB_ROW) {
-		const char *name = db_col_text(st, 0);
+	for (size_t i = 0; i < tables.n; i++) {
+		const char *name = tables.v[i];
 		char *sql = xasprintf("SELECT count(*) FROM \"%s\"", name);
 		int64_t n = 0;
 
@@ -67,7 +66,7 @@ static int db_info(int argc, char **argv, struct klab_ctx *ctx)
 		print_int(PRINT_ANY, name, " %8lld rows\n", n);
 		free(sql);
 	}
-	db_finalize(st);
+	strvec_clear(&tables);
 	print_obj_end();
 	return cmd_print_end() | ret;
 }

@@ -190,7 +190,7 @@ static int jobs(int argc, char **argv, struct klab_ctx *ctx)
 	if (!(db = ctx_db(ctx)))
 		return 1;
 	st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
-			"schedule, error, pid FROM jobs WHERE ?1 IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?",
+			"schedule, error, pid FROM jobs WHERE CAST(?1 AS TEXT) IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?",
 			"si", j_state, (int64_t)j_limit);
 	if (!st)
 		return 1;

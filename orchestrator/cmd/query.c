@@ -168,7 +168,7 @@ static int query(int argc, char **argv, struct klab_ctx *ctx)
 #define BIND_I(v) (types[nb] = 'i', iv[nb++] = (v))
 #define BIND_D(v) (types[nb] = 'd', dv[nb++] = (v))
 	buf_addstr(&sql,
-		   "SELECT r.id, r.job_id, r.side, COALESCE(r.kernel_label, k.release, k.variant, r.kernel_id),"
+		   "SELECT r.id, r.job_id, r.side, COALESCE(r.kernel_label, k.release, k.variant, CAST(r.kernel_id AS TEXT)),"
 		   " r.machine, r.workload, r.boot_id, r.seq, COALESCE(r.started, r.created), m.name, m.value,"
 		   " m.unit FROM runs r JOIN metrics m ON m.run_id = r.id"
 		   " LEFT JOIN kernels k ON k.id = r.kernel_id WHERE r.status = 'ok'");
@@ -195,11 +195,11 @@ static int query(int argc, char **argv, struct klab_ctx *ctx)
 		BIND_S(machine);
 	}
 	if (workload) {
-		buf_addstr(&sql, strpbrk(workload, "*?[") ? " AND r.workload GLOB ?" : " AND r.workload = ?");
+		buf_addstr(&sql, strpbrk(workload, "*?[") ? " AND glob(?, r.workload)" : " AND r.workload = ?");
 		BIND_S(workload);
 	}
 	if (metric) {
-		buf_addstr(&sql, strpbrk(metric, "*?[") ? " AND m.name GLOB ?" : " AND m.name = ?");
+		buf_addstr(&sql, strpbrk(metric, "*?[") ? " AND glob(?, m.name)" : " AND m.name = ?");
 		BIND_S(metric);
 	}
 	if (since) {

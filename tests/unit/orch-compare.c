@@ -420,7 +420,7 @@ static void test_clock(struct db *db)
 int main(void)
 {
 	test_claim_words();
-	char *path = xasprintf("%s/klab.db", tap_scratch_dir());
+	char *path = tap_db_path("klab.db");
 	struct db *db = NULL;
 
 	if (db_open(path, &db)) {

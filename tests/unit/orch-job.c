@@ -101,7 +101,11 @@ int main(void)
 	write_file_atomic(path, text, strlen(text), 0644);
 	free(text);
 	memset(&cfg, 0, sizeof(cfg));
-	if (!ok(!conf_load(&cfg, path), "config loads") || !ok(!db_open(cfg.lab.db, &db), "database opens"))
+	if (!ok(!conf_load(&cfg, path), "config loads"))
+		return done_testing();
+	free(cfg.lab.db);
+	cfg.lab.db = tap_db_path("klab.db");
+	if (!ok(!db_open(cfg.lab.db, &db), "database opens"))
 		return done_testing();
 
 	{
@@ -223,8 +227,7 @@ int main(void)
 			db_get_int(db, &c, "SELECT cancel FROM jobs WHERE id = 1", "");
 			is_int(c, 1, "running: the flag is set for the next safe point");
 		}
-		snprintf(path, sizeof(path), "%s", cfg.lab.db);
-		is_int(job_is_live(path, 1), 0, "nobody runs job 1");
+		is_int(job_is_live(db, 1), 0, "nobody runs job 1");
 	}
 	{
 		/* boots = 2..7: looks after each ABBA round (2, 4, 6 boots per side) and at the maximum 7 */

@@ -33,7 +33,7 @@ static struct conf_machine mach(const char *name, enum machine_role role, const 
 
 int main(void)
 {
-	char path[512];
+	char *path = NULL;
 	struct db *db;
 	struct buf why = BUF_INIT;
 	struct conf_machine ms[4];
@@ -41,7 +41,8 @@ int main(void)
 	const char *dut = NULL, *peer = NULL;
 
 	log_init("orch-lease", 0, LOG_ERR);
-	snprintf(path, sizeof(path), "%s/lease.db", tap_scratch_dir());
+	free(path);
+	path = tap_db_path("lease.db");
 	if (!ok(!db_open(path, &db), "open database"))
 		return done_testing();
 
@@ -144,6 +145,7 @@ int main(void)
 	is_int(none, 0, "always one winner in %d races", rounds);
 
 	db_close(db);
+	free(path);
 	buf_release(&why);
 	return done_testing();
 }

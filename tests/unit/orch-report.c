@@ -157,7 +157,7 @@ int main(void)
 {
 	struct buf sql = BUF_INIT, mail = BUF_INIT;
 	const char *scratch = tap_scratch_dir();
-	char *dbpath = xasprintf("%s/r.db", scratch), *out = xasprintf("%s/out", scratch);
+	char *dbpath = tap_db_path("r.db"), *out = xasprintf("%s/out", scratch);
 	char *fixture = xasprintf("%s/report/fixture.sql", tap_data_dir());
 	char *a, *b, *mailpath;
 	struct db *db = NULL;
@@ -185,6 +185,13 @@ int main(void)
 	ok(db_open(dbpath, &db) == 0, "database opens");
 	ok(buf_read_file(&sql, fixture) == 0, "fixture reads");
 	ok(db_exec(db, sql.buf) == 0, "fixture loads");
+	/* the fixture gives its ids; PostgreSQL's id sequences then start after them, as sqlite's rowids do */
+	if (db_is_server(db))
+		db_exec(db, "DO $$ DECLARE t record; BEGIN FOR t IN SELECT table_name FROM information_schema.columns "
+			"WHERE table_schema = current_schema() AND column_name = 'id' AND is_identity = 'YES' LOOP "
+			"EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, ''id''), "
+			"(SELECT COALESCE(max(id), 0) + 1 FROM %I), false)', t.table_name, t.table_name); "
+			"END LOOP; END $$;");
 	test_data(db);
 	test_gaps_stacks(db);
 	test_answer(db);

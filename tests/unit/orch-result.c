@@ -35,7 +35,7 @@ int main(void)
 {
 	struct buf doc = BUF_INIT;
 	char *path = xasprintf("%s/agent/result-rr-client.json", tap_data_dir());
-	char *dbp = xasprintf("%s/klab.db", tap_scratch_dir());
+	char *dbp = tap_db_path("klab.db");
 	struct result_meta meta = { 0 };
 	struct json_object *o;
 	struct db *db;
@@ -92,7 +92,7 @@ int main(void)
 	{
 		char *s = NULL;
 		db_get_str(db, &s, "SELECT uid || '|' || workload || '|' || side || '|' || seq || '|' || peer || '|' || profile"
-			   " || '|' || ifnull(job_id, 'null') || '|' || status FROM runs WHERE id = ?", "i", id);
+			   " || '|' || COALESCE(CAST(job_id AS TEXT), 'null') || '|' || status FROM runs WHERE id = ?", "i", id);
 		is_str(s, "cl1|rr|A|3|peer1|xps-on|null|ok", "runs row: uid, workload from the spec, meta fields");
 		free(s);
 		db_get_str(db, &s, "SELECT result FROM runs WHERE id = ?", "i", id);
@@ -165,7 +165,12 @@ int main(void)
 	}
 
 	/* a failure inside the transaction leaves nothing behind: make profile_rows unwritable */
-	db_exec(db, "CREATE TRIGGER no_prof BEFORE INSERT ON profile_rows BEGIN SELECT RAISE(ABORT, 'test says no'); END;");
+	if (db_is_server(db))
+		db_exec(db, "CREATE FUNCTION no_prof() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+			"RAISE EXCEPTION 'test says no'; END $$; CREATE TRIGGER no_prof BEFORE INSERT ON profile_rows "
+			"FOR EACH ROW EXECUTE FUNCTION no_prof();");
+	else
+		db_exec(db, "CREATE TRIGGER no_prof BEFORE INSERT ON profile_rows BEGIN SELECT RAISE(ABORT, 'test says no'); END;");
 	other = replace(doc.buf, "\"run_id\":\"cl1\"", "\"run_id\":\"cl3\"");
 	ok(result_store(db, other, strlen(other), NULL, &id2) < 0, "a failing insert fails the store");
 	db_get_int(db, &n, "SELECT count(*) FROM runs WHERE uid = 'cl3'", "");

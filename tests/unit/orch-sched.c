@@ -111,7 +111,7 @@ static void tick_tests(void)
 	struct klab_config cfg;
 	struct sched_fire *f = NULL;
 	size_t n = 0;
-	char path[512];
+	char *path = NULL;
 	struct db *db;
 	double next = 0;
 	time_t t0 = at("2026-06-01 12:00 +0000");
@@ -120,7 +120,8 @@ static void tick_tests(void)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.schedules = &sc;
 	cfg.n_schedules = 1;
-	snprintf(path, sizeof(path), "%s/sched.db", tap_scratch_dir());
+	free(path);
+	path = tap_db_path("sched.db");
 	if (!ok(!db_open(path, &db), "database"))
 		return;
 	ok(!sched_tick(db, &cfg, t0, 90, fake_submit, NULL, &f, &n) && n == 0, "first pass: registers, no fire");
@@ -178,6 +179,7 @@ static void tick_tests(void)
 		is_int(c, 0, "the removed schedule's row is gone");
 	}
 	db_close(db);
+	free(path);
 }
 
 int main(void)

@@ -234,7 +234,7 @@ static void corpus(void)
 
 static void store(void)
 {
-	char *path = xasprintf("%s/series.db", tap_scratch_dir());
+	char *path = tap_db_path("series.db");
 	struct db *db = NULL;
 	struct series *s = load("seeds/003_1ddf0ef0bfe7a1c4.txt", NULL), *back = NULL;
 	int64_t id = 0, id2 = 0, n = 0;

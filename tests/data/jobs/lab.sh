@@ -52,6 +52,52 @@ CONF
 	export KLAB_DB=$SCRATCH/klab.db
 }
 
+# pairs_lab_up PAIRS NN DB: a netns lab of PAIRS machine pairs in pool p
+# ($SCRATCH/lab, a free lab index, taken down at exit; $index is its index)
+# and a config $KLAB_CONFIG on database DB with one short tuning A/B job,
+# "short" (one boot a side, one 1 s udp_rr run a boot, port 95NN), that
+# takes a free pair of the pool. Top level only, as job_lab_up.
+pairs_lab_up() {
+	local pairs=$1 nn=$2 db=$3
+	"$KLAB" lab up --netns --pairs "$pairs" --pool p --queues 2 --dir "$SCRATCH/lab" --index auto >lab-up.log 2>&1 || {
+		sed 's/^/# /' lab-up.log; "$KLAB" lab down --dir "$SCRATCH/lab" >/dev/null 2>&1
+		echo "Bail out! the netns lab of $pairs pairs did not come up"; exit 1; }
+	index=$(sed -n 's/^index=//p' "$SCRATCH/lab/netns.state")
+	# by index: test_done removes $SCRATCH before the cleanups run
+	test_cleanup "'$KLAB' lab down --dir '$SCRATCH/lab' --index $index"
+	cat >"$KLAB_CONFIG" <<CONF
+[lab]
+	db = $db
+	agent_dir = $SCRATCH/agent
+	report_dir = $SCRATCH/reports
+	log_level = notice
+[include]
+	path = $SCRATCH/lab/klab.conf
+[profile "noxps"]
+	xps = off
+	rps = off
+[profile "xps"]
+	xps = auto
+	rps = off
+[workload "rr"]
+	type = udp_rr
+	flows = 1
+	duration = 1s
+	warmup = 200ms
+	port = 95$nn
+[job "short"]
+	profile_a = noxps
+	profile_b = xps
+	pool = p
+	workloads = rr
+	boots = 1
+	runs = 1
+	warmup_runs = 0
+	seed = 5
+CONF
+	export KLAB_DB=$db
+}
+
 # sql "SELECT ...": one query on the test's database.
 sql() { sqlite3 -batch "$SCRATCH/klab.db" "$1"; }
 

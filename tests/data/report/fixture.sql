@@ -64,7 +64,7 @@ WITH b(seq, side) AS (SELECT seq, side FROM boots WHERE job_id = 1),
  n(k) AS (VALUES (1), (2), (3))
 INSERT INTO runs (id, uid, job_id, boot_id, side, kernel_id, kernel_label, workload, seq, machine, peer, profile,
                   started, duration_s, warmup_s, status, result, created)
-SELECT (b.seq - 1) * 6 + w.wi * 3 + n.k, printf('j1-b%d-%s-r%d', b.seq, w.wl, n.k), 1, b.seq, b.side,
+SELECT (b.seq - 1) * 6 + w.wi * 3 + n.k, format('j1-b%s-%s-r%s', b.seq, w.wl, n.k), 1, b.seq, b.side,
        CASE b.side WHEN 'A' THEN 1 ELSE 2 END,
        CASE b.side WHEN 'A' THEN '6.1.192-klab-base' ELSE '6.1.192-klab-patched' END,
        w.wl, n.k, 'dut1', 'peer1', 'xps-auto', 1764650200 + b.seq * 1000 + w.wi * 100 + n.k * 20, 10, 2, 'ok',
@@ -232,11 +232,11 @@ INSERT INTO jobs (id, name, state, spec, tree, schedule, order_seed, dut, peer, 
 SELECT j, 'nightly', 'done', '{}', 'net-next', 'nightly', j, 'dut1', 'peer1',
        1763000000 + j * 86400, 1763000000 + j * 86400 + 60, 1763000000 + j * 86400 + 3600 FROM k;
 INSERT INTO job_sides (job_id, side, label, kernel_id, profile)
-SELECT id, 'A', printf('net-next-%d', id), 1, 'xps-auto' FROM jobs WHERE schedule = 'nightly';
+SELECT id, 'A', format('net-next-%s', id), 1, 'xps-auto' FROM jobs WHERE schedule = 'nightly';
 WITH k(j, v) AS (VALUES (3, 225000), (4, 226000), (5, 225500), (6, 226500), (7, 238000), (8, 237500), (9, 238500), (10, 239000)),
  n(r) AS (VALUES (1), (2))
 INSERT INTO runs (id, uid, job_id, side, kernel_id, workload, seq, machine, peer, status, created)
-SELECT 100 + k.j * 2 + n.r, printf('nightly-%d-%d', k.j, n.r), k.j, 'A', 1, 'udp_rr_500', n.r, 'dut1', 'peer1', 'ok',
+SELECT 100 + k.j * 2 + n.r, format('nightly-%s-%s', k.j, n.r), k.j, 'A', 1, 'udp_rr_500', n.r, 'dut1', 'peer1', 'ok',
        1763000000 + k.j * 86400 FROM k, n;
 WITH k(j, v) AS (VALUES (3, 225000), (4, 226000), (5, 225500), (6, 226500), (7, 238000), (8, 237500), (9, 238500), (10, 239000))
 INSERT INTO metrics (run_id, name, value, unit, better)
@@ -264,7 +264,7 @@ INSERT INTO boots (id, job_id, seq, side, kernel_id, machine, cmdline, sysinfo, 
  (112, 11, 2, 'B', 12, 'm<script>alert(1)</script>', 'c2<script>alert(1)</script>', NULL, 1764670020);
 WITH n(k, side, boot) AS (VALUES (1, 'A', 111), (2, 'A', 111), (3, 'B', 112), (4, 'B', 112))
 INSERT INTO runs (id, uid, job_id, boot_id, side, kernel_id, workload, seq, machine, status, result, created)
-SELECT 1100 + k, printf('hostile-%d', k), 11, boot, side, CASE side WHEN 'A' THEN 11 ELSE 12 END,
+SELECT 1100 + k, format('hostile-%s', k), 11, boot, side, CASE side WHEN 'A' THEN 11 ELSE 12 END,
        'w<script>alert(1)</script>', k, 'm<script>alert(1)</script>', 'ok',
        '{"spec":{"nic":"n<script>"}}', 1764670030 FROM n;
 INSERT INTO metrics (run_id, name, value, unit, better)

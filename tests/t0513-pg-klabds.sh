@@ -1,0 +1,132 @@
+#!/bin/bash
+test_description='several klabd on one PostgreSQL: 4 klabd share the queue and the leases of a netns lab of pairs; one is killed with SIGKILL (with its job processes) in the middle; its jobs resume on the others; every job done once, no run stored twice, no lease held by two jobs'
+. "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/data/jobs/lab.sh"
+
+PAIRS=${KLAB_PG_PAIRS:-8}
+JOBS=${KLAB_PG_JOBS:-32}
+DAEMONS=4
+DONE_S=${KLAB_PG_TIMEOUT:-600}
+
+job_lab_prereq
+test_have_prereq POSTGRES || test_skip_all 'needs PostgreSQL 15 (make deps installs it)'
+test_pg_start >pg-start.log 2>&1 || { sed 's/^/# /' pg-start.log "$SCRATCH"/pg/log; echo "Bail out! the PostgreSQL server did not start"; exit 1; }
+URL=$(test_pg_db klab) || { echo "Bail out! cannot make the database"; exit 1; }
+# the workload port 9549 is this script's
+pairs_lab_up "$PAIRS" 49 "$URL"
+sql() { test_pg_sql klab "$1"; }
+# every klabd in a process group of its own, so that the kill takes its job processes too (a host lost)
+for i in $(seq $DAEMONS); do test_cleanup "kill -9 -\$(cat '$SCRATCH/klabd-$i.pid') 2>/dev/null"; done
+stamp() { while IFS= read -r l; do printf '%s %s\n' "$EPOCHREALTIME" "$l"; done; }
+all_ended() { test "$(sql "SELECT count(*) FROM jobs WHERE state IN ('queued', 'running')")" = 0; }
+# the jobs the victim's processes run now: its children's pids, as its log names them
+victim_jobs() {
+	local p
+	for p in $(pgrep -P "$(cat klabd-1.pid)"); do
+		sed -n "s/.* job \([0-9]*\) (pid $p)\$/\1/p" klabd-1.log
+	done | sort -un
+}
+
+test_expect_success "$DAEMONS klabd start on one database; $JOBS jobs are queued" '
+	"$KLAB" db init >/dev/null &&
+	for i in $(seq $DAEMONS); do
+		{ setsid "$KLABD" -d -g 30 -j "$PAIRS" -c "$KLAB_CONFIG" > >(stamp >klabd-$i.log) 2>&1 & } &&
+		echo $! >klabd-$i.pid || return 1
+	done &&
+	for i in $(seq $DAEMONS); do test_wait_until 20 "grep -q \"klabd .* started\" klabd-$i.log" || return 1; done &&
+	! grep -F "$PG_PASSWORD" klabd-*.log &&
+	for i in $(seq "$JOBS"); do "$KLAB" submit --job short >/dev/null || return 1; done &&
+	test "$(sql "SELECT count(*) FROM jobs")" = "$JOBS"
+'
+
+test_expect_success 'klabd 1 is killed with SIGKILL while it runs jobs, after a quarter of the jobs are done' '
+	test_wait_until 300 "test \$(sql \"SELECT count(*) FROM jobs WHERE state = '"'done'"'\") -ge $((JOBS / 4)) && test -n \"\$(victim_jobs)\"" &&
+	# better with two of its jobs in flight, if that comes within 20 s
+	{ test_wait_until 20 "test \$(victim_jobs | wc -l) -ge 2" 2>/dev/null || :; } &&
+	victim_jobs >cand.jobs &&
+	t_kill=$EPOCHREALTIME && kill -KILL -- -"$(cat klabd-1.pid)" &&
+	echo "$t_kill" >kill.time &&
+	test_wait_until 10 "! kill -0 $(cat klabd-1.pid) 2>/dev/null" &&
+	# the jobs it ran stay running (one that had just ended is not one of them), their leases held
+	for j in $(cat cand.jobs); do
+		state=$(sql "SELECT state FROM jobs WHERE id = $j") &&
+		echo "klabd 1 had a process for job $j, which is $state after the kill" >>timeline &&
+		test "$state" = running || continue
+		echo "$j" >>killed.jobs &&
+		sql "SELECT $j, min(expires) FROM leases WHERE job_id = $j" >>killed.leases || return 1
+	done &&
+	test -s killed.jobs &&
+	echo "killed klabd 1 at $t_kill running job(s) $(echo $(cat killed.jobs)); done then: $(sql "SELECT count(*) FROM jobs WHERE state = '"'done'"'")" >>timeline
+'
+
+test_expect_success "the other klabd run every job to the end within $DONE_S s" '
+	test_wait_until "$DONE_S" all_ended &&
+	sql "SELECT state, count(*) FROM jobs GROUP BY state" >states &&
+	echo "done|$JOBS" >states.want &&
+	test_cmp states.want states
+'
+
+test_expect_success 'the killed klabd'"'"'s jobs resumed on the others (timeline)' '
+	t_kill=$(cat kill.time) &&
+	for j in $(cat killed.jobs); do
+		line=$(grep -h " resuming interrupted job $j (pid" klabd-[2-9].log | head -n 1) &&
+		test -n "$line" || { echo "job $j was not resumed by another klabd"; return 1; }
+		t_res=${line%% *} &&
+		exp=$(sed -n "s/^$j|//p" killed.leases) &&
+		fin=$(sql "SELECT finished FROM jobs WHERE id = $j") &&
+		echo "$(python3 -c "import sys; k, r, e, f = map(float, sys.argv[1:]); print(\"job %s: killed at +0.0 s, resumed at +%.1f s, its lease would have expired at +%.1f s, done at +%.1f s\" % (\"$j\", r - k, e - k, f - k))" "$t_kill" "$t_res" "${exp:-$t_kill}" "$fin")" >>timeline || return 1
+	done
+'
+
+test_expect_success 'no job lost, none run twice, no run stored twice' '
+	# 2 boots (A, B) x 1 run a job
+	test "$(sql "SELECT count(*) FROM runs")" = $((2 * JOBS)) &&
+	test "$(sql "SELECT count(DISTINCT uid) FROM runs")" = $((2 * JOBS)) &&
+	test "$(sql "SELECT count(*) FROM (SELECT job_id FROM runs GROUP BY job_id HAVING count(*) = 2 AND count(DISTINCT boot_id) = 2) x")" = "$JOBS" &&
+	test "$(sql "SELECT count(*) FROM (SELECT run_id, name FROM metrics GROUP BY run_id, name HAVING count(*) > 1) x")" = 0 &&
+	test "$(sql "SELECT count(*) FROM steps WHERE state NOT IN ('"'done'"', '"'skipped'"')")" = 0 &&
+	# a step ran twice only where klabd 1 was killed in it
+	sql "SELECT DISTINCT job_id FROM steps WHERE attempts > 1 ORDER BY job_id" >again &&
+	echo "steps run again in job(s): $(echo $(cat again))" >>timeline &&
+	comm -23 again killed.jobs >again.others &&
+	test_cmp /dev/null again.others &&
+	# every job was started by one klabd (a second that raced for it stood back)
+	for j in $(seq "$JOBS"); do
+		n=$(grep -h " starting job $j (pid" klabd-*.log | wc -l) &&
+		test "$n" -ge 1 || { echo "job $j never started"; return 1; }
+	done &&
+	! grep -h "is being run by another process\|killed by signal\|cannot\|error" klabd-[2-9].log
+'
+
+test_expect_success 'the work was shared: each surviving klabd ran jobs' '
+	for i in 2 3 4; do
+		n=$(grep -c "job [0-9]* ended: done" klabd-$i.log) &&
+		echo "klabd $i: $n job(s) ended done" >>timeline &&
+		test "$n" -gt 0 || return 1
+	done
+'
+
+# the timeline as TAP comments
+[ -f timeline ] && sed 's/^/# /' timeline
+
+test_expect_success 'no machine was leased to two jobs at once (lease_history)' '
+	test "$(sql "SELECT count(*) FROM lease_history WHERE released IS NULL OR released < acquired")" = 0 &&
+	test "$(sql "SELECT count(*) FROM leases")" = 0 &&
+	test "$(sql "SELECT count(*) FROM (SELECT job_id FROM lease_history GROUP BY job_id HAVING count(*) >= 2) x")" = "$JOBS" &&
+	sql "SELECT a.machine, a.job_id, b.job_id FROM lease_history a JOIN lease_history b
+	     ON a.machine = b.machine AND a.id < b.id
+	     AND b.acquired < a.released AND a.acquired < b.released" >overlaps &&
+	test_cmp /dev/null overlaps &&
+	test "$(sql "SELECT count(*) FROM jobs WHERE substr(dut, 4) != substr(peer, 5)")" = 0 &&
+	test "$(sql "SELECT count(*) FROM runs r JOIN jobs j ON j.id = r.job_id WHERE r.machine != j.dut OR r.peer != j.peer")" = 0
+'
+
+test_expect_success 'the surviving klabd stop on SIGTERM; lab down removes the namespaces' '
+	for i in 2 3 4; do kill -TERM "$(cat klabd-$i.pid)" || return 1; done &&
+	for i in 2 3 4; do test_wait_until 40 "! kill -0 $(cat klabd-$i.pid) 2>/dev/null" || return 1; done &&
+	"$KLAB" lab down --dir "$SCRATCH/lab" >down.out &&
+	ip netns list >ns &&
+	test_grep -v "^klab$index-" ns
+'
+
+test_done
