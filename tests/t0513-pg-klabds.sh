@@ -68,14 +68,23 @@ test_expect_success "the other klabd run every job to the end within $DONE_S s" 
 
 test_expect_success 'the killed klabd'"'"'s jobs resumed on the others (timeline)' '
 	t_kill=$(cat kill.time) &&
+	resumed=0 &&
 	for j in $(cat killed.jobs); do
-		line=$(grep -h " resuming interrupted job $j (pid" klabd-[2-9].log | head -n 1) &&
-		test -n "$line" || { echo "job $j was not resumed by another klabd"; return 1; }
+		line=$(grep -h " resuming interrupted job $j (pid" klabd-[2-9].log | head -n 1)
+		if test -z "$line"; then
+			# klabd 1 had only a child that stood back: another klabd ran the job all along
+			grep -q " job $j ended: done" klabd-[2-9].log ||
+				{ echo "job $j was neither resumed nor run to the end by another klabd"; return 1; }
+			echo "job $j: its runner was another klabd'"'"'s, which ran it to the end" >>timeline
+			continue
+		fi
+		resumed=$((resumed + 1)) &&
 		t_res=${line%% *} &&
 		exp=$(sed -n "s/^$j|//p" killed.leases) &&
 		fin=$(sql "SELECT finished FROM jobs WHERE id = $j") &&
 		echo "$(python3 -c "import sys; k, r, e, f = map(float, sys.argv[1:]); print(\"job %s: killed at +0.0 s, resumed at +%.1f s, its lease would have expired at +%.1f s, done at +%.1f s\" % (\"$j\", r - k, e - k, f - k))" "$t_kill" "$t_res" "${exp:-$t_kill}" "$fin")" >>timeline || return 1
-	done
+	done &&
+	echo "jobs of the killed klabd resumed by another: $resumed" >>timeline
 '
 
 test_expect_success 'no job lost, none run twice, no run stored twice' '
