@@ -126,8 +126,9 @@ reboot-standin)
 		exit 0
 	fi
 	sleep 2
-	"$here/../ssh/lab-sshd.sh" start "$dir" "$m"
-	echo "back" >>"$log" ;;
+	# logged before sshd starts: the orchestrator may see it back and finish first
+	echo "back (sshd starting)" >>"$log"
+	"$here/../ssh/lab-sshd.sh" start "$dir" "$m" ;;
 *)
 	echo "boot-standin: refusing to run the real $(basename "$0") $* in a test" | tee -a "$log" >&2
 	exit 1 ;;

@@ -24,8 +24,9 @@ case "${1:-}" in
 		exit 0
 	fi
 	sleep 2
+	# logged before sshd starts: the orchestrator may see it back and finish first
+	echo "back (sshd starting)" >>"$log"
 	"$here/lab-sshd.sh" start "$dir" "$m"
-	echo "back" >>"$log"
 	exit 0 ;;
 *)
 	echo "kexec-standin: unsupported arguments: $*" >&2
