@@ -34,8 +34,9 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
  * before it runs, so a killed runner resumes the job it was in. O's stop
  * flag and wait_lease are handed to the jobs. Locked like a job
  * (DBPATH.bisect-ID.lock). 0: done (found, ambiguous or no regression), 1:
- * failed or cancelled (bisections.error), 2: stopped, resumable; -1 an error
- * before it started.
+ * failed or cancelled (bisections.error), 2: stopped, resumable;
+ * JOB_RUN_TAKEN: another process runs it and O's taken_quiet is set; -1 an
+ * error before it started.
  */
 struct job_run_opts;
 int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t id,

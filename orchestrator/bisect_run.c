@@ -219,9 +219,10 @@ static enum measured measure(struct brun *r, int seq, const char *commit, int wa
 			int rc;
 			set_step_job(r, seq, open_job);
 			rc = job_run(r->cfg, r->db, r->db_path, open_job, r->o);
-			if (rc == 2 || rc < 0) {
+			if (rc == 2 || rc == JOB_RUN_TAKEN || rc < 0) {
 				buf_reset(&r->why);
-				buf_addf(&r->why, "job %lld stopped before its end", (long long)open_job);
+				buf_addf(&r->why, rc == JOB_RUN_TAKEN ? "job %lld is being run by another process" :
+					  "job %lld stopped before its end", (long long)open_job);
 				return rc < 0 ? M_FAILED : M_STOPPED;
 			}
 			continue;	/* done or failed: count again */
@@ -475,6 +476,10 @@ int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int6
 		goto out;
 	}
 	locked = db_run_lock(db, "bisect", id);
+	if (locked == 1 && o->taken_quiet) {
+		ret = JOB_RUN_TAKEN;
+		goto out;
+	}
 	if (locked == 1) {
 		error("bisection %lld is being run by another process", (long long)id);
 		ret = 2;

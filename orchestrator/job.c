@@ -373,6 +373,8 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	strvec_init(&j.plan);
 
 	lock = db_run_lock(db, "job", id);
+	if (lock == 1 && o->taken_quiet)
+		return JOB_RUN_TAKEN;
 	if (lock == 1)
 		return error("job %lld is being run by another process", (long long)id);
 	if (lock < 0)

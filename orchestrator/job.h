@@ -90,9 +90,12 @@ struct job_run_opts {
 	int wait_lease;		/* wait for a busy machine pair (else return 2 at once) */
 	const char *agent_local;	/* local klab-agent to upload (NULL: next to this program, then PATH) */
 	volatile sig_atomic_t *stop;	/* set by a signal: finish the current step, leave the job resumable */
+	int taken_quiet;	/* a job another process runs is no error: return JOB_RUN_TAKEN (klabd) */
 };
 
-#define JOB_RUN_OPTS_INIT { 1, 1, NULL, NULL }
+#define JOB_RUN_OPTS_INIT { 1, 1, NULL, NULL, 0 }
+/* job_run()'s and bisect_run()'s return when another process holds the run lock and taken_quiet is set */
+#define JOB_RUN_TAKEN 3
 
 /*
  * Run (or resume) job ID in this process until it ends. The job is locked
@@ -101,7 +104,10 @@ struct job_run_opts {
  * ("job 3 is being run by another process"). Returns 0 when the job ended
  * done, 1 when it failed or was cancelled (jobs.error says why), 2 when it
  * stopped early (stop flag, or the machines were busy without wait_lease)
- * and can be resumed, -1 on an error before the job started (logged).
+ * and can be resumed, JOB_RUN_TAKEN when another process runs it and
+ * o->taken_quiet is set (nothing logged: the lock is the claim, so two
+ * klabd racing for a job need no check before it), -1 on an error before
+ * the job started (logged).
  */
 int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t id,
 	    const struct job_run_opts *o);

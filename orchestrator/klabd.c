@@ -17,6 +17,7 @@
 #include "lock.h"
 #include "log.h"
 #include "opt.h"
+#include "rng.h"
 #include "sched.h"
 #include "util.h"
 
@@ -43,6 +44,7 @@ struct daemon {
 	int lock_fd;
 	long grace_s;
 	int max_jobs;		/* -j: overrides [lab] max_jobs */
+	uint64_t rng;		/* splitmix64 state: the ticks' jitter */
 	struct child *kids;
 	size_t n_kids;
 	struct { int64_t job; int deaths; } *crashes;
@@ -231,15 +233,14 @@ static int start_child(struct daemon *d, int64_t id, int64_t bisection, const ch
 		signal(SIGHUP, SIG_IGN);
 		if (db_open(d->db_path, &db))
 			_exit(3);
-		/* another klabd on the same PostgreSQL database started it a moment before us */
-		if (bisection ? bisect_is_live(db, bisection) == 1 : job_is_live(db, id) == 1)
-			_exit(CHILD_TAKEN);
 		o.progress = 0;
 		o.wait_lease = 1;
 		o.stop = &job_stop;
+		/* another klabd on the same PostgreSQL database may take its run lock a moment before us */
+		o.taken_quiet = 1;
 		rc = bisection ? bisect_run(d->cfg, db, d->db_path, bisection, &o) : job_run(d->cfg, db, d->db_path, id, &o);
 		db_close(db);
-		_exit(rc < 0 ? 3 : rc);
+		_exit(rc == JOB_RUN_TAKEN ? CHILD_TAKEN : rc < 0 ? 3 : rc);
 	}
 	add_kid(d, pid, id, bisection);
 	log_msg(LOG_NOTICE, "%s %s %lld (pid %d)", why, what, (long long)n, (int)pid);
@@ -265,9 +266,12 @@ static void reap(struct daemon *d)
 		if (bis) {
 			/* a killed runner is started again at the next tick: its state stays 'running' */
 			db_get_str(d->db, &state, "SELECT state FROM bisections WHERE id = ?", "i", bis);
-			log_msg(LOG_NOTICE, "bisection %lld: its runner %d ended: %s (%s %d, %.0f s)", (long long)bis,
-				(int)pid, state ? state : "?", WIFSIGNALED(st) ? "signal" : "exit",
-				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), ran_ms / 1000.0);
+			if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_TAKEN)
+				log_msg(LOG_INFO, "bisection %lld: another process runs it", (long long)bis);
+			else
+				log_msg(LOG_NOTICE, "bisection %lld: its runner %d ended: %s (%s %d, %.0f s)", (long long)bis,
+					(int)pid, state ? state : "?", WIFSIGNALED(st) ? "signal" : "exit",
+					WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), ran_ms / 1000.0);
 			free(state);
 			continue;
 		}
@@ -322,9 +326,22 @@ static int machines_busy(struct daemon *d, int64_t id)
 	return n > 0;
 }
 
+/*
+ * Jobs one tick starts: a quarter of the slots (at least one). Several
+ * klabd on one database tick at about the same time and see the same
+ * queue; each taking every free slot at once would fork a child per job
+ * in each of them, all but one standing back (CHILD_TAKEN).
+ */
+static int tick_starts(struct daemon *d)
+{
+	int n = job_limit(d) / 4;
+
+	return n > 0 ? n : 1;
+}
+
 static void start_jobs(struct daemon *d)
 {
-	int limit = job_limit(d), running = (int)d->n_kids + foreign_live(d);
+	int limit = job_limit(d), running = (int)d->n_kids + foreign_live(d), started = 0;
 	struct db_stmt *st;
 	int64_t ids[64];
 	int n = 0, resumed[64];
@@ -343,11 +360,13 @@ static void start_jobs(struct daemon *d)
 		ids[n++] = id;
 	}
 	db_finalize(st);
-	for (int i = 0; i < n && running < limit; i++) {
+	for (int i = 0; i < n && running < limit && started < tick_starts(d); i++) {
 		if (machines_busy(d, ids[i]))
 			continue;
-		if (start_child(d, ids[i], 0, resumed[i] ? "resuming interrupted" : "starting") == 0)
+		if (start_child(d, ids[i], 0, resumed[i] ? "resuming interrupted" : "starting") == 0) {
 			running++;
+			started++;
+		}
 	}
 }
 
@@ -436,10 +455,11 @@ int main(int argc, char **argv)
 	struct daemon d;
 	int check, n, level = -1;
 	struct sigaction sa;
-	int64_t stop_deadline = 0, last_tick = 0;
+	int64_t stop_deadline = 0, next_tick = 0;
 
 	memset(&d, 0, sizeof(d));
 	d.lock_fd = -1;
+	d.rng = (uint64_t)getpid() << 32 ^ (uint64_t)now_ms();
 	log_init("klabd", 0, LOG_NOTICE);
 	n = opt_parse(&klabd_spec, argc, argv, 0);
 	if (n < 0)
@@ -530,8 +550,9 @@ int main(int argc, char **argv)
 				}
 				break;
 			}
-		} else if (now_ms() - last_tick >= 1000) {
-			last_tick = now_ms();
+		} else if (now_ms() >= next_tick) {
+			/* 0.75 to 1.25 s: klabd started together on one database drift apart */
+			next_tick = now_ms() + 750 + (int64_t)(splitmix64(&d.rng) % 501);
 			fire_schedules(&d);
 			start_jobs(&d);
 			start_bisections(&d);
