@@ -36,7 +36,7 @@ static const struct {
 	{ "prepare", cmd_prepare, "prepare --check                is the machine still as its boot's prepare left it" },
 	{ "restore", cmd_restore, "restore                       put back what prepare changed" },
 	{ "run", cmd_run, "run < SPEC.json                run a workload with its monitors, print the result" },
-	{ "fetch", cmd_fetch, "fetch [--results-dir D] RUN_ID print a kept result again" },
+	{ "fetch", cmd_fetch, "fetch [--results-dir D] RUN_ID print a kept result again (exit 3: still running)" },
 	{ "ack", cmd_ack, "ack [--results-dir D] RUN_ID   forget a kept result" },
 	{ "list", cmd_list, "list [--results-dir D]         run ids of the kept results" },
 	{ "version", cmd_version, "version" },

@@ -13,6 +13,7 @@
 
 #include "agent.h"
 #include "jsonh.h"
+#include "lock.h"
 #include "log.h"
 #include "monitor.h"
 #include "run.h"
@@ -489,11 +490,11 @@ int cmd_run(int argc, char **argv)
 	struct run_cmd gen = RUN_CMD_INIT;
 	struct strvec gargv = STRVEC_INIT;
 	struct json_object *res = NULL, *si, *k, *timing, *doc = NULL, *v;
-	char *dir = NULL, *path = NULL, *workdir = NULL, *err = NULL;
+	char *dir = NULL, *path = NULL, *workdir = NULL, *lockpath = NULL, *err = NULL;
 	char digest[65], host[256] = "";
 	double start, end, ops = 0;
 	int64_t t0, planned_end, profile_at, next_tick;
-	int rc = 1, gen_started = 0, mon_inited = 0, serves, ready[2] = { -1, -1 };
+	int rc = 1, gen_started = 0, mon_inited = 0, serves, ready[2] = { -1, -1 }, lockfd = -1;
 	size_t i;
 
 	if (argc != 1) {
@@ -523,9 +524,29 @@ int cmd_run(int argc, char **argv)
 		error("run '%s' already has a result in '%s': fetch or ack it first", s.run_id, dir);
 		goto out;
 	}
+	/*
+	 * The run lock, WORKDIR/lock, is held to the end (the fd is
+	 * close-on-exec: the tools do not hold it). An earlier run of this id
+	 * that still goes on (its orchestrator died and a resumed job asks
+	 * again) is not disturbed: it keeps its folder and this run is refused.
+	 */
+	lockpath = xasprintf("%s/lock", workdir);
+	if (lock_held(lockpath) == 1) {
+		error("run '%s' is being run now by an earlier call: fetch its result when it ends", s.run_id);
+		rc = AGENT_EXIT_RUNNING;
+		goto out_keep;
+	}
 	if (file_exists(workdir) && remove_tree(workdir))
 		goto out;
 	if (mkdir_p(workdir))
+		goto out;
+	lockfd = lock_file(lockpath, 0);
+	if (lockfd == LOCK_FILE_BUSY) {
+		error("run '%s' is being run now by another call", s.run_id);
+		rc = AGENT_EXIT_RUNNING;
+		goto out_keep;
+	}
+	if (lockfd < 0)
 		goto out;
 
 	/* the document's head */
@@ -687,6 +708,10 @@ out:
 		mon_release(&m);
 	if (workdir && file_exists(workdir))
 		remove_tree(workdir);
+out_keep:
+	if (lockfd >= 0)
+		close(lockfd);
+	free(lockpath);
 	spec_release(&s);
 out_nospec:
 	run_release(&gen);
@@ -732,7 +757,7 @@ static int kept_args(int argc, char **argv, int want_id, char **dir, const char 
 
 int cmd_fetch(int argc, char **argv)
 {
-	char *dir, *path;
+	char *dir, *path, *lockpath;
 	const char *id;
 	struct buf b = BUF_INIT;
 	int rc = 1;
@@ -745,13 +770,18 @@ int cmd_fetch(int argc, char **argv)
 		return 2;
 	}
 	path = xasprintf("%s/%s.json", dir, id);
-	if (!file_exists(path)) {
+	lockpath = xasprintf("%s/.work-%s/lock", dir, id);
+	if (!file_exists(path) && lock_held(lockpath) == 1) {
+		error("run '%s' is still running: no result yet", id);
+		rc = AGENT_EXIT_RUNNING;
+	} else if (!file_exists(path)) {
 		error("no kept result for run '%s' in '%s' (never run, or already acked)", id, dir);
 	} else if (!buf_read_file(&b, path)) {
 		if (!write_all(1, b.buf, b.len))
 			rc = 0;
 	}
 	buf_release(&b);
+	free(lockpath);
 	free(path);
 	free(dir);
 	return rc;

@@ -30,6 +30,13 @@ char *xabspath(const char *path);
  */
 int run_id_valid(const char *id);
 
+/*
+ * `klab-agent fetch` and `klab-agent run`'s exit status when run RUN_ID is
+ * being run now (its run lock is held): no result yet, and none may be
+ * started again. Both sides of the SSH call use it.
+ */
+#define AGENT_EXIT_RUNNING 3
+
 int starts_with(const char *s, const char *prefix);
 int ends_with(const char *s, const char *suffix);
 /* Pointer past `prefix` when s starts with it, else NULL. */

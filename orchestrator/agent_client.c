@@ -105,7 +105,6 @@ int agent_call(struct job_ctx *j, int peer, const char *const *argv, const char 
 			  timeout_ms, idempotent);
 }
 
-/* klab-agent fetch UID on a machine: 0 found (doc in out), 1 not there, -1 error. */
 int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out)
 {
 	const char *argv[] = { "fetch", uid, NULL };
@@ -122,9 +121,9 @@ int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out)
 		buf_release(&err);
 		return -1;
 	}
-	/* The agent exits non-zero when it keeps no such result. */
+	/* The agent exits non-zero when it keeps no such result, 3 while the run goes on. */
 	buf_release(&err);
-	return 1;
+	return rc == AGENT_EXIT_RUNNING ? AGENT_FETCH_RUNNING : 1;
 }
 
 void agent_ack(struct job_ctx *j, int peer, const char *uid)

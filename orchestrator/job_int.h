@@ -144,7 +144,12 @@ void close_machines(struct job_ctx *j);
  */
 int agent_call(struct job_ctx *j, int peer, const char *const *argv, const char *in,
 	       struct buf *out, long timeout_ms, int idempotent, struct buf *err);
-/* klab-agent fetch UID: 0 found (the document in out), 1 not there, -1 error. */
+/*
+ * klab-agent fetch UID: 0 found (the document in out), 1 not there,
+ * AGENT_FETCH_RUNNING while a run of UID goes on there (an earlier
+ * attempt's: its run lock is held), -1 error.
+ */
+#define AGENT_FETCH_RUNNING 2
 int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out);
 /* klab-agent ack UID: the machine forgets the result (a failure is a warning). */
 void agent_ack(struct job_ctx *j, int peer, const char *uid);

@@ -619,7 +619,7 @@ static int run_stored(struct job_ctx *j, const char *uid)
 }
 
 /* One try: server on the peer, client on the dut. 0 with the client's document in doc. */
-static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, int retry,
+static int run_once(struct job_ctx *j, struct json_object *w, const char *key, const char *uid, int retry,
 		    struct buf *doc, struct buf *why)
 {
 	struct server_run sr = { 0, NULL, SERVER_LINGER_S, SERVER_START_WAIT_S };
@@ -644,6 +644,7 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *uid, i
 				 j->peer->name);
 			goto stop_server;
 		}
+		test_kill_point(j, key, "server-up");
 	}
 	spec = run_spec(j, w, uid, 0, NULL);
 	debug("run %s: client starts on '%s'", uid, j->dut->name);
@@ -684,6 +685,39 @@ out:
 	return ret;
 }
 
+/*
+ * A resumed run step: the server (sink) an earlier attempt started on the
+ * peer may still wait for its client or linger, holding the run id "UID-srv"
+ * (the agent would refuse to start it again) and its port. Wait for it to
+ * end, to its deadline at most, and forget its result. Nothing to do on a
+ * first attempt.
+ */
+static void earlier_server_gone(struct job_ctx *j, struct json_object *w, const char *uid)
+{
+	char *suid;
+	struct buf doc = BUF_INIT;
+	double hard;
+	int rc;
+
+	if (j->attempt <= 1 || !needs_server(w))
+		return;
+	suid = xasprintf("%s-srv", uid);
+	hard = (j->step_started_prev > 0 ? j->step_started_prev : now_wall()) + SERVER_START_WAIT_S +
+	       spec_double(w, "warmup_s", 2) + spec_double(w, "duration_s", 10) + SERVER_LINGER_S + 120;
+	rc = agent_fetch(j, 1, suid, &doc);
+	if (rc == AGENT_FETCH_RUNNING)
+		job_print(j, "  the %s of an earlier attempt of %s still runs on '%s'; waiting for it to end",
+			  role_server(spec_str(w, "type")), uid, j->peer->name);
+	while (rc == AGENT_FETCH_RUNNING && now_wall() < hard) {
+		sleep(1);
+		rc = agent_fetch(j, 1, suid, &doc);
+	}
+	if (rc == 0)
+		agent_ack(j, 1, suid);
+	buf_release(&doc);
+	free(suid);
+}
+
 int step_run(struct job_ctx *j, const char *key)
 {
 	char wl[256], uid[400];
@@ -713,21 +747,32 @@ int step_run(struct job_ctx *j, const char *key)
 	 * earlier attempt of this step can have left it there.
 	 */
 	rc = j->attempt > 1 ? agent_fetch(j, 0, uid, &doc) : 1;
-	if (rc == 1 && j->step_started_prev > 0) {
+	if ((rc == 1 && j->step_started_prev > 0) || rc == AGENT_FETCH_RUNNING) {
 		/*
 		 * An earlier attempt may still be running on the machine (we died
-		 * mid-run): wait for its result until it must have ended.
+		 * mid-run): wait for its result. The agent says so while its run
+		 * holds the run lock (AGENT_FETCH_RUNNING), to the end of the
+		 * agent's own deadline at most; a result not there and no lock
+		 * held is waited for until the run must have ended (an agent
+		 * from before the lock, or one that has not started yet).
 		 */
-		double until = j->step_started_prev + spec_double(w, "warmup_s", 2) +
-			       spec_double(w, "duration_s", 10) + 20;
-		if (now_wall() < until)
-			job_print(j, "  an earlier attempt of %s may still be running; waiting up to %.0f s for it",
-				 uid, until - now_wall());
-		while (rc == 1 && now_wall() < until) {
+		double t0 = j->step_started_prev > 0 ? j->step_started_prev : now_wall(),
+		       len = spec_double(w, "warmup_s", 2) + spec_double(w, "duration_s", 10),
+		       until = t0 + len + 20, hard = t0 + SERVER_START_WAIT_S + len + 120;
+		if (now_wall() < until || rc == AGENT_FETCH_RUNNING)
+			job_print(j, "  an earlier attempt of %s %s; waiting up to %.0f s for it", uid,
+				  rc == AGENT_FETCH_RUNNING ? "is still running" : "may still be running",
+				  (rc == AGENT_FETCH_RUNNING ? hard : until) - now_wall());
+		while ((rc == 1 && now_wall() < until) || (rc == AGENT_FETCH_RUNNING && now_wall() < hard)) {
 			sleep(1);
 			rc = agent_fetch(j, 0, uid, &doc);
 		}
+		if (rc == AGENT_FETCH_RUNNING)
+			return step_fail(j, "an earlier attempt of run %s still runs on '%s' %.0f s after it started",
+					 uid, j->dut->name, now_wall() - t0);
 	}
+	if (rc == 0 || rc == 1)
+		earlier_server_gone(j, w, uid);
 	if (rc == 0 && boot_state_lost(j, b, doc.buf, &why)) {
 		agent_ack(j, 0, uid);	/* measured outside the boot's state: never stored */
 		goto lost;
@@ -749,7 +794,7 @@ int step_run(struct job_ctx *j, const char *key)
 		goto lost;
 	for (int attempt = 1; attempt <= 2; attempt++) {
 		buf_reset(&why);
-		if (run_once(j, w, uid, attempt > 1 || j->attempt > 1, &doc, &why) == 0)
+		if (run_once(j, w, key, uid, attempt > 1 || j->attempt > 1, &doc, &why) == 0)
 			break;
 		if (attempt == 2) {
 			step_fail(j, "run %s failed twice: %s", uid, why.buf);

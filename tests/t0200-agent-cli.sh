@@ -143,6 +143,27 @@ test_expect_success 'tools missing: each monitor says unavailable, the run still
 	"$KLAB_AGENT" ack np && "$KLAB_AGENT" ack np-srv
 '
 
+test_expect_success 'a run that goes on holds its id: fetch exits 3, a second run of it is refused with 3 and changes nothing' '
+	port=$(test_free_port) &&
+	sed -e "s/lo-srv/live-srv/; s/\"port\": \"[0-9]*\"/\"port\": \"$port\"/; s/\"start_wait_s\": 20/\"start_wait_s\": 4/" \
+		srv.spec >live.spec &&
+	{ "$KLAB_AGENT" run <live.spec >live.json 2>live.err & } &&
+	lpid=$! && wait_ready live.err 20 $lpid &&
+	test_expect_code 3 "$KLAB_AGENT" fetch live-srv 2>err &&
+	test_grep "run .live-srv. is still running" err &&
+	test_expect_code 3 "$KLAB_AGENT" run <live.spec >again.json 2>err &&
+	test_grep "run .live-srv. is being run now" err &&
+	test ! -s again.json &&
+	test -e state/results/.work-live-srv/lock &&
+	# the first run ends by itself (no client came within its start wait) and keeps its result
+	wait $lpid &&
+	python3 -c "import json; d=json.load(open(\"live.json\")); assert d[\"status\"] == \"ok\" and d[\"workload\"][\"first_request_s\"] is None, d" &&
+	"$KLAB_AGENT" fetch live-srv >f.json && test_cmp live.json f.json &&
+	test ! -e state/results/.work-live-srv &&
+	"$KLAB_AGENT" ack live-srv &&
+	test_must_fail "$KLAB_AGENT" fetch live-srv 2>err && test_grep "no kept result" err
+'
+
 test_expect_success 'list, fetch, ack' '
 	"$KLAB_AGENT" list >list && printf "lo-bad\nlo-cl\nlo-srv\n" >expect && test_cmp expect list &&
 	"$KLAB_AGENT" fetch lo-cl >f.json && test_cmp cl.json f.json &&

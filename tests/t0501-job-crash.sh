@@ -12,6 +12,10 @@ step() {	# step KEY COLUMN
 	sql "SELECT $2 FROM steps WHERE job_id = 1 AND key = '$1'"
 }
 
+step_of() {	# step_of JOB KEY COLUMN
+	sql "SELECT $3 FROM steps WHERE job_id = $1 AND key = '$2'"
+}
+
 client_running() {	# the agent on the dut made the work folder of run b2-rr-r0
 	ls -a "$SCRATCH/agent/state-dut/results" 2>/dev/null | grep -q "^\.work-j1-.*-b2-rr-r0$"
 }
@@ -102,6 +106,23 @@ test_expect_success 'SIGINT to klab run finishes the current step and leaves the
 	"$KLAB" run 2 >int2.out 2>&1 &&
 	test "$(sql "SELECT count(*) FROM runs WHERE job_id = 2")" = 4 &&
 	test "$(sql "SELECT max(attempts) FROM steps WHERE job_id = 2")" = 1
+'
+
+test_expect_success 'killed with the server up on the peer: the resumed step waits for that server to end, then runs once' '
+	"$KLAB" submit --job ab >/dev/null &&
+	id=$(sql "SELECT max(id) FROM jobs") &&
+	test_expect_code 137 env "KLAB_TEST_KILL_AT=run:1:rr:0@server-up" "$KLAB" run $id >srv.out 2>srv.err &&
+	test_grep "SIGKILL at step run:1:rr:0 (server-up)" srv.err &&
+	# the earlier server waits on the peer for a client that never comes
+	ls -a "$SCRATCH/agent/state-peer/results" >peer.ls &&
+	test_grep "^\.work-j$id-.*-b1-rr-r0-srv$" peer.ls &&
+	"$KLAB" run $id >srv2.out 2>&1 || { cat srv2.out; false; } &&
+	test_grep "the server of an earlier attempt of j$id-.*-b1-rr-r0 still runs on .peer.; waiting for it to end" srv2.out &&
+	test_grep -v "retrying once" srv2.out &&
+	test "$(sql "SELECT state FROM jobs WHERE id = $id")" = done &&
+	test "$(sql "SELECT count(*) FROM runs WHERE job_id = $id")" = 4 &&
+	test "$(step_of $id run:1:rr:0 attempts)" = 2 &&
+	test -z "$(ls "$SCRATCH/agent/state-peer/results" | grep -v "^\.")"
 '
 
 test_done
