@@ -53,6 +53,8 @@ SELECT job_id, label_a, label_b, workload || '_' || k.k, metric, unit, better, n
 FROM comparisons, k WHERE job_id = 1 AND id <= 5;
 COMMIT;
 SQL
+# rows written by SQL: their per-boot summaries (what klab compare reads)
+"$KLAB" --db "$W/b.db" db rebuild-summaries >/dev/null
 ncmp=$(sqlite3 "$W/b.db" "SELECT count(*) FROM comparisons WHERE job_id = 1")
 nruns=$(sqlite3 "$W/b.db" "SELECT count(*) FROM runs WHERE job_id = 1")
 

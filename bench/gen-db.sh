@@ -80,8 +80,10 @@ SELECT r.id, 'udp-rr', '[kernel.kallsyms]', p.sym, p.pct + (abs(random()) % 100)
         UNION ALL SELECT '__dev_queue_xmit', 4 UNION ALL SELECT 'ip_finish_output2', 3
         UNION ALL SELECT 'copy_user_generic', 2) p;
 COMMIT;
-ANALYZE;
 SQL
+# rows written by SQL: the per-boot summaries that compare and history read
+"$klab" --db "$out" db rebuild-summaries >/dev/null
+sqlite3 "$out" 'ANALYZE;'
 end=$(date +%s.%N)
 printf 'gen-db: %s: %s metric rows, %s runs in %.1f s\n' "$out" \
 	"$(sqlite3 "$out" 'SELECT COUNT(*) FROM metrics')" "$(sqlite3 "$out" 'SELECT COUNT(*) FROM runs')" \

@@ -382,3 +382,51 @@ CREATE TABLE confirmations (
 );
 CREATE INDEX confirmations_confirm_job ON confirmations(confirm_job);
 CREATE INDEX confirmations_cp ON confirmations(workload, metric, cp_job) WHERE cp_job IS NOT NULL;
+CREATE TABLE boot_metrics (
+	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+	bkey		INTEGER NOT NULL,
+	side		TEXT,
+	kernel_id	INTEGER,
+	kernel_label	TEXT,
+	workload	TEXT NOT NULL,
+	name		TEXT NOT NULL,
+	unit		TEXT,
+	better		TEXT,
+	value		REAL NOT NULL,
+	n		INTEGER NOT NULL,
+	PRIMARY KEY (bkey, workload, name)
+);
+CREATE INDEX boot_metrics_series ON boot_metrics (workload, name, job_id);
+CREATE INDEX boot_metrics_job ON boot_metrics (job_id, side);
+CREATE INDEX boot_metrics_kernel ON boot_metrics (kernel_id, workload, name);
+CREATE INDEX boot_metrics_label ON boot_metrics (kernel_label) WHERE kernel_label IS NOT NULL;
+CREATE TABLE boot_cpus (
+	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+	bkey		INTEGER NOT NULL,
+	side		TEXT,
+	kernel_id	INTEGER,
+	kernel_label	TEXT,
+	workload	TEXT NOT NULL,
+	cpu		INTEGER NOT NULL,
+	usr REAL, sys REAL, irq REAL, soft REAL, idle REAL,
+	PRIMARY KEY (bkey, workload, cpu)
+);
+CREATE INDEX boot_cpus_job ON boot_cpus (job_id, side);
+CREATE INDEX boot_cpus_kernel ON boot_cpus (kernel_id, workload);
+CREATE INDEX boot_cpus_label ON boot_cpus (kernel_label) WHERE kernel_label IS NOT NULL;
+CREATE TABLE boot_profile (
+	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+	bkey		INTEGER NOT NULL,
+	side		TEXT,
+	kernel_id	INTEGER,
+	kernel_label	TEXT,
+	workload	TEXT NOT NULL,
+	symbol		TEXT NOT NULL,
+	dso		TEXT,
+	pct_sum		REAL NOT NULL,
+	runs		INTEGER NOT NULL,
+	PRIMARY KEY (bkey, workload, symbol)
+);
+CREATE INDEX boot_profile_job ON boot_profile (job_id, side);
+CREATE INDEX boot_profile_kernel ON boot_profile (kernel_id, workload);
+CREATE INDEX boot_profile_label ON boot_profile (kernel_label) WHERE kernel_label IS NOT NULL;

@@ -118,7 +118,33 @@ struct side_sel {
 	const char *side;	/* JOB_SIDE */
 	const char *kernel;	/* KERNEL_SIDE */
 	int warmup;
+	int own_warmup;		/* the runs of jobs leave out their job's warm-ups: boot_metrics has the boot values */
 };
+
+/*
+ * SELECT COLS (of b, a row per boot) from the per-boot summary TABLE of
+ * the side's boots (migration 0014; s->own_warmup). For a kernel the same
+ * three ways in as KERNEL_SIDE, as one OR (an index search each, the rows
+ * found two ways taken once), then RAW: the same columns from the runs
+ * outside jobs, which the summaries do not hold (r.kernel_label = ?1, their
+ * first ?3 runs left out). ?1..?3 bound as side_prepare() binds them.
+ */
+static char *side_boots_sql(const struct side_sel *s, const char *cols, const char *table, const char *raw)
+{
+	if (!s->kernel)
+		return xasprintf("SELECT %s FROM %s b WHERE b.job_id = ?1 AND b.side = ?2 AND ?3 >= 0", cols, table);
+	return xasprintf("SELECT %s FROM %s b WHERE b.kernel_id IN (SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?1"
+			 " OR release = ?1 OR variant = ?1"
+			 " UNION SELECT kernel_id FROM job_sides WHERE label = ?1 AND kernel_id IS NOT NULL)"
+			 " OR b.kernel_label = ?1"
+			 " OR (b.job_id, b.side) IN (SELECT job_id, side FROM job_sides WHERE label = ?1)"
+			 " UNION ALL %s", cols, table, raw);
+}
+
+/* The runs outside jobs of a kernel side, for side_boots_sql()'s RAW. */
+#define RAW_KERNEL_RUNS \
+	" WHERE r.kernel_label = ?1 AND r.job_id IS NULL AND r.status = 'ok' AND r.seq >= ?3" \
+	" AND CAST(?2 AS TEXT) IS NULL"
 
 /* Prepare PRE + the side's WHERE fragment + POST with the side's parameters bound. */
 static struct db_stmt *side_prepare(struct db *db, const char *pre, const char *post, const struct side_sel *s)
@@ -137,15 +163,27 @@ static struct db_stmt *side_prepare(struct db *db, const char *pre, const char *
 static int load_side_metrics(struct db *db, const struct side_sel *s, const struct compare_opts *o,
 			     struct groups *gs)
 {
-	struct db_stmt *st = side_prepare(db,
-		"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value)"
-		" FROM runs r JOIN metrics m ON m.run_id = r.id"
-		" WHERE ",
-		" AND r.status = 'ok' AND r.seq >= ?3"
-		" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)"
-		" ORDER BY r.workload, m.name", s);
+	struct db_stmt *st;
 
 	(void)o;
+	/* in the boot order (bkey) both ways, so that a side's values come in the same order */
+	if (s->own_warmup) {
+		char *sql = side_boots_sql(s, "b.workload, b.name, b.unit, b.better, b.value, b.bkey", "boot_metrics",
+			"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value), COALESCE(r.boot_id, -r.id)"
+			" FROM runs r JOIN metrics m ON m.run_id = r.id" RAW_KERNEL_RUNS
+			" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)");
+		st = side_prepare(db, "SELECT workload, name, unit, better, value FROM (",
+				  ") x ORDER BY workload, name, bkey", &(struct side_sel){ sql, s->job_id, s->side,
+											   s->kernel, s->warmup, 1 });
+		free(sql);
+	} else
+		st = side_prepare(db,
+			"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value)"
+			" FROM runs r JOIN metrics m ON m.run_id = r.id"
+			" WHERE ",
+			" AND r.status = 'ok' AND r.seq >= ?3"
+			" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)"
+			" ORDER BY r.workload, m.name, COALESCE(r.boot_id, -r.id)", s);
 	return load_groups(db, st, gs);
 }
 
@@ -153,14 +191,27 @@ static int load_side_metrics(struct db *db, const struct side_sel *s, const stru
 static int load_side_cpus(struct db *db, const struct side_sel *s, struct groups *gs)
 {
 	static const char *fields[] = { "usr", "sys", "irq", "soft", "idle" };
-	struct db_stmt *st = side_prepare(db,
-		"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id) AS bk,"
-		" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
-		" FROM runs r JOIN cpu_stats c ON c.run_id = r.id"
-		" WHERE ",
-		" AND r.status = 'ok' AND r.seq >= ?3"
-		" GROUP BY r.workload, c.cpu, bk ORDER BY r.workload, c.cpu, bk", s);
+	struct db_stmt *st;
 	int rc;
+
+	if (s->own_warmup) {
+		char *sql = side_boots_sql(s, "b.workload, b.cpu, b.bkey, b.usr, b.sys, b.irq, b.soft, b.idle", "boot_cpus",
+			"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id),"
+			" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
+			" FROM runs r JOIN cpu_stats c ON c.run_id = r.id" RAW_KERNEL_RUNS
+			" GROUP BY r.workload, c.cpu, COALESCE(r.boot_id, -r.id)");
+		st = side_prepare(db, "SELECT * FROM (", ") x ORDER BY 1, 2, 3",
+				  &(struct side_sel){ sql, s->job_id, s->side, s->kernel, s->warmup, 1 });
+		free(sql);
+	} else {
+		st = side_prepare(db,
+			"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id) AS bk,"
+			" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
+			" FROM runs r JOIN cpu_stats c ON c.run_id = r.id"
+			" WHERE ",
+			" AND r.status = 'ok' AND r.seq >= ?3"
+			" GROUP BY r.workload, c.cpu, bk ORDER BY r.workload, c.cpu, bk", s);
+	}
 
 	if (!st)
 		return -1;
@@ -221,17 +272,35 @@ struct profrow {
 
 static int load_side_profile(struct db *db, const struct side_sel *s, struct profrow **out, size_t *n)
 {
-	struct db_stmt *st = side_prepare(db,
-		"WITH pr AS (SELECT r.id, r.workload FROM runs r"
-		"  WHERE ",
-		" AND r.status = 'ok' AND r.seq >= ?3"
-		"  AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
-		" nr AS (SELECT workload, COUNT(*) AS n FROM pr GROUP BY workload)"
-		" SELECT pr.workload, p.symbol, MAX(p.dso), SUM(p.percent) / MAX(nr.n)"
-		" FROM pr JOIN profile_rows p ON p.run_id = pr.id JOIN nr ON nr.workload = pr.workload"
-		" GROUP BY pr.workload, p.symbol ORDER BY pr.workload, p.symbol", s);
+	struct db_stmt *st;
 	size_t alloc = 0;
 	int rc;
+
+	if (s->own_warmup) {
+		/* a run outside jobs is a boot of its own: its symbols' shares, 1 run */
+		char *sql = side_boots_sql(s, "b.workload, b.symbol, b.dso, b.pct_sum, b.runs, b.bkey", "boot_profile",
+			"SELECT r.workload, p.symbol, MAX(p.dso), SUM(p.percent), 1, -r.id"
+			" FROM runs r JOIN profile_rows p ON p.run_id = r.id" RAW_KERNEL_RUNS
+			" GROUP BY r.workload, p.symbol, r.id");
+		st = side_prepare(db, "WITH pb AS (",
+			"), nr AS (SELECT workload, SUM(runs) AS n FROM (SELECT DISTINCT workload, bkey, runs FROM pb) d"
+			" GROUP BY workload)"
+			" SELECT pb.workload, pb.symbol, MAX(pb.dso), SUM(pb.pct_sum) / MAX(nr.n)"
+			" FROM pb JOIN nr ON nr.workload = pb.workload"
+			" GROUP BY pb.workload, pb.symbol ORDER BY pb.workload, pb.symbol",
+			&(struct side_sel){ sql, s->job_id, s->side, s->kernel, s->warmup, 1 });
+		free(sql);
+	} else {
+		st = side_prepare(db,
+			"WITH pr AS (SELECT r.id, r.workload FROM runs r"
+			"  WHERE ",
+			" AND r.status = 'ok' AND r.seq >= ?3"
+			"  AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
+			" nr AS (SELECT workload, COUNT(*) AS n FROM pr GROUP BY workload)"
+			" SELECT pr.workload, p.symbol, MAX(p.dso), SUM(p.percent) / MAX(nr.n)"
+			" FROM pr JOIN profile_rows p ON p.run_id = pr.id JOIN nr ON nr.workload = pr.workload"
+			" GROUP BY pr.workload, p.symbol ORDER BY pr.workload, p.symbol", s);
+	}
 
 	*out = NULL;
 	*n = 0;
@@ -577,7 +646,7 @@ static void rows_clock(struct compare_result *res, const char *clock)
 
 int compare_clock_of_runs(struct db *db, int64_t job_id, const char **clock)
 {
-	struct side_sel all = { "r.job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR r.side = ?2)", job_id, NULL, NULL, 0 };
+	struct side_sel all = { "r.job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR r.side = ?2)", job_id, NULL, NULL, 0, 0 };
 
 	return side_clock(db, &all, clock);
 }
@@ -1069,7 +1138,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 {
 	struct compare_opts o = opts ? *opts : (struct compare_opts)COMPARE_OPTS_INIT;
 	struct compare_result res = { 0 };
-	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 0 }, sb = { JOB_SIDE, job_id, "B", NULL, 0 };
+	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 0, 0 }, sb = { JOB_SIDE, job_id, "B", NULL, 0, 0 };
 	struct claimrow *claims = NULL;
 	size_t n_claims = 0;
 	char *spec = NULL;
@@ -1085,6 +1154,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		goto out;
 	}
 	sa.warmup = sb.warmup = o.warmup_runs >= 0 ? o.warmup_runs : spec_warmup(spec);
+	sa.own_warmup = sb.own_warmup = o.warmup_runs < 0;
 	if (!(o.alpha > 0))
 		o.alpha = compare_spec_alpha(spec);	/* a job with a boots range decides at its looks' level */
 	if (!(o.threshold_pct > 0) && spec && (si.spec = json_tokener_parse(spec))) {
@@ -1129,7 +1199,8 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 {
 	struct compare_opts o = opts ? *opts : (struct compare_opts)COMPARE_OPTS_INIT;
 	int w = o.warmup_runs >= 0 ? o.warmup_runs : 1;
-	struct side_sel sa = { KERNEL_SIDE, 0, NULL, kernel_a, w }, sb = { KERNEL_SIDE, 0, NULL, kernel_b, w };
+	struct side_sel sa = { KERNEL_SIDE, 0, NULL, kernel_a, w, o.warmup_runs < 0 },
+			sb = { KERNEL_SIDE, 0, NULL, kernel_b, w, o.warmup_runs < 0 };
 
 	memset(res, 0, sizeof(*res));
 	res->label_a = xstrdup(kernel_a);
@@ -1226,13 +1297,15 @@ static struct compare_row *push_row(struct compare_result *res, size_t *alloc)
 /* The profile differences of a job's measured runs (they are not stored: cheap to read again). */
 static void load_job_profile(struct db *db, int64_t job_id, struct compare_result *res)
 {
-	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 1 }, sb = { JOB_SIDE, job_id, "B", NULL, 1 };
+	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 1, 0 }, sb = { JOB_SIDE, job_id, "B", NULL, 1, 0 };
 	struct profrow *pa = NULL, *pb = NULL;
 	size_t npa = 0, npb = 0;
 	char *spec = NULL;
 
-	if (db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1)
+	if (db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1) {
 		sa.warmup = sb.warmup = spec_warmup(spec);
+		sa.own_warmup = sb.own_warmup = 1;
+	}
 	free(spec);
 	if (!load_side_profile(db, &sa, &pa, &npa) && !load_side_profile(db, &sb, &pb, &npb))
 		merge_profiles(pa, npa, pb, npb, res);

@@ -63,21 +63,16 @@ int history_analyse(struct db *db, const char *workload, const char *metric,
 		    struct history_series **out, size_t *n_out)
 {
 	/*
-	 * One row per (job, side, boot): the boot value. The warm-up count of
-	 * each job comes from its spec like spec_warmup() does.
+	 * One row per (job, side, boot): the boot value, the mean of its
+	 * measured runs, as boot_metrics keeps it (result_store()).
 	 */
 	struct db_stmt *st = db_prepare(db,
-		"SELECT j.tree, j.dut || '+' || j.peer, j.id, j.created, r.side, AVG(m.value)"
-		" FROM jobs j JOIN runs r ON r.job_id = j.id"
-		" JOIN metrics m ON m.run_id = r.id AND m.name = ?2"
-		" WHERE j.schedule IS NOT NULL AND j.state = 'done' AND r.workload = ?1"
-		" AND r.status = 'ok' AND (CAST(?3 AS TEXT) IS NULL OR j.tree = ?3)"
+		"SELECT j.tree, j.dut || '+' || j.peer, j.id, j.created, b.side, b.value"
+		" FROM boot_metrics b JOIN jobs j ON j.id = b.job_id"
+		" WHERE b.workload = ?1 AND b.name = ?2 AND j.schedule IS NOT NULL AND j.state = 'done'"
+		" AND (CAST(?3 AS TEXT) IS NULL OR j.tree = ?3)"
 		" AND (CAST(?4 AS TEXT) IS NULL OR j.dut || '+' || j.peer = ?4)"
-		" AND r.seq >= COALESCE(CAST(json_extract(j.spec, '$.warmup_runs') AS DOUBLE PRECISION),"
-		"   CASE WHEN CAST(json_extract(j.spec, '$.warmup') AS DOUBLE PRECISION) BETWEEN 0 AND 100"
-		"   THEN CAST(json_extract(j.spec, '$.warmup') AS DOUBLE PRECISION) END, 1)"
-		" GROUP BY j.id, r.side, COALESCE(r.boot_id, -r.id)"
-		" ORDER BY j.tree, 2, j.id, r.side", "ssss", workload, metric, tree, machines);
+		" ORDER BY j.tree, 2, j.id, b.side, b.bkey", "ssss", workload, metric, tree, machines);
 	struct history_series *ser = NULL;
 	size_t n = 0, alloc = 0, palloc = 0;
 	int rc, ret = -1;

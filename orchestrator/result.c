@@ -481,6 +481,88 @@ out:
 	return ret;
 }
 
+/*
+ * The per-boot summaries (migration 0014), made from the measured runs of
+ * jobs (r, with its job j) that FILTER selects: per boot (bkey: the boot's
+ * id, or -(run id) for a run without a boot) and workload, the mean of each
+ * metric and CPU share, and the sum of each symbol's profile shares with
+ * the number of runs that have a profile. The migration's backfill is the
+ * same SELECTs over every run.
+ */
+/* each: the SQL before and after FILTER */
+static const struct { const char *head, *tail; } summary_sql[] = {
+	{ "INSERT INTO boot_metrics (job_id, bkey, side, kernel_id, kernel_label, workload, name, unit, better, value, n)"
+	" SELECT r.job_id, COALESCE(r.boot_id, -r.id), MAX(r.side), MAX(r.kernel_id), MAX(r.kernel_label), r.workload,"
+	" m.name, MAX(m.unit), MAX(m.better), AVG(m.value), COUNT(*)"
+	" FROM runs r JOIN jobs j ON j.id = r.job_id JOIN metrics m ON m.run_id = r.id"
+	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
+	  " GROUP BY r.job_id, COALESCE(r.boot_id, -r.id), r.workload, m.name" },
+
+	{ "INSERT INTO boot_cpus (job_id, bkey, side, kernel_id, kernel_label, workload, cpu, usr, sys, irq, soft, idle)"
+	" SELECT r.job_id, COALESCE(r.boot_id, -r.id), MAX(r.side), MAX(r.kernel_id), MAX(r.kernel_label), r.workload,"
+	" c.cpu, AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
+	" FROM runs r JOIN jobs j ON j.id = r.job_id JOIN cpu_stats c ON c.run_id = r.id"
+	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
+	  " GROUP BY r.job_id, COALESCE(r.boot_id, -r.id), r.workload, c.cpu" },
+
+	{ "WITH rr AS (SELECT r.id, r.job_id, COALESCE(r.boot_id, -r.id) AS bkey, r.side, r.kernel_id, r.kernel_label,"
+	" r.workload FROM runs r JOIN jobs j ON j.id = r.job_id"
+	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
+	  " AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
+	" nb AS (SELECT bkey, workload, COUNT(*) AS runs FROM rr GROUP BY bkey, workload)"
+	" INSERT INTO boot_profile (job_id, bkey, side, kernel_id, kernel_label, workload, symbol, dso, pct_sum, runs)"
+	" SELECT rr.job_id, rr.bkey, MAX(rr.side), MAX(rr.kernel_id), MAX(rr.kernel_label), rr.workload, p.symbol,"
+	" MAX(p.dso), SUM(p.percent), MAX(nb.runs)"
+	" FROM rr JOIN profile_rows p ON p.run_id = rr.id JOIN nb ON nb.bkey = rr.bkey AND nb.workload = rr.workload"
+	" GROUP BY rr.job_id, rr.bkey, rr.workload, p.symbol" },
+};
+static const char *const summary_tables[] = { "boot_metrics", "boot_cpus", "boot_profile" };
+
+/*
+ * The summaries of the boot run ID belongs to, for its workload, made again
+ * from the boot's runs (a handful), in the caller's transaction. Runs
+ * outside jobs have no rows: readers take them from runs.
+ */
+static int store_boot_summaries(struct db *db, int64_t id, const struct result_meta *meta, const char *workload)
+{
+	int64_t bkey = meta->boot_id ? meta->boot_id : -id;
+	int ret = 0;
+
+	if (!meta->job_id)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(summary_sql) && !ret; i++) {
+		char *del = xasprintf("DELETE FROM %s WHERE bkey = ?1 AND workload = ?2", summary_tables[i]);
+		char *ins = xasprintf("%s%s%s", summary_sql[i].head, "r.job_id = ?3 AND r.workload = ?2"
+				      " AND (r.boot_id = ?1 OR (?1 < 0 AND r.id = -?1))", summary_sql[i].tail);
+
+		ret = db_run(db, del, "is", bkey, workload) || db_run(db, ins, "isi", bkey, workload, meta->job_id);
+		free(del);
+		free(ins);
+	}
+	return ret ? -1 : 0;
+}
+
+int result_rebuild_summaries(struct db *db)
+{
+	int ret = 0;
+
+	if (db_begin(db))
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(summary_sql) && !ret; i++) {
+		char *del = xasprintf("DELETE FROM %s", summary_tables[i]);
+		char *ins = xasprintf("%s%s%s", summary_sql[i].head, "r.job_id IS NOT NULL", summary_sql[i].tail);
+
+		ret = db_run(db, del, "") || db_run(db, ins, "");
+		free(del);
+		free(ins);
+	}
+	if (ret) {
+		db_rollback(db);
+		return -1;
+	}
+	return db_commit(db);
+}
+
 int result_store(struct db *db, const char *json, size_t len, const struct result_meta *meta,
 		 int64_t *run_id)
 {
@@ -554,7 +636,8 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	if (step_done(db, st, "the run"))
 		goto out;
 	id = db_last_id(db);
-	if (store_rows(db, id, o, meta->clock && !strcmp(meta->clock, "icount")) || store_monitors(db, id, o) || store_stacks(db, id, o))
+	if (store_rows(db, id, o, meta->clock && !strcmp(meta->clock, "icount")) || store_monitors(db, id, o) ||
+	    store_stacks(db, id, o) || store_boot_summaries(db, id, meta, workload))
 		goto out;
 	if (db_commit(db))
 		goto out;

@@ -42,15 +42,35 @@ struct result_meta {
 };
 
 /*
+ * SQL for the warm-up runs per boot of job `j` (a jobs row in the query),
+ * read from its spec as compare.c's spec_warmup() does: "warmup_runs",
+ * else "warmup" when it is a count, else 1. Runs with seq below it are
+ * warm-ups. Migration 0014 writes the same expression out.
+ */
+#define RESULT_JOB_WARMUP_SQL \
+	"COALESCE(CAST(json_extract(j.spec, '$.warmup_runs') AS DOUBLE PRECISION)," \
+	" CASE WHEN CAST(json_extract(j.spec, '$.warmup') AS DOUBLE PRECISION) BETWEEN 0 AND 100" \
+	" THEN CAST(json_extract(j.spec, '$.warmup') AS DOUBLE PRECISION) END, 1)"
+
+/*
  * Store one result (the JSON text `json` of `len` bytes, kept verbatim in
  * runs.result) in ONE transaction: the runs row (uid = the document's
  * run_id), metrics, samples (from series), cpu_stats, histograms and
- * profile_rows. Storing a uid that is already there changes nothing and
+ * profile_rows, and for a run of a job its boot's rows of boot_metrics
+ * (the means of the boot's measured runs, made again). Storing a uid that is already there changes nothing and
  * returns the existing row's id, so a retried fetch never stores twice.
  * `meta` may be NULL. Returns 0 with *run_id set (if run_id is not
  * NULL), or -1 (logged; the database is left as it was).
  */
 int result_store(struct db *db, const char *json, size_t len, const struct result_meta *meta,
 		 int64_t *run_id);
+
+/*
+ * Make the per-boot summaries (boot_metrics, boot_cpus, boot_profile) of
+ * every run of a job again, in one transaction: for runs written into the
+ * database other than by result_store() (test fixtures, bench/gen-db.sh;
+ * `klab db rebuild-summaries`). 0 or -1 (logged; nothing changed).
+ */
+int result_rebuild_summaries(struct db *db);
 
 #endif

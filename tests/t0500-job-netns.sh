@@ -40,6 +40,13 @@ cat >>"$KLAB_CONFIG" <<EOF
 	warmup_runs = 0
 EOF
 
+# the per-boot summaries of job 1, values rounded (the sums of a rebuild may add in another order)
+summaries() {
+	sql "SELECT bkey, side, workload, name, n, ROUND(CAST(value AS NUMERIC), 6) FROM boot_metrics WHERE job_id = 1 ORDER BY bkey, workload, name" &&
+	sql "SELECT bkey, workload, cpu, ROUND(CAST(usr AS NUMERIC), 6), ROUND(CAST(idle AS NUMERIC), 6) FROM boot_cpus WHERE job_id = 1 ORDER BY bkey, workload, cpu" &&
+	sql "SELECT bkey, workload, symbol, runs, ROUND(CAST(pct_sum AS NUMERIC), 6) FROM boot_profile WHERE job_id = 1 ORDER BY bkey, workload, symbol"
+}
+
 test_expect_success 'netns lab and config' '
 	"$KLAB" config check
 '
@@ -73,6 +80,17 @@ test_expect_success 'every run is stored once, with metrics, on the right side' 
 	test "$(sql "SELECT group_concat(side, \"\") FROM (SELECT side FROM runs WHERE job_id = 1 ORDER BY id)")" = "$(echo $order | sed "s/./&&&/g")" &&
 	test "$(sql "SELECT count(*) FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND m.name = \"tps\" AND m.value > 0")" = 6 &&
 	test "$(sql "SELECT group_concat(profile, \",\") FROM (SELECT DISTINCT profile FROM runs WHERE job_id = 1 ORDER BY profile)")" = "noxps,xps"
+'
+
+test_expect_success 'the per-boot summaries kept as each run was stored are those made again from all runs' '
+	summaries >kept &&
+	# 2 boots of 1 warm-up + 2 measured runs: tps is the mean of the 2
+	test "$(sql "SELECT count(*) || \",\" || min(n) || \",\" || max(n) FROM boot_metrics WHERE job_id = 1 AND name = \"tps\"")" = "2,2,2" &&
+	test "$(sql "SELECT count(*) FROM boot_cpus WHERE job_id = 1")" -gt 0 &&
+	"$KLAB" db rebuild-summaries >out &&
+	test_grep "boot_metrics rows made again" out &&
+	summaries >again &&
+	test_cmp kept again
 '
 
 test_expect_success 'the boot order is the recorded ABBA order of seed 7' '

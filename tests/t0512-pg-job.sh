@@ -38,6 +38,18 @@ test_expect_success 'every run is stored once, with its metrics, samples and lea
 	test "$(sql "SELECT count(*) FROM comparisons WHERE job_id = 1")" -gt 0
 '
 
+test_expect_success 'the per-boot summaries kept as each run was stored are those made again from all runs' '
+	summaries() {
+		sql "SELECT bkey, side, workload, name, n, ROUND(CAST(value AS NUMERIC), 6) FROM boot_metrics WHERE job_id = 1 ORDER BY bkey, workload, name" &&
+		sql "SELECT bkey, workload, cpu, ROUND(CAST(usr AS NUMERIC), 6) FROM boot_cpus WHERE job_id = 1 ORDER BY bkey, workload, cpu"
+	} &&
+	summaries >kept &&
+	test "$(sql "SELECT count(*) FROM boot_metrics WHERE job_id = 1 AND name = '"'tps'"' AND n = 2")" = 2 &&
+	"$KLAB" db rebuild-summaries >/dev/null &&
+	summaries >again &&
+	test_cmp kept again
+'
+
 test_expect_success 'klab query gives the stored values of the job' '
 	"$KLAB" --json query --job 1 --metric tps >q.json &&
 	sql "SELECT r.side, m.value FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = 1 AND m.name = '"'tps'"' ORDER BY m.value" >q.want &&

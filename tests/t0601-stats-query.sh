@@ -7,7 +7,8 @@ k() { "$KLAB" --db "$SCRATCH/db.sqlite" "$@"; }
 
 test_expect_success 'set up job 1 and an imported run' '
 	k db init &&
-	python3 "$GEN" job | sqlite3 db.sqlite
+	python3 "$GEN" job | sqlite3 db.sqlite &&
+	k db rebuild-summaries >/dev/null
 '
 
 test_expect_success 'text: one row per run and metric, with a header' '

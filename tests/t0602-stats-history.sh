@@ -9,6 +9,7 @@ sq() { sqlite3 "$SCRATCH/db.sqlite" "$1"; }
 test_expect_success 'set up 30 nights on two trees' '
 	k db init &&
 	python3 "$GEN" nightly | sqlite3 db.sqlite &&
+	k db rebuild-summaries >/dev/null &&
 	test "$(sq "SELECT COUNT(*) FROM jobs WHERE schedule = \"nightly\"")" = 60
 '
 

@@ -17,6 +17,7 @@ chmod +x wrap/gnuplot
 test_expect_success 'build the fixture database' '
 	"$KLAB" --db f.db db init >/dev/null &&
 	sqlite3 f.db <"$FIXTURE" &&
+	"$KLAB" --db f.db db rebuild-summaries >/dev/null &&
 	test "$(sqlite3 f.db "SELECT count(*) FROM runs WHERE job_id = 1")" = 48 &&
 	test "$(sqlite3 f.db "SELECT count(*) FROM comparisons WHERE job_id = 1")" = 6
 '

@@ -6,7 +6,8 @@ FIXTURE=$SRCDIR/tests/data/report/fixture.sql
 
 test_expect_success 'build the fixture database' '
 	"$KLAB" --db f.db db init >/dev/null &&
-	sqlite3 f.db <"$FIXTURE"
+	sqlite3 f.db <"$FIXTURE" &&
+	"$KLAB" --db f.db db rebuild-summaries >/dev/null
 '
 
 test_expect_success 'the mail report says what was tested' '

@@ -86,6 +86,7 @@ png_size() {	# width height of a PNG
 test_expect_success 'build the fixture database and the report' '
 	"$KLAB" --db f.db db init >/dev/null &&
 	sqlite3 f.db <"$FIXTURE" &&
+	"$KLAB" --db f.db db rebuild-summaries >/dev/null &&
 	"$KLAB" --db f.db report --out "$SCRATCH/out" >/dev/null
 '
 

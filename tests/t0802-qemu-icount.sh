@@ -271,6 +271,7 @@ test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'compare refuses to mix icoun
 	   INSERT INTO metrics (run_id, name, value, unit, better)
 	     SELECT n.id, m.name, m.value, m.unit, m.better FROM runs n JOIN runs o ON n.uid IN (o.uid || '\''-a'\'', o.uid || '\''-b'\'')
 	     JOIN metrics m ON m.run_id = o.id WHERE n.job_id = 900;" &&
+	"$KLAB" db rebuild-summaries >/dev/null &&
 	test_must_fail "$KLAB" compare 900 2>err &&
 	cat err &&
 	test_grep "side A of job 900, measured on the real clock, with side B of job 900, measured on the icount clock" err &&

@@ -1,4 +1,4 @@
-/* cmd/db.c: `klab db init|info`: create or upgrade the database, show its version and row counts. */
+/* cmd/db.c: `klab db init|info|rebuild-summaries`: create or upgrade the database, show its version and row counts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "log.h"
+#include "result.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -33,6 +34,34 @@ static int db_init(int argc, char **argv, struct klab_ctx *ctx)
 	cmd_print_begin();
 	print_str(PRINT_ANY, "path", "database '%s'", db_file(db));
 	print_int(PRINT_ANY, "schema_version", " is at schema version %lld\n", db_version(db));
+	return cmd_print_end();
+}
+
+static const struct opt_spec rebuild_spec = {
+	"klab db rebuild-summaries", no_usage, "make the per-boot summaries of every job's runs again",
+	"Comparisons and the nightly history read per-boot summaries (boot_metrics,\n"
+	"boot_cpus, boot_profile) that klab keeps as it stores each run. Runs written\n"
+	"into the database by other means (a test fixture, bench/gen-db.sh) need them\n"
+	"made again; this does it in one transaction.\n", db_opts,
+};
+
+static int db_rebuild(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct db *db;
+	int64_t n = 0;
+	int st;
+
+	if ((argc = cmd_parse(&rebuild_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc)
+		return cmd_usage_error(&rebuild_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)))
+		return 1;
+	if (result_rebuild_summaries(db) || db_get_int(db, &n, "SELECT count(*) FROM boot_metrics", "") < 0)
+		return 1;
+	cmd_print_begin();
+	print_str(PRINT_ANY, "path", "database '%s'", db_file(db));
+	print_int(PRINT_ANY, "boot_metrics", ": %lld boot_metrics rows made again\n", n);
 	return cmd_print_end();
 }
 
@@ -73,7 +102,8 @@ static int db_info(int argc, char **argv, struct klab_ctx *ctx)
 
 static const struct klab_cmd db_init_cmd = { "init", db_init, &init_spec, NULL, 0 };
 static const struct klab_cmd db_info_cmd = { "info", db_info, &info_spec, NULL, 0 };
-static const struct klab_cmd *const db_subs[] = { &db_init_cmd, &db_info_cmd, NULL };
+static const struct klab_cmd db_rebuild_cmd = { "rebuild-summaries", db_rebuild, &rebuild_spec, NULL, 0 };
+static const struct klab_cmd *const db_subs[] = { &db_init_cmd, &db_info_cmd, &db_rebuild_cmd, NULL };
 static const struct opt_spec db_spec = {
 	"klab db", NULL, "create or upgrade the database; show its version and row counts", NULL, NULL,
 };

@@ -15,6 +15,7 @@
 #include "jsonh.h"
 #include "log.h"
 #include "report.h"
+#include "result.h"
 #include "tap.h"
 #include "util.h"
 
@@ -81,6 +82,7 @@ static void runs(struct db *db, int64_t id, double la, double lb)
 			run_id++;
 		}
 	}
+	result_rebuild_summaries(db);	/* runs written by SQL: their per-boot summaries */
 }
 
 /* The mail text of job ID (report_mail()), malloc'd, or NULL. */
