@@ -158,6 +158,15 @@ static int try_lock(struct db *db, int k1, int64_t k2)
 	return ret;
 }
 
+/*
+ * Every session's settings, at connect and reconnect: warnings only, and
+ * no JIT. klab's queries are short index searches; PostgreSQL 15 compiles
+ * a plan whose cost estimate passes jit_above_cost (100000, reached by a
+ * kernel comparison over a large table) with LLVM first, which costs
+ * hundreds of milliseconds before the first row (docs/query-scale.md).
+ */
+#define SESSION_SETUP "SET client_min_messages = warning; SET jit = off"
+
 static int connect_url(struct db *db)
 {
 	struct pg *p = PG(db);
@@ -168,7 +177,7 @@ static int connect_url(struct db *db)
 		return -1;
 	}
 	PQsetNoticeProcessor(p->c, quiet_notice, NULL);
-	return raw(db, "SET client_min_messages = warning");
+	return raw(db, SESSION_SETUP);
 }
 
 /*
@@ -198,7 +207,7 @@ static int reconnect(struct db *db, const char *why)
 		sleep(1);
 	}
 	PQsetNoticeProcessor(p->c, quiet_notice, NULL);
-	if (raw(db, "SET client_min_messages = warning"))
+	if (raw(db, SESSION_SETUP))
 		return error("database '%s': %s", p->shown, p->err);
 	for (size_t i = 0; i < p->locks.n; i++) {
 		char kind[64];

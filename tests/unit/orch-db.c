@@ -36,6 +36,13 @@ int main(void)
 	strvec_clear(&tables);
 	ok(!strstr(db_file(db), ":klab-pw-") && !strstr(db_file(db), "password="), "db_file shows no password");
 	is_int(db_is_server(db), db_is_url(path), "db_is_server is the URL's");
+	if (db_is_server(db)) {
+		char *jit = NULL;
+		/* PostgreSQL's JIT costs hundreds of ms on a large plan (docs/query-scale.md) */
+		ok(db_get_str(db, &jit, "SHOW jit", "") == 1 && jit && !strcmp(jit, "off"), "the session runs with jit off (%s)",
+		   jit ? jit : "?");
+		free(jit);
+	}
 
 	/* ids, changes */
 	ok(!db_run(db, "INSERT INTO machines (name, host, state) VALUES (?, ?, 'free')", "ss", "m1", "h1"), "insert");
