@@ -106,8 +106,9 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # The database migrations are compiled into the orchestrator so that klab
-# works from any folder; db/embed.sh turns db/migrations/*.sql into C.
-$(BUILD)/gen/migrations.c: db/embed.sh $(wildcard db/migrations/*.sql)
+# works from any folder; db/embed.sh turns db/migrations/*.sql into C (the
+# folder too is a prerequisite: a migration removed changes only its mtime).
+$(BUILD)/gen/migrations.c: db/embed.sh db/migrations $(wildcard db/migrations/*.sql)
 	@mkdir -p $(dir $@)
 	bash db/embed.sh db/migrations > $@.tmp && mv $@.tmp $@
 

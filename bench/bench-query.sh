@@ -5,6 +5,9 @@
 #   KLAB_BENCH_DB=/path/x.db bash bench/bench-query.sh ...   (reuse or make that database)
 #   KLAB_GEN_JOBS=10000 bash bench/bench-query.sh   (10M metric rows, build/bench/klab-10000j.db;
 #                                                    gen-db.sh's counts x10, the labels follow)
+#   KLAB_BENCH_PG=local bash bench/bench-query.sh   (then the same on PostgreSQL 15: a private
+#       server in build/bench/pg-N on 127.0.0.1, the sqlite database copied into it with COPY;
+#       its load time and size are printed; removed at the end unless KLAB_BENCH_PG_KEEP=1)
 #
 # Makes the database with bench/gen-db.sh when it is missing (about 10 s), then
 # runs each command 5 times and prints the wall-clock and user CPU time of the
@@ -28,13 +31,14 @@ mkdir -p "$(dirname "$db")"
 # the schema (and its indexes) as this klab has them
 "$klab" --db "$db" db init >/dev/null
 
-bench() {	# bench LABEL TARGET_MS ARGS...
+target_db=$db
+bench() {	# bench LABEL TARGET_MS ARGS...: on $target_db
 	local label=$1 target=$2 i t
 	shift 2
 	local times=()
-	"$klab" --db "$db" "$@" >/dev/null || { echo "bench-query.sh: '$*' failed" >&2; exit 1; }
+	"$klab" --db "$target_db" "$@" >/dev/null || { echo "bench-query.sh: '$*' failed" >&2; exit 1; }
 	for ((i = 0; i < n; i++)); do
-		t=$( { TIMEFORMAT='%R %U'; time "$klab" --db "$db" "$@" >/dev/null 2>&1; } 2>&1 )
+		t=$( { TIMEFORMAT='%R %U'; time "$klab" --db "$target_db" "$@" >/dev/null 2>&1; } 2>&1 )
 		times+=("$t")
 	done
 	printf '%s\n' "${times[@]}" | sort -n | awk -v label="$label" -v target="$target" -v n="$n" '
@@ -47,12 +51,52 @@ bench() {	# bench LABEL TARGET_MS ARGS...
 }
 
 echo "database: $db ($(sqlite3 "$db" 'SELECT COUNT(*) FROM metrics') metric rows," \
-	"$(sqlite3 "$db" 'SELECT COUNT(*) FROM runs') runs); klab: $klab; $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+	"$(sqlite3 "$db" 'SELECT COUNT(*) FROM runs') runs, $(du -m "$db" | cut -f1) MB); klab: $klab;" \
+	"$(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 rows=$((jobs * 10))	# runs of one workload, of one kernel pair, ...
-bench "query --workload wl3 --metric tps (${rows} rows)" 100 query --workload wl3 --metric tps
-bench "query ... --json (${rows} rows)" 1000 query --workload wl3 --metric tps --json
-bench "query --job 500 --metric tps" 100 query --job 500 --metric tps
-bench "query --kernel k3 --metric tps --since ..." 100 query --kernel k3 --metric tps --since 2026-06-01
-bench "compare k1 k2 (${rows} runs, $((rows * 9 / 20)) measured/side)" 1000 compare k1 k2
-bench "compare 500 (one job, 100 runs; stores)" 1000 compare 500
-bench "history wl0 tps ($((jobs / 10)) nightly jobs)" 1000 history wl0 tps
+rep=$(mktemp -d)
+trap 'rm -rf "$rep"' EXIT
+run_all() {	# the commands, on $target_db
+	bench "query --workload wl3 --metric tps (${rows} rows)" 100 query --workload wl3 --metric tps
+	bench "query ... --json (${rows} rows)" 1000 query --workload wl3 --metric tps --json
+	bench "query --job 500 --metric tps" 100 query --job 500 --metric tps
+	bench "query --kernel k3 --metric tps --since ..." 100 query --kernel k3 --metric tps --since 2026-06-01
+	bench "compare k1 k2 (${rows} runs, $((rows * 9 / 20)) measured/side)" 300 compare k1 k2
+	bench "compare 500 (one job, 100 runs; stores)" 1000 compare 500
+	bench "history wl0 tps ($((jobs / 10)) nightly jobs)" 100 history wl0 tps
+	bench "report 500 --no-charts (one job's page)" 1000 report --no-charts --out "$rep" 500
+}
+echo "== sqlite"
+run_all
+
+[ "${KLAB_BENCH_PG:-}" = local ] || exit 0
+# PostgreSQL 15: a private server, as the tests start one (tests/lib.sh test_pg_start)
+pgbin=${PG_BIN:-/usr/lib/postgresql/15/bin}
+[ -x "$pgbin/initdb" ] || { echo "bench-query.sh: no PostgreSQL 15 in $pgbin (make deps)" >&2; exit 1; }
+pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+pgdir=$here/build/bench/pg-$$ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$pgdir" && chmod 700 "$pgdir"
+[ "$(id -u)" != 0 ] || chown postgres: "$pgdir"
+pgstop() { pg "$pgbin/pg_ctl" -D "$pgdir/data" -m fast -w stop >/dev/null 2>&1; [ -n "${KLAB_BENCH_PG_KEEP:-}" ] || rm -rf "$pgdir"; rm -rf "$rep"; }
+trap pgstop EXIT
+pg "$pgbin/initdb" -D "$pgdir/data" -U postgres --auth-local=trust --auth-host=trust -E UTF8 --locale=C.UTF-8 >"$pgdir/initdb.log"
+# the server as a lab host would run it for this size: 25% of RAM as shared buffers is the usual advice; 2 GB here
+pg "$pgbin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w -o "-p $port -k $pgdir -c listen_addresses=127.0.0.1 \
+	-c shared_buffers=2GB -c work_mem=64MB -c maintenance_work_mem=512MB -c max_wal_size=8GB -c fsync=off" start >/dev/null
+psql_() { pg psql -h "$pgdir" -p "$port" -U postgres -qAt -v ON_ERROR_STOP=1 "$@"; }
+psql_ -d postgres -c "CREATE DATABASE klab" >/dev/null
+url="postgresql://postgres@127.0.0.1:$port/klab"
+"$klab" --db "$url" db init >/dev/null
+t0=$(date +%s.%N)
+# parents first (foreign keys); the summaries as the sqlite database has them
+for t in kernels jobs job_sides boots runs metrics cpu_stats profile_rows boot_metrics boot_cpus boot_profile; do
+	cols=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('$t')")
+	sqlite3 -csv "$db" "SELECT $cols FROM $t" | psql_ -d klab -c "\\copy $t ($cols) FROM STDIN WITH (FORMAT csv)"
+done
+psql_ -d klab -c "VACUUM ANALYZE" >/dev/null
+t1=$(date +%s.%N)
+echo "== PostgreSQL 15 ($url): loaded in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }') s," \
+	"$(psql_ -d klab -c "SELECT pg_database_size('klab') / 1048576") MB;" \
+	"$(psql_ -d klab -c "SELECT pg_total_relation_size('metrics') / 1048576") MB of it metrics with its indexes"
+target_db=$url
+run_all
