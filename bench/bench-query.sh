@@ -5,6 +5,8 @@
 #   KLAB_BENCH_DB=/path/x.db bash bench/bench-query.sh ...   (reuse or make that database)
 #   KLAB_GEN_JOBS=10000 bash bench/bench-query.sh   (10M metric rows, build/bench/klab-10000j.db;
 #                                                    gen-db.sh's counts x10, the labels follow)
+#   KLAB_GEN_METRICS=50 KLAB_GEN_JOBS=20000 ...     (100M metric rows in 2M runs of 50 metrics,
+#                                                    build/bench/klab-20000j-50m.db)
 #   KLAB_BENCH_PG=local bash bench/bench-query.sh   (then the same on PostgreSQL 15: a private
 #       server in build/bench/pg-N on 127.0.0.1, the sqlite database copied into it with COPY;
 #       its load time and size are printed; removed at the end unless KLAB_BENCH_PG_KEEP=1)
@@ -18,12 +20,15 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 klab=${1:-$here/build/rel/bin/klab}
 jobs=${KLAB_GEN_JOBS:-1000}
-if [ "$jobs" = 1000 ]; then
+nmet=${KLAB_GEN_METRICS:-10}
+if [ "$jobs" = 1000 ] && [ "$nmet" = 10 ]; then
 	db=${KLAB_BENCH_DB:-$here/build/bench/klab-1m.db}
-else
+elif [ "$nmet" = 10 ]; then
 	db=${KLAB_BENCH_DB:-$here/build/bench/klab-${jobs}j.db}
+else
+	db=${KLAB_BENCH_DB:-$here/build/bench/klab-${jobs}j-${nmet}m.db}
 fi
-export KLAB_GEN_JOBS=$jobs
+export KLAB_GEN_JOBS=$jobs KLAB_GEN_METRICS=$nmet
 n=5
 [ -x "$klab" ] || { echo "bench-query.sh: no klab at '$klab': build it first (make)" >&2; exit 1; }
 mkdir -p "$(dirname "$db")"

@@ -3,6 +3,8 @@
 #
 #   bash bench/gen-db.sh OUT.db [KLAB]
 #   KLAB_GEN_JOBS=10000 bash bench/gen-db.sh OUT.db   (10M metric rows: every count below x10)
+#   KLAB_GEN_METRICS=50 ...   (50 metrics a run, as a lab run with perf, nic and udp counters
+#                              has: the 10 below and 40 more 'perf.eventN'; default 10)
 #
 # Shape: 20 kernels; 1000 jobs (every other one fired by the "nightly"
 # schedule), each with 5 boots per side and 10 runs per boot (seq 0 is the
@@ -20,10 +22,13 @@ command -v sqlite3 >/dev/null || { echo "gen-db.sh: sqlite3 (the CLI) is needed:
 [ -x "$klab" ] || { echo "gen-db.sh: no klab at '$klab': build it first (make)" >&2; exit 1; }
 jobs=${KLAB_GEN_JOBS:-1000}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "gen-db.sh: KLAB_GEN_JOBS must be a whole number of jobs, not '$jobs'" >&2; exit 1; }
+nmet=${KLAB_GEN_METRICS:-10}
+[[ $nmet =~ ^[1-9][0-9]*$ ]] && [ "$nmet" -ge 10 ] ||
+	{ echo "gen-db.sh: KLAB_GEN_METRICS must be a whole number of metrics, 10 or more, not '$nmet'" >&2; exit 1; }
 rm -f "$out" "$out-wal" "$out-shm"
 "$klab" --db "$out" db init >/dev/null
 start=$(date +%s.%N)
-sed "s/@JOBS@/$jobs/" <<'SQL' | sqlite3 "$out" >/dev/null
+sed "s/@JOBS@/$jobs/; s/@EXTRA@/$((nmet - 10))/" <<'SQL' | sqlite3 "$out" >/dev/null
 PRAGMA journal_mode = WAL;
 PRAGMA synchronous = OFF;
 BEGIN;
@@ -68,7 +73,9 @@ FROM runs r, (SELECT 'tps' AS name, 2268000.0 AS base, '1/s' AS unit, 'higher' A
               UNION ALL SELECT 'nic.rx_packets', 2300000, '1/s', 'none'
               UNION ALL SELECT 'nic.tx_packets', 2300000, '1/s', 'none'
               UNION ALL SELECT 'udp.InErrors', 3, '1/s', 'lower'
-              UNION ALL SELECT 'udp.SndbufErrors', 1, '1/s', 'lower') m;
+              UNION ALL SELECT 'udp.SndbufErrors', 1, '1/s', 'lower'
+              UNION ALL SELECT * FROM (WITH RECURSIVE e(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM e WHERE i < @EXTRA@)
+                                       SELECT 'perf.event' || i, 1000.0 * i, '1/s', 'none' FROM e WHERE @EXTRA@ > 0)) m;
 
 INSERT INTO cpu_stats (run_id, cpu, usr, nice, sys, iowait, irq, soft, steal, idle)
 SELECT r.id, c.cpu, 5, 0, 20, 0, 1, 12 + (abs(random()) % 100) / 100.0, 0, 61 FROM runs r,
