@@ -160,6 +160,23 @@ static struct db_stmt *side_prepare(struct db *db, const char *pre, const char *
 	return st;
 }
 
+/*
+ * side_prepare() of PRE + side_boots_sql(S, COLS, TABLE, RAW) + POST: a
+ * query over the side's rows of a per-boot summary table.
+ */
+static struct db_stmt *boots_prepare(struct db *db, const struct side_sel *s, const char *cols, const char *table,
+				     const char *raw, const char *pre, const char *post)
+{
+	char *sql = side_boots_sql(s, cols, table, raw);
+	struct side_sel b = *s;
+	struct db_stmt *st;
+
+	b.where = sql;
+	st = side_prepare(db, pre, post, &b);
+	free(sql);
+	return st;
+}
+
 static int load_side_metrics(struct db *db, const struct side_sel *s, const struct compare_opts *o,
 			     struct groups *gs)
 {
@@ -168,14 +185,11 @@ static int load_side_metrics(struct db *db, const struct side_sel *s, const stru
 	(void)o;
 	/* in the boot order (bkey) both ways, so that a side's values come in the same order */
 	if (s->own_warmup) {
-		char *sql = side_boots_sql(s, "b.workload, b.name, b.unit, b.better, b.value, b.bkey", "boot_metrics",
+		st = boots_prepare(db, s, "b.workload, b.name, b.unit, b.better, b.value, b.bkey", "boot_metrics",
 			"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value), COALESCE(r.boot_id, -r.id)"
 			" FROM runs r JOIN metrics m ON m.run_id = r.id" RAW_KERNEL_RUNS
-			" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)");
-		st = side_prepare(db, "SELECT workload, name, unit, better, value FROM (",
-				  ") x ORDER BY workload, name, bkey", &(struct side_sel){ sql, s->job_id, s->side,
-											   s->kernel, s->warmup, 1 });
-		free(sql);
+			" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)",
+			"SELECT workload, name, unit, better, value FROM (", ") x ORDER BY workload, name, bkey");
 	} else
 		st = side_prepare(db,
 			"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value)"
@@ -195,14 +209,12 @@ static int load_side_cpus(struct db *db, const struct side_sel *s, struct groups
 	int rc;
 
 	if (s->own_warmup) {
-		char *sql = side_boots_sql(s, "b.workload, b.cpu, b.bkey, b.usr, b.sys, b.irq, b.soft, b.idle", "boot_cpus",
+		st = boots_prepare(db, s, "b.workload, b.cpu, b.bkey, b.usr, b.sys, b.irq, b.soft, b.idle", "boot_cpus",
 			"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id),"
 			" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
 			" FROM runs r JOIN cpu_stats c ON c.run_id = r.id" RAW_KERNEL_RUNS
-			" GROUP BY r.workload, c.cpu, COALESCE(r.boot_id, -r.id)");
-		st = side_prepare(db, "SELECT * FROM (", ") x ORDER BY 1, 2, 3",
-				  &(struct side_sel){ sql, s->job_id, s->side, s->kernel, s->warmup, 1 });
-		free(sql);
+			" GROUP BY r.workload, c.cpu, COALESCE(r.boot_id, -r.id)",
+			"SELECT * FROM (", ") x ORDER BY 1, 2, 3");
 	} else {
 		st = side_prepare(db,
 			"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id) AS bk,"
@@ -278,18 +290,16 @@ static int load_side_profile(struct db *db, const struct side_sel *s, struct pro
 
 	if (s->own_warmup) {
 		/* a run outside jobs is a boot of its own: its symbols' shares, 1 run */
-		char *sql = side_boots_sql(s, "b.workload, b.symbol, b.dso, b.pct_sum, b.runs, b.bkey", "boot_profile",
+		st = boots_prepare(db, s, "b.workload, b.symbol, b.dso, b.pct_sum, b.runs, b.bkey", "boot_profile",
 			"SELECT r.workload, p.symbol, MAX(p.dso), SUM(p.percent), 1, -r.id"
 			" FROM runs r JOIN profile_rows p ON p.run_id = r.id" RAW_KERNEL_RUNS
-			" GROUP BY r.workload, p.symbol, r.id");
-		st = side_prepare(db, "WITH pb AS (",
+			" GROUP BY r.workload, p.symbol, r.id",
+			"WITH pb AS (",
 			"), nr AS (SELECT workload, SUM(runs) AS n FROM (SELECT DISTINCT workload, bkey, runs FROM pb) d"
 			" GROUP BY workload)"
 			" SELECT pb.workload, pb.symbol, MAX(pb.dso), SUM(pb.pct_sum) / MAX(nr.n)"
 			" FROM pb JOIN nr ON nr.workload = pb.workload"
-			" GROUP BY pb.workload, pb.symbol ORDER BY pb.workload, pb.symbol",
-			&(struct side_sel){ sql, s->job_id, s->side, s->kernel, s->warmup, 1 });
-		free(sql);
+			" GROUP BY pb.workload, pb.symbol ORDER BY pb.workload, pb.symbol");
 	} else {
 		st = side_prepare(db,
 			"WITH pr AS (SELECT r.id, r.workload FROM runs r"
