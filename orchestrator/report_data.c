@@ -999,12 +999,17 @@ char *rep_metric_unit(struct db *db, const char *wl, const char *metric)
 
 int rep_nightly_load(struct db *db, const char *wl, const char *metric, struct rep_hpoint **out, size_t *n)
 {
+	/*
+	 * A night's value: the mean of its newer side's measured runs, from
+	 * the per-boot summaries (the boot means weighted by their runs), so
+	 * that warm-up runs are left out as `klab history` leaves them out.
+	 */
 	struct db_stmt *st = db_prepare(db,
-		"SELECT j.id, j.created, AVG(m.value), COUNT(*) FROM jobs j "
-		"JOIN runs r ON r.job_id = j.id JOIN metrics m ON m.run_id = r.id AND m.name = ? "
-		"WHERE j.schedule IS NOT NULL AND r.workload = ? AND r.status = 'ok' "
-		"AND r.side = (SELECT MAX(r2.side) FROM runs r2 WHERE r2.job_id = j.id) "
-		"GROUP BY j.id ORDER BY j.created, j.id", "ss", metric, wl);
+		"SELECT j.id, j.created, SUM(b.value * b.n) / SUM(b.n), SUM(b.n) FROM jobs j "
+		"JOIN boot_metrics b ON b.job_id = j.id AND b.name = ? "
+		"WHERE j.schedule IS NOT NULL AND b.workload = ? "
+		"AND b.side = (SELECT MAX(b2.side) FROM boot_metrics b2 WHERE b2.job_id = j.id) "
+		"GROUP BY j.id, j.created ORDER BY j.created, j.id", "ss", metric, wl);
 	size_t alloc = 0;
 
 	*out = NULL;

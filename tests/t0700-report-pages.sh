@@ -213,6 +213,20 @@ test_expect_success GNUPLOT 'the history page shows the change point linked to i
 	test "$(grep -c "lc rgb .#222222. front\|stroke=.rgb( 34,  34,  34)" out/charts/history-udp_rr_500--tps.svg)" -ge 1
 '
 
+test_expect_success 'the point of a night is the mean of its measured runs: a warm-up run is left out, as klab history leaves it out' '
+	cp f.db wu.db &&
+	sqlite3 wu.db "INSERT INTO runs (id, uid, job_id, side, kernel_id, workload, seq, machine, peer, status, created)
+		       VALUES (190, '"'nightly-3-0'"', 3, '"'A'"', 1, '"'udp_rr_500'"', 0, '"'dut1'"', '"'peer1'"', '"'ok'"', 1763259200);
+		       INSERT INTO metrics (run_id, name, value, unit, better) VALUES (190, '"'tps'"', 999999, '"'1/s'"', '"'higher'"')" &&
+	"$KLAB" --db wu.db db rebuild-summaries >/dev/null &&
+	KLAB_GNUPLOT=none "$KLAB" --db wu.db report --out wu >/dev/null &&
+	p=wu/history-udp_rr_500--tps.html &&
+	# every night: 2 measured runs; with the warm-up in, night 3 had 3 and a mean of 483k
+	test "$(grep -c "<td class=\"num\">2</td></tr>" $p)" = 8 &&
+	test_grep -v "<td class=\"num\">3</td></tr>" $p &&
+	test_grep -v "483" $p
+'
+
 test_expect_success 'without gnuplot the pages still render, with a note where each chart would be' '
 	KLAB_GNUPLOT=none "$KLAB" --db f.db report --out nogp >log &&
 	test_grep "0/.* chart(s) drawn by 0 gnuplot" log &&
