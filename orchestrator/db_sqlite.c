@@ -1,4 +1,5 @@
 /* db_sqlite.c: the database backend for a sqlite file (the embedded default). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,21 @@ static int sq_run_lock_held(struct db *db, const char *kind, int64_t id)
 	return ret;
 }
 
+/*
+ * KLAB_SQL_PROFILE=MS: every statement that took MS milliseconds or more,
+ * its time and its first 300 characters, on stderr (how the slow queries of
+ * docs/query-scale.md were found). A debugging aid, sqlite only.
+ */
+static int sq_profile(unsigned type, void *ctx, void *stmt, void *ns)
+{
+	long long ms = *(long long *)ns / 1000000;
+
+	(void)type;
+	if (ms >= (long long)(intptr_t)ctx)
+		fprintf(stderr, "klab: sql %lld ms: %.300s\n", ms, sqlite3_sql(stmt));
+	return 0;
+}
+
 static int sq_open(struct db *db, const char *path)
 {
 	struct sq *s = xcalloc(1, sizeof(*s));
@@ -243,6 +259,9 @@ static int sq_open(struct db *db, const char *path)
 	 * 2 CPUs at load 16) saw a step's UPDATE give up after 10 s; docs/scale.md.
 	 */
 	sqlite3_busy_timeout(s->sq, 60000);
+	if (getenv("KLAB_SQL_PROFILE"))
+		sqlite3_trace_v2(s->sq, SQLITE_TRACE_PROFILE, sq_profile,
+				 (void *)(intptr_t)atol(getenv("KLAB_SQL_PROFILE")));
 	if (sq_exec(db, "PRAGMA foreign_keys = ON") ||
 	    sq_exec(db, "PRAGMA journal_mode = WAL") ||
 	    sq_exec(db, "PRAGMA synchronous = NORMAL"))
