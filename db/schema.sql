@@ -430,3 +430,13 @@ CREATE TABLE boot_profile (
 CREATE INDEX boot_profile_job ON boot_profile (job_id, side);
 CREATE INDEX boot_profile_kernel ON boot_profile (kernel_id, workload);
 CREATE INDEX boot_profile_label ON boot_profile (kernel_label) WHERE kernel_label IS NOT NULL;
+CREATE TABLE job_metrics (
+	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+	side		TEXT NOT NULL,
+	workload	TEXT NOT NULL,
+	name		TEXT NOT NULL,
+	value		REAL NOT NULL,
+	n		INTEGER NOT NULL,
+	PRIMARY KEY (job_id, side, workload, name)
+);
+CREATE INDEX job_metrics_series ON job_metrics (workload, name, job_id);

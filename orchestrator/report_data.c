@@ -1000,16 +1000,16 @@ char *rep_metric_unit(struct db *db, const char *wl, const char *metric)
 int rep_nightly_load(struct db *db, const char *wl, const char *metric, struct rep_hpoint **out, size_t *n)
 {
 	/*
-	 * A night's value: the mean of its newer side's measured runs, from
-	 * the per-boot summaries (the boot means weighted by their runs), so
-	 * that warm-up runs are left out as `klab history` leaves them out.
+	 * A night's value: the mean of its newer side's measured runs, as
+	 * job_metrics keeps it, so that warm-up runs are left out as `klab
+	 * history` leaves them out.
 	 */
 	struct db_stmt *st = db_prepare(db,
-		"SELECT j.id, j.created, SUM(b.value * b.n) / SUM(b.n), SUM(b.n) FROM jobs j "
-		"JOIN boot_metrics b ON b.job_id = j.id AND b.name = ? "
+		"SELECT j.id, j.created, b.value, b.n FROM jobs j "
+		"JOIN job_metrics b ON b.job_id = j.id AND b.name = ? "
 		"WHERE j.schedule IS NOT NULL AND b.workload = ? "
-		"AND b.side = (SELECT MAX(b2.side) FROM boot_metrics b2 WHERE b2.job_id = j.id) "
-		"GROUP BY j.id, j.created ORDER BY j.created, j.id", "ss", metric, wl);
+		"AND b.side = (SELECT MAX(b2.side) FROM job_metrics b2 WHERE b2.job_id = j.id) "
+		"ORDER BY j.created, j.id", "ss", metric, wl);
 	size_t alloc = 0;
 
 	*out = NULL;

@@ -519,9 +519,20 @@ static const struct { const char *head, *tail; } summary_sql[] = {
 static const char *const summary_tables[] = { "boot_metrics", "boot_cpus", "boot_profile" };
 
 /*
+ * job_metrics (migration 0015) from boot_metrics, for the job sides FILTER
+ * (of boot_metrics) selects: the mean of a side's measured runs and their
+ * number, a night's point on the history pages.
+ */
+#define JOB_METRICS_HEAD \
+	"INSERT INTO job_metrics (job_id, side, workload, name, value, n)" \
+	" SELECT job_id, side, workload, name, SUM(value * n) / SUM(n), SUM(n) FROM boot_metrics WHERE "
+#define JOB_METRICS_TAIL " GROUP BY job_id, side, workload, name"
+
+/*
  * The summaries of the boot run ID belongs to, for its workload, made again
- * from the boot's runs (a handful), in the caller's transaction. Runs
- * outside jobs have no rows: readers take them from runs.
+ * from the boot's runs (a handful), then its side's job_metrics from the
+ * side's boots, in the caller's transaction. Runs outside jobs have no
+ * rows: readers take them from runs.
  */
 static int store_boot_summaries(struct db *db, int64_t id, const struct result_meta *meta, const char *workload)
 {
@@ -539,6 +550,11 @@ static int store_boot_summaries(struct db *db, int64_t id, const struct result_m
 		free(del);
 		free(ins);
 	}
+	if (!ret && meta->side)
+		ret = db_run(db, "DELETE FROM job_metrics WHERE job_id = ?1 AND side = ?2 AND workload = ?3", "iss",
+			     meta->job_id, meta->side, workload) ||
+		      db_run(db, JOB_METRICS_HEAD "job_id = ?1 AND side = ?2 AND workload = ?3" JOB_METRICS_TAIL, "iss",
+			     meta->job_id, meta->side, workload);
 	return ret ? -1 : 0;
 }
 
@@ -556,6 +572,9 @@ int result_rebuild_summaries(struct db *db)
 		free(del);
 		free(ins);
 	}
+	if (!ret)
+		ret = db_run(db, "DELETE FROM job_metrics", "") ||
+		      db_run(db, JOB_METRICS_HEAD "side IS NOT NULL" JOB_METRICS_TAIL, "");
 	if (ret) {
 		db_rollback(db);
 		return -1;

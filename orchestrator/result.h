@@ -56,8 +56,8 @@ struct result_meta {
  * Store one result (the JSON text `json` of `len` bytes, kept verbatim in
  * runs.result) in ONE transaction: the runs row (uid = the document's
  * run_id), metrics, samples (from series), cpu_stats, histograms and
- * profile_rows, and for a run of a job its boot's rows of boot_metrics
- * (the means of the boot's measured runs, made again). Storing a uid that is already there changes nothing and
+ * profile_rows, and for a run of a job its boot's rows of the per-boot
+ * summaries and its side's rows of job_metrics (made again). Storing a uid that is already there changes nothing and
  * returns the existing row's id, so a retried fetch never stores twice.
  * `meta` may be NULL. Returns 0 with *run_id set (if run_id is not
  * NULL), or -1 (logged; the database is left as it was).
@@ -67,7 +67,7 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 
 /*
  * Make the per-boot summaries (boot_metrics, boot_cpus, boot_profile) of
- * every run of a job again, in one transaction: for runs written into the
+ * every run of a job again, and job_metrics from them, in one transaction: for runs written into the
  * database other than by result_store() (test fixtures, bench/gen-db.sh;
  * `klab db rebuild-summaries`). 0 or -1 (logged; nothing changed).
  */

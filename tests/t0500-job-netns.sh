@@ -44,7 +44,8 @@ EOF
 summaries() {
 	sql "SELECT bkey, side, workload, name, n, ROUND(CAST(value AS NUMERIC), 6) FROM boot_metrics WHERE job_id = 1 ORDER BY bkey, workload, name" &&
 	sql "SELECT bkey, workload, cpu, ROUND(CAST(usr AS NUMERIC), 6), ROUND(CAST(idle AS NUMERIC), 6) FROM boot_cpus WHERE job_id = 1 ORDER BY bkey, workload, cpu" &&
-	sql "SELECT bkey, workload, symbol, runs, ROUND(CAST(pct_sum AS NUMERIC), 6) FROM boot_profile WHERE job_id = 1 ORDER BY bkey, workload, symbol"
+	sql "SELECT bkey, workload, symbol, runs, ROUND(CAST(pct_sum AS NUMERIC), 6) FROM boot_profile WHERE job_id = 1 ORDER BY bkey, workload, symbol" &&
+	sql "SELECT side, workload, name, n, ROUND(CAST(value AS NUMERIC), 6) FROM job_metrics WHERE job_id = 1 ORDER BY side, workload, name"
 }
 
 test_expect_success 'netns lab and config' '
@@ -87,6 +88,7 @@ test_expect_success 'the per-boot summaries kept as each run was stored are thos
 	# 2 boots of 1 warm-up + 2 measured runs: tps is the mean of the 2
 	test "$(sql "SELECT count(*) || \",\" || min(n) || \",\" || max(n) FROM boot_metrics WHERE job_id = 1 AND name = \"tps\"")" = "2,2,2" &&
 	test "$(sql "SELECT count(*) FROM boot_cpus WHERE job_id = 1")" -gt 0 &&
+	test "$(sql "SELECT group_concat(side || n, \",\") FROM job_metrics WHERE job_id = 1 AND name = \"tps\"")" = "A2,B2" &&
 	"$KLAB" db rebuild-summaries >out &&
 	test_grep "boot_metrics rows made again" out &&
 	summaries >again &&

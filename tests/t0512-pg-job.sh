@@ -41,7 +41,8 @@ test_expect_success 'every run is stored once, with its metrics, samples and lea
 test_expect_success 'the per-boot summaries kept as each run was stored are those made again from all runs' '
 	summaries() {
 		sql "SELECT bkey, side, workload, name, n, ROUND(CAST(value AS NUMERIC), 6) FROM boot_metrics WHERE job_id = 1 ORDER BY bkey, workload, name" &&
-		sql "SELECT bkey, workload, cpu, ROUND(CAST(usr AS NUMERIC), 6) FROM boot_cpus WHERE job_id = 1 ORDER BY bkey, workload, cpu"
+		sql "SELECT bkey, workload, cpu, ROUND(CAST(usr AS NUMERIC), 6) FROM boot_cpus WHERE job_id = 1 ORDER BY bkey, workload, cpu" &&
+		sql "SELECT side, workload, name, n, ROUND(CAST(value AS NUMERIC), 6) FROM job_metrics WHERE job_id = 1 ORDER BY side, workload, name"
 	} &&
 	summaries >kept &&
 	test "$(sql "SELECT count(*) FROM boot_metrics WHERE job_id = 1 AND name = '"'tps'"' AND n = 2")" = 2 &&
