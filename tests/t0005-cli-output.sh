@@ -95,6 +95,7 @@ test_expect_success 'set up: a job with runs and steps, a series, nightly result
 		(1, \"build:A\", \"build\", \"failed\", 2, 1764633602, 1764633700, \"make: \"\"bzImage\"\", failed,
 	second line\")" &&
 	sqlite3 db.sqlite "UPDATE jobs SET error = \"a \"\"quoted\"\", comma\\back\" WHERE id = 1" &&
+	k db rebuild-summaries >/dev/null &&
 	"$KLAB" series import "$SHARED/seeds/000_951f765891bfd14f.txt" >/dev/null 2>&1 &&
 	"$KLAB" machine drain dut1 --reason "fan, \"noise\"" >/dev/null
 '

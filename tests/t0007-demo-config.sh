@@ -42,7 +42,9 @@ test_expect_success 'the demo writes a results config and a lab config that incl
 	KLAB_CONFIG=$DEMO/lab.conf "$KLAB" db init >/dev/null &&
 	python3 "$SRCDIR/tests/data/stats/gen.py" job >job.sql &&
 	sqlite3 "$DEMO/klab.db" <job.sql &&
-	test "$(sqlite3 "$DEMO/klab.db" "SELECT count(*) FROM runs WHERE job_id = 1")" -gt 0
+	KLAB_CONFIG=$DEMO/lab.conf "$KLAB" db rebuild-summaries >/dev/null &&
+	test "$(sqlite3 "$DEMO/klab.db" "SELECT count(*) FROM runs WHERE job_id = 1")" -gt 0 &&
+	test "$(sqlite3 "$DEMO/klab.db" "SELECT count(*) FROM boot_metrics WHERE job_id = 1")" -gt 0
 '
 
 test_expect_success 'after lab down (its fragment removed) the lab config names the missing file; the results config loads' '
