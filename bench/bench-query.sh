@@ -94,7 +94,7 @@ url="postgresql://postgres@127.0.0.1:$port/klab"
 "$klab" --db "$url" db init >/dev/null
 t0=$(date +%s.%N)
 # parents first (foreign keys); the summaries as the sqlite database has them
-for t in kernels jobs job_sides boots runs metrics cpu_stats profile_rows boot_metrics boot_cpus boot_profile; do
+for t in kernels jobs job_sides boots runs metrics cpu_stats profile_rows boot_metrics boot_cpus boot_profile job_metrics; do
 	cols=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('$t')")
 	sqlite3 -csv "$db" "SELECT $cols FROM $t" | psql_ -d klab -c "\\copy $t ($cols) FROM STDIN WITH (FORMAT csv)"
 done
