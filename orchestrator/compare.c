@@ -105,10 +105,12 @@ static int key_cmp(const struct group *a, const struct group *b)
  * kernel_label: a union of three index searches (an OR over the columns
  * would scan every run).
  */
+#define KERNEL_IDS \
+	"(SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?1 OR release = ?1 OR variant = ?1" \
+	" UNION SELECT kernel_id FROM job_sides WHERE label = ?1 AND kernel_id IS NOT NULL)"
 #define KERNEL_SIDE \
-	"r.id IN (SELECT id FROM runs WHERE kernel_id IN (SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?1" \
-	" OR release = ?1 OR variant = ?1 UNION SELECT kernel_id FROM job_sides WHERE label = ?1" \
-	" AND kernel_id IS NOT NULL) UNION SELECT id FROM runs WHERE kernel_label = ?1" \
+	"r.id IN (SELECT id FROM runs WHERE kernel_id IN " KERNEL_IDS \
+	" UNION SELECT id FROM runs WHERE kernel_label = ?1" \
 	" UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side" \
 	" WHERE js.label = ?1) AND CAST(?2 AS TEXT) IS NULL"
 
@@ -133,10 +135,7 @@ static char *side_boots_sql(const struct side_sel *s, const char *cols, const ch
 {
 	if (!s->kernel)
 		return xasprintf("SELECT %s FROM %s b WHERE b.job_id = ?1 AND b.side = ?2 AND ?3 >= 0", cols, table);
-	return xasprintf("SELECT %s FROM %s b WHERE b.kernel_id IN (SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?1"
-			 " OR release = ?1 OR variant = ?1"
-			 " UNION SELECT kernel_id FROM job_sides WHERE label = ?1 AND kernel_id IS NOT NULL)"
-			 " OR b.kernel_label = ?1"
+	return xasprintf("SELECT %s FROM %s b WHERE b.kernel_id IN " KERNEL_IDS " OR b.kernel_label = ?1"
 			 " OR (b.job_id, b.side) IN (SELECT job_id, side FROM job_sides WHERE label = ?1)"
 			 " UNION ALL %s", cols, table, raw);
 }

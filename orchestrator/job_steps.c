@@ -686,6 +686,21 @@ out:
 }
 
 /*
+ * agent_fetch UID on the dut (PEER 0) or the peer again every second
+ * while RC says the run goes on there (AGENT_FETCH_RUNNING), up to HARD, or
+ * while it is not there yet (1), up to UNTIL: the last answer.
+ */
+static int fetch_while_running(struct job_ctx *j, int peer, const char *uid, struct buf *doc, int rc,
+			       double until, double hard)
+{
+	while ((rc == 1 && now_wall() < until) || (rc == AGENT_FETCH_RUNNING && now_wall() < hard)) {
+		sleep(1);
+		rc = agent_fetch(j, peer, uid, doc);
+	}
+	return rc;
+}
+
+/*
  * A resumed run step: the server (sink) an earlier attempt started on the
  * peer may still wait for its client or linger, holding the run id "UID-srv"
  * (the agent would refuse to start it again) and its port. Wait for it to
@@ -708,10 +723,7 @@ static void earlier_server_gone(struct job_ctx *j, struct json_object *w, const 
 	if (rc == AGENT_FETCH_RUNNING)
 		job_print(j, "  the %s of an earlier attempt of %s still runs on '%s'; waiting for it to end",
 			  role_server(spec_str(w, "type")), uid, j->peer->name);
-	while (rc == AGENT_FETCH_RUNNING && now_wall() < hard) {
-		sleep(1);
-		rc = agent_fetch(j, 1, suid, &doc);
-	}
+	rc = fetch_while_running(j, 1, suid, &doc, rc, 0, hard);
 	if (rc == 0)
 		agent_ack(j, 1, suid);
 	buf_release(&doc);
@@ -763,10 +775,7 @@ int step_run(struct job_ctx *j, const char *key)
 			job_print(j, "  an earlier attempt of %s %s; waiting up to %.0f s for it", uid,
 				  rc == AGENT_FETCH_RUNNING ? "is still running" : "may still be running",
 				  (rc == AGENT_FETCH_RUNNING ? hard : until) - now_wall());
-		while ((rc == 1 && now_wall() < until) || (rc == AGENT_FETCH_RUNNING && now_wall() < hard)) {
-			sleep(1);
-			rc = agent_fetch(j, 0, uid, &doc);
-		}
+		rc = fetch_while_running(j, 0, uid, &doc, rc, until, hard);
 		if (rc == AGENT_FETCH_RUNNING)
 			return step_fail(j, "an earlier attempt of run %s still runs on '%s' %.0f s after it started",
 					 uid, j->dut->name, now_wall() - t0);

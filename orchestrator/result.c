@@ -489,23 +489,23 @@ out:
  * the number of runs that have a profile. The migration's backfill is the
  * same SELECTs over every run.
  */
-/* each: the SQL before and after FILTER */
-static const struct { const char *head, *tail; } summary_sql[] = {
-	{ "INSERT INTO boot_metrics (job_id, bkey, side, kernel_id, kernel_label, workload, name, unit, better, value, n)"
+/* each: its table, and the SQL before and after FILTER */
+static const struct { const char *table, *head, *tail; } summary_sql[] = {
+	{ "boot_metrics", "INSERT INTO boot_metrics (job_id, bkey, side, kernel_id, kernel_label, workload, name, unit, better, value, n)"
 	" SELECT r.job_id, COALESCE(r.boot_id, -r.id), MAX(r.side), MAX(r.kernel_id), MAX(r.kernel_label), r.workload,"
 	" m.name, MAX(m.unit), MAX(m.better), AVG(m.value), COUNT(*)"
 	" FROM runs r JOIN jobs j ON j.id = r.job_id JOIN metrics m ON m.run_id = r.id"
 	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
 	  " GROUP BY r.job_id, COALESCE(r.boot_id, -r.id), r.workload, m.name" },
 
-	{ "INSERT INTO boot_cpus (job_id, bkey, side, kernel_id, kernel_label, workload, cpu, usr, sys, irq, soft, idle)"
+	{ "boot_cpus", "INSERT INTO boot_cpus (job_id, bkey, side, kernel_id, kernel_label, workload, cpu, usr, sys, irq, soft, idle)"
 	" SELECT r.job_id, COALESCE(r.boot_id, -r.id), MAX(r.side), MAX(r.kernel_id), MAX(r.kernel_label), r.workload,"
 	" c.cpu, AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
 	" FROM runs r JOIN jobs j ON j.id = r.job_id JOIN cpu_stats c ON c.run_id = r.id"
 	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
 	  " GROUP BY r.job_id, COALESCE(r.boot_id, -r.id), r.workload, c.cpu" },
 
-	{ "WITH rr AS (SELECT r.id, r.job_id, COALESCE(r.boot_id, -r.id) AS bkey, r.side, r.kernel_id, r.kernel_label,"
+	{ "boot_profile", "WITH rr AS (SELECT r.id, r.job_id, COALESCE(r.boot_id, -r.id) AS bkey, r.side, r.kernel_id, r.kernel_label,"
 	" r.workload FROM runs r JOIN jobs j ON j.id = r.job_id"
 	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
 	  " AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
@@ -516,7 +516,6 @@ static const struct { const char *head, *tail; } summary_sql[] = {
 	" FROM rr JOIN profile_rows p ON p.run_id = rr.id JOIN nb ON nb.bkey = rr.bkey AND nb.workload = rr.workload"
 	" GROUP BY rr.job_id, rr.bkey, rr.workload, p.symbol" },
 };
-static const char *const summary_tables[] = { "boot_metrics", "boot_cpus", "boot_profile" };
 
 /*
  * job_metrics (migration 0015) from boot_metrics, for the job sides FILTER
@@ -542,7 +541,7 @@ static int store_boot_summaries(struct db *db, int64_t id, const struct result_m
 	if (!meta->job_id)
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(summary_sql) && !ret; i++) {
-		char *del = xasprintf("DELETE FROM %s WHERE bkey = ?1 AND workload = ?2", summary_tables[i]);
+		char *del = xasprintf("DELETE FROM %s WHERE bkey = ?1 AND workload = ?2", summary_sql[i].table);
 		char *ins = xasprintf("%s%s%s", summary_sql[i].head, "r.job_id = ?3 AND r.workload = ?2"
 				      " AND (r.boot_id = ?1 OR (?1 < 0 AND r.id = -?1))", summary_sql[i].tail);
 
@@ -565,7 +564,7 @@ int result_rebuild_summaries(struct db *db)
 	if (db_begin(db))
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(summary_sql) && !ret; i++) {
-		char *del = xasprintf("DELETE FROM %s", summary_tables[i]);
+		char *del = xasprintf("DELETE FROM %s", summary_sql[i].table);
 		char *ins = xasprintf("%s%s%s", summary_sql[i].head, "r.job_id IS NOT NULL", summary_sql[i].tail);
 
 		ret = db_run(db, del, "") || db_run(db, ins, "");
