@@ -399,7 +399,6 @@ CREATE TABLE boot_metrics (
 CREATE INDEX boot_metrics_series ON boot_metrics (workload, name, job_id);
 CREATE INDEX boot_metrics_job ON boot_metrics (job_id, side);
 CREATE INDEX boot_metrics_kernel ON boot_metrics (kernel_id, workload, name);
-CREATE INDEX boot_metrics_label ON boot_metrics (kernel_label) WHERE kernel_label IS NOT NULL;
 CREATE TABLE boot_cpus (
 	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
 	bkey		INTEGER NOT NULL,
@@ -413,7 +412,6 @@ CREATE TABLE boot_cpus (
 );
 CREATE INDEX boot_cpus_job ON boot_cpus (job_id, side);
 CREATE INDEX boot_cpus_kernel ON boot_cpus (kernel_id, workload);
-CREATE INDEX boot_cpus_label ON boot_cpus (kernel_label) WHERE kernel_label IS NOT NULL;
 CREATE TABLE boot_profile (
 	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
 	bkey		INTEGER NOT NULL,
@@ -429,7 +427,6 @@ CREATE TABLE boot_profile (
 );
 CREATE INDEX boot_profile_job ON boot_profile (job_id, side);
 CREATE INDEX boot_profile_kernel ON boot_profile (kernel_id, workload);
-CREATE INDEX boot_profile_label ON boot_profile (kernel_label) WHERE kernel_label IS NOT NULL;
 CREATE TABLE job_metrics (
 	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
 	side		TEXT NOT NULL,
@@ -440,3 +437,24 @@ CREATE TABLE job_metrics (
 	PRIMARY KEY (job_id, side, workload, name)
 );
 CREATE INDEX job_metrics_series ON job_metrics (workload, name, job_id);
+CREATE TABLE kernel_samples (
+	kernel_id	INTEGER NOT NULL,
+	kind		INTEGER NOT NULL,
+	workload	TEXT NOT NULL,
+	name		TEXT NOT NULL,
+	chunk		INTEGER NOT NULL,
+	unit		TEXT,
+	better		TEXT,
+	n		INTEGER NOT NULL,
+	data		TEXT NOT NULL,
+	PRIMARY KEY (kernel_id, kind, workload, name, chunk)
+);
+CREATE INDEX kernel_samples_chunk ON kernel_samples (kernel_id, workload, chunk);
+CREATE TABLE summary_state (
+	name		TEXT PRIMARY KEY,
+	ready		INTEGER NOT NULL
+);
+CREATE INDEX boot_metrics_label ON boot_metrics (kernel_label) WHERE kernel_id IS NULL;
+CREATE INDEX boot_cpus_label ON boot_cpus (kernel_label) WHERE kernel_id IS NULL;
+CREATE INDEX boot_profile_label ON boot_profile (kernel_label) WHERE kernel_id IS NULL;
+CREATE INDEX runs_label_nokernel ON runs (kernel_label) WHERE kernel_id IS NULL;

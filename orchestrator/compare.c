@@ -7,342 +7,12 @@
 
 #include "buf.h"
 #include "compare.h"
+#include "compare_side.h"
 #include "db.h"
+#include "ksample.h"
 #include "log.h"
 #include "strvec.h"
 #include "util.h"
-
-/* Boot values of one (workload, metric) on one side, in query order. */
-struct group {
-	char *workload;
-	char *metric;
-	char *unit;
-	char *better;
-	double *v;
-	size_t n, alloc;
-};
-
-struct groups {
-	struct group *g;
-	size_t n, alloc;
-};
-
-
-
-static void groups_free(struct groups *gs)
-{
-	for (size_t i = 0; i < gs->n; i++) {
-		free(gs->g[i].workload);
-		free(gs->g[i].metric);
-		free(gs->g[i].unit);
-		free(gs->g[i].better);
-		free(gs->g[i].v);
-	}
-	free(gs->g);
-	memset(gs, 0, sizeof(*gs));
-}
-
-static void group_push(struct group *g, double v)
-{
-	if (g->n == g->alloc) {
-		g->alloc = g->alloc ? 2 * g->alloc : 8;
-		g->v = xrealloc(g->v, g->alloc * sizeof(*g->v));
-	}
-	g->v[g->n++] = v;
-}
-
-/*
- * Read rows (workload, metric, unit, better, value) ordered by workload and
- * metric into groups; consecutive rows of one key form one group.
- */
-static int load_groups(struct db *db, struct db_stmt *st, struct groups *gs)
-{
-	int rc;
-
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		const char *w = db_col_text(st, 0), *m = db_col_text(st, 1);
-		struct group *g = gs->n ? &gs->g[gs->n - 1] : NULL;
-
-		if (!w || !m || db_col_null(st, 4))
-			continue;
-		if (!g || strcmp(g->workload, w) || strcmp(g->metric, m)) {
-			if (gs->n == gs->alloc) {
-				gs->alloc = gs->alloc ? 2 * gs->alloc : 16;
-				gs->g = xrealloc(gs->g, gs->alloc * sizeof(*gs->g));
-			}
-			g = &gs->g[gs->n++];
-			memset(g, 0, sizeof(*g));
-			g->workload = xstrdup(w);
-			g->metric = xstrdup(m);
-			g->unit = db_col_strdup(st, 2);
-			g->better = db_col_strdup(st, 3);
-		}
-		group_push(g, db_col_double(st, 4));
-	}
-	db_finalize(st);
-	if (rc != DB_DONE)
-		return error("database '%s': cannot read results: %s", db_file(db), db_errmsg(db));
-	return 0;
-}
-
-static int key_cmp(const struct group *a, const struct group *b)
-{
-	int c = strcmp(a->workload, b->workload);
-
-	return c ? c : strcmp(a->metric, b->metric);
-}
-
-/*
- * Which runs form a side. `where` is one of the fixed fragments below (never
- * user text); ?1 and ?2 are bound to the side's parameters, ?3 to the
- * number of warm-up runs per boot.
- */
-#define JOB_SIDE "r.job_id = ?1 AND r.side = ?2"
-/*
- * A kernel by id, release, variant or job_sides label, or a run's
- * kernel_label: a union of three index searches (an OR over the columns
- * would scan every run).
- */
-#define KERNEL_IDS \
-	"(SELECT id FROM kernels WHERE CAST(id AS TEXT) = ?1 OR release = ?1 OR variant = ?1" \
-	" UNION SELECT kernel_id FROM job_sides WHERE label = ?1 AND kernel_id IS NOT NULL)"
-#define KERNEL_SIDE \
-	"r.id IN (SELECT id FROM runs WHERE kernel_id IN " KERNEL_IDS \
-	" UNION SELECT id FROM runs WHERE kernel_label = ?1" \
-	" UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side" \
-	" WHERE js.label = ?1) AND CAST(?2 AS TEXT) IS NULL"
-
-struct side_sel {
-	const char *where;
-	int64_t job_id;		/* JOB_SIDE */
-	const char *side;	/* JOB_SIDE */
-	const char *kernel;	/* KERNEL_SIDE */
-	int warmup;
-	int own_warmup;		/* the runs of jobs leave out their job's warm-ups: boot_metrics has the boot values */
-};
-
-/*
- * SELECT COLS (of b, a row per boot) from the per-boot summary TABLE of
- * the side's boots (migration 0014; s->own_warmup). For a kernel the same
- * three ways in as KERNEL_SIDE, as one OR (an index search each, the rows
- * found two ways taken once), then RAW: the same columns from the runs
- * outside jobs, which the summaries do not hold (r.kernel_label = ?1, their
- * first ?3 runs left out). ?1..?3 bound as side_prepare() binds them.
- */
-static char *side_boots_sql(const struct side_sel *s, const char *cols, const char *table, const char *raw)
-{
-	if (!s->kernel)
-		return xasprintf("SELECT %s FROM %s b WHERE b.job_id = ?1 AND b.side = ?2 AND ?3 >= 0", cols, table);
-	return xasprintf("SELECT %s FROM %s b WHERE b.kernel_id IN " KERNEL_IDS " OR b.kernel_label = ?1"
-			 " OR (b.job_id, b.side) IN (SELECT job_id, side FROM job_sides WHERE label = ?1)"
-			 " UNION ALL %s", cols, table, raw);
-}
-
-/* The runs outside jobs of a kernel side, for side_boots_sql()'s RAW. */
-#define RAW_KERNEL_RUNS \
-	" WHERE r.kernel_label = ?1 AND r.job_id IS NULL AND r.status = 'ok' AND r.seq >= ?3" \
-	" AND CAST(?2 AS TEXT) IS NULL"
-
-/* Prepare PRE + the side's WHERE fragment + POST with the side's parameters bound. */
-static struct db_stmt *side_prepare(struct db *db, const char *pre, const char *post, const struct side_sel *s)
-{
-	char *sql = xasprintf("%s%s%s", pre, s->where, post);
-	struct db_stmt *st;
-
-	if (s->kernel)
-		st = db_prepare(db, sql, "sni", s->kernel, (int64_t)s->warmup);
-	else
-		st = db_prepare(db, sql, "isi", s->job_id, s->side, (int64_t)s->warmup);
-	free(sql);
-	return st;
-}
-
-/*
- * side_prepare() of PRE + side_boots_sql(S, COLS, TABLE, RAW) + POST: a
- * query over the side's rows of a per-boot summary table.
- */
-static struct db_stmt *boots_prepare(struct db *db, const struct side_sel *s, const char *cols, const char *table,
-				     const char *raw, const char *pre, const char *post)
-{
-	char *sql = side_boots_sql(s, cols, table, raw);
-	struct side_sel b = *s;
-	struct db_stmt *st;
-
-	b.where = sql;
-	st = side_prepare(db, pre, post, &b);
-	free(sql);
-	return st;
-}
-
-static int load_side_metrics(struct db *db, const struct side_sel *s, const struct compare_opts *o,
-			     struct groups *gs)
-{
-	struct db_stmt *st;
-
-	(void)o;
-	/* in the boot order (bkey) both ways, so that a side's values come in the same order */
-	if (s->own_warmup) {
-		st = boots_prepare(db, s, "b.workload, b.name, b.unit, b.better, b.value, b.bkey", "boot_metrics",
-			"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value), COALESCE(r.boot_id, -r.id)"
-			" FROM runs r JOIN metrics m ON m.run_id = r.id" RAW_KERNEL_RUNS
-			" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)",
-			"SELECT workload, name, unit, better, value FROM (", ") x ORDER BY workload, name, bkey");
-	} else
-		st = side_prepare(db,
-			"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value)"
-			" FROM runs r JOIN metrics m ON m.run_id = r.id"
-			" WHERE ",
-			" AND r.status = 'ok' AND r.seq >= ?3"
-			" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)"
-			" ORDER BY r.workload, m.name, COALESCE(r.boot_id, -r.id)", s);
-	return load_groups(db, st, gs);
-}
-
-/* Per-CPU shares as groups with metric "cpuN.FIELD" (unit "%"). */
-static int load_side_cpus(struct db *db, const struct side_sel *s, struct groups *gs)
-{
-	static const char *fields[] = { "usr", "sys", "irq", "soft", "idle" };
-	struct db_stmt *st;
-	int rc;
-
-	if (s->own_warmup) {
-		st = boots_prepare(db, s, "b.workload, b.cpu, b.bkey, b.usr, b.sys, b.irq, b.soft, b.idle", "boot_cpus",
-			"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id),"
-			" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
-			" FROM runs r JOIN cpu_stats c ON c.run_id = r.id" RAW_KERNEL_RUNS
-			" GROUP BY r.workload, c.cpu, COALESCE(r.boot_id, -r.id)",
-			"SELECT * FROM (", ") x ORDER BY 1, 2, 3");
-	} else {
-		st = side_prepare(db,
-			"SELECT r.workload, c.cpu, COALESCE(r.boot_id, -r.id) AS bk,"
-			" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
-			" FROM runs r JOIN cpu_stats c ON c.run_id = r.id"
-			" WHERE ",
-			" AND r.status = 'ok' AND r.seq >= ?3"
-			" GROUP BY r.workload, c.cpu, bk ORDER BY r.workload, c.cpu, bk", s);
-	}
-
-	if (!st)
-		return -1;
-	/*
-	 * Rows come per (workload, cpu, boot); fan each out to five groups,
-	 * found by a linear search within the current workload (few CPUs).
-	 */
-	while ((rc = db_step(st)) == DB_ROW) {
-		const char *w = db_col_text(st, 0);
-		int cpu = db_col_int(st, 1);
-
-		if (!w)
-			continue;
-		for (size_t f = 0; f < ARRAY_SIZE(fields); f++) {
-			char name[64];
-			struct group *g = NULL;
-
-			if (db_col_type(st, 3 + (int)f) == DB_NULL)
-				continue;
-			if (cpu < 0)
-				snprintf(name, sizeof(name), "cpuall.%s", fields[f]);
-			else
-				snprintf(name, sizeof(name), "cpu%d.%s", cpu, fields[f]);
-			for (size_t k = gs->n; k-- > 0;) {
-				if (strcmp(gs->g[k].workload, w))
-					break;
-				if (!strcmp(gs->g[k].metric, name)) {
-					g = &gs->g[k];
-					break;
-				}
-			}
-			if (!g) {
-				if (gs->n == gs->alloc) {
-					gs->alloc = gs->alloc ? 2 * gs->alloc : 16;
-					gs->g = xrealloc(gs->g, gs->alloc * sizeof(*gs->g));
-				}
-				g = &gs->g[gs->n++];
-				memset(g, 0, sizeof(*g));
-				g->workload = xstrdup(w);
-				g->metric = xstrdup(name);
-				g->unit = xstrdup("%");
-				g->better = xstrdup("none");
-			}
-			group_push(g, db_col_double(st, 3 + (int)f));
-		}
-	}
-	db_finalize(st);
-	if (rc != DB_DONE)
-		return error("database '%s': cannot read per-CPU results: %s", db_file(db), db_errmsg(db));
-	return 0;
-}
-
-/* Mean profile share per (workload, symbol) over the measured runs that have a profile. */
-struct profrow {
-	char *workload, *symbol, *dso;
-	double pct;
-};
-
-static int load_side_profile(struct db *db, const struct side_sel *s, struct profrow **out, size_t *n)
-{
-	struct db_stmt *st;
-	size_t alloc = 0;
-	int rc;
-
-	if (s->own_warmup) {
-		/* a run outside jobs is a boot of its own: its symbols' shares, 1 run */
-		st = boots_prepare(db, s, "b.workload, b.symbol, b.dso, b.pct_sum, b.runs, b.bkey", "boot_profile",
-			"SELECT r.workload, p.symbol, MAX(p.dso), SUM(p.percent), 1, -r.id"
-			" FROM runs r JOIN profile_rows p ON p.run_id = r.id" RAW_KERNEL_RUNS
-			" GROUP BY r.workload, p.symbol, r.id",
-			"WITH pb AS (",
-			"), nr AS (SELECT workload, SUM(runs) AS n FROM (SELECT DISTINCT workload, bkey, runs FROM pb) d"
-			" GROUP BY workload)"
-			" SELECT pb.workload, pb.symbol, MAX(pb.dso), SUM(pb.pct_sum) / MAX(nr.n)"
-			" FROM pb JOIN nr ON nr.workload = pb.workload"
-			" GROUP BY pb.workload, pb.symbol ORDER BY pb.workload, pb.symbol");
-	} else {
-		st = side_prepare(db,
-			"WITH pr AS (SELECT r.id, r.workload FROM runs r"
-			"  WHERE ",
-			" AND r.status = 'ok' AND r.seq >= ?3"
-			"  AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
-			" nr AS (SELECT workload, COUNT(*) AS n FROM pr GROUP BY workload)"
-			" SELECT pr.workload, p.symbol, MAX(p.dso), SUM(p.percent) / MAX(nr.n)"
-			" FROM pr JOIN profile_rows p ON p.run_id = pr.id JOIN nr ON nr.workload = pr.workload"
-			" GROUP BY pr.workload, p.symbol ORDER BY pr.workload, p.symbol", s);
-	}
-
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		if (!db_col_text(st, 0) || !db_col_text(st, 1))
-			continue;
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 64;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		(*out)[*n].workload = db_col_strdup(st, 0);
-		(*out)[*n].symbol = db_col_strdup(st, 1);
-		(*out)[*n].dso = db_col_strdup(st, 2);
-		(*out)[*n].pct = db_col_double(st, 3);
-		(*n)++;
-	}
-	db_finalize(st);
-	if (rc != DB_DONE)
-		return error("database '%s': cannot read profiles: %s", db_file(db), db_errmsg(db));
-	return 0;
-}
-
-static void profrows_free(struct profrow *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(p[i].workload);
-		free(p[i].symbol);
-		free(p[i].dso);
-	}
-	free(p);
-}
 
 static int prof_cmp(const void *pa, const void *pb)
 {
@@ -589,47 +259,54 @@ static void side_words(struct buf *b, const struct side_sel *s)
  * The clock of a side's measured runs into *clock ("real" when it has
  * none): 0, or -1 when the side mixes clocks (logged).
  */
-static int side_clock(struct db *db, const struct side_sel *s, const char **clock)
+static int clock_of_counts(const struct side_sel *s, const int64_t runs[2], const char **clock)
 {
-	struct db_stmt *st = side_prepare(db, "SELECT r.clock, COUNT(*) FROM runs r WHERE ",
-					  " AND r.status = 'ok' AND r.seq >= ?3 GROUP BY r.clock ORDER BY r.clock", s);
-	struct buf why = BUF_INIT;
-	int rc, n = 0, ret = 0;
+	struct buf why = BUF_INIT, w = BUF_INIT;
+	int n = 0, ret = 0;
 
-	*clock = "real";
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		const char *c = clock_name(db_col_text(st, 0));
+	*clock = COMPARE_CLOCK_REAL;
+	for (int k = 0; k < 2; k++) {
+		const char *c = k ? COMPARE_CLOCK_ICOUNT : COMPARE_CLOCK_REAL;
 
-		buf_addf(&why, "%s%lld run%s on the %s clock", n ? " and " : "", (long long)db_col_int64(st, 1),
-			 db_col_int64(st, 1) == 1 ? "" : "s", c);
+		if (!runs[k])
+			continue;
+		buf_addf(&why, "%s%lld run%s on the %s clock", n ? " and " : "", (long long)runs[k],
+			 runs[k] == 1 ? "" : "s", c);
 		if (!n++)
 			*clock = c;
 	}
-	db_finalize(st);
-	if (rc != DB_DONE)
-		ret = error("database '%s': cannot read the clock of the runs: %s", db_file(db), db_errmsg(db));
-	else if (n > 1) {
-		struct buf w = BUF_INIT;
-
+	if (n > 1) {
 		side_words(&w, s);
 		ret = error("cannot compare %s: it mixes clocks (%s); an instruction count and a real-time "
 			    "figure are not one quantity", w.buf, why.buf);
-		buf_release(&w);
 	}
+	buf_release(&w);
 	buf_release(&why);
 	return ret;
 }
 
-/* Both sides on one clock: 0 with res->clock and every row's clock set, or -1 (logged, naming both). */
-static int sides_clock(struct db *db, const struct side_sel *sa, const struct side_sel *sb,
-		       struct compare_result *res)
+static int side_clock(struct db *db, const struct side_sel *s, const char **clock)
 {
-	const char *ca, *cb;
+	struct db_stmt *st = side_prepare(db, "SELECT r.clock, COUNT(*) FROM runs r WHERE ",
+					  " AND r.status = 'ok' AND r.seq >= ?3 GROUP BY r.clock", s);
+	int64_t runs[2] = { 0, 0 };
+	int rc;
 
-	if (side_clock(db, sa, &ca) || side_clock(db, sb, &cb))
+	*clock = COMPARE_CLOCK_REAL;
+	if (!st)
 		return -1;
+	while ((rc = db_step(st)) == DB_ROW)
+		runs[!strcmp(clock_name(db_col_text(st, 0)), COMPARE_CLOCK_ICOUNT)] += db_col_int64(st, 1);
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read the clock of the runs: %s", db_file(db), db_errmsg(db));
+	return clock_of_counts(s, runs, clock);
+}
+
+/* Both sides (their clocks CA, CB) on one clock: 0 with res->clock set, or -1 (logged, naming both). */
+static int same_clock(const struct side_sel *sa, const char *ca, const struct side_sel *sb, const char *cb,
+		      struct compare_result *res)
+{
 	if (strcmp(ca, cb)) {
 		struct buf a = BUF_INIT, b = BUF_INIT;
 
@@ -669,11 +346,30 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 	size_t npa = 0, npb = 0;
 	int ret = -1;
 
-	if (sides_clock(db, sa, sb, res))
-		return -1;
-	if (load_side_metrics(db, sa, o, &ma) || load_side_metrics(db, sb, o, &mb) ||
-	    load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
-	    load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
+	const char *clock_a, *clock_b;
+	int samples = 0;
+
+	/* two kernels, each job's warm-up left out: from the per-kernel samples when they are whole */
+	if (sa->kernel && sb->kernel && sa->own_warmup && sb->own_warmup) {
+		if ((samples = ksample_ready(db)) < 0)
+			return -1;
+		if (!samples)
+			info("database '%s': the per-kernel samples are not made yet, so this reads every boot of both"
+			     " kernels; klab db rebuild-summaries --kernel-samples makes them", db_file(db));
+	}
+	if (samples) {
+		int64_t runs_a[2], runs_b[2];
+
+		if (load_kernel_side(db, sa, sb->kernel, &ma, &ca, &pa, &npa, runs_a) ||
+		    load_kernel_side(db, sb, sa->kernel, &mb, &cb, &pb, &npb, runs_b) ||
+		    clock_of_counts(sa, runs_a, &clock_a) || clock_of_counts(sb, runs_b, &clock_b) ||
+		    same_clock(sa, clock_a, sb, clock_b, res))
+			goto out;
+	} else if (side_clock(db, sa, &clock_a) || side_clock(db, sb, &clock_b) ||
+		   same_clock(sa, clock_a, sb, clock_b, res) ||
+		   load_side_metrics(db, sa, o, &ma) || load_side_metrics(db, sb, o, &mb) ||
+		   load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
+		   load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
 		goto out;
 	{
 		/* The threshold of a workload without its own is the runs' clock's default. */
@@ -1246,7 +942,6 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 	"label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b," \
 	" change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict," \
 	" extra_boots, claim, job_id"
-
 
 static enum stats_verdict verdict_of(const char *v)
 {

@@ -6,6 +6,7 @@
 
 #include "db.h"
 #include "jsonh.h"
+#include "ksample.h"
 #include "log.h"
 #include "result.h"
 #include "util.h"
@@ -535,11 +536,17 @@ static const struct { const char *table, *head, *tail; } summary_sql[] = {
  */
 static int store_boot_summaries(struct db *db, int64_t id, const struct result_meta *meta, const char *workload)
 {
-	int64_t bkey = meta->boot_id ? meta->boot_id : -id;
+	int64_t bkey = meta->boot_id ? meta->boot_id : -id, old_kernel = 0;
 	int ret = 0;
 
 	if (!meta->job_id)
 		return 0;
+	/* the kernel the boot's summaries had (its samples lose the boot if that changes) */
+	if (db_get_int(db, &old_kernel, "SELECT MAX(k) FROM (SELECT kernel_id AS k FROM boot_metrics WHERE bkey = ?1"
+		       " AND workload = ?2 UNION ALL SELECT kernel_id FROM boot_cpus WHERE bkey = ?1 AND workload = ?2"
+		       " UNION ALL SELECT kernel_id FROM boot_profile WHERE bkey = ?1 AND workload = ?2) x",
+		       "is", bkey, workload) < 0)
+		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(summary_sql) && !ret; i++) {
 		char *del = xasprintf("DELETE FROM %s WHERE bkey = ?1 AND workload = ?2", summary_sql[i].table);
 		char *ins = xasprintf("%s%s%s", summary_sql[i].head, "r.job_id = ?3 AND r.workload = ?2"
@@ -554,6 +561,8 @@ static int store_boot_summaries(struct db *db, int64_t id, const struct result_m
 			     meta->job_id, meta->side, workload) ||
 		      db_run(db, JOB_METRICS_HEAD "job_id = ?1 AND side = ?2 AND workload = ?3" JOB_METRICS_TAIL, "iss",
 			     meta->job_id, meta->side, workload);
+	if (!ret)
+		ret = ksample_update_boot(db, meta->job_id, old_kernel, bkey, workload);
 	return ret ? -1 : 0;
 }
 
@@ -573,7 +582,8 @@ int result_rebuild_summaries(struct db *db)
 	}
 	if (!ret)
 		ret = db_run(db, "DELETE FROM job_metrics", "") ||
-		      db_run(db, JOB_METRICS_HEAD "side IS NOT NULL" JOB_METRICS_TAIL, "");
+		      db_run(db, JOB_METRICS_HEAD "side IS NOT NULL" JOB_METRICS_TAIL, "") ||
+		      ksample_rebuild(db);
 	if (ret) {
 		db_rollback(db);
 		return -1;

@@ -5,6 +5,7 @@
 
 #include "cmd.h"
 #include "db.h"
+#include "ksample.h"
 #include "log.h"
 #include "result.h"
 #include "strvec.h"
@@ -37,18 +38,27 @@ static int db_init(int argc, char **argv, struct klab_ctx *ctx)
 	return cmd_print_end();
 }
 
+static int rb_kernel_samples;
+static const struct opt rebuild_opts[] = {
+	OPT_BOOL(0, "kernel-samples", &rb_kernel_samples,
+		 "make only the per-kernel samples, from the per-boot summaries (after the upgrade to schema 16)"),
+	OPT_JSON(), OPT_END(),
+};
 static const struct opt_spec rebuild_spec = {
 	"klab db rebuild-summaries", no_usage, "make the per-boot summaries of every job's runs again",
 	"Comparisons and the nightly history read per-boot summaries (boot_metrics,\n"
-	"boot_cpus, boot_profile) that klab keeps as it stores each run. Runs written\n"
-	"into the database by other means (a test fixture, bench/gen-db.sh) need them\n"
-	"made again; this does it in one transaction.\n", db_opts,
+	"boot_cpus, boot_profile, job_metrics) and per-kernel samples (kernel_samples)\n"
+	"that klab keeps as it stores each run. Runs written into the database by\n"
+	"other means (a test fixture, bench/gen-db.sh) need them made again; this does\n"
+	"it in one transaction. A database upgraded to schema 16 lacks the per-kernel\n"
+	"samples: until they are made, kernel comparisons read the boot summaries\n"
+	"(slower on a large database, same answer).\n", rebuild_opts,
 };
 
 static int db_rebuild(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct db *db;
-	int64_t n = 0;
+	int64_t n = 0, k = 0;
 	int st;
 
 	if ((argc = cmd_parse(&rebuild_spec, argc, argv, &st)) < 0)
@@ -57,11 +67,27 @@ static int db_rebuild(int argc, char **argv, struct klab_ctx *ctx)
 		return cmd_usage_error(&rebuild_spec, "unexpected argument '%s'", argv[0]);
 	if (!(db = ctx_db(ctx)))
 		return 1;
-	if (result_rebuild_summaries(db) || db_get_int(db, &n, "SELECT count(*) FROM boot_metrics", "") < 0)
+	if (rb_kernel_samples) {
+		if (db_begin(db))
+			return 1;
+		if (ksample_rebuild(db)) {
+			db_rollback(db);
+			return 1;
+		}
+		if (db_commit(db))
+			return 1;
+	} else if (result_rebuild_summaries(db))
+		return 1;
+	if (db_get_int(db, &n, "SELECT count(*) FROM boot_metrics", "") < 0 ||
+	    db_get_int(db, &k, "SELECT count(*) FROM kernel_samples", "") < 0)
 		return 1;
 	cmd_print_begin();
 	print_str(PRINT_ANY, "path", "database '%s'", db_file(db));
-	print_int(PRINT_ANY, "boot_metrics", ": %lld boot_metrics rows made again\n", n);
+	if (!rb_kernel_samples)
+		print_int(PRINT_ANY, "boot_metrics", ": %lld boot_metrics rows made again,", n);
+	else
+		print_text(":");
+	print_int(PRINT_ANY, "kernel_samples", " %lld kernel_samples rows made again\n", k);
 	return cmd_print_end();
 }
 
