@@ -355,11 +355,13 @@ static int update_kernel(struct db *db, int64_t kernel, int64_t bkey, const char
 		r[n].data = xstrdup(data ? data : "");
 		ksample_init(&r[n].s, ksample_width(r[n].kind));
 		if (r[n].kind < 0 || r[n].kind >= KSAMPLE_KINDS || ksample_decode(&r[n].s, r[n].data, strlen(r[n].data))) {
-			error("database '%s': kernel_samples row of kernel %lld, %s, %s is not a sample; "
-			      "klab db rebuild-summaries --kernel-samples makes them again", db_file(db), (long long)kernel, workload,
-			      r[n].name ? r[n].name : "?");
+			/* the run is stored all the same; comparisons read the boot summaries until a rebuild */
+			warn("database '%s': the kernel_samples row of kernel %lld, %s, %s is not a sample: kernel"
+			     " comparisons read the per-boot summaries until klab db rebuild-summaries --kernel-samples",
+			     db_file(db), (long long)kernel, workload, r[n].name ? r[n].name : "?");
 			n++;
 			db_finalize(st);
+			ret = db_run(db, "UPDATE summary_state SET ready = 0 WHERE name = 'kernel_samples'", "");
 			goto out;
 		}
 		n++;

@@ -280,8 +280,14 @@ int main(void)
 	/* a damaged row is named, not read as numbers */
 	db_exec(db, "UPDATE kernel_samples SET data = '!!' WHERE kernel_id = 1 AND kind = 0 AND name = 'tps' AND chunk = 0");
 	ok(compare_kernels(db, "k1", "k2", NULL, &res) == -1, "a damaged sample fails the comparison");
-	ok(store(db, doc.buf, 1, 1, "A", 1, 5, 1.0) == -1, "... and the store of a run of its boot");
-	is_int(count(db, "SELECT count(*) FROM runs WHERE job_id = 1 AND boot_id = 1"), 3, "that run is not stored");
+	ok(store(db, doc.buf, 1, 1, "A", 1, 5, 1.0) == 0, "a run of its boot is stored all the same");
+	is_int(count(db, "SELECT count(*) FROM runs WHERE job_id = 1 AND boot_id = 1"), 4, "... with its boot's runs");
+	is_int(ksample_ready(db), 0, "... and the samples are marked not whole");
+	ok(compare_kernels(db, "k1", "k2", NULL, &res) == 0, "so the comparison reads the boot summaries");
+	compare_result_free(&res);
+	bad = db_begin(db) || ksample_rebuild(db) || db_commit(db);
+	ok(!bad && ksample_ready(db) == 1, "a rebuild makes them whole again");
+	compare_both_ways(db, "k1", "k2");
 
 	db_close(db);
 	free(dbp);
