@@ -397,7 +397,6 @@ CREATE TABLE boot_metrics (
 	PRIMARY KEY (bkey, workload, name)
 );
 CREATE INDEX boot_metrics_series ON boot_metrics (workload, name, job_id);
-CREATE INDEX boot_metrics_job ON boot_metrics (job_id, side);
 CREATE INDEX boot_metrics_kernel ON boot_metrics (kernel_id, workload, name);
 CREATE TABLE boot_cpus (
 	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
@@ -458,3 +457,5 @@ CREATE INDEX boot_metrics_label ON boot_metrics (kernel_label) WHERE kernel_id I
 CREATE INDEX boot_cpus_label ON boot_cpus (kernel_label) WHERE kernel_id IS NULL;
 CREATE INDEX boot_profile_label ON boot_profile (kernel_label) WHERE kernel_id IS NULL;
 CREATE INDEX runs_label_nokernel ON runs (kernel_label) WHERE kernel_id IS NULL;
+CREATE INDEX runs_boot ON runs (boot_id, workload);
+CREATE INDEX boot_metrics_job ON boot_metrics (job_id, side, workload, name);

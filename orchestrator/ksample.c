@@ -192,6 +192,7 @@ static void note_kernel(struct bentries *b, struct db_stmt *st)
 static int boot_entries(struct db *db, int64_t job_id, int64_t bkey, const char *workload, struct bentries *b)
 {
 	struct db_stmt *st;
+	char *sql;
 	int rc;
 
 	st = db_prepare(db, "SELECT kernel_id, name, unit, better, value FROM boot_metrics WHERE bkey = ?1 AND workload = ?2",
@@ -223,11 +224,11 @@ static int boot_entries(struct db *db, int64_t job_id, int64_t bkey, const char 
 	}
 	if (!st || (db_finalize(st), rc != DB_DONE))
 		return -1;
-	st = db_prepare(db, "SELECT MAX(r.kernel_id), CASE WHEN r.clock = 'icount' THEN 'icount' ELSE 'real' END AS c,"
-			" COUNT(*) FROM runs r JOIN jobs j ON j.id = r.job_id"
-			" WHERE r.job_id = ?3 AND r.workload = ?2 AND (r.boot_id = ?1 OR (?1 < 0 AND r.id = -?1))"
-			" AND r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " GROUP BY c",
-			"isi", bkey, workload, job_id);
+	sql = xasprintf("SELECT MAX(r.kernel_id), CASE WHEN r.clock = 'icount' THEN 'icount' ELSE 'real' END AS c,"
+			" COUNT(*) FROM runs r JOIN jobs j ON j.id = r.job_id WHERE %s"
+			" AND r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " GROUP BY c", RESULT_BOOT_RUNS_SQL(bkey));
+	st = db_prepare(db, sql, "isi", bkey, workload, job_id);
+	free(sql);
 	while (st && (rc = db_step(st)) == DB_ROW) {
 		note_kernel(b, st);
 		bentry_add(b, KSAMPLE_CLOCK, db_col_strdup(st, 1), NULL, NULL, db_col_double(st, 2), 0);

@@ -549,8 +549,7 @@ static int store_boot_summaries(struct db *db, int64_t id, const struct result_m
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(summary_sql) && !ret; i++) {
 		char *del = xasprintf("DELETE FROM %s WHERE bkey = ?1 AND workload = ?2", summary_sql[i].table);
-		char *ins = xasprintf("%s%s%s", summary_sql[i].head, "r.job_id = ?3 AND r.workload = ?2"
-				      " AND (r.boot_id = ?1 OR (?1 < 0 AND r.id = -?1))", summary_sql[i].tail);
+		char *ins = xasprintf("%s%s%s", summary_sql[i].head, RESULT_BOOT_RUNS_SQL(bkey), summary_sql[i].tail);
 
 		ret = db_run(db, del, "is", bkey, workload) || db_run(db, ins, "isi", bkey, workload, meta->job_id);
 		free(del);

@@ -42,6 +42,16 @@ struct result_meta {
 };
 
 /*
+ * SQL for the runs (r) of one boot: ?1 its key (a boot id, or minus the id
+ * of a run stored without a boot), ?2 the workload, ?3 the job. Two texts so
+ * that each is one index search (runs_boot, or the primary key) whatever
+ * sqlite's statistics say (migration 0017).
+ */
+#define RESULT_BOOT_RUNS_SQL(bkey) \
+	((bkey) > 0 ? "r.boot_id = ?1 AND r.workload = ?2 AND r.job_id = ?3" \
+		    : "r.id = -?1 AND r.workload = ?2 AND r.job_id = ?3")
+
+/*
  * SQL for the warm-up runs per boot of job `j` (a jobs row in the query),
  * read from its spec as compare.c's spec_warmup() does: "warmup_runs",
  * else "warmup" when it is a count, else 1. Runs with seq below it are
