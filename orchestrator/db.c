@@ -36,6 +36,16 @@ int db_is_server(struct db *db)
 	return db && db->ops == &db_pg_ops;
 }
 
+int db_refresh_stats(struct db *db)
+{
+	if (db_is_server(db))
+		return 0;
+	/* a transaction of its own: ANALYZE inside the caller's would hold the write lock longer */
+	if (db_in_transaction(db))
+		return error("database '%s': statistics are refreshed outside a transaction", db_file(db));
+	return db_exec(db, "PRAGMA analysis_limit = 2000; ANALYZE");
+}
+
 const char *db_errmsg(struct db *db)
 {
 	return db->ops->errmsg(db);

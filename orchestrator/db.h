@@ -72,6 +72,17 @@ int db_is_url(const char *path);
 int db_is_server(struct db *db);
 
 /*
+ * Refresh the statistics the query planner reads. sqlite has none until
+ * ANALYZE writes sqlite_stat1, and without them it picks an index by rules
+ * of thumb (a listing of one job read every run of the metric); this runs
+ * ANALYZE with an analysis limit (a few thousand index rows a table, so
+ * milliseconds whatever the size). PostgreSQL's autovacuum keeps its own:
+ * nothing to do there. klabd calls it after a job ends, at most once an
+ * hour; `klab db rebuild-summaries` after its rows. 0 or -1 (logged).
+ */
+int db_refresh_stats(struct db *db);
+
+/*
  * Run locks: "this process runs job 7" (KIND "job", ID 7), held until
  * db_run_unlock() or until the process or its connection ends, whatever
  * ends it. On a sqlite file it is an flock on FILE.KIND-ID.lock; on

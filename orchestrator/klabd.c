@@ -49,6 +49,7 @@ struct daemon {
 	size_t n_kids;
 	struct { int64_t job; int deaths; } *crashes;
 	size_t n_crashes;
+	int64_t stats_ms;	/* when the planner's statistics were last refreshed (0: not yet) */
 };
 
 static int foreground, check_only, want_man;
@@ -247,6 +248,20 @@ static int start_child(struct daemon *d, int64_t id, int64_t bisection, const ch
 	return 0;
 }
 
+/* After a job's runs are stored, at most once an hour: the query planner's statistics (db.h). */
+static void refresh_stats(struct daemon *d)
+{
+	int64_t t = now_ms();
+
+	if (d->stats_ms && t - d->stats_ms < 3600 * 1000)
+		return;
+	d->stats_ms = t;
+	if (db_refresh_stats(d->db))
+		log_msg(LOG_WARNING, "the query planner's statistics were not refreshed (queries may read more rows)");
+	else if (!db_is_server(d->db))
+		log_msg(LOG_INFO, "query planner statistics refreshed in %lld ms", (long long)(now_ms() - t));
+}
+
 static void reap(struct daemon *d)
 {
 	for (;;) {
@@ -295,6 +310,7 @@ static void reap(struct daemon *d)
 		} else {
 			log_msg(LOG_NOTICE, "job %lld ended: %s (exit %d, %.0f s)", (long long)job,
 				state ? state : "?", WIFEXITED(st) ? WEXITSTATUS(st) : -1, ran_ms / 1000.0);
+			refresh_stats(d);
 		}
 		free(state);
 	}

@@ -94,6 +94,11 @@ test_expect_success 'klabd starts a submitted job and runs it to the end' '
 	wait_log d1.log "job $id ended: done"
 '
 
+test_expect_success 'a job that ended refreshed the query planner statistics (sqlite_stat1)' '
+	wait_for 10 "SELECT count(*) > 0 FROM sqlite_stat1 WHERE tbl = \"runs\"" 1 &&
+	test "$(sql "SELECT count(*) > 0 FROM sqlite_stat1 WHERE tbl = \"metrics\"")" = 1
+'
+
 test_expect_success 'klab job show --follow follows a job klabd runs, step by step with the ETA, to its end' '
 	"$KLAB" submit --job ab >/dev/null &&
 	id=$(sql "SELECT max(id) FROM jobs") &&

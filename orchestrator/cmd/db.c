@@ -50,7 +50,8 @@ static const struct opt_spec rebuild_spec = {
 	"boot_cpus, boot_profile, job_metrics) and per-kernel samples (kernel_samples)\n"
 	"that klab keeps as it stores each run. Runs written into the database by\n"
 	"other means (a test fixture, bench/gen-db.sh) need them made again; this does\n"
-	"it in one transaction. A database upgraded to schema 16 lacks the per-kernel\n"
+	"it in one transaction, then refreshes the query planner's statistics (sqlite).\n"
+	"A database upgraded to schema 16 lacks the per-kernel\n"
 	"samples: until they are made, kernel comparisons read the boot summaries\n"
 	"(slower on a large database, same answer).\n", rebuild_opts,
 };
@@ -78,6 +79,8 @@ static int db_rebuild(int argc, char **argv, struct klab_ctx *ctx)
 			return 1;
 	} else if (result_rebuild_summaries(db))
 		return 1;
+	if (db_refresh_stats(db))
+		warn("the rows are made; the query planner's statistics were not refreshed");
 	if (db_get_int(db, &n, "SELECT count(*) FROM boot_metrics", "") < 0 ||
 	    db_get_int(db, &k, "SELECT count(*) FROM kernel_samples", "") < 0)
 		return 1;

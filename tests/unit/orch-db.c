@@ -157,6 +157,16 @@ int main(void)
 			usleep(100 * 1000);
 		is_int(db_run_lock_held(db, "job", 7), 0, "closing a connection gives its locks back");
 	}
+
+	/* the query planner's statistics: sqlite_stat1 on sqlite, autovacuum's on PostgreSQL */
+	ok(!db_begin(db) && db_refresh_stats(db) == -1, "statistics are not refreshed inside a transaction");
+	db_rollback(db);
+	ok(!db_refresh_stats(db), "statistics refreshed");
+	if (!db_is_server(db)) {
+		n = -1;
+		db_get_int(db, &n, "SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'jobs'", "");
+		ok(n > 0, "sqlite_stat1 has the jobs table's indexes (%lld rows)", (long long)n);
+	}
 	db_close(db);
 	free(path);
 	return done_testing();
