@@ -65,6 +65,58 @@ static double select_kth(double *c, size_t n, size_t k)
 	return c[k];
 }
 
+/*
+ * x[0..n) ascending: quicksort with the comparisons inline (median of three,
+ * Hoare's partition, insertion sort below 16, the smaller part first so the
+ * stack stays log n deep). A kernel side is 10k boot values a metric; this is
+ * several times faster than qsort() with a comparison function.
+ */
+static void sort_doubles(double *x, size_t n)
+{
+	while (n > 16) {
+		size_t m = n / 2, left;
+		ptrdiff_t i = -1, j = (ptrdiff_t)n;
+		double p, t;
+
+#define SWAP(u, v) (t = (u), (u) = (v), (v) = t)
+		if (x[m] < x[0])
+			SWAP(x[m], x[0]);
+		if (x[n - 1] < x[0])
+			SWAP(x[n - 1], x[0]);
+		if (x[n - 1] < x[m])
+			SWAP(x[n - 1], x[m]);
+		p = x[m];
+		for (;;) {
+			do
+				i++;
+			while (x[i] < p);
+			do
+				j--;
+			while (x[j] > p);
+			if (i >= j)
+				break;
+			SWAP(x[i], x[j]);
+		}
+#undef SWAP
+		left = (size_t)j + 1;	/* x[0..left) <= p <= x[left..n) */
+		if (left < n - left) {
+			sort_doubles(x, left);
+			x += left, n -= left;
+		} else {
+			sort_doubles(x + left, n - left);
+			n = left;
+		}
+	}
+	for (size_t i = 1; i < n; i++) {
+		double v = x[i];
+		size_t k = i;
+
+		for (; k > 0 && x[k - 1] > v; k--)
+			x[k] = x[k - 1];
+		x[k] = v;
+	}
+}
+
 /* Median of c[0..n), reordering c. */
 static double median_inplace(double *c, size_t n)
 {
@@ -279,56 +331,53 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb, struct s
 	return 0;
 }
 
-struct ranked {
-	double v;
-	int side;	/* 0: a, 1: b */
-};
-
-static int cmp_ranked(const void *pa, const void *pb)
-{
-	const struct ranked *a = pa, *b = pb;
-
-	return a->v < b->v ? -1 : a->v > b->v;
-}
-
 /*
  * Doubled mid-ranks (integers: a tie group at 1-based positions i..j gets
- * i + j), the doubled rank sum of side a, and the tie term sum(t^3 - t).
+ * i + j), the doubled rank sum of side a, and the tie term sum(t^3 - t):
+ * both sides sorted, then merged a tie group at a time. The ranks come in
+ * the merged order (the exact test only needs them all).
  */
 static long *mid_ranks2(const double *a, size_t na, const double *b, size_t nb,
 			long *r2a, double *tie_term, int *ties)
 {
-	size_t n = na + nb, i = 0;
-	struct ranked *r = xmalloc(n * sizeof(*r));
+	size_t n = na + nb, i = 0, j = 0, pos = 0;
+	double *sa = xmalloc((na + nb) * sizeof(*sa)), *sb = sa + na;
 	long *rk = xmalloc(n * sizeof(*rk));
 
-	for (size_t k = 0; k < na; k++)
-		r[k] = (struct ranked){ a[k], 0 };
-	for (size_t k = 0; k < nb; k++)
-		r[na + k] = (struct ranked){ b[k], 1 };
-	qsort(r, n, sizeof(*r), cmp_ranked);
+	memcpy(sa, a, na * sizeof(*sa));
+	memcpy(sb, b, nb * sizeof(*sb));
+	sort_doubles(sa, na);
+	sort_doubles(sb, nb);
 	*r2a = 0;
 	*tie_term = 0;
 	*ties = 0;
-	while (i < n) {
-		size_t j = i;
+	while (i < na || j < nb) {
+		double v = j == nb || (i < na && sa[i] <= sb[j]) ? sa[i] : sb[j];
+		size_t ca = 0, cb = 0, t;
+		long r2;
 
-		while (j + 1 < n && r[j + 1].v == r[i].v)
-			j++;
-		for (size_t k = i; k <= j; k++) {
-			rk[k] = (long)(i + 1 + j + 1);
-			if (r[k].side == 0)
-				*r2a += rk[k];
+		while (i + ca < na && sa[i + ca] == v)
+			ca++;
+		while (j + cb < nb && sb[j + cb] == v)
+			cb++;
+		if (!ca && !cb) {	/* a NaN: a group of its own */
+			if (i < na && isnan(sa[i]))
+				ca = 1;
+			else
+				cb = 1;
 		}
-		if (j > i) {
-			double t = (double)(j - i + 1);
-
+		t = ca + cb;
+		r2 = (long)(pos + 1 + pos + t);
+		for (size_t k = 0; k < t; k++)
+			rk[pos + k] = r2;
+		*r2a += (long)ca * r2;
+		if (t > 1) {
 			*ties = 1;
-			*tie_term += t * t * t - t;
+			*tie_term += (double)t * (double)t * (double)t - (double)t;
 		}
-		i = j + 1;
+		pos += t, i += ca, j += cb;
 	}
-	free(r);
+	free(sa);
 	return rk;
 }
 
@@ -414,49 +463,133 @@ int stats_mwu(const double *a, size_t na, const double *b, size_t nb, struct sta
 	return stats_mwu_normal(a, na, b, nb, m);
 }
 
-/* Pairs with b_j - a_i <= x, for a and b sorted ascending: O(na + nb). */
-static size_t count_le(const double *a, size_t na, const double *b, size_t nb, double x)
+/*
+ * Pairs with b_j - a_i <= x (as a_i >= b_j - x), for a and b sorted
+ * ascending, in O(na + nb); with the largest difference among them (*in)
+ * and the smallest among the others (*out), -inf and +inf when none.
+ */
+static size_t count_le(const double *a, size_t na, const double *b, size_t nb, double x, double *in, double *out)
 {
 	size_t cnt = 0, i = 0;
 
+	*in = -INFINITY, *out = INFINITY;
 	for (size_t j = 0; j < nb; j++) {
 		while (i < na && a[i] < b[j] - x)
 			i++;
 		cnt += na - i;
+		if (i < na && b[j] - a[i] > *in)
+			*in = b[j] - a[i];
+		if (i > 0 && b[j] - a[i - 1] < *out)
+			*out = b[j] - a[i - 1];
 	}
 	return cnt;
 }
 
-/* The k-th smallest (1-based) of all b_j - a_i by bisection on the value (a, b sorted). */
-static double kth_difference(const double *a, size_t na, const double *b, size_t nb, size_t k)
+/*
+ * The KK-th smallest (1-based) of the pairs in (lo, hi] when they could not
+ * be narrowed to a short list: they take a few distinct values, counted
+ * here. More than 8 values: hi.
+ */
+static double kth_tied(const double *a, size_t na, const double *b, size_t nb, double lo, double hi, size_t kk)
 {
-	double lo = b[0] - a[na - 1], hi = b[nb - 1] - a[0];
+	double val[8];
+	size_t cnt[8], nv = 0, ia = 0, ib = 0, sum = 0;
 
-	for (int it = 0; it < 200 && lo < hi; it++) {
-		double mid = lo + (hi - lo) / 2;
+	for (size_t j = 0; j < nb; j++) {
+		while (ia < na && a[ia] < b[j] - hi)
+			ia++;
+		while (ib < na && a[ib] < b[j] - lo)
+			ib++;
+		for (size_t i = ia; i < ib; i++) {
+			double d = b[j] - a[i];
+			size_t v = 0;
 
-		if (mid <= lo || mid >= hi)
-			break;
-		if (count_le(a, na, b, nb, mid) >= k)
-			hi = mid;
-		else
-			lo = mid;
+			while (v < nv && val[v] != d)
+				v++;
+			if (v == nv) {
+				if (nv == ARRAY_SIZE(val))
+					return hi;
+				val[nv] = d, cnt[nv++] = 0;
+			}
+			cnt[v]++;
+		}
 	}
+	for (size_t x = 1; x < nv; x++)	/* a handful: insertion sort by value */
+		for (size_t y = x; y > 0 && val[y - 1] > val[y]; y--) {
+			double tv = val[y];
+			size_t tc = cnt[y];
+
+			val[y] = val[y - 1], cnt[y] = cnt[y - 1];
+			val[y - 1] = tv, cnt[y - 1] = tc;
+		}
+	for (size_t v = 0; v < nv; v++)
+		if ((sum += cnt[v]) >= kk)
+			return val[v];
 	return hi;
 }
 
-static int cmp_double(const void *pa, const void *pb)
+/*
+ * The k-th smallest (1-based) of all b_j - a_i, a and b sorted ascending.
+ * Bisection narrows (lo, hi], which holds the k-th, between the smallest
+ * difference above lo and the largest at or below hi (both actual
+ * differences), until it holds at most 4 (na + nb) pairs, which are listed
+ * (for each b_j, a run of a's) and the k-th selected among them, or until
+ * those two differences are one value (ties: the answer). About a dozen
+ * O(na + nb) counts for 10k x 10k pairs; the answer is one of the
+ * differences, as the small path's.
+ */
+static double kth_difference(const double *a, size_t na, const double *b, size_t nb, size_t k)
 {
-	double x = *(const double *)pa, y = *(const double *)pb;
+	double lo = b[0] - a[na - 1], hi = b[nb - 1] - a[0], lo_v, hi_v, junk, *c, v;
+	size_t c_lo, c_hi, m = 0, lim = 4 * (na + nb), ia = 0, ib = 0;
 
-	return x < y ? -1 : x > y;
+	if (!isfinite(lo) || !isfinite(hi))
+		return NAN;
+	if (lo == hi)	/* every difference the same (a counter that stays 0, say) */
+		return hi;
+	/* nothing at or below lo, everything at or below hi (the counts round as the listing does) */
+	for (int t = 0; t < 8 && (c_lo = count_le(a, na, b, nb, lo, &junk, &lo_v)) >= k; t++)
+		lo -= hi - lo + 1;
+	for (int t = 0; t < 8 && (c_hi = count_le(a, na, b, nb, hi, &hi_v, &junk)) < k; t++)
+		hi += hi - lo + 1;
+	if (c_lo >= k || c_hi < k)
+		return NAN;
+	for (int steps = 0; c_hi - c_lo > lim; steps++) {
+		double mid = lo_v + (hi_v - lo_v) / 2, in, out;
+		size_t cnt;
+
+		if (lo_v >= hi_v)	/* one value left between them */
+			return hi_v;
+		if (mid >= hi_v)	/* two adjacent values: split between them */
+			mid = lo_v;
+		if (steps > 200)
+			return kth_tied(a, na, b, nb, lo, hi, k - c_lo);
+		cnt = count_le(a, na, b, nb, mid, &in, &out);
+		if (cnt >= k)
+			hi = mid, c_hi = cnt, hi_v = in;
+		else
+			lo = mid, c_lo = cnt, lo_v = out;
+	}
+	/* the pairs counted at hi and not at lo: for b_j, the a_i in [first >= b_j - hi, first >= b_j - lo) */
+	c = xmalloc((c_hi - c_lo) * sizeof(*c));
+	for (size_t j = 0; j < nb; j++) {
+		while (ia < na && a[ia] < b[j] - hi)
+			ia++;
+		while (ib < na && a[ib] < b[j] - lo)
+			ib++;
+		for (size_t i = ia; i < ib && m < c_hi - c_lo; i++)
+			c[m++] = b[j] - a[i];
+	}
+	v = m == c_hi - c_lo ? select_kth(c, m, k - c_lo - 1) : NAN;
+	free(c);
+	return v;
 }
 
 /*
  * Up to 1M pairs: the median of the differences by quickselect. Above (a
  * kernel compared across many jobs has thousands of boots per side, and
- * na nb doubles would not fit), bisection on the value with an O(na + nb)
- * count per step: the same median to ~1e-15 relative, in O((na + nb) 200).
+ * na nb doubles would not fit), kth_difference(): the same median, from a
+ * few O(na + nb) counts and a short list of candidate pairs.
  */
 double stats_hodges_lehmann(const double *a, size_t na, const double *b, size_t nb)
 {
@@ -477,11 +610,16 @@ double stats_hodges_lehmann(const double *a, size_t na, const double *b, size_t 
 
 		memcpy(sa, a, na * sizeof(*sa));
 		memcpy(sb, b, nb * sizeof(*sb));
-		qsort(sa, na, sizeof(*sa), cmp_double);
-		qsort(sb, nb, sizeof(*sb), cmp_double);
-		m = kth_difference(sa, na, sb, nb, n / 2 + 1);
-		if (n % 2 == 0)
-			m = (m + kth_difference(sa, na, sb, nb, n / 2)) / 2;
+		sort_doubles(sa, na);
+		sort_doubles(sb, nb);
+		if (n % 2) {
+			m = kth_difference(sa, na, sb, nb, n / 2 + 1);
+		} else {
+			/* the next difference up: the same value when more than n/2 pairs are at or below it */
+			double in, out, lo = kth_difference(sa, na, sb, nb, n / 2);
+
+			m = (lo + (count_le(sa, na, sb, nb, lo, &in, &out) > n / 2 ? lo : out)) / 2;
+		}
 		free(sa);
 		free(sb);
 		return m;

@@ -59,8 +59,8 @@ int stats_mwu_normal(const double *a, size_t na, const double *b, size_t nb, str
 
 /*
  * Hodges-Lehmann shift: median of all b_j - a_i (NaN with a NaN value).
- * Above STATS_HL_PAIRS_MAX pairs it is found by bisection on the value
- * instead of materialising every difference.
+ * Above STATS_HL_PAIRS_MAX pairs it is found by bisection on the value and
+ * a short list of candidate pairs instead of materialising every difference.
  */
 #define STATS_HL_PAIRS_MAX 1000000
 double stats_hodges_lehmann(const double *a, size_t na, const double *b, size_t nb);

@@ -183,6 +183,29 @@ static void test_mwu(void)
 	stats_mwu(x, 5, y, 6, &m);
 	ok(m.exact, "small n: exact");
 	{
+		/* 3000 and 2000 values on a grid of 40 (ties everywhere), unsorted: U against counting the pairs */
+		size_t na = 3000, nb = 2000;
+		double *xa = malloc(na * sizeof(*xa)), *xb = malloc(nb * sizeof(*xb)), u = 0;
+		unsigned seed = 11;
+
+		for (size_t i = 0; i < na; i++) {
+			seed = seed * 1103515245 + 12345;
+			xa[i] = (double)((seed >> 8) % 40);
+		}
+		for (size_t j = 0; j < nb; j++) {
+			seed = seed * 1103515245 + 12345;
+			xb[j] = (double)((seed >> 8) % 40) + 1;
+		}
+		for (size_t i = 0; i < na; i++)
+			for (size_t j = 0; j < nb; j++)
+				u += xa[i] > xb[j] ? 1 : xa[i] == xb[j] ? 0.5 : 0;
+		stats_mwu_normal(xa, na, xb, nb, &m);
+		is_double(m.u, u, 0, "U of 3000 x 2000 tied values = the pairs counted (%g)", u);
+		ok(m.ties, "... ties seen");
+		free(xa);
+		free(xb);
+	}
+	{
 		double big_a[30], big_b[30];
 
 		for (int i = 0; i < 30; i++) {
@@ -252,7 +275,25 @@ static void test_holm_hl(void)
 				d[k++] = xb[j] - xa[i];
 		want = stats_median(d, k);
 		ok(na * nb > STATS_HL_PAIRS_MAX, "the large path is taken");
-		is_double(stats_hodges_lehmann(xa, na, xb, nb), want, 1e-9, "Hodges-Lehmann by bisection = sorted median (%g)", want);
+		is_double(stats_hodges_lehmann(xa, na, xb, nb), want, 0, "Hodges-Lehmann by bisection = sorted median (%g)", want);
+		is_double(stats_hodges_lehmann(xa, na, xb, nb - 1), stats_median(d, k - na), 0,
+			  "... with an odd number of pairs too (1001 x 1001: the last b's differences left out)");
+		/* heavy ties: 3 distinct values a side, then one value a side (nothing to split) */
+		for (size_t i = 0; i < na; i++)
+			xa[i] = (double)(i % 3);
+		for (size_t j = 0; j < nb; j++)
+			xb[j] = 0.5 + (double)(j % 3);
+		k = 0;
+		for (size_t j = 0; j < nb; j++)
+			for (size_t i = 0; i < na; i++)
+				d[k++] = xb[j] - xa[i];
+		is_double(stats_hodges_lehmann(xa, na, xb, nb), stats_median(d, k), 0, "ties: the sorted median (%g)",
+			  stats_median(d, k));
+		for (size_t i = 0; i < na; i++)
+			xa[i] = 1.25;
+		for (size_t j = 0; j < nb; j++)
+			xb[j] = 2.5;
+		is_double(stats_hodges_lehmann(xa, na, xb, nb), 1.25, 0, "one value a side: their difference");
 		is_double(stats_hodges_lehmann(xa, 1000, xb, 1000), stats_hodges_lehmann(xa, 1000, xb, 1000), 0,
 			  "1M pairs (the small path) runs");
 		free(xa);
