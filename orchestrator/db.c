@@ -38,11 +38,11 @@ int db_is_server(struct db *db)
 
 int db_refresh_stats(struct db *db)
 {
-	if (db_is_server(db))
-		return 0;
 	/* a transaction of its own: ANALYZE inside the caller's would hold the write lock longer */
 	if (db_in_transaction(db))
 		return error("database '%s': statistics are refreshed outside a transaction", db_file(db));
+	if (db_is_server(db))
+		return 0;
 	return db_exec(db, "PRAGMA analysis_limit = 2000; ANALYZE");
 }
 

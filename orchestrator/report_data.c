@@ -997,39 +997,86 @@ char *rep_metric_unit(struct db *db, const char *wl, const char *metric)
 	return unit;
 }
 
-int rep_nightly_load(struct db *db, const char *wl, const char *metric, struct rep_hpoint **out, size_t *n)
+void rep_nightly_free(struct rep_nightly *nw)
+{
+	for (size_t i = 0; i < nw->n; i++) {
+		free(nw->m[i].name);
+		free(nw->m[i].p);
+	}
+	free(nw->m);
+	free(nw->wl);
+	memset(nw, 0, sizeof(*nw));
+}
+
+static int nightly_read(struct db *db, struct rep_nightly *nw, const char *wl)
 {
 	/*
 	 * A night's value: the mean of its newer side's measured runs, as
 	 * job_metrics keeps it, so that warm-up runs are left out as `klab
-	 * history` leaves them out.
+	 * history` leaves them out. The nights first (each job's newer side
+	 * once), then their rows of the workload by the primary key.
 	 */
 	struct db_stmt *st = db_prepare(db,
-		"SELECT j.id, j.created, b.value, b.n FROM jobs j "
-		"JOIN job_metrics b ON b.job_id = j.id AND b.name = ? "
-		"WHERE j.schedule IS NOT NULL AND b.workload = ? "
-		"AND b.side = (SELECT MAX(b2.side) FROM job_metrics b2 WHERE b2.job_id = j.id) "
-		"ORDER BY j.created, j.id", "ss", metric, wl);
-	size_t alloc = 0;
+		"WITH nights AS MATERIALIZED (SELECT j.id, j.created,"
+		" (SELECT MAX(b2.side) FROM job_metrics b2 WHERE b2.job_id = j.id) AS side"
+		" FROM jobs j WHERE j.schedule IS NOT NULL) "
+		"SELECT b.name, n.id, n.created, b.value, b.n FROM nights n "
+		"JOIN job_metrics b ON b.job_id = n.id AND b.side = n.side AND b.workload = ? "
+		"ORDER BY b.name, n.created, n.id", "s", wl);
+	size_t alloc = 0, palloc = 0;
+	int rc;
 
-	*out = NULL;
-	*n = 0;
+	rep_nightly_free(nw);
+	nw->wl = xstrdup(wl);
 	if (!st)
 		return -1;
-	while (db_step(st) == DB_ROW) {
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *name = db_col_text(st, 0);
+		struct rep_nightly_metric *m = nw->n ? &nw->m[nw->n - 1] : NULL;
 		struct rep_hpoint *p;
 
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 32;
-			*out = xrealloc(*out, alloc * sizeof(**out));
+		if (!name)
+			continue;
+		if (!m || strcmp(m->name, name)) {
+			if (nw->n == alloc) {
+				alloc = alloc ? 2 * alloc : 16;
+				nw->m = xrealloc(nw->m, alloc * sizeof(*nw->m));
+			}
+			m = &nw->m[nw->n++];
+			m->name = xstrdup(name);
+			m->p = NULL;
+			m->n = palloc = 0;
 		}
-		p = &(*out)[(*n)++];
-		p->job = db_col_int64(st, 0);
-		p->created = db_col_double(st, 1);
-		p->value = db_col_double(st, 2);
-		p->n = db_col_int64(st, 3);
+		if (m->n == palloc) {
+			palloc = palloc ? 2 * palloc : 32;
+			m->p = xrealloc(m->p, palloc * sizeof(*m->p));
+		}
+		p = &m->p[m->n++];
+		p->job = db_col_int64(st, 1);
+		p->created = db_col_double(st, 2);
+		p->value = db_col_double(st, 3);
+		p->n = db_col_int64(st, 4);
 	}
 	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int rep_nightly_load(struct db *db, struct rep_nightly *nw, const char *wl, const char *metric,
+		     const struct rep_hpoint **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if ((!nw->wl || strcmp(nw->wl, wl)) && nightly_read(db, nw, wl) < 0) {
+		rep_nightly_free(nw);
+		return -1;
+	}
+	/* the names came sorted by the database's collation: look them up one by one */
+	for (size_t i = 0; i < nw->n; i++)
+		if (!strcmp(nw->m[i].name, metric)) {
+			*out = nw->m[i].p;
+			*n = nw->m[i].n;
+			break;
+		}
 	return 0;
 }
 

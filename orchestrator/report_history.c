@@ -180,11 +180,11 @@ static void tile_html(struct rep *r, const char *page, const char *wl, const cha
 	buf_addstr(tile, "</div></div>\n");
 }
 
-static int history_page(struct rep *r, const char *wl, const char *metric, struct buf *tile)
+static int history_page(struct rep *r, struct rep_nightly *nw, const char *wl, const char *metric, struct buf *tile)
 {
 	struct buf content = BUF_INIT, chart = BUF_INIT, cps = BUF_INIT, pts = BUF_INIT, cmps = BUF_INIT;
 	struct buf title = BUF_INIT, sub = BUF_INIT, ylab = BUF_INIT, hs = BUF_INIT;
-	struct rep_hpoint *p = NULL;
+	const struct rep_hpoint *p = NULL;
 	struct rep_cp *c = NULL;
 	struct plot_xy *xy = NULL;
 	struct plot_segment *seg = NULL;
@@ -197,7 +197,7 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 	rep_metric_label(&ylab, metric, unit);
 
 	/* the nightly series: per scheduled job, the mean of its newest side */
-	if (rep_nightly_load(r->db, wl, metric, &p, &n) < 0)
+	if (rep_nightly_load(r->db, nw, wl, metric, &p, &n) < 0)
 		goto out;
 	xy = xcalloc(n + 1, sizeof(*xy));
 	for (i = 0; i < n; i++) {
@@ -252,7 +252,7 @@ static int history_page(struct rep *r, const char *wl, const char *metric, struc
 		tile_html(r, page, wl, metric, unit, p, n, c, ncp, tile);
 	ret = 0;
 out:
-	free(p); free(xy); free(seg); free(cpx); free(unit); free(page);
+	free(xy); free(seg); free(cpx); free(unit); free(page);
 	rep_changepoints_free(c, ncp);
 	buf_release(&content); buf_release(&chart); buf_release(&cps); buf_release(&pts);
 	buf_release(&cmps); buf_release(&title); buf_release(&sub); buf_release(&ylab); buf_release(&hs);
@@ -262,6 +262,7 @@ out:
 int report_history_pages(struct rep *r, struct buf *tiles, struct buf *list)
 {
 	struct strvec keys = STRVEC_INIT;
+	struct rep_nightly nw = { 0 };
 	int n = 0, ret = 0;
 
 	if (rep_history_keys(r->db, &keys) < 0)
@@ -270,7 +271,7 @@ int report_history_pages(struct rep *r, struct buf *tiles, struct buf *list)
 		const char *wl = keys.v[k], *m = keys.v[k + 1];
 		char *page;
 
-		if (history_page(r, wl, m, tiles) < 0) {
+		if (history_page(r, &nw, wl, m, tiles) < 0) {
 			ret = -1;
 			continue;
 		}
@@ -288,6 +289,7 @@ int report_history_pages(struct rep *r, struct buf *tiles, struct buf *list)
 	}
 	if (n)
 		buf_addstr(list, "</p>\n");
+	rep_nightly_free(&nw);
 	strvec_clear(&keys);
 	return ret;
 }
