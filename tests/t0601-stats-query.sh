@@ -118,7 +118,12 @@ test_expect_success 'migration 0004 made the query indexes, and a kernel query u
 		kernels_variant comparisons_job changepoints_series jobs_schedule; do
 		test_grep "^$i\$" idx || return 1
 	done &&
-	sqlite3 db.sqlite "EXPLAIN QUERY PLAN SELECT id FROM runs WHERE kernel_id = 8 UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side WHERE js.label = \"patched\"" >plan &&
+	# the plan a large history gets: klab refreshed the statistics of this small one (rebuild-summaries),
+	# and with them sqlite rightly scans a table of a few job sides; a copy without them plans by its rules
+	cp db.sqlite plan.sqlite &&
+	test "$(sqlite3 plan.sqlite "SELECT count(*) > 0 FROM sqlite_stat1 WHERE tbl = \"job_sides\"")" = 1 &&
+	sqlite3 plan.sqlite "DROP TABLE sqlite_stat1" &&
+	sqlite3 plan.sqlite "EXPLAIN QUERY PLAN SELECT id FROM runs WHERE kernel_id = 8 UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side WHERE js.label = \"patched\"" >plan &&
 	test_grep "runs_kernel" plan &&
 	test_grep "job_sides_label" plan
 '
