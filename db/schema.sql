@@ -459,3 +459,6 @@ CREATE INDEX boot_profile_label ON boot_profile (kernel_label) WHERE kernel_id I
 CREATE INDEX runs_label_nokernel ON runs (kernel_label) WHERE kernel_id IS NULL;
 CREATE INDEX runs_boot ON runs (boot_id, workload);
 CREATE INDEX boot_metrics_job ON boot_metrics (job_id, side, workload, name);
+CREATE INDEX boot_metrics_nokernel ON boot_metrics (job_id, side) WHERE kernel_id IS NULL;
+CREATE INDEX boot_cpus_nokernel ON boot_cpus (job_id, side) WHERE kernel_id IS NULL;
+CREATE INDEX boot_profile_nokernel ON boot_profile (job_id, side) WHERE kernel_id IS NULL;

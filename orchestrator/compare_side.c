@@ -425,8 +425,15 @@ static int load_sample_rows(struct db *db, const struct side_sel *s, const char 
 	struct db_stmt *st;
 	int rc;
 
-	st = db_prepare(db, "SELECT kind, workload, name, unit, better, data FROM kernel_samples"
-			" WHERE kernel_id IN " KERNEL_IDS_OF("?1") " AND (kind >= 2 OR workload IN (" SIDE_WORKLOADS("?2") "))",
+	/*
+	 * The kernel's ids first, then their rows by the primary key: CROSS JOIN
+	 * keeps that order in sqlite (with a full ANALYZE's statistics it
+	 * scanned all of kernel_samples instead, 130 ms more at 100M rows);
+	 * PostgreSQL reads it as a plain join.
+	 */
+	st = db_prepare(db, "SELECT s.kind, s.workload, s.name, s.unit, s.better, s.data FROM " KERNEL_IDS_OF("?1")
+			" k CROSS JOIN kernel_samples s WHERE s.kernel_id = k.id"
+			" AND (s.kind >= 2 OR s.workload IN (" SIDE_WORKLOADS("?2") "))",
 			"ss", s->kernel, other);
 	if (!st)
 		return -1;

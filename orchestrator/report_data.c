@@ -1014,14 +1014,17 @@ static int nightly_read(struct db *db, struct rep_nightly *nw, const char *wl)
 	 * A night's value: the mean of its newer side's measured runs, as
 	 * job_metrics keeps it, so that warm-up runs are left out as `klab
 	 * history` leaves them out. The nights first (each job's newer side
-	 * once), then their rows of the workload by the primary key.
+	 * once), then their rows of the workload by the primary key: CROSS
+	 * JOIN keeps that order in sqlite whatever its statistics say (with
+	 * ANALYZE's limited ones it read the workload's 200k rows first, 517 ms
+	 * against 195 at 100M rows; PostgreSQL reads it as a plain join).
 	 */
 	struct db_stmt *st = db_prepare(db,
 		"WITH nights AS MATERIALIZED (SELECT j.id, j.created,"
 		" (SELECT MAX(b2.side) FROM job_metrics b2 WHERE b2.job_id = j.id) AS side"
 		" FROM jobs j WHERE j.schedule IS NOT NULL) "
 		"SELECT b.name, n.id, n.created, b.value, b.n FROM nights n "
-		"JOIN job_metrics b ON b.job_id = n.id AND b.side = n.side AND b.workload = ? "
+		"CROSS JOIN job_metrics b WHERE b.job_id = n.id AND b.side = n.side AND b.workload = ? "
 		"ORDER BY b.name, n.created, n.id", "s", wl);
 	size_t alloc = 0, palloc = 0;
 	int rc;
