@@ -35,6 +35,24 @@ static void group_push(struct group *g, double v)
 	g->v[g->n++] = v;
 }
 
+/* A new empty group of GS for WORKLOAD/METRIC; UNIT and BETTER (malloc'd or NULL) become its own. */
+static struct group *group_new(struct groups *gs, const char *workload, const char *metric, char *unit, char *better)
+{
+	struct group *g;
+
+	if (gs->n == gs->alloc) {
+		gs->alloc = gs->alloc ? 2 * gs->alloc : 16;
+		gs->g = xrealloc(gs->g, gs->alloc * sizeof(*gs->g));
+	}
+	g = &gs->g[gs->n++];
+	memset(g, 0, sizeof(*g));
+	g->workload = xstrdup(workload);
+	g->metric = xstrdup(metric);
+	g->unit = unit;
+	g->better = better;
+	return g;
+}
+
 /*
  * Read rows (workload, metric, unit, better, value) ordered by workload and
  * metric into groups; consecutive rows of one key form one group.
@@ -52,16 +70,7 @@ static int load_groups(struct db *db, struct db_stmt *st, struct groups *gs)
 		if (!w || !m || db_col_null(st, 4))
 			continue;
 		if (!g || strcmp(g->workload, w) || strcmp(g->metric, m)) {
-			if (gs->n == gs->alloc) {
-				gs->alloc = gs->alloc ? 2 * gs->alloc : 16;
-				gs->g = xrealloc(gs->g, gs->alloc * sizeof(*gs->g));
-			}
-			g = &gs->g[gs->n++];
-			memset(g, 0, sizeof(*g));
-			g->workload = xstrdup(w);
-			g->metric = xstrdup(m);
-			g->unit = db_col_strdup(st, 2);
-			g->better = db_col_strdup(st, 3);
+			g = group_new(gs, w, m, db_col_strdup(st, 2), db_col_strdup(st, 3));
 		}
 		group_push(g, db_col_double(st, 4));
 	}
@@ -222,18 +231,8 @@ int load_side_cpus(struct db *db, const struct side_sel *s, struct groups *gs)
 					break;
 				}
 			}
-			if (!g) {
-				if (gs->n == gs->alloc) {
-					gs->alloc = gs->alloc ? 2 * gs->alloc : 16;
-					gs->g = xrealloc(gs->g, gs->alloc * sizeof(*gs->g));
-				}
-				g = &gs->g[gs->n++];
-				memset(g, 0, sizeof(*g));
-				g->workload = xstrdup(w);
-				g->metric = xstrdup(name);
-				g->unit = xstrdup("%");
-				g->better = xstrdup("none");
-			}
+			if (!g)
+				g = group_new(gs, w, name, xstrdup("%"), xstrdup("none"));
 			group_push(g, db_col_double(st, 3 + (int)f));
 		}
 	}
@@ -546,16 +545,8 @@ static void pieces_group(struct pieces *ps, size_t i, size_t j, struct groups *g
 		}
 		free(kv);
 	}
-	if (gs->n == gs->alloc) {
-		gs->alloc = gs->alloc ? 2 * gs->alloc : 16;
-		gs->g = xrealloc(gs->g, gs->alloc * sizeof(*gs->g));
-	}
-	g = &gs->g[gs->n++];
-	memset(g, 0, sizeof(*g));
-	g->workload = xstrdup(ps->p[i].workload);
-	g->metric = xstrdup(ps->p[i].name);
-	g->unit = ps->p[i].unit ? xstrdup(ps->p[i].unit) : NULL;
-	g->better = ps->p[i].better ? xstrdup(ps->p[i].better) : NULL;
+	g = group_new(gs, ps->p[i].workload, ps->p[i].name, ps->p[i].unit ? xstrdup(ps->p[i].unit) : NULL,
+		      ps->p[i].better ? xstrdup(ps->p[i].better) : NULL);
 	g->v = all.v;	/* the group owns the values */
 	g->n = g->alloc = all.n;
 	free(all.key);
