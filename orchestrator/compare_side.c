@@ -307,9 +307,12 @@ void profrows_free(struct profrow *p, size_t n)
 
 /* ---- a kernel side from the per-kernel samples (migration 0016) ---------- */
 
-/* The workloads of the kernel side named P, to read only those both sides have. */
+/*
+ * The workloads of the kernel side named P, to read only those both sides
+ * have; its kernel ids are the list in the format's %s (kernel_id_list()).
+ */
 #define SIDE_WORKLOADS(p) \
-	"SELECT workload FROM kernel_samples WHERE kernel_id IN " KERNEL_IDS_OF(p) \
+	"SELECT workload FROM kernel_samples WHERE kernel_id IN %s" \
 	" UNION SELECT b.workload FROM boot_metrics b WHERE b.kernel_id IS NULL AND b.kernel_label = " p \
 	" UNION SELECT b.workload FROM boot_cpus b WHERE b.kernel_id IS NULL AND b.kernel_label = " p \
 	" UNION SELECT b.workload FROM boot_profile b WHERE b.kernel_id IS NULL AND b.kernel_label = " p \
@@ -414,6 +417,31 @@ static int piece_cmp(const void *pa, const void *pb)
 }
 
 /*
+ * The kernel ids the name NAME finds (KERNEL_IDS_OF), as an SQL list such
+ * as "(1, 5)", "(NULL)" when none; NULL on error (logged).
+ */
+static char *kernel_id_list(struct db *db, const char *name)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT id FROM " KERNEL_IDS_OF("?1") " k WHERE id IS NOT NULL ORDER BY id",
+					"s", name);
+	struct buf b = BUF_INIT;
+	int rc;
+
+	if (!st)
+		return NULL;
+	buf_addch(&b, '(');
+	while ((rc = db_step(st)) == DB_ROW)
+		buf_addf(&b, "%s%lld", b.len > 1 ? ", " : "", (long long)db_col_int64(st, 0));
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		buf_release(&b);
+		return NULL;
+	}
+	buf_addstr(&b, b.len > 1 ? ")" : "NULL)");
+	return buf_detach(&b, NULL);
+}
+
+/*
  * The kernel_samples rows of side S's kernel ids: the metrics and CPU shares
  * of the workloads the side OTHER has too (a comparison has no use for the
  * others), every profile and clock (a profile is shown for each workload
@@ -422,18 +450,30 @@ static int piece_cmp(const void *pa, const void *pb)
 static int load_sample_rows(struct db *db, const struct side_sel *s, const char *other, struct pieces *ps)
 {
 	struct db_stmt *st;
+	char *mine, *theirs, *sql;
 	int rc;
 
 	/*
-	 * The kernel's ids first, then their rows by the primary key: CROSS JOIN
-	 * keeps that order in sqlite (with a full ANALYZE's statistics it
-	 * scanned all of kernel_samples instead, 130 ms more at 100M rows);
-	 * PostgreSQL reads it as a plain join.
+	 * The kernels' ids first, as lists in the statement, then their rows by
+	 * the primary key: with the ids behind a subquery both engines guessed
+	 * how many there are (sqlite under a full ANALYZE's statistics, and
+	 * PostgreSQL, which counted the 2000 job sides a label names) and
+	 * scanned all of kernel_samples (130 ms more on sqlite at 100M rows,
+	 * 500 ms on PostgreSQL).
 	 */
-	st = db_prepare(db, "SELECT s.kind, s.workload, s.name, s.unit, s.better, s.data FROM " KERNEL_IDS_OF("?1")
-			" k CROSS JOIN kernel_samples s WHERE s.kernel_id = k.id"
-			" AND (s.kind >= 2 OR s.workload IN (" SIDE_WORKLOADS("?2") "))",
-			"ss", s->kernel, other);
+	mine = kernel_id_list(db, s->kernel);
+	theirs = mine ? kernel_id_list(db, other) : NULL;
+	if (!theirs) {
+		free(mine);
+		return -1;
+	}
+	sql = xasprintf("SELECT s.kind, s.workload, s.name, s.unit, s.better, s.data FROM kernel_samples s"
+			" WHERE s.kernel_id IN %s AND (s.kind >= 2 OR s.workload IN (" SIDE_WORKLOADS("?1") "))",
+			mine, theirs);
+	st = db_prepare(db, sql, "s", other);
+	free(sql);
+	free(mine);
+	free(theirs);
 	if (!st)
 		return -1;
 	while ((rc = db_step(st)) == DB_ROW) {
