@@ -486,14 +486,15 @@ static size_t count_le(const double *a, size_t na, const double *b, size_t nb, d
 }
 
 /*
- * The KK-th smallest (1-based) of the pairs in (lo, hi] when they could not
- * be narrowed to a short list: they take a few distinct values, counted
- * here. More than 8 values: hi.
+ * Calls EACH(d, arg) for every difference d = b_j - a_i in (lo, hi], a and b
+ * sorted ascending: for b_j, the a_i in [first >= b_j - hi, first >= b_j - lo),
+ * two pointers that only move up. Stops when EACH returns nonzero, and
+ * returns that.
  */
-static double kth_tied(const double *a, size_t na, const double *b, size_t nb, double lo, double hi, size_t kk)
+static int each_pair_between(const double *a, size_t na, const double *b, size_t nb, double lo, double hi,
+			     int (*each)(double d, void *arg), void *arg)
 {
-	double val[8];
-	size_t cnt[8], nv = 0, ia = 0, ib = 0, sum = 0;
+	size_t ia = 0, ib = 0;
 
 	for (size_t j = 0; j < nb; j++) {
 		while (ia < na && a[ia] < b[j] - hi)
@@ -501,31 +502,77 @@ static double kth_tied(const double *a, size_t na, const double *b, size_t nb, d
 		while (ib < na && a[ib] < b[j] - lo)
 			ib++;
 		for (size_t i = ia; i < ib; i++) {
-			double d = b[j] - a[i];
-			size_t v = 0;
+			int r = each(b[j] - a[i], arg);
 
-			while (v < nv && val[v] != d)
-				v++;
-			if (v == nv) {
-				if (nv == ARRAY_SIZE(val))
-					return hi;
-				val[nv] = d, cnt[nv++] = 0;
-			}
-			cnt[v]++;
+			if (r)
+				return r;
 		}
 	}
-	for (size_t x = 1; x < nv; x++)	/* a handful: insertion sort by value */
-		for (size_t y = x; y > 0 && val[y - 1] > val[y]; y--) {
-			double tv = val[y];
-			size_t tc = cnt[y];
+	return 0;
+}
 
-			val[y] = val[y - 1], cnt[y] = cnt[y - 1];
-			val[y - 1] = tv, cnt[y - 1] = tc;
+/* The distinct values of a few tied differences and how often each comes. */
+struct tally {
+	double val[8];
+	size_t cnt[8], nv;
+};
+
+static int tally_add(double d, void *arg)
+{
+	struct tally *t = arg;
+	size_t v = 0;
+
+	while (v < t->nv && t->val[v] != d)
+		v++;
+	if (v == t->nv) {
+		if (t->nv == ARRAY_SIZE(t->val))
+			return -1;
+		t->val[v] = d, t->cnt[t->nv++] = 0;
+	}
+	t->cnt[v]++;
+	return 0;
+}
+
+/*
+ * The KK-th smallest (1-based) of the pairs in (lo, hi] when they could not
+ * be narrowed to a short list: they take a few distinct values, counted
+ * here. More than 8 values: hi.
+ */
+static double kth_tied(const double *a, size_t na, const double *b, size_t nb, double lo, double hi, size_t kk)
+{
+	struct tally t = { .nv = 0 };
+	size_t sum = 0;
+
+	if (each_pair_between(a, na, b, nb, lo, hi, tally_add, &t))
+		return hi;
+	for (size_t x = 1; x < t.nv; x++)	/* a handful: insertion sort by value */
+		for (size_t y = x; y > 0 && t.val[y - 1] > t.val[y]; y--) {
+			double tv = t.val[y];
+			size_t tc = t.cnt[y];
+
+			t.val[y] = t.val[y - 1], t.cnt[y] = t.cnt[y - 1];
+			t.val[y - 1] = tv, t.cnt[y - 1] = tc;
 		}
-	for (size_t v = 0; v < nv; v++)
-		if ((sum += cnt[v]) >= kk)
-			return val[v];
+	for (size_t v = 0; v < t.nv; v++)
+		if ((sum += t.cnt[v]) >= kk)
+			return t.val[v];
 	return hi;
+}
+
+/* Candidate differences, listed into a fixed-size array. */
+struct cands {
+	double *c;
+	size_t m, max;
+};
+
+static int cands_add(double d, void *arg)
+{
+	struct cands *cs = arg;
+
+	if (cs->m == cs->max)
+		return 1;
+	cs->c[cs->m++] = d;
+	return 0;
 }
 
 /*
@@ -540,8 +587,9 @@ static double kth_tied(const double *a, size_t na, const double *b, size_t nb, d
  */
 static double kth_difference(const double *a, size_t na, const double *b, size_t nb, size_t k)
 {
-	double lo = b[0] - a[na - 1], hi = b[nb - 1] - a[0], lo_v, hi_v, junk, *c, v;
-	size_t c_lo, c_hi, m = 0, lim = 4 * (na + nb), ia = 0, ib = 0;
+	double lo = b[0] - a[na - 1], hi = b[nb - 1] - a[0], lo_v, hi_v, junk, v;
+	size_t c_lo, c_hi, lim = 4 * (na + nb);
+	struct cands cs = { NULL, 0, 0 };
 
 	if (!isfinite(lo) || !isfinite(hi))
 		return NAN;
@@ -570,18 +618,12 @@ static double kth_difference(const double *a, size_t na, const double *b, size_t
 		else
 			lo = mid, c_lo = cnt, lo_v = out;
 	}
-	/* the pairs counted at hi and not at lo: for b_j, the a_i in [first >= b_j - hi, first >= b_j - lo) */
-	c = xmalloc((c_hi - c_lo) * sizeof(*c));
-	for (size_t j = 0; j < nb; j++) {
-		while (ia < na && a[ia] < b[j] - hi)
-			ia++;
-		while (ib < na && a[ib] < b[j] - lo)
-			ib++;
-		for (size_t i = ia; i < ib && m < c_hi - c_lo; i++)
-			c[m++] = b[j] - a[i];
-	}
-	v = m == c_hi - c_lo ? select_kth(c, m, k - c_lo - 1) : NAN;
-	free(c);
+	/* the pairs counted at hi and not at lo */
+	cs.max = c_hi - c_lo;
+	cs.c = xmalloc(cs.max * sizeof(*cs.c));
+	each_pair_between(a, na, b, nb, lo, hi, cands_add, &cs);
+	v = cs.m == cs.max ? select_kth(cs.c, cs.m, k - c_lo - 1) : NAN;
+	free(cs.c);
 	return v;
 }
 
