@@ -9,7 +9,10 @@
 #                                                    build/bench/klab-20000j-50m.db)
 #   KLAB_BENCH_PG=local bash bench/bench-query.sh   (then the same on PostgreSQL 15: a private
 #       server in build/bench/pg-N on 127.0.0.1, the sqlite database copied into it with COPY;
-#       its load time and size are printed; removed at the end unless KLAB_BENCH_PG_KEEP=1)
+#       its load time and size are printed; removed at the end unless KLAB_BENCH_PG_KEEP=1, which
+#       leaves it running and prints its URL and how to stop it)
+#   KLAB_BENCH_PG=postgresql://... bash bench/bench-query.sh   (the commands on that database,
+#       loaded before with KLAB_BENCH_PG_KEEP=1; the sqlite runs are skipped)
 #
 # Makes the database with bench/gen-db.sh when it is missing (about 10 s), then
 # runs each command 5 times and prints the wall-clock and user CPU time of the
@@ -87,6 +90,16 @@ run_all() {	# the commands, on $target_db
 	bench "history wl0 tps ($((jobs / 10)) nightly jobs)" 100 history wl0 tps
 	bench "report 500 --no-charts (one job's page)" 1000 report --no-charts --out "$rep" 500
 }
+psql_url() { psql -qAt -v ON_ERROR_STOP=1 "$pg_url" "$@"; }
+case ${KLAB_BENCH_PG:-} in
+postgresql://*)
+	pg_url=$KLAB_BENCH_PG
+	psql_() { shift 2; psql_url "$@"; }	# psql_ -d klab ...: the database is the URL's
+	echo "== PostgreSQL ($pg_url, loaded before)"
+	target_db=$pg_url
+	run_all
+	exit 0;;
+esac
 echo "== sqlite"
 run_all
 
@@ -98,7 +111,16 @@ pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pgdir=$here/build/bench/pg-$$ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$pgdir" && chmod 700 "$pgdir"
 [ "$(id -u)" != 0 ] || chown postgres: "$pgdir"
-pgstop() { pg "$pgbin/pg_ctl" -D "$pgdir/data" -m fast -w stop >/dev/null 2>&1; [ -n "${KLAB_BENCH_PG_KEEP:-}" ] || rm -rf "$pgdir"; rm -rf "$rep"; }
+pgstop() {
+	rm -rf "$rep"
+	if [ -n "${KLAB_BENCH_PG_KEEP:-}" ] && [ -n "${url:-}" ]; then
+		echo "kept: KLAB_BENCH_PG=$url bash bench/bench-query.sh;" \
+			"stop it with: runuser -u postgres -- $pgbin/pg_ctl -D $pgdir/data stop; rm -rf $pgdir"
+		return
+	fi
+	pg "$pgbin/pg_ctl" -D "$pgdir/data" -m fast -w stop >/dev/null 2>&1
+	rm -rf "$pgdir"
+}
 trap pgstop EXIT
 pg "$pgbin/initdb" -D "$pgdir/data" -U postgres --auth-local=trust --auth-host=trust -E UTF8 --locale=C.UTF-8 >"$pgdir/initdb.log"
 # the server as a lab host would run it for this size: 25% of RAM as shared buffers is the usual advice; 2 GB here
