@@ -1,4 +1,5 @@
 /* report_site.c: one run of the report pages: pages and charts in memory, one gnuplot process, atomic writes; links and badges. */
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -18,6 +19,43 @@
 /* The marker a page holds where chart N goes: control bytes never survive html_escape(). */
 #define CHART_MARK '\x01'
 
+static int cmp_id(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The ids of the job pages already in the output folder (job-N.html),
+ * sorted: a history page links every night it shows, and asking the file
+ * system about each was 100k access() calls, a third of one job's report at
+ * 100M metric rows (docs/query-scale.md).
+ */
+static void read_job_pages(struct rep *r)
+{
+	DIR *d = opendir(r->outdir);
+	struct dirent *e;
+	size_t alloc = 0;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		long long id;
+		int end = 0;
+
+		if (sscanf(e->d_name, "job-%lld.html%n", &id, &end) != 1 || !end || e->d_name[end])
+			continue;
+		if (r->n_pages_on_disk == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			r->pages_on_disk = xrealloc(r->pages_on_disk, alloc * sizeof(*r->pages_on_disk));
+		}
+		r->pages_on_disk[r->n_pages_on_disk++] = id;
+	}
+	closedir(d);
+	qsort(r->pages_on_disk, r->n_pages_on_disk, sizeof(*r->pages_on_disk), cmp_id);
+}
+
 void rep_init(struct rep *r, struct db *db, const char *outdir, const struct report_opts *o)
 {
 	time_t now = time(NULL);
@@ -29,6 +67,7 @@ void rep_init(struct rep *r, struct db *db, const char *outdir, const struct rep
 	r->no_charts = o ? o->no_charts : 0;
 	r->max_jobs = o && o->max_jobs > 0 ? o->max_jobs : 200;
 	plot_batch_init(&r->pb, outdir, PLOT_SVG);
+	read_job_pages(r);
 	gmtime_r(&now, &tm);
 	strftime(r->generated, sizeof(r->generated), "%Y-%m-%d %H:%M", &tm);
 }
@@ -53,6 +92,7 @@ void rep_release(struct rep *r)
 	}
 	free(r->files);
 	free(r->jobs);
+	free(r->pages_on_disk);
 	free(r->outdir);
 	plot_batch_release(&r->pb);
 }
@@ -140,16 +180,10 @@ int rep_fill_static(struct buf *out, const char *name, const struct html_var *va
 
 static int job_rendered(const struct rep *r, int64_t id)
 {
-	char *p;
-	int ok;
-
 	for (size_t i = 0; i < r->n_jobs; i++)
 		if (r->jobs[i] == id)
 			return 1;
-	p = xasprintf("%s/job-%lld.html", r->outdir, (long long)id);
-	ok = file_exists(p);
-	free(p);
-	return ok;
+	return r->n_pages_on_disk && bsearch(&id, r->pages_on_disk, r->n_pages_on_disk, sizeof(id), cmp_id);
 }
 
 void rep_job_link(const struct rep *r, struct buf *h, int64_t id)

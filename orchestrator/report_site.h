@@ -41,6 +41,8 @@ struct rep {
 	size_t n_files, a_files;
 	int64_t *jobs;		/* jobs whose pages this run writes */
 	size_t n_jobs;
+	int64_t *pages_on_disk;	/* jobs with a page in outdir when the run started, sorted */
+	size_t n_pages_on_disk;
 	int no_charts;
 	int max_jobs;
 	char generated[32];	/* UTC time of the run, on every page */
