@@ -396,7 +396,6 @@ CREATE TABLE boot_metrics (
 	n		INTEGER NOT NULL,
 	PRIMARY KEY (bkey, workload, name)
 );
-CREATE INDEX boot_metrics_series ON boot_metrics (workload, name, job_id);
 CREATE INDEX boot_metrics_kernel ON boot_metrics (kernel_id, workload, name);
 CREATE TABLE boot_cpus (
 	job_id		INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
@@ -435,7 +434,6 @@ CREATE TABLE job_metrics (
 	n		INTEGER NOT NULL,
 	PRIMARY KEY (job_id, side, workload, name)
 );
-CREATE INDEX job_metrics_series ON job_metrics (workload, name, job_id);
 CREATE TABLE kernel_samples (
 	kernel_id	INTEGER NOT NULL,
 	kind		INTEGER NOT NULL,
@@ -462,3 +460,7 @@ CREATE INDEX boot_metrics_job ON boot_metrics (job_id, side, workload, name);
 CREATE INDEX boot_metrics_nokernel ON boot_metrics (job_id, side) WHERE kernel_id IS NULL;
 CREATE INDEX boot_cpus_nokernel ON boot_cpus (job_id, side) WHERE kernel_id IS NULL;
 CREATE INDEX boot_profile_nokernel ON boot_profile (job_id, side) WHERE kernel_id IS NULL;
+CREATE INDEX boot_metrics_series ON boot_metrics (workload, name, job_id, side, bkey, value);
+CREATE INDEX job_metrics_series ON job_metrics (workload, name, job_id, side, value, n);
+CREATE INDEX runs_job_nokernel ON runs (job_id, side) WHERE kernel_id IS NULL;
+CREATE INDEX runs_kernel_run ON runs (kernel_id);

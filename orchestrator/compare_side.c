@@ -309,7 +309,7 @@ void profrows_free(struct profrow *p, size_t n)
 
 /*
  * The workloads of the kernel side named P, to read only those both sides
- * have; its kernel ids are the list in the format's %s (kernel_id_list()).
+ * have; its kernel ids are the list in the format's %s (compare_kernel_ids()).
  */
 #define SIDE_WORKLOADS(p) \
 	"SELECT workload FROM kernel_samples WHERE kernel_id IN %s" \
@@ -416,11 +416,8 @@ static int piece_cmp(const void *pa, const void *pb)
 	return c;
 }
 
-/*
- * The kernel ids the name NAME finds (KERNEL_IDS_OF), as an SQL list such
- * as "(1, 5)", "(NULL)" when none; NULL on error (logged).
- */
-static char *kernel_id_list(struct db *db, const char *name)
+/* compare.h; KERNEL_IDS_OF */
+char *compare_kernel_ids(struct db *db, const char *name)
 {
 	struct db_stmt *st = db_prepare(db, "SELECT id FROM " KERNEL_IDS_OF("?1") " k WHERE id IS NOT NULL ORDER BY id",
 					"s", name);
@@ -461,8 +458,8 @@ static int load_sample_rows(struct db *db, const struct side_sel *s, const char 
 	 * scanned all of kernel_samples (130 ms more on sqlite at 100M rows,
 	 * 500 ms on PostgreSQL).
 	 */
-	mine = kernel_id_list(db, s->kernel);
-	theirs = mine ? kernel_id_list(db, other) : NULL;
+	mine = compare_kernel_ids(db, s->kernel);
+	theirs = mine ? compare_kernel_ids(db, other) : NULL;
 	if (!theirs) {
 		free(mine);
 		return -1;

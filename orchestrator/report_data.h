@@ -203,7 +203,10 @@ int rep_history_keys(struct db *db, struct strvec *out);
 /* The unit of WL/METRIC: of its latest comparison, else of any run; NULL when none. */
 char *rep_metric_unit(struct db *db, const char *wl, const char *metric);
 
-/* Per scheduled job, the mean of METRIC over the ok runs of its newest side, in job order. */
+/*
+ * Per scheduled job, the mean of METRIC over the measured runs of its
+ * newest side that has it (B, else A), oldest first.
+ */
 struct rep_hpoint {
 	int64_t job;
 	double created, value;
@@ -212,16 +215,23 @@ struct rep_hpoint {
 /*
  * Every metric's nightly points of one workload, read in one statement (a
  * history page per metric read them a metric at a time: 50 statements of
- * 18 ms for one report on gen-db's 100M database, against one of 200 ms).
+ * 18 ms for one report on gen-db's 100M database, against one of 200 ms),
+ * and the scheduled jobs, read once.
  */
 struct rep_nightly {
 	char *wl;
 	struct rep_nightly_metric {
 		char *name;
 		struct rep_hpoint *p;
-		size_t n;
+		size_t n, alloc;
 	} *m;
-	size_t n;
+	size_t n, alloc;
+	struct rep_night {
+		int64_t job;
+		double created;
+	} *night;		/* by job id */
+	size_t n_night;
+	int nights_read;
 };
 /*
  * The points of WL/METRIC, oldest first (none: *n = 0), out of NW, which
