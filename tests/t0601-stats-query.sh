@@ -123,9 +123,33 @@ test_expect_success 'migration 0004 made the query indexes, and a kernel query u
 	cp db.sqlite plan.sqlite &&
 	test "$(sqlite3 plan.sqlite "SELECT count(*) > 0 FROM sqlite_stat1 WHERE tbl = \"job_sides\"")" = 1 &&
 	sqlite3 plan.sqlite "DROP TABLE sqlite_stat1" &&
-	sqlite3 plan.sqlite "EXPLAIN QUERY PLAN SELECT id FROM runs WHERE kernel_id = 8 UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side WHERE js.label = \"patched\"" >plan &&
-	test_grep "runs_kernel" plan &&
-	test_grep "job_sides_label" plan
+	# the branches of query.c: the runs of the kernel ids in id order (no sort), the runs without
+	# a kernel id of the sides a label names (migration 0018)
+	sqlite3 plan.sqlite "EXPLAIN QUERY PLAN SELECT r.id, m.name FROM runs r CROSS JOIN metrics m WHERE r.status = \"ok\" AND m.name = \"tps\" AND m.run_id = r.id AND r.kernel_id IN (8) ORDER BY 1, 2" >plan &&
+	test_grep "SEARCH r USING INDEX runs_kernel_run (kernel_id=?)" plan &&
+	test_grep -v "TEMP B-TREE" plan &&
+	sqlite3 plan.sqlite "EXPLAIN QUERY PLAN SELECT r.id FROM job_sides js CROSS JOIN runs r WHERE r.job_id = js.job_id AND r.side = js.side AND js.label = \"patched\" AND r.kernel_id IS NULL" >plan &&
+	test_grep "job_sides_label" plan &&
+	test_grep "runs_job_nokernel" plan
+'
+
+test_expect_success 'a kernel query: a run with a kernel id is that kernel'"'"'s, one without is its label'"'"'s' '
+	cp db.sqlite kq.sqlite &&
+	# a run of a side labelled "patched" that records another kernel (6.1.0-klab-base) belongs to that one;
+	# a run without a kernel id in that side is the label'"'"'s
+	sqlite3 kq.sqlite "INSERT INTO runs (id, uid, job_id, side, kernel_id, workload, machine, status, seq, created)
+		SELECT 9100, \"kq1\", job_id, side, (SELECT id FROM kernels WHERE release = \"6.1.0-klab-base\"), \"udp_rr_500\", \"dut\", \"ok\", 0, 1764633600
+		FROM job_sides WHERE label = \"patched\" LIMIT 1" &&
+	sqlite3 kq.sqlite "INSERT INTO runs (id, uid, job_id, side, kernel_id, workload, machine, status, seq, created)
+		SELECT 9101, \"kq2\", job_id, side, NULL, \"udp_rr_500\", \"dut\", \"ok\", 0, 1764633600
+		FROM job_sides WHERE label = \"patched\" LIMIT 1" &&
+	sqlite3 kq.sqlite "INSERT INTO metrics (run_id, name, value) VALUES (9100, \"kqm\", 1), (9101, \"kqm\", 2)" &&
+	"$KLAB" --db kq.sqlite query --kernel patched --metric kqm --csv >kq.csv &&
+	test "$(wc -l <kq.csv)" = 2 &&
+	test_grep "^9101," kq.csv &&
+	"$KLAB" --db kq.sqlite query --kernel 6.1.0-klab-base --metric kqm --csv >kb.csv &&
+	test "$(wc -l <kb.csv)" = 2 &&
+	test_grep "^9100," kb.csv
 '
 
 test_done
