@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "jsonh.h"
 #include "print.h"
 #include "tap.h"
@@ -202,10 +203,79 @@ static void test_nesting(void)
 	}
 }
 
+/*
+ * A top-level list of N elements printed with the print_*() calls, and the
+ * same document built as json-c objects and serialized whole: the two texts
+ * must be the same byte for byte (above STREAM_AFTER the list is written as
+ * it comes). The elements vary: objects with a nested list, an empty list
+ * and object, strings and numbers, and plain values in the list itself.
+ */
+static void stream_case(size_t n)
+{
+	struct json_object *doc = json_object_new_array();
+	char *s = NULL, *e;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+	struct buf want = BUF_INIT;
+	int rc;
+
+	print_begin(PRINT_FMT_JSON, m);
+	print_list_begin(NULL, cols);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o, *l;
+
+		if (i % 7 == 3) {	/* a plain value in the list */
+			print_data_int(NULL, (int64_t)i);
+			json_object_array_add(doc, json_object_new_int64((int64_t)i));
+			continue;
+		}
+		o = json_object_new_object();
+		print_obj_begin(NULL);
+		print_data_int("id", (int64_t)i);
+		json_object_object_add(o, "id", json_object_new_int64((int64_t)i));
+		print_data_str("name", i % 2 ? "odd \"one\"\nwith a newline" : NULL);
+		json_object_object_add(o, "name", i % 2 ? json_object_new_string("odd \"one\"\nwith a newline") : NULL);
+		print_list_begin("xs", NULL);
+		l = json_object_new_array();
+		for (size_t k = 0; k < i % 3; k++) {
+			print_data_int(NULL, (int64_t)k);
+			json_object_array_add(l, json_object_new_int64((int64_t)k));
+		}
+		print_list_end();
+		json_object_object_add(o, "xs", l);
+		print_obj_begin("inner");
+		print_obj_end();
+		json_object_object_add(o, "inner", json_object_new_object());
+		print_obj_end();
+		json_object_array_add(doc, o);
+	}
+	print_list_end();
+	rc = print_end();
+	fclose(m);
+	json_to_buf(&want, doc, 1);
+	buf_addch(&want, '\n');
+	e = want.buf;
+	ok(!rc && s && !strcmp(s, e), "JSON list of %zu elements: the text json-c gives the whole document", n);
+	if (s && strcmp(s, e))
+		diag("got %zu bytes, want %zu", strlen(s), strlen(e));
+	free(s);
+	buf_release(&want);
+	json_object_put(doc);
+}
+
+static void test_stream(void)
+{
+	static const size_t sizes[] = { 0, 1, 999, 1000, 1001, 2500, 10007 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		stream_case(sizes[i]);
+}
+
 int main(void)
 {
 	test_formats();
 	test_numbers();
 	test_nesting();
+	test_stream();
 	return done_testing();
 }
