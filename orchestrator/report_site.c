@@ -53,7 +53,8 @@ static void read_job_pages(struct rep *r)
 		r->pages_on_disk[r->n_pages_on_disk++] = id;
 	}
 	closedir(d);
-	qsort(r->pages_on_disk, r->n_pages_on_disk, sizeof(*r->pages_on_disk), cmp_id);
+	if (r->n_pages_on_disk > 1)
+		qsort(r->pages_on_disk, r->n_pages_on_disk, sizeof(*r->pages_on_disk), cmp_id);
 }
 
 void rep_init(struct rep *r, struct db *db, const char *outdir, const struct report_opts *o)
