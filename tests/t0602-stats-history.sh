@@ -82,4 +82,31 @@ test_expect_success 'no data: a note, or [] in JSON; usage errors' '
 	test_grep "option .--threshold.: .-1. is not a percentage" err
 '
 
+test_expect_success 'series in tree order, each night once and in job order, however their jobs interleave' '
+	# tree "aaa" on a third pair, its jobs numbered between the net-next (100..) and stable (1100..) ones,
+	# each with boots on both sides (a night is its B side)
+	for n in 0 1 2; do
+		j=$((150 + n)) t=$((1764547200 + n * 86400))
+		sq "INSERT INTO jobs (id, name, state, spec, tree, schedule, dut, peer, created) VALUES ($j, \"n\", \"done\", \"{}\", \"aaa\", \"nightly\", \"dut3\", \"peer3\", $t)" &&
+		for side in A B; do
+			if [ $side = B ]; then k1=1 v=$((2000 + n)); else k1=0 v=1000; fi &&
+			b=$((j * 10 + k1))
+			sq "INSERT INTO boots (id, job_id, seq, side, machine) VALUES ($b, $j, $((k1 + 1)), \"$side\", \"dut3\")" &&
+			sq "INSERT INTO runs (id, uid, job_id, boot_id, side, workload, seq, started, created) VALUES ($b, \"a$b\", $j, $b, \"$side\", \"udp_rr_500\", 1, $t, $t)" &&
+			sq "INSERT INTO metrics (run_id, name, value) VALUES ($b, \"tps\", $v)" || return 1
+		done || return 1
+	done &&
+	k db rebuild-summaries >/dev/null &&
+	k history udp_rr_500 tps --json >o.json &&
+	python3 - <<-\EOF
+	import json
+	d = json.load(open("o.json"))
+	assert [x["tree"] for x in d] == ["aaa", "net-next", "stable"], [x["tree"] for x in d]
+	for s in d:
+	    jobs = [p["job_id"] for p in s["points"]]
+	    assert jobs == sorted(set(jobs)), (s["tree"], jobs)
+	assert [p["value"] for p in d[0]["points"]] == [2000, 2001, 2002], d[0]["points"]
+	EOF
+'
+
 test_done
