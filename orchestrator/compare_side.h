@@ -42,11 +42,16 @@ struct groups {
 	"(SELECT id FROM kernels WHERE CAST(id AS TEXT) = " p " OR release = " p " OR variant = " p \
 	" UNION SELECT kernel_id FROM job_sides WHERE label = " p " AND kernel_id IS NOT NULL)"
 #define KERNEL_IDS KERNEL_IDS_OF("?1")
+/*
+ * The runs of a kernel side: a run with a kernel id is that kernel's, the
+ * labels name the runs without one (as the per-boot summaries and the
+ * per-kernel samples have them; docs/statistics.md).
+ */
 #define KERNEL_SIDE \
 	"r.id IN (SELECT id FROM runs WHERE kernel_id IN " KERNEL_IDS \
-	" UNION SELECT id FROM runs WHERE kernel_label = ?1" \
+	" UNION SELECT id FROM runs WHERE kernel_label = ?1 AND kernel_id IS NULL" \
 	" UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side" \
-	" WHERE js.label = ?1) AND CAST(?2 AS TEXT) IS NULL"
+	" WHERE js.label = ?1 AND r2.kernel_id IS NULL) AND CAST(?2 AS TEXT) IS NULL"
 
 struct side_sel {
 	const char *where;
