@@ -45,14 +45,12 @@ static int series_cmp(const void *pa, const void *pb)
 	return c ? c : null_strcmp(a->machines, b->machines);
 }
 
-/* The series of (TREE, MACHINES) in SER[0..*N), added when new; LAST is the one found before. */
-static size_t series_of(struct history_series **ser, size_t *n, size_t *alloc, size_t last, const char *tree,
+/* The series of (TREE, MACHINES) in SER[0..*N) (a few: one per tree and machine pair), added when new. */
+static size_t series_of(struct history_series **ser, size_t *n, size_t *alloc, const char *tree,
 			const char *machines, const char *workload, const char *metric)
 {
 	struct history_series *s;
 
-	if (last < *n && same_str((*ser)[last].tree, tree) && same_str((*ser)[last].machines, machines))
-		return last;
 	for (size_t i = 0; i < *n; i++)
 		if (same_str((*ser)[i].tree, tree) && same_str((*ser)[i].machines, machines))
 			return i;
@@ -148,7 +146,7 @@ int history_analyse(struct db *db, const char *workload, const char *metric,
 		if (!row)
 			break;
 		if (cur_job < 0) {
-			cur = series_of(&ser, &n, &alloc, cur, db_col_text(st, 0), db_col_text(st, 1), workload, metric);
+			cur = series_of(&ser, &n, &alloc, db_col_text(st, 0), db_col_text(st, 1), workload, metric);
 			cur_job = job;
 			cur_t = db_col_double(st, 3);
 			sum[0] = sum[1] = 0;

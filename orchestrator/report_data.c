@@ -1038,19 +1038,16 @@ static int nights_read(struct db *db, struct rep_nightly *nw)
 	return nw->nights_read ? 0 : -1;
 }
 
+static int night_cmp(const void *key, const void *elem)
+{
+	int64_t a = *(const int64_t *)key, b = ((const struct rep_night *)elem)->job;
+
+	return a < b ? -1 : a > b;
+}
+
 static const struct rep_night *night_of(const struct rep_nightly *nw, int64_t job)
 {
-	size_t lo = 0, hi = nw->n_night;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (nw->night[mid].job < job)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < nw->n_night && nw->night[lo].job == job ? &nw->night[lo] : NULL;
+	return nw->n_night ? bsearch(&job, nw->night, nw->n_night, sizeof(*nw->night), night_cmp) : NULL;
 }
 
 static int hpoint_cmp(const void *pa, const void *pb)
