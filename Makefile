@@ -14,7 +14,8 @@
 # Sources are found by wildcard so a new file needs no Makefile edit:
 #   lib/*.c                       the helper library, linked by everything (but
 #                                 SHA-256, in two versions: see SHA_SRC)
-#   orchestrator/*.c              klab and klabd (klab.c and klabd.c hold main)
+#   orchestrator/*/*.c            the library of klab and klabd, a folder per concern
+#                                 (docs/architecture.md); klab.c and klabd.c hold main
 #   orchestrator/cmd/*.c          the klab commands, linked into klab only
 #   agents/*.c                    klab-agent (main.c holds main)
 #   workloads/*.c                 generators; workloads/bin-NAME.c holds the main
@@ -58,7 +59,8 @@ ORCH_LIBS := -lsqlite3 -lpq -lcurl -lssh2 -lcrypto -ljson-c -lz -lpthread -lm
 SHA_SRC := lib/sha256.c lib/sha256_evp.c lib/sha256_hex.c
 LIB_SRC := $(filter-out $(SHA_SRC),$(wildcard lib/*.c))
 ORCH_MAINS := orchestrator/klab.c orchestrator/klabd.c
-ORCH_SRC := $(filter-out $(ORCH_MAINS),$(wildcard orchestrator/*.c)) $(BUILD)/gen/migrations.c
+ORCH_SRC := $(filter-out $(ORCH_MAINS) $(wildcard orchestrator/cmd/*.c),$(wildcard orchestrator/*.c orchestrator/*/*.c)) \
+	$(BUILD)/gen/migrations.c
 CMD_SRC := $(wildcard orchestrator/cmd/*.c)
 AGENT_MAINS := agents/main.c
 AGENT_SRC := $(filter-out $(AGENT_MAINS),$(wildcard agents/*.c))
@@ -175,7 +177,7 @@ fuzz:
 	@for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); g=$${n%%-*}; \
 		objs="$$(ls build/fuzz/obj/lib/*.o | grep -v -e /sha256.o -e /sha256_evp.o) build/fuzz/obj/lib/sha256.o"; \
-		case $$g in orch) objs="$$(ls build/fuzz/obj/lib/*.o | grep -v /sha256.o) $$(ls build/fuzz/obj/orchestrator/*.o | grep -v -e /klab.o -e /klabd.o) build/fuzz/obj/gen/migrations.o"; libs="$(ORCH_LIBS)";; \
+		case $$g in orch) objs="$$(ls build/fuzz/obj/lib/*.o | grep -v /sha256.o) $$(ls build/fuzz/obj/orchestrator/*/*.o | grep -v /cmd/) build/fuzz/obj/gen/migrations.o"; libs="$(ORCH_LIBS)";; \
 			agent) objs="$$objs $$(ls build/fuzz/obj/agents/*.o | grep -v /main.o) $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			wl) objs="$$objs $$(ls build/fuzz/obj/workloads/*.o | grep -v /bin-)"; libs="-ljson-c -luring -lpthread -lm";; \
 			*) libs="-ljson-c -lm";; esac; \

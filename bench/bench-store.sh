@@ -19,8 +19,8 @@ boots=${1:-1024}
 [ -f "$build/obj/gen/migrations.o" ] || { echo "bench-store.sh: no objects in $build: make first" >&2; exit 1; }
 w=$(mktemp -d /var/tmp/klab-bench-store.XXXXXX)
 trap 'rm -rf "$w"' EXIT
-objs=$(ls "$build"/obj/orchestrator/*.o "$build"/obj/gen/migrations.o "$build"/obj/lib/*.o |
-	grep -v -e '/klab\.o$' -e '/klabd\.o$' -e '/lib/sha256\.o$')
+objs=$(ls "$build"/obj/orchestrator/*/*.o "$build"/obj/gen/migrations.o "$build"/obj/lib/*.o |
+	grep -v -e '/cmd/' -e '/lib/sha256\.o$')
 # shellcheck disable=SC2086
 cc -O2 -g -std=gnu11 -D_GNU_SOURCE -DKLAB_SRCDIR="\"$here\"" -iquote "$here/lib" -iquote "$here/orchestrator" \
 	-o "$w/store-cost" "$here/bench/store-cost.c" $objs -lsqlite3 -lpq -lcurl -lssh2 -lcrypto -ljson-c -lz -lpthread -lm

@@ -24,9 +24,9 @@
 #include <time.h>
 
 #include "buf.h"
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
-#include "result.h"
+#include "store/result.h"
 #include "tap.h"
 #include "util.h"
 

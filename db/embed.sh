@@ -1,6 +1,6 @@
 #!/bin/bash
 # db/embed.sh DIR: print a C file holding every DIR/NNNN_*.sql migration as a
-# string, in number order, for orchestrator/db.c (the orchestrator then needs
+# string, in number order, for orchestrator/store/db.c (the orchestrator then needs
 # no data files at run time). A NNNN_name.pg.sql beside NNNN_name.sql is its
 # text for PostgreSQL, where the two have no common spelling (docs/database.md).
 set -eu

@@ -8,17 +8,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bisect_db.h"
+#include "bisect/bisect_db.h"
 #include "buf.h"
-#include "conf.h"
-#include "db.h"
-#include "job.h"
-#include "lease.h"
+#include "conf/conf.h"
+#include "store/db.h"
+#include "job/job.h"
+#include "lab/lease.h"
 #include "lock.h"
 #include "log.h"
 #include "opt.h"
 #include "rng.h"
-#include "sched.h"
+#include "nightly/sched.h"
 #include "util.h"
 
 static volatile sig_atomic_t got_term, got_hup, job_stop;

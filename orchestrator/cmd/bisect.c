@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bisect_db.h"
+#include "bisect/bisect_db.h"
 #include "cmd.h"
-#include "job.h"
+#include "job/job.h"
 #include "buf.h"
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
 #include "util.h"
 

@@ -5,8 +5,8 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "conf.h"
-#include "db.h"
+#include "conf/conf.h"
+#include "store/db.h"
 #include "opt.h"
 #include "print.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "cmd.h"
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
 #include "util.h"
 

@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "db.h"
-#include "ksample.h"
+#include "store/db.h"
+#include "store/ksample.h"
 #include "log.h"
-#include "result.h"
+#include "store/result.h"
 #include "strvec.h"
 #include "util.h"
 

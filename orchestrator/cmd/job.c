@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "compare.h"
-#include "confirm.h"
-#include "db.h"
-#include "job.h"
+#include "compare/compare.h"
+#include "nightly/confirm.h"
+#include "store/db.h"
+#include "job/job.h"
 #include "jsonh.h"
 #include "log.h"
 #include "progress.h"

@@ -5,13 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build.h"
+#include "kbuild/build.h"
 #include "cmd.h"
-#include "db.h"
+#include "store/db.h"
 #include "jsonh.h"
-#include "intake.h"
+#include "intake/intake.h"
 #include "log.h"
-#include "series.h"
+#include "intake/series.h"
 #include "strvec.h"
 #include "util.h"
 

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "buf.h"
-#include "build.h"
+#include "kbuild/build.h"
 #include "cmd.h"
-#include "lab.h"
-#include "lab_qemu.h"
+#include "lab/lab.h"
+#include "lab/lab_qemu.h"
 #include "log.h"
 #include "util.h"
 

@@ -8,11 +8,11 @@
 
 #include "buf.h"
 #include "cmd.h"
-#include "db.h"
-#include "deploy.h"
-#include "lease.h"
+#include "store/db.h"
+#include "lab/deploy.h"
+#include "lab/lease.h"
 #include "log.h"
-#include "ssh.h"
+#include "ssh/ssh.h"
 #include "util.h"
 
 /* One machine as the config and the database see it. */

@@ -8,9 +8,9 @@
 
 #include "buf.h"
 #include "cmd.h"
-#include "compare.h"
-#include "conf.h"
-#include "db.h"
+#include "compare/compare.h"
+#include "conf/conf.h"
+#include "store/db.h"
 #include "log.h"
 #include "util.h"
 

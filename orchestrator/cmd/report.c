@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
-#include "report.h"
+#include "report/report.h"
 #include "util.h"
 
 static const char *r_out, *r_format = "html", *r_tested_by;

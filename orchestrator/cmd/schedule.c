@@ -6,9 +6,9 @@
 #include <time.h>
 
 #include "cmd.h"
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
-#include "sched.h"
+#include "nightly/sched.h"
 
 static const char *const sched_cols[] = {
 	"name", "cron", "job", "last_fire", "next_fire", "next_fire_local", "overdue", "error", NULL,

@@ -6,10 +6,10 @@
 
 #include "buf.h"
 #include "cmd.h"
-#include "db.h"
-#include "intake.h"
+#include "store/db.h"
+#include "intake/intake.h"
 #include "log.h"
-#include "series.h"
+#include "intake/series.h"
 #include "strvec.h"
 #include "util.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "conf.h"
+#include "conf/conf.h"
 #include "log.h"
 #include "util.h"
 

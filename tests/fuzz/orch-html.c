@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "html.h"
+#include "report/html.h"
 #include "log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -3,8 +3,8 @@
 #include <stdint.h>
 
 #include "log.h"
-#include "mbox.h"
-#include "series.h"
+#include "intake/mbox.h"
+#include "intake/series.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,9 +5,9 @@
 
 #include <json-c/json.h>
 
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
-#include "result.h"
+#include "store/result.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

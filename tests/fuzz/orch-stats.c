@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "changepoint.h"
-#include "stats.h"
+#include "stats/changepoint.h"
+#include "stats/stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

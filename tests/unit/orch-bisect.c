@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bisect.h"
+#include "bisect/bisect.h"
 #include "buf.h"
 #include "rng.h"
 #include "tap.h"

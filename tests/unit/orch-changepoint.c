@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "changepoint.h"
+#include "stats/changepoint.h"
 #include "rng.h"
 #include "tap.h"
 

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "claims.h"
+#include "intake/claims.h"
 #include "log.h"
 #include "tap.h"
 

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "buf.h"
-#include "compare.h"
-#include "compare_fmt.h"
-#include "db.h"
-#include "result.h"
+#include "compare/compare.h"
+#include "compare/compare_fmt.h"
+#include "store/db.h"
+#include "store/result.h"
 #include "tap.h"
 #include "util.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
 #include "strvec.h"
 #include "tap.h"

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "buf.h"
-#include "diff.h"
+#include "intake/diff.h"
 #include "log.h"
-#include "series.h"
+#include "intake/series.h"
 #include "tap.h"
 #include "util.h"
 

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "html.h"
+#include "report/html.h"
 #include "tap.h"
 
 static char *esc(const char *s)

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "buf.h"
-#include "intake.h"
+#include "intake/intake.h"
 #include "jsonh.h"
-#include "series.h"
+#include "intake/series.h"
 #include "tap.h"
 #include "util.h"
 

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf.h"
-#include "db.h"
-#include "job.h"
-#include "job_int.h"
+#include "conf/conf.h"
+#include "store/db.h"
+#include "job/job.h"
+#include "job/job_int.h"
 #include "jsonh.h"
 #include "log.h"
 #include "tap.h"

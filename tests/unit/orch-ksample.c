@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "buf.h"
-#include "compare.h"
-#include "db.h"
-#include "ksample.h"
+#include "compare/compare.h"
+#include "store/db.h"
+#include "store/ksample.h"
 #include "log.h"
-#include "result.h"
+#include "store/result.h"
 #include "tap.h"
 #include "util.h"
 

@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "lease.h"
+#include "store/db.h"
+#include "lab/lease.h"
 #include "log.h"
 #include "tap.h"
 

@@ -4,7 +4,7 @@
 
 #include "buf.h"
 #include "log.h"
-#include "mbox.h"
+#include "intake/mbox.h"
 #include "tap.h"
 
 static void test_decoders(void)

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "buf.h"
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
-#include "result.h"
+#include "store/result.h"
 #include "tap.h"
 #include "util.h"
 

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
-#include "sched.h"
+#include "nightly/sched.h"
 #include "tap.h"
 
 /* "YYYY-MM-DD HH:MM[:SS] +HHMM" -> time_t ("never" -> -1). */

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "store/db.h"
 #include "log.h"
-#include "series.h"
+#include "intake/series.h"
 #include "tap.h"
 #include "util.h"
 

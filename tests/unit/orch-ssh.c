@@ -5,13 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent_client.h"
+#include "job/agent_client.h"
 #include "buf.h"
-#include "conf.h"
-#include "db.h"
-#include "deploy.h"
+#include "conf/conf.h"
+#include "store/db.h"
+#include "lab/deploy.h"
 #include "log.h"
-#include "ssh.h"
+#include "ssh/ssh.h"
 #include "tap.h"
 #include "util.h"
 

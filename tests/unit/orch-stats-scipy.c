@@ -6,7 +6,7 @@
 
 #include "buf.h"
 #include "run.h"
-#include "stats.h"
+#include "stats/stats.h"
 #include "strvec.h"
 #include "tap.h"
 #include "util.h"

@@ -4,7 +4,7 @@
 
 #include "rng.h"
 #include "util.h"
-#include "stats.h"
+#include "stats/stats.h"
 #include "tap.h"
 
 /* xoshiro256** (Blackman & Vigna), seeded by splitmix64. */

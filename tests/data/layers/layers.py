@@ -10,7 +10,7 @@ import glob, os, subprocess, sys
 root = sys.argv[1]
 MAINS = {"orchestrator/klab", "orchestrator/klabd", "agents/main"}
 objs = []
-for pat in ("lib/*.o", "orchestrator/*.o", "orchestrator/cmd/*.o", "agents/*.o", "workloads/*.o"):
+for pat in ("lib/*.o", "orchestrator/*.o", "orchestrator/*/*.o", "agents/*.o", "workloads/*.o"):
     objs += glob.glob(os.path.join(root, pat))
 if not objs:
     sys.exit("layers: no object files under %s" % root)

@@ -1,0 +1,1190 @@
+/* compare.c: A/B comparisons of jobs and kernels from the database, stored and printed (the nightly history is history.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "compare/compare.h"
+#include "compare/compare_side.h"
+#include "store/db.h"
+#include "store/ksample.h"
+#include "log.h"
+#include "strvec.h"
+#include "util.h"
+
+static int prof_cmp(const void *pa, const void *pb)
+{
+	const struct compare_prof *a = pa, *b = pb;
+	int c = strcmp(a->workload, b->workload);
+	double da = fabs(a->pct_b - a->pct_a), dbb = fabs(b->pct_b - b->pct_a);
+
+	if (c)
+		return c;
+	if (da != dbb)
+		return da > dbb ? -1 : 1;
+	return strcmp(a->symbol, b->symbol);
+}
+
+#define PROF_TOP 10
+
+/* Join the two sides' profiles; keep the PROF_TOP largest differences per workload. */
+static void merge_profiles(struct profrow *a, size_t na, struct profrow *b, size_t nb,
+			   struct compare_result *res)
+{
+	size_t i = 0, j = 0, n = 0, alloc = 0, k;
+	struct compare_prof *all = NULL;
+
+	while (i < na || j < nb) {
+		int c;
+		struct compare_prof p;
+
+		if (i < na && j < nb) {
+			c = strcmp(a[i].workload, b[j].workload);
+			if (!c)
+				c = strcmp(a[i].symbol, b[j].symbol);
+		} else {
+			c = i < na ? -1 : 1;
+		}
+		memset(&p, 0, sizeof(p));
+		if (c <= 0) {
+			p.workload = a[i].workload;
+			p.symbol = a[i].symbol;
+			p.dso = a[i].dso;
+			p.pct_a = a[i].pct;
+		}
+		if (c >= 0) {
+			if (c > 0) {
+				p.workload = b[j].workload;
+				p.symbol = b[j].symbol;
+				p.dso = b[j].dso;
+			}
+			p.pct_b = b[j].pct;
+		}
+		if (c <= 0)
+			i++;
+		if (c >= 0)
+			j++;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 64;
+			all = xrealloc(all, alloc * sizeof(*all));
+		}
+		all[n++] = p;
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), prof_cmp);
+	res->prof = n ? xmalloc(n * sizeof(*res->prof)) : NULL;
+	res->n_prof = 0;
+	for (k = 0; k < n; k++) {
+		size_t rank = 0;
+
+		/* position within its workload */
+		for (size_t q = k; q > 0 && !strcmp(all[q - 1].workload, all[k].workload); q--)
+			rank++;
+		if (rank >= PROF_TOP)
+			continue;
+		res->prof[res->n_prof] = all[k];
+		res->prof[res->n_prof].workload = xstrdup(all[k].workload);
+		res->prof[res->n_prof].symbol = xstrdup(all[k].symbol);
+		res->prof[res->n_prof].dso = all[k].dso ? xstrdup(all[k].dso) : NULL;
+		res->n_prof++;
+	}
+	free(all);
+}
+
+/* Percentages (unit "%", names ending in _pct, the per-CPU rows) are compared as point differences. */
+static int is_percent(const struct group *g)
+{
+	return (g->unit && !strcmp(g->unit, "%")) || ends_with(g->metric, "_pct");
+}
+
+static const char *const default_headlines[] = {
+	"tps", "tx_pps", "rx_pps", "latency_p99_us", "cpu_us_per_op", "insn_per_op",
+};
+
+static int is_headline(const char *metric, const char *wl_headline)
+{
+	if (wl_headline && !strcmp(metric, wl_headline))
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(default_headlines); i++)
+		if (!strcmp(metric, default_headlines[i]))
+			return 1;
+	return 0;
+}
+
+double compare_default_threshold(const char *clock)
+{
+	/* icount resolves parts per million: 0.1% is what LLVM's compile-time tracker acts on. */
+	if (clock && !strcmp(clock, COMPARE_CLOCK_ICOUNT))
+		return 0.1;
+	return 1.0;
+}
+
+static const char *clock_name(const char *clock)
+{
+	return clock && !strcmp(clock, COMPARE_CLOCK_ICOUNT) ? COMPARE_CLOCK_ICOUNT : COMPARE_CLOCK_REAL;
+}
+
+static double workload_threshold(const struct compare_opts *o, const char *w, const char **headline)
+{
+	double t = 0;
+
+	*headline = NULL;
+	if (o->workload_info)
+		t = o->workload_info(o->workload_arg, w, headline);
+	if (!(t > 0))
+		t = o->threshold_pct > 0 ? o->threshold_pct : compare_default_threshold(o->clock);
+	return t;
+}
+
+static int group_wanted(const struct compare_opts *o, const struct group *g)
+{
+	if (o->workload && strcmp(o->workload, g->workload))
+		return 0;
+	if (o->metric && strcmp(o->metric, g->metric))
+		return 0;
+	return 1;
+}
+
+static void add_row(struct compare_result *res, size_t *alloc, const struct group *ga,
+		    const struct group *gb, const struct compare_opts *o)
+{
+	struct compare_row *r;
+	const char *headline;
+	double t = workload_threshold(o, ga->workload, &headline);
+
+	if (res->n_rows == *alloc) {
+		*alloc = *alloc ? 2 * *alloc : 32;
+		res->rows = xrealloc(res->rows, *alloc * sizeof(*res->rows));
+	}
+	r = &res->rows[res->n_rows++];
+	memset(r, 0, sizeof(*r));
+	r->workload = xstrdup(ga->workload);
+	r->metric = xstrdup(ga->metric);
+	r->unit = ga->unit ? xstrdup(ga->unit) : gb->unit ? xstrdup(gb->unit) : NULL;
+	r->better = ga->better ? xstrdup(ga->better) : gb->better ? xstrdup(gb->better) : NULL;
+	r->p_holm = NAN;
+	r->claim_pct = NAN;
+	if (is_percent(ga)) {
+		stats_compare_points(ga->v, ga->n, gb->v, gb->n, &r->st);
+		r->st.threshold_pct = t;
+		if (r->unit && !strcmp(r->unit, "%")) {
+			free(r->unit);
+			r->unit = xstrdup("pp");
+		}
+	} else {
+		stats_compare_alpha(ga->v, ga->n, gb->v, gb->n, t, o->alpha, &r->st);
+		r->headline = is_headline(r->metric, headline);
+	}
+}
+
+/* Holm across the headline metrics that have a p value; CHANGED needs p_holm < alpha (0.05) too. */
+static void apply_holm(struct compare_result *res, double alpha)
+{
+	size_t n = 0, k = 0;
+	double *p, *adj;
+
+	for (size_t i = 0; i < res->n_rows; i++)
+		n += res->rows[i].headline && !isnan(res->rows[i].st.w.p);
+	if (!n)
+		return;
+	p = xmalloc(n * sizeof(*p));
+	adj = xmalloc(n * sizeof(*adj));
+	for (size_t i = 0; i < res->n_rows; i++)
+		if (res->rows[i].headline && !isnan(res->rows[i].st.w.p))
+			p[k++] = res->rows[i].st.w.p;
+	stats_holm(p, n, adj);
+	k = 0;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		struct compare_row *r = &res->rows[i];
+
+		if (!r->headline || isnan(r->st.w.p))
+			continue;
+		r->p_holm = adj[k++];
+		if (r->st.verdict == VERDICT_CHANGED && !(r->p_holm < alpha)) {
+			size_t nn = r->st.n_a > r->st.n_b ? r->st.n_a : r->st.n_b;
+
+			r->st.verdict = VERDICT_INCONCLUSIVE;
+			r->st.extra_boots = stats_extra_boots(r->st.w.d, r->st.w.se * sqrt((double)nn / 2),
+							      nn, r->st.threshold_pct);
+		}
+	}
+	free(p);
+	free(adj);
+}
+
+static void compute(const struct groups *a, const struct groups *b, const struct compare_opts *o,
+		    struct compare_result *res)
+{
+	/* res may already hold rows of an earlier call (metrics, then per-CPU):
+	 * take its length as the capacity, so the first add_row grows it. */
+	size_t i = 0, j = 0, alloc = res->n_rows;
+
+	while (i < a->n && j < b->n) {
+		int c = key_cmp(&a->g[i], &b->g[j]);
+
+		if (c < 0) {
+			i++;
+		} else if (c > 0) {
+			j++;
+		} else {
+			if (group_wanted(o, &a->g[i]))
+				add_row(res, &alloc, &a->g[i], &b->g[j], o);
+			i++;
+			j++;
+		}
+	}
+}
+
+static int group_sort_cmp(const void *pa, const void *pb)
+{
+	return key_cmp(pa, pb);
+}
+
+/* ---- the clock of the runs (real time or instruction count) -------------- */
+
+/* "side A of job 12" or "kernel 'x'", for the errors below. */
+static void side_words(struct buf *b, const struct side_sel *s)
+{
+	if (s->kernel)
+		buf_addf(b, "the runs of kernel '%s'", s->kernel);
+	else if (s->side)
+		buf_addf(b, "side %s of job %lld", s->side, (long long)s->job_id);
+	else
+		buf_addf(b, "job %lld", (long long)s->job_id);
+}
+
+/*
+ * The clock of a side's measured runs into *clock ("real" when it has
+ * none): 0, or -1 when the side mixes clocks (logged).
+ */
+static int clock_of_counts(const struct side_sel *s, const int64_t runs[2], const char **clock)
+{
+	struct buf why = BUF_INIT, w = BUF_INIT;
+	int n = 0, ret = 0;
+
+	*clock = COMPARE_CLOCK_REAL;
+	for (int k = 0; k < 2; k++) {
+		const char *c = k ? COMPARE_CLOCK_ICOUNT : COMPARE_CLOCK_REAL;
+
+		if (!runs[k])
+			continue;
+		buf_addf(&why, "%s%lld run%s on the %s clock", n ? " and " : "", (long long)runs[k],
+			 runs[k] == 1 ? "" : "s", c);
+		if (!n++)
+			*clock = c;
+	}
+	if (n > 1) {
+		side_words(&w, s);
+		ret = error("cannot compare %s: it mixes clocks (%s); an instruction count and a real-time "
+			    "figure are not one quantity", w.buf, why.buf);
+	}
+	buf_release(&w);
+	buf_release(&why);
+	return ret;
+}
+
+static int side_clock(struct db *db, const struct side_sel *s, const char **clock)
+{
+	struct db_stmt *st = side_prepare(db, "SELECT r.clock, COUNT(*) FROM runs r WHERE ",
+					  " AND r.status = 'ok' AND r.seq >= ?3 GROUP BY r.clock", s);
+	int64_t runs[2] = { 0, 0 };
+	int rc;
+
+	*clock = COMPARE_CLOCK_REAL;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW)
+		runs[!strcmp(clock_name(db_col_text(st, 0)), COMPARE_CLOCK_ICOUNT)] += db_col_int64(st, 1);
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read the clock of the runs: %s", db_file(db), db_errmsg(db));
+	return clock_of_counts(s, runs, clock);
+}
+
+/* Both sides (their clocks CA, CB) on one clock: 0 with res->clock set, or -1 (logged, naming both). */
+static int same_clock(const struct side_sel *sa, const char *ca, const struct side_sel *sb, const char *cb,
+		      struct compare_result *res)
+{
+	if (strcmp(ca, cb)) {
+		struct buf a = BUF_INIT, b = BUF_INIT;
+
+		side_words(&a, sa);
+		side_words(&b, sb);
+		error("cannot compare %s, measured on the %s clock, with %s, measured on the %s clock: "
+		      "an instruction count (icount) and a real-time figure are not one quantity; "
+		      "compare runs of one clock", a.buf, ca, b.buf, cb);
+		buf_release(&a);
+		buf_release(&b);
+		return -1;
+	}
+	res->clock = ca;
+	return 0;
+}
+
+static void rows_clock(struct compare_result *res, const char *clock)
+{
+	res->clock = clock;
+	for (size_t i = 0; i < res->n_rows; i++)
+		res->rows[i].clock = clock;
+}
+
+int compare_clock_of_runs(struct db *db, int64_t job_id, const char **clock)
+{
+	struct side_sel all = { "r.job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR r.side = ?2)", job_id, NULL, NULL, 0, 0 };
+
+	return side_clock(db, &all, clock);
+}
+
+/* Compute a whole comparison between two side selections. */
+static int compare_sides(struct db *db, const struct side_sel *sa, const struct side_sel *sb,
+			 const struct compare_opts *o, struct compare_result *res)
+{
+	struct groups ma = { 0 }, mb = { 0 }, ca = { 0 }, cb = { 0 };
+	struct profrow *pa = NULL, *pb = NULL;
+	size_t npa = 0, npb = 0;
+	int ret = -1;
+
+	const char *clock_a, *clock_b;
+	int samples = 0;
+
+	/* two kernels, each job's warm-up left out: from the per-kernel samples when they are whole */
+	if (sa->kernel && sb->kernel && sa->own_warmup && sb->own_warmup) {
+		if ((samples = ksample_ready(db)) < 0)
+			return -1;
+		if (!samples)
+			info("database '%s': the per-kernel samples are not made yet, so this reads every boot of both"
+			     " kernels; klab db rebuild-summaries --kernel-samples makes them", db_file(db));
+	}
+	if (samples) {
+		int64_t runs_a[2], runs_b[2];
+
+		if (load_kernel_side(db, sa, sb->kernel, &ma, &ca, &pa, &npa, runs_a) ||
+		    load_kernel_side(db, sb, sa->kernel, &mb, &cb, &pb, &npb, runs_b) ||
+		    clock_of_counts(sa, runs_a, &clock_a) || clock_of_counts(sb, runs_b, &clock_b) ||
+		    same_clock(sa, clock_a, sb, clock_b, res))
+			goto out;
+	} else if (side_clock(db, sa, &clock_a) || side_clock(db, sb, &clock_b) ||
+		   same_clock(sa, clock_a, sb, clock_b, res) ||
+		   load_side_metrics(db, sa, o, &ma) || load_side_metrics(db, sb, o, &mb) ||
+		   load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
+		   load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
+		goto out;
+	{
+		/* The threshold of a workload without its own is the runs' clock's default. */
+		struct compare_opts oc = *o;
+
+		if (!oc.clock)
+			oc.clock = res->clock;
+		compute(&ma, &mb, &oc, res);
+	}
+	apply_holm(res, o->alpha > 0 && o->alpha < 0.5 ? o->alpha : STATS_ALPHA);
+	if (ca.n)
+		qsort(ca.g, ca.n, sizeof(*ca.g), group_sort_cmp);
+	if (cb.n)
+		qsort(cb.g, cb.n, sizeof(*cb.g), group_sort_cmp);
+	{
+		struct compare_opts oc = *o;
+
+		oc.metric = NULL;	/* per-CPU rows go with any metric filter's workload */
+		if (!o->metric)
+			compute(&ca, &cb, &oc, res);
+	}
+	merge_profiles(pa, npa, pb, npb, res);
+	rows_clock(res, res->clock);
+	ret = 0;
+out:
+	groups_free(&ma);
+	groups_free(&mb);
+	groups_free(&ca);
+	groups_free(&cb);
+	profrows_free(pa, npa);
+	profrows_free(pb, npb);
+	return ret;
+}
+
+/*
+ * compare_opts.workload_info of a job: the threshold and headline of each
+ * workload as its spec has them (what the config said at submit), so that a
+ * job compared later, from a config without its workloads or from a bare
+ * database, is judged by the same T as when it ran; what the spec does not
+ * say comes from the caller's workload_info (the config), if any.
+ */
+struct spec_info {
+	struct json_object *spec;
+	double (*next)(void *arg, const char *workload, const char **headline);
+	void *next_arg;
+};
+
+static double spec_workload_info(void *arg, const char *workload, const char **headline)
+{
+	const struct spec_info *si = arg;
+	struct json_object *wl = NULL, *v;
+	const char *hl = NULL;
+	double t = 0;
+
+	*headline = NULL;
+	if (si->next)
+		t = si->next(si->next_arg, workload, &hl);
+	if (!json_object_object_get_ex(si->spec, "workloads", &wl) || !json_object_is_type(wl, json_type_array))
+		goto out;
+	for (size_t i = 0; i < json_object_array_length(wl); i++) {
+		struct json_object *w = json_object_array_get_idx(wl, i);
+
+		if (!json_object_object_get_ex(w, "name", &v) || strcmp(json_object_get_string(v), workload))
+			continue;
+		if (json_object_object_get_ex(w, "headline", &v) && json_object_is_type(v, json_type_string) &&
+		    *json_object_get_string(v))
+			hl = json_object_get_string(v);
+		if (json_object_object_get_ex(w, "threshold_pct", &v) &&
+		    (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) &&
+		    json_object_get_double(v) > 0)
+			t = json_object_get_double(v);
+		break;
+	}
+out:
+	*headline = hl;
+	return t;
+}
+
+/* The job's warm-up runs per boot from its spec: "warmup_runs", else "warmup" (a count), else 1. */
+static int spec_warmup(const char *spec)
+{
+	struct json_object *o, *v;
+	int w = 1;
+
+	if (!spec)
+		return 1;
+	o = json_tokener_parse(spec);
+	if (!o)
+		return 1;
+	if (json_object_object_get_ex(o, "warmup_runs", &v) && json_object_is_type(v, json_type_int))
+		w = json_object_get_int(v);
+	else if (json_object_object_get_ex(o, "warmup", &v) && json_object_is_type(v, json_type_int) &&
+		 json_object_get_int(v) <= 100)
+		w = json_object_get_int(v);
+	json_object_put(o);
+	return w < 0 ? 0 : w;
+}
+
+struct claimrow {
+	char *metric;
+	double lo, hi;		/* signed % range */
+};
+
+static int load_claims(struct db *db, int64_t job_id, struct claimrow **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT e.metric, e.direction, e.lo_pct, e.hi_pct, e.before, e.after"
+		" FROM expectations e JOIN jobs j ON j.series_id = e.series_id"
+		" WHERE j.id = ?1 ORDER BY e.id", "i", job_id);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *dir = db_col_text(st, 1);
+		double sign = dir && !strcmp(dir, "lower") ? -1 : 1, lo, hi;
+
+		if (!db_col_text(st, 0))
+			continue;
+		if (!db_col_null(st, 2)) {
+			lo = sign * fabs(db_col_double(st, 2));
+			hi = !db_col_null(st, 3) ?
+			     sign * fabs(db_col_double(st, 3)) : lo;
+		} else if (!db_col_null(st, 4) &&
+			   !db_col_null(st, 5) &&
+			   db_col_double(st, 4) != 0) {
+			lo = hi = 100 * (db_col_double(st, 5) / db_col_double(st, 4) - 1);
+		} else {
+			continue;
+		}
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 4;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		(*out)[*n].metric = db_col_strdup(st, 0);
+		(*out)[*n].lo = lo < hi ? lo : hi;
+		(*out)[*n].hi = lo < hi ? hi : lo;
+		(*n)++;
+	}
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read expectations: %s", db_file(db), db_errmsg(db));
+	return 0;
+}
+
+/*
+ * Which workload types the job's series proposes (its commands: super_netperf
+ * UDP_RR -> udp_rr, ...): bit 1 udp_rr, bit 2 udp_tx; 0 when it proposes none.
+ */
+static int proposed_types(struct db *db, int64_t job_id)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT DISTINCT p.type FROM proposals p JOIN jobs j ON j.series_id = p.series_id"
+		" WHERE j.id = ?1", "i", job_id);
+	int types = 0;
+
+	if (!st)
+		return 0;
+	while (db_step(st) == DB_ROW) {
+		const char *t = db_col_text(st, 0);
+
+		if (t && !strcmp(t, "udp_rr"))
+			types |= 1;
+		else if (t && !strcmp(t, "udp_tx"))
+			types |= 2;
+	}
+	db_finalize(st);
+	return types;
+}
+
+/*
+ * "throughput" in a claim is the workload's headline rate: tps of udp_rr,
+ * tx_pps of udp_tx; of only the types the series proposes when it proposes
+ * any (a UDP_RR series' "+5% throughput" says nothing about a TX workload
+ * the job also runs).
+ */
+static int claim_matches(const char *claim_metric, const char *metric, int types)
+{
+	if (!strcmp(claim_metric, metric))
+		return 1;
+	/* a CPU-cost claim ("saves 10% of cycles") on the icount lab: its cost metric is instructions */
+	if (!strcmp(claim_metric, "cpu_us_per_op") && !strcmp(metric, "insn_per_op"))
+		return 1;
+	if (strcmp(claim_metric, "throughput"))
+		return 0;
+	if (!strcmp(metric, "tps"))
+		return !types || (types & 1);
+	if (!strcmp(metric, "tx_pps"))
+		return !types || (types & 2);
+	return 0;
+}
+
+/* The first claim about row R's metric (none for a descriptive row). */
+static const struct claimrow *claim_for(const struct compare_row *r, const struct claimrow *c, size_t n,
+					int types)
+{
+	if (r->st.verdict == VERDICT_DESCRIPTIVE)
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		if (claim_matches(c[k].metric, r->metric, types))
+			return &c[k];
+	return NULL;
+}
+
+/* Check every row against its claim (CHECK = 1), or only restore the claimed % change of loaded rows. */
+static void apply_claims(struct compare_result *res, const struct claimrow *c, size_t n, int types, int check)
+{
+	for (size_t i = 0; i < res->n_rows; i++) {
+		struct compare_row *r = &res->rows[i];
+		const struct claimrow *k = claim_for(r, c, n, types);
+		const char *v;
+
+		if (!k)
+			continue;
+		r->claim_pct = (k->lo + k->hi) / 2;
+		if (check && (v = stats_claim_check(k->lo, k->hi, r->st.ci_lo, r->st.ci_hi)))
+			r->claim = xstrdup(v);
+	}
+}
+
+static void claims_free(struct claimrow *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].metric);
+	free(c);
+}
+
+static void bind_double_or_null(struct db_stmt *st, int i, double v)
+{
+	if (isnan(v) || isinf(v))
+		db_bind_null(st, i);
+	else
+		db_bind_double(st, i, v);
+}
+
+/* Replace the job's rows (only those of the workload/metric filter when one is given). */
+static int store(struct db *db, const struct compare_result *res, const struct compare_opts *o)
+{
+	struct db_stmt *st = NULL;
+	double now = now_wall();
+
+	if (db_begin(db))
+		return -1;
+	if (db_run(db, "DELETE FROM comparisons WHERE job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR workload = ?2)"
+		   " AND (CAST(?3 AS TEXT) IS NULL OR metric = ?3)", "iss", res->job_id, o->workload, o->metric))
+		goto fail;
+	st = db_prepare(db,
+		"INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better,"
+		" n_a, n_b, mean_a, mean_b, cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm,"
+		" p_mwu, hl_ratio, mde_pct, threshold_pct, verdict, extra_boots, claim, created)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+		" ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)", "");
+	if (!st)
+		goto fail;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		const struct stats_cmp *s = &r->st;
+
+		db_reset(st);
+		db_clear_bindings(st);
+		db_bind_int64(st, 1, res->job_id);
+		db_bind_text(st, 2, res->label_a);
+		db_bind_text(st, 3, res->label_b);
+		db_bind_text(st, 4, r->workload);
+		db_bind_text(st, 5, r->metric);
+		if (r->unit)
+			db_bind_text(st, 6, r->unit);
+		if (r->better)
+			db_bind_text(st, 7, r->better);
+		db_bind_int64(st, 8, (int64_t)s->n_a);
+		db_bind_int64(st, 9, (int64_t)s->n_b);
+		bind_double_or_null(st, 10, s->mean_a);
+		bind_double_or_null(st, 11, s->mean_b);
+		bind_double_or_null(st, 12, s->cov_a);
+		bind_double_or_null(st, 13, s->cov_b);
+		bind_double_or_null(st, 14, s->change_pct);
+		bind_double_or_null(st, 15, s->ci_lo);
+		bind_double_or_null(st, 16, s->ci_hi);
+		bind_double_or_null(st, 17, s->w.p);
+		bind_double_or_null(st, 18, r->p_holm);
+		bind_double_or_null(st, 19, s->p_mwu);
+		bind_double_or_null(st, 20, s->hl_ratio);
+		bind_double_or_null(st, 21, s->mde_pct);
+		bind_double_or_null(st, 22, s->threshold_pct);
+		db_bind_text(st, 23, stats_verdict_name(s->verdict));
+		if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0)
+			db_bind_int64(st, 24, s->extra_boots);
+		if (r->claim)
+			db_bind_text(st, 25, r->claim);
+		db_bind_double(st, 26, now);
+		if (db_step(st) != DB_DONE) {
+			error("database '%s': cannot store comparison of job %lld: %s", db_file(db),
+			      (long long)res->job_id, db_errmsg(db));
+			goto fail;
+		}
+	}
+	db_finalize(st);
+	return db_commit(db);
+fail:
+	db_finalize(st);
+	db_rollback(db);
+	return -1;
+}
+
+static char *side_label(struct db *db, int64_t job_id, const char *side)
+{
+	char *s = NULL;
+
+	if (db_get_str(db, &s,
+		       "SELECT COALESCE(js.label, k.release, k.variant) FROM job_sides js"
+		       " LEFT JOIN kernels k ON k.id = js.kernel_id WHERE js.job_id = ?1 AND js.side = ?2",
+		       "is", job_id, side) <= 0 || !s) {
+		free(s);
+		return xstrdup(side);
+	}
+	return s;
+}
+
+int compare_spec_looks(const char *spec, int *min, int *max)
+{
+	struct json_object *o, *v;
+	int lo = 0, hi = 0;
+
+	*min = *max = 0;
+	if (!spec || !(o = json_tokener_parse(spec)))
+		return 0;
+	if (json_object_object_get_ex(o, "boots_min", &v) && json_object_is_type(v, json_type_int))
+		lo = json_object_get_int(v);
+	if (json_object_object_get_ex(o, "boots", &v) && json_object_is_type(v, json_type_int))
+		hi = json_object_get_int(v);
+	json_object_put(o);
+	if (!lo)
+		return 0;
+	*min = lo;
+	*max = hi;
+	return stats_seq_looks(lo, hi, COMPARE_LOOK_STEP);
+}
+
+double compare_spec_alpha(const char *spec)
+{
+	int lo, hi;
+
+	return stats_seq_alpha(compare_spec_looks(spec, &lo, &hi));
+}
+
+int compare_decided(const struct compare_result *res)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+
+		if (!r->headline)
+			continue;
+		if (r->st.verdict != VERDICT_CHANGED && r->st.verdict != VERDICT_EQUIVALENT)
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
+int compare_store_look(struct db *db, int64_t job_id, int look, int looks, int boots, double alpha,
+		       const struct compare_result *res)
+{
+	int decided = compare_decided(res);
+	double t = now_wall();
+
+	if (db_exec(db, "BEGIN"))
+		return -1;
+	if (db_run(db, "DELETE FROM looks WHERE job_id = ? AND look = ?", "ii", job_id, (int64_t)look))
+		goto fail;
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		struct db_stmt *st;
+		int rc;
+
+		if (!r->headline)
+			continue;
+		st = db_prepare(db, "INSERT INTO looks (job_id, look, looks, boots, alpha, decided, workload, metric,"
+				" n_a, n_b, verdict, change_pct, ci_lo, ci_hi, p_holm, created)"
+				" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "iiiidiss", job_id, (int64_t)look,
+				(int64_t)looks, (int64_t)boots, alpha, (int64_t)decided, r->workload, r->metric);
+		if (!st)
+			goto fail;
+		db_bind_int64(st, 9, (int64_t)r->st.n_a);
+		db_bind_int64(st, 10, (int64_t)r->st.n_b);
+		db_bind_text(st, 11, stats_verdict_name(r->st.verdict));
+		bind_double_or_null(st, 12, r->st.change_pct);
+		bind_double_or_null(st, 13, r->st.ci_lo);
+		bind_double_or_null(st, 14, r->st.ci_hi);
+		bind_double_or_null(st, 15, r->p_holm);
+		db_bind_double(st, 16, t);
+		rc = db_step(st);
+		db_finalize(st);
+		if (rc != DB_DONE) {
+			error("database '%s': cannot store look %d of job %lld: %s", db_file(db), look,
+			      (long long)job_id, db_errmsg(db));
+			goto fail;
+		}
+	}
+	if (db_exec(db, "COMMIT"))
+		goto fail;
+	return 0;
+fail:
+	db_exec(db, "ROLLBACK");
+	return -1;
+}
+
+static enum stats_verdict verdict_of(const char *v);
+
+int compare_load_looks(struct db *db, int64_t job_id, struct compare_look **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT look, looks, boots, alpha, decided, workload, metric, n_a, n_b, verdict, change_pct,"
+		" ci_lo, ci_hi, p_holm FROM looks WHERE job_id = ? ORDER BY look, workload, metric", "i", job_id);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct compare_look *l;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		l = &(*out)[(*n)++];
+		l->look = db_col_int(st, 0);
+		l->looks = db_col_int(st, 1);
+		l->boots = db_col_int(st, 2);
+		l->alpha = db_col_double(st, 3);
+		l->decided = db_col_int(st, 4);
+		l->workload = db_col_strdup(st, 5);
+		l->metric = db_col_strdup(st, 6);
+		l->n_a = db_col_int(st, 7);
+		l->n_b = db_col_int(st, 8);
+		l->verdict = verdict_of(db_col_text(st, 9));
+		l->change_pct = db_col_num(st, 10);
+		l->ci_lo = db_col_num(st, 11);
+		l->ci_hi = db_col_num(st, 12);
+		l->p_holm = db_col_num(st, 13);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		compare_looks_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return error("database '%s': cannot read the looks of job %lld: %s", db_file(db),
+			     (long long)job_id, db_errmsg(db));
+	}
+	return 0;
+}
+
+void compare_looks_free(struct compare_look *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(l[i].workload);
+		free(l[i].metric);
+	}
+	free(l);
+}
+
+int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
+		struct compare_result *res_out)
+{
+	struct compare_opts o = opts ? *opts : (struct compare_opts)COMPARE_OPTS_INIT;
+	struct compare_result res = { 0 };
+	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 0, 0 }, sb = { JOB_SIDE, job_id, "B", NULL, 0, 0 };
+	struct claimrow *claims = NULL;
+	size_t n_claims = 0;
+	char *spec = NULL;
+	struct spec_info si = { NULL, NULL, NULL };
+	int64_t na = 0, nb = 0;
+	int ret = -1, found;
+
+	found = db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id);
+	if (found < 0)
+		goto out;
+	if (!found) {
+		error("no job %lld", (long long)job_id);
+		goto out;
+	}
+	sa.warmup = sb.warmup = o.warmup_runs >= 0 ? o.warmup_runs : spec_warmup(spec);
+	sa.own_warmup = sb.own_warmup = o.warmup_runs < 0;
+	if (!(o.alpha > 0))
+		o.alpha = compare_spec_alpha(spec);	/* a job with a boots range decides at its looks' level */
+	if (!(o.threshold_pct > 0) && spec && (si.spec = json_tokener_parse(spec))) {
+		si.next = o.workload_info;
+		si.next_arg = o.workload_arg;
+		o.workload_info = spec_workload_info;
+		o.workload_arg = &si;
+	}
+	if (db_get_int(db, &na, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'A' AND status = 'ok'",
+		       "i", job_id) < 0 ||
+	    db_get_int(db, &nb, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'B' AND status = 'ok'",
+		       "i", job_id) < 0)
+		goto out;
+	if (!na || !nb) {
+		error("cannot compare job %lld: it has no runs on side %s", (long long)job_id, na ? "B" : "A");
+		goto out;
+	}
+	res.job_id = job_id;
+	res.label_a = side_label(db, job_id, "A");
+	res.label_b = side_label(db, job_id, "B");
+	if (compare_sides(db, &sa, &sb, &o, &res))
+		goto out;
+	if (load_claims(db, job_id, &claims, &n_claims))
+		goto out;
+	apply_claims(&res, claims, n_claims, proposed_types(db, job_id), 1);
+	if (store(db, &res, &o))
+		goto out;
+	ret = 0;
+out:
+	claims_free(claims, n_claims);
+	json_object_put(si.spec);
+	free(spec);
+	if (!ret && res_out)
+		*res_out = res;
+	else
+		compare_result_free(&res);
+	return ret;
+}
+
+int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
+		    const struct compare_opts *opts, struct compare_result *res)
+{
+	struct compare_opts o = opts ? *opts : (struct compare_opts)COMPARE_OPTS_INIT;
+	int w = o.warmup_runs >= 0 ? o.warmup_runs : 1;
+	struct side_sel sa = { KERNEL_SIDE, 0, NULL, kernel_a, w, o.warmup_runs < 0 },
+			sb = { KERNEL_SIDE, 0, NULL, kernel_b, w, o.warmup_runs < 0 };
+
+	memset(res, 0, sizeof(*res));
+	res->label_a = xstrdup(kernel_a);
+	res->label_b = xstrdup(kernel_b);
+	if (compare_sides(db, &sa, &sb, &o, res)) {
+		compare_result_free(res);
+		return -1;
+	}
+	if (!res->n_rows) {
+		int64_t n = 0;
+		const char *which = kernel_a;
+		char *sql = xasprintf("SELECT COUNT(*) FROM runs r WHERE %s", KERNEL_SIDE);
+
+		if (db_get_int(db, &n, sql, "sn", kernel_a) == 1 && n > 0) {
+			which = kernel_b;
+			n = 0;
+			db_get_int(db, &n, sql, "sn", kernel_b);
+		}
+		free(sql);
+		if (!n)
+			error("no runs of kernel '%s' (give a kernel id, release, label or variant)", which);
+		else
+			error("kernels '%s' and '%s' have no workload metric in common", kernel_a, kernel_b);
+		compare_result_free(res);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- loading the stored rows --------------------------------------------- */
+
+/* The columns of `comparisons` that read_row() reads, in its order. */
+#define ROW_COLS \
+	"label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b," \
+	" change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict," \
+	" extra_boots, claim, job_id"
+
+static enum stats_verdict verdict_of(const char *v)
+{
+	if (!v)
+		return VERDICT_INCONCLUSIVE;
+	if (!strcmp(v, "CHANGED"))
+		return VERDICT_CHANGED;
+	if (!strcmp(v, "EQUIVALENT"))
+		return VERDICT_EQUIVALENT;
+	if (!strcmp(v, "DESCRIPTIVE"))
+		return VERDICT_DESCRIPTIVE;
+	return VERDICT_INCONCLUSIVE;
+}
+
+/* One stored row (columns ROW_COLS from 2 on; 0 and 1 are the labels, 24 the job). */
+static void read_row(struct db_stmt *st, struct compare_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->workload = db_col_strdup(st, 2);
+	r->metric = db_col_strdup(st, 3);
+	r->unit = db_col_strdup(st, 4);
+	r->better = db_col_strdup(st, 5);
+	r->st.n_a = (size_t)db_col_int64(st, 6);
+	r->st.n_b = (size_t)db_col_int64(st, 7);
+	r->st.mean_a = db_col_num(st, 8);
+	r->st.mean_b = db_col_num(st, 9);
+	r->st.cov_a = db_col_num(st, 10);
+	r->st.cov_b = db_col_num(st, 11);
+	r->st.change_pct = db_col_num(st, 12);
+	r->st.ci_lo = db_col_num(st, 13);
+	r->st.ci_hi = db_col_num(st, 14);
+	r->st.ci90_lo = r->st.ci90_hi = NAN;
+	r->st.w.p = db_col_num(st, 15);
+	r->st.w.d = r->st.w.se = r->st.w.df = r->st.w.t = NAN;
+	r->st.u = NAN;
+	r->p_holm = db_col_num(st, 16);
+	r->headline = !isnan(r->p_holm);
+	r->st.p_mwu = db_col_num(st, 17);
+	r->st.hl_ratio = db_col_num(st, 18);
+	r->st.mde_pct = db_col_num(st, 19);
+	r->st.threshold_pct = db_col_num(st, 20);
+	r->st.verdict = verdict_of(db_col_text(st, 21));
+	r->st.extra_boots = db_col_null(st, 22) ? -1 : db_col_int(st, 22);
+	r->claim = db_col_strdup(st, 23);
+	r->claim_pct = NAN;
+}
+
+static struct compare_row *push_row(struct compare_result *res, size_t *alloc)
+{
+	if (res->n_rows == *alloc) {
+		*alloc = *alloc ? 2 * *alloc : 32;
+		res->rows = xrealloc(res->rows, *alloc * sizeof(*res->rows));
+	}
+	return &res->rows[res->n_rows++];
+}
+
+/* The profile differences of a job's measured runs (they are not stored: cheap to read again). */
+static void load_job_profile(struct db *db, int64_t job_id, struct compare_result *res)
+{
+	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 1, 0 }, sb = { JOB_SIDE, job_id, "B", NULL, 1, 0 };
+	struct profrow *pa = NULL, *pb = NULL;
+	size_t npa = 0, npb = 0;
+	char *spec = NULL;
+
+	if (db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1) {
+		sa.warmup = sb.warmup = spec_warmup(spec);
+		sa.own_warmup = sb.own_warmup = 1;
+	}
+	free(spec);
+	if (!load_side_profile(db, &sa, &pa, &npa) && !load_side_profile(db, &sb, &pb, &npb))
+		merge_profiles(pa, npa, pb, npb, res);
+	profrows_free(pa, npa);
+	profrows_free(pb, npb);
+}
+
+int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_result *res)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT " ROW_COLS " FROM comparisons WHERE id IN"
+		" (SELECT MAX(id) FROM comparisons WHERE job_id = ?1 GROUP BY workload, metric) ORDER BY id",
+		"i", job_id);
+	struct claimrow *claims = NULL;
+	size_t alloc = 0, n_claims = 0;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->job_id = job_id;
+	res->clock = COMPARE_CLOCK_REAL;	/* rows_clock() below sets the runs' clock */
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (!res->label_a) {
+			res->label_a = db_col_strdup(st, 0);
+			res->label_b = db_col_strdup(st, 1);
+		}
+		read_row(st, push_row(res, &alloc));
+	}
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read comparisons of job %lld: %s", db_file(db),
+			     (long long)job_id, db_errmsg(db));
+	if (!res->n_rows)
+		return 0;
+	{
+		const char *clock = "real";
+
+		compare_clock_of_runs(db, job_id, &clock);	/* a mix was refused when it was compared */
+		rows_clock(res, clock);
+	}
+	if (!load_claims(db, job_id, &claims, &n_claims))
+		apply_claims(res, claims, n_claims, proposed_types(db, job_id), 0);
+	claims_free(claims, n_claims);
+	if (flags & COMPARE_LOAD_PROFILE)
+		load_job_profile(db, job_id, res);
+	return 1;
+}
+
+int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res)
+{
+	return compare_load(db, job_id, COMPARE_LOAD_PROFILE, res);
+}
+
+int compare_load_metric(struct db *db, const char *workload, const char *metric, unsigned flags,
+			size_t limit, struct compare_result **out, size_t *n_out)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT " ROW_COLS " FROM comparisons WHERE workload = ?1 AND metric = ?2"
+		" AND (?3 = 0 OR label_a = label_b) ORDER BY created DESC, id DESC LIMIT ?4",
+		"ssii", workload, metric, (int64_t)!!(flags & COMPARE_LOAD_AA), (int64_t)limit);
+	struct compare_result *v = NULL;
+	size_t n = 0, alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		size_t one = 0;
+
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			v = xrealloc(v, alloc * sizeof(*v));
+		}
+		memset(&v[n], 0, sizeof(v[n]));
+		v[n].job_id = db_col_int64(st, 24);
+		v[n].label_a = db_col_strdup(st, 0);
+		v[n].label_b = db_col_strdup(st, 1);
+		read_row(st, push_row(&v[n], &one));
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *clock = "real";
+
+		if (v[i].job_id)
+			compare_clock_of_runs(db, v[i].job_id, &clock);
+		rows_clock(&v[i], clock);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		compare_results_free(v, n);
+		return error("database '%s': cannot read the comparisons of %s/%s: %s", db_file(db),
+			     workload, metric, db_errmsg(db));
+	}
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+void compare_result_free(struct compare_result *res)
+{
+	for (size_t i = 0; i < res->n_rows; i++) {
+		free(res->rows[i].workload);
+		free(res->rows[i].metric);
+		free(res->rows[i].unit);
+		free(res->rows[i].better);
+		free(res->rows[i].claim);
+	}
+	free(res->rows);
+	for (size_t i = 0; i < res->n_prof; i++) {
+		free(res->prof[i].workload);
+		free(res->prof[i].symbol);
+		free(res->prof[i].dso);
+	}
+	free(res->prof);
+	free(res->label_a);
+	free(res->label_b);
+	memset(res, 0, sizeof(*res));
+}
+
+void compare_results_free(struct compare_result *res, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		compare_result_free(&res[i]);
+	free(res);
+}
+
+/* ---- reading order and direction ------------------------------------------ */
+
+int compare_direction(const struct compare_row *r)
+{
+	double c = r->st.change_pct;
+
+	if (!r->better || !isfinite(c) || c == 0)
+		return 0;
+	if (!strcmp(r->better, "higher"))
+		return c > 0 ? 1 : -1;
+	if (!strcmp(r->better, "lower"))
+		return c < 0 ? 1 : -1;
+	return 0;
+}
+
+int compare_metric_rank(const char *metric)
+{
+	static const char *const head[] = { "tps", "tx_pps", "rx_pps", "tx_bps" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(head); i++)
+		if (!strcmp(metric, head[i]))
+			return (int)i;
+	if (!strcmp(metric, "cpu_us_per_op") || !strcmp(metric, "insn_per_op"))
+		return 10;
+	if (starts_with(metric, "latency_"))
+		return 11;
+	if (!strcmp(metric, "cpu_busy_pct"))
+		return 12;
+	return 20;
+}
+
+static int row_order(const void *x, const void *y)
+{
+	const struct compare_row *a = x, *b = y;
+	int r = strcmp(a->workload, b->workload);
+
+	if (r)
+		return r;
+	r = compare_metric_rank(a->metric) - compare_metric_rank(b->metric);
+	return r ? r : strcmp(a->metric, b->metric);
+}
+
+void compare_sort_rows(struct compare_result *res)
+{
+	if (res->n_rows)
+		qsort(res->rows, res->n_rows, sizeof(*res->rows), row_order);
+}
+

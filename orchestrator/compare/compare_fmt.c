@@ -1,0 +1,495 @@
+/* compare_fmt.c: a comparison in words and numbers (the formatters every output calls), and klab compare's text table and JSON. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "compare/compare.h"
+#include "compare/compare_fmt.h"
+#include "jsonh.h"
+#include "stats/stats.h"
+#include "util.h"
+
+/* ---- the formatters ------------------------------------------------------- */
+
+void compare_fmt_p(struct buf *b, double p)
+{
+	if (!isfinite(p))
+		buf_addstr(b, "-");
+	else if (p < 0.0001)
+		buf_addstr(b, "<0.0001");
+	else if (p < 0.01)
+		buf_addf(b, "%.4f", p);
+	else
+		buf_addf(b, "%.3f", p);
+}
+
+void compare_fmt_num(struct buf *b, double v)
+{
+	if (!isfinite(v))
+		buf_addstr(b, "-");
+	else if (fabs(v) >= 1000 && fabs(v) < 1e13)
+		buf_addf(b, "%.0f", v);
+	else
+		buf_addf(b, "%.4g", v);
+}
+
+void compare_fmt_si(struct buf *b, double v)
+{
+	double a = fabs(v);
+
+	if (!isfinite(v))
+		buf_addstr(b, "-");
+	else if (a >= 1e9)
+		buf_addf(b, "%.4gG", v / 1e9);
+	else if (a >= 1e6)
+		buf_addf(b, "%.4gM", v / 1e6);
+	else if (a >= 1e4)
+		buf_addf(b, "%.4gk", v / 1e3);
+	else
+		buf_addf(b, "%.4g", v);
+}
+
+void compare_fmt_pct(struct buf *b, double v)
+{
+	if (!isfinite(v))
+		buf_addstr(b, "-");
+	else
+		buf_addf(b, "%+.2f%%", v);
+}
+
+void compare_fmt_mde(struct buf *b, double v)
+{
+	if (!isfinite(v))
+		buf_addstr(b, "-");
+	else
+		buf_addf(b, "%.2f%%", v);
+}
+
+void compare_fmt_change(struct buf *b, const struct compare_row *r)
+{
+	if (r->unit && !strcmp(r->unit, "pp") && isfinite(r->st.change_pct))
+		buf_addf(b, "%+.2f pp", r->st.change_pct);
+	else
+		compare_fmt_pct(b, r->st.change_pct);
+}
+
+void compare_fmt_ci(struct buf *b, const struct compare_row *r)
+{
+	if (!isfinite(r->st.ci_lo) || !isfinite(r->st.ci_hi))
+		return;
+	buf_addch(b, '[');
+	compare_fmt_pct(b, r->st.ci_lo);
+	buf_addstr(b, ", ");
+	compare_fmt_pct(b, r->st.ci_hi);
+	buf_addch(b, ']');
+}
+
+void compare_fmt_change_ci(struct buf *b, const struct compare_row *r)
+{
+	size_t len;
+
+	compare_fmt_change(b, r);
+	buf_addch(b, ' ');
+	len = b->len;
+	compare_fmt_ci(b, r);
+	if (b->len == len)
+		buf_setlen(b, len - 1);	/* no CI: drop the space */
+}
+
+void compare_fmt_verdict(struct buf *b, const struct compare_row *r)
+{
+	const struct stats_cmp *s = &r->st;
+	int d;
+
+	switch (s->verdict) {
+	case VERDICT_CHANGED:
+		d = compare_direction(r);
+		buf_addstr(b, d > 0 ? "CHANGED (better)" : d < 0 ? "CHANGED (worse)" : "CHANGED");
+		break;
+	case VERDICT_INCONCLUSIVE:
+		buf_addstr(b, "INCONCLUSIVE");
+		if (s->extra_boots > 0)
+			buf_addf(b, "(+%d)", s->extra_boots);
+		else if (s->extra_boots < 0 && !isnan(s->w.p))
+			buf_addf(b, "(>%d)", STATS_MAX_BOOTS);
+		break;
+	default:
+		buf_addstr(b, stats_verdict_name(s->verdict));
+		break;
+	}
+}
+
+const char *compare_claim_words(const char *claim)
+{
+	if (!claim)
+		return NULL;
+	if (!strcmp(claim, "consistent"))
+		return "consistent with the claim";
+	if (!strcmp(claim, "outside"))
+		return "changed, but outside the claimed range";
+	if (!strcmp(claim, "opposite"))
+		return "opposite to the claim";
+	if (!strcmp(claim, "smaller"))
+		return "smaller than claimed";
+	if (!strcmp(claim, "larger"))
+		return "larger than claimed";
+	if (!strcmp(claim, "untestable"))
+		return "not testable at this precision";
+	return claim;
+}
+
+int compare_fmt_claim(struct buf *b, const struct compare_row *r)
+{
+	const char *w = compare_claim_words(r->claim);
+
+	if (!w)
+		return 0;
+	buf_addstr(b, w);
+	if (!strcmp(r->claim, "untestable")) {
+		buf_addstr(b, " (95% CI +-");
+		compare_fmt_mde(b, isfinite(r->st.ci_lo) && isfinite(r->st.ci_hi) ?
+				   (r->st.ci_hi - r->st.ci_lo) / 2 : NAN);
+		buf_addch(b, ')');
+	}
+	return 1;
+}
+
+void compare_fmt_claim_pct(struct buf *b, const struct compare_row *r)
+{
+	if (isfinite(r->claim_pct))
+		buf_addf(b, "%+.1f%%", r->claim_pct);
+	else
+		buf_addstr(b, "no figure");
+}
+
+void compare_fmt_measured_by(struct buf *b, const struct compare_row *r)
+{
+	if (r && r->clock && !strcmp(r->clock, "icount"))
+		buf_addstr(b, "measured by instruction count (icount clock: path length, not hardware throughput)");
+	else
+		buf_addstr(b, "measured in real time (wall-clock rates, per-CPU time)");
+}
+
+int compare_fmt_clock_note(struct buf *b, const struct compare_result *res)
+{
+	if (!res->clock || strcmp(res->clock, "icount"))
+		return 0;
+	buf_addstr(b, "Instruction count: these runs ran in qemu with -icount shift=0, whose guest clock "
+		   "advances 1 ns per executed instruction. A rate (tps, tx_pps) is operations per 10^9 "
+		   "guest instructions and insn_per_op is instructions per operation: the path length of the "
+		   "code, reproducible to parts per million. It is not hardware throughput: cache misses, "
+		   "memory bandwidth, lock contention and NIC limits are not modelled.");
+	return 1;
+}
+
+const struct compare_row *compare_headline_row(const struct compare_result *res, const char *workload)
+{
+	const struct compare_row *head = NULL;
+
+	for (size_t i = 0; i < res->n_rows; i++)
+		if (!strcmp(res->rows[i].workload, workload) &&
+		    (!head || compare_metric_rank(res->rows[i].metric) < compare_metric_rank(head->metric)))
+			head = &res->rows[i];
+	return head;
+}
+
+int compare_fmt_claims(struct buf *b, const struct compare_result *res, const struct compare_row *head)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+
+		if (strcmp(r->workload, head->workload) || !r->claim)
+			continue;
+		buf_addstr(b, n++ ? "; claim on " : "claim on ");
+		buf_addstr(b, r->metric);
+		buf_addstr(b, " (");
+		compare_fmt_claim_pct(b, r);
+		buf_addstr(b, "): ");
+		compare_fmt_claim(b, r);
+	}
+	return n;
+}
+
+void compare_fmt_answer(struct buf *b, const struct compare_result *res, const struct compare_row *head)
+{
+	buf_addstr(b, head->metric);
+	buf_addch(b, ' ');
+	compare_fmt_verdict(b, head);
+	buf_addch(b, ' ');
+	compare_fmt_change(b, head);
+	if (isfinite(head->st.ci_lo) && isfinite(head->st.ci_hi)) {
+		buf_addstr(b, " [95% CI ");
+		compare_fmt_pct(b, head->st.ci_lo);
+		buf_addstr(b, ", ");
+		compare_fmt_pct(b, head->st.ci_hi);
+		buf_addch(b, ']');
+	}
+	buf_addstr(b, ", ");
+	compare_fmt_measured_by(b, head);
+	buf_addstr(b, "; ");
+	if (!compare_fmt_claims(b, res, head))
+		buf_addstr(b, "no claim checked");
+}
+
+/* ---- klab compare: the text table and JSON ------------------------------- */
+
+static int is_cpu_row(const struct compare_row *r)
+{
+	return starts_with(r->metric, "cpu") && strchr(r->metric, '.') &&
+	       r->st.verdict == VERDICT_DESCRIPTIVE;
+}
+
+/* "cpu3.soft" -> 3 and "soft"; "cpuall.soft" -> -1. 0, or -1 when not a per-CPU row. */
+static int cpu_row_parse(const struct compare_row *r, int *cpu, const char **field)
+{
+	const char *dot;
+
+	if (!is_cpu_row(r))
+		return -1;
+	dot = strchr(r->metric, '.');
+	*field = dot + 1;
+	if (starts_with(r->metric, "cpuall."))
+		*cpu = -1;
+	else
+		*cpu = atoi(r->metric + 3);
+	return 0;
+}
+
+static void print_cpu_tables(FILE *out, const struct compare_result *res)
+{
+	static const char *fields[] = { "usr", "sys", "irq", "soft", "idle" };
+	const char *cur = NULL;
+
+	for (size_t i = 0; i < res->n_rows; i++) {
+		int cpu_min = 1 << 30, cpu_max = -2, cpu;
+		const char *f;
+
+		if (cpu_row_parse(&res->rows[i], &cpu, &f) || (cur && !strcmp(cur, res->rows[i].workload)))
+			continue;
+		cur = res->rows[i].workload;
+		for (size_t k = i; k < res->n_rows && !strcmp(res->rows[k].workload, cur); k++)
+			if (!cpu_row_parse(&res->rows[k], &cpu, &f)) {
+				if (cpu < cpu_min)
+					cpu_min = cpu;
+				if (cpu > cpu_max)
+					cpu_max = cpu;
+			}
+		fprintf(out, "\nper-CPU time of %s: %% of the CPU, base -> test (difference in points, descriptive)\n  %-4s",
+			cur, "cpu");
+		for (size_t fi = 0; fi < ARRAY_SIZE(fields); fi++)
+			fprintf(out, fi + 1 < ARRAY_SIZE(fields) ? " %-19s" : " %s", fields[fi]);
+		fputc('\n', out);
+		for (int c = cpu_min; c <= cpu_max; c++) {
+			int any = 0;
+			char line[512];
+			size_t len = 0;
+
+			len += (size_t)snprintf(line + len, sizeof(line) - len, "  %-4s", "");
+			if (c < 0)
+				snprintf(line + 2, sizeof(line) - 2, "%-4s", "all");
+			else
+				snprintf(line + 2, sizeof(line) - 2, "%-4d", c);
+			len = strlen(line);
+			for (size_t fi = 0; fi < ARRAY_SIZE(fields); fi++) {
+				const struct compare_row *hit = NULL;
+
+				for (size_t k = i; k < res->n_rows && !strcmp(res->rows[k].workload, cur); k++)
+					if (!cpu_row_parse(&res->rows[k], &cpu, &f) && cpu == c && !strcmp(f, fields[fi]))
+						hit = &res->rows[k];
+				if (hit) {
+					any = 1;
+					len += (size_t)snprintf(line + len, sizeof(line) - len, " %5.1f->%5.1f %+6.1f",
+								hit->st.mean_a, hit->st.mean_b, hit->st.change_pct);
+				} else {
+					len += (size_t)snprintf(line + len, sizeof(line) - len, " %-19s", "-");
+				}
+				if (len >= sizeof(line))
+					len = sizeof(line) - 1;
+			}
+			if (any)
+				fprintf(out, "%s\n", line);
+		}
+	}
+}
+
+/* 1 when row I is the first of its workload (the rows need not be sorted). */
+static int first_of_workload(const struct compare_result *res, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(res->rows[k].workload, res->rows[i].workload))
+			return 0;
+	return 1;
+}
+
+void compare_print(FILE *out, const struct compare_result *res)
+{
+	struct buf f[7] = { BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT };
+	const char *cur = NULL;
+
+	if (res->job_id)
+		fprintf(out, "comparison of job %lld: A = %s, B = %s\n", (long long)res->job_id,
+			res->label_a ? res->label_a : "A", res->label_b ? res->label_b : "B");
+	else
+		fprintf(out, "comparison of kernels: A = %s, B = %s\n", res->label_a, res->label_b);
+	/* the answer first: each workload's headline verdict, change and CI, what measured it, the claims */
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *head;
+
+		if (!first_of_workload(res, i))
+			continue;
+		head = compare_headline_row(res, res->rows[i].workload);
+		buf_reset(&f[0]);
+		compare_fmt_answer(&f[0], res, head);
+		fprintf(out, "%s%s: %s\n", i ? "" : "\n", head->workload, f[0].buf);
+	}
+	buf_reset(&f[0]);
+	if (compare_fmt_clock_note(&f[0], res))
+		fprintf(out, "\n%s\n", f[0].buf);
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		const struct stats_cmp *s = &r->st;
+
+		if (is_cpu_row(r))
+			continue;
+		if (!cur || strcmp(cur, r->workload)) {
+			cur = r->workload;
+			fprintf(out, "\nworkload %s (T = %.3g%%; boots = unit, values are per-boot means)\n",
+				cur, s->threshold_pct);
+			fprintf(out, "%14s %7s  %-26s %14s %7s  %8s %8s  %-18s %6s  %s\n", "base", "±CoV",
+				"%change [95% CI]", "test", "±CoV", "p", "MWU p", "verdict", "MDE", "metric");
+		}
+		for (size_t k = 0; k < ARRAY_SIZE(f); k++)
+			buf_reset(&f[k]);
+		compare_fmt_num(&f[0], s->mean_a);
+		compare_fmt_num(&f[1], s->mean_b);
+		compare_fmt_change_ci(&f[2], r);
+		compare_fmt_p(&f[3], !isnan(r->p_holm) ? r->p_holm : s->w.p);
+		compare_fmt_p(&f[4], s->p_mwu);
+		compare_fmt_verdict(&f[5], r);
+		compare_fmt_mde(&f[6], s->mde_pct);
+		fprintf(out, "%14s %6.2f%%  %-26s %14s %6.2f%%  %8s %8s  %-18s %6s  %s%s", f[0].buf,
+			isnan(s->cov_a) ? 0 : s->cov_a, f[2].buf, f[1].buf, isnan(s->cov_b) ? 0 : s->cov_b, f[3].buf,
+			f[4].buf, f[5].buf, f[6].buf, r->metric, r->headline ? " *" : "");
+		if (r->claim) {
+			buf_reset(&f[0]);
+			compare_fmt_claim_pct(&f[0], r);
+			buf_addstr(&f[0], ": ");
+			compare_fmt_claim(&f[0], r);
+			fprintf(out, "  (claim %s)", f[0].buf);
+		}
+		fputc('\n', out);
+	}
+	/* per-CPU point differences: one line per workload and CPU, the five shares across */
+	print_cpu_tables(out, res);
+	cur = NULL;
+	for (size_t i = 0; i < res->n_prof; i++) {
+		const struct compare_prof *p = &res->prof[i];
+
+		if (!cur || strcmp(cur, p->workload)) {
+			cur = p->workload;
+			fprintf(out, "\nperf profile of %s, top differences (%% of samples; difference in points)\n",
+				cur);
+			fprintf(out, "  %7s %7s %8s  %s\n", "base", "test", "diff", "symbol");
+		}
+		if (p->dso && p->dso[0] == '[')
+			fprintf(out, "  %7.2f %7.2f %+8.2f  %s %s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
+				p->symbol, p->dso);
+		else
+			fprintf(out, "  %7.2f %7.2f %+8.2f  %s%s%s%s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
+				p->symbol, p->dso ? " (" : "", p->dso ? p->dso : "", p->dso ? ")" : "");
+	}
+	fprintf(out, "\n* headline metric: p is Holm-adjusted across the headline metrics\n");
+	for (size_t k = 0; k < ARRAY_SIZE(f); k++)
+		buf_release(&f[k]);
+}
+
+static struct json_object *jnum(double v)
+{
+	return isnan(v) || isinf(v) ? NULL : json_object_new_double(v);
+}
+
+void compare_print_json(FILE *out, const struct compare_result *res)
+{
+	struct json_object *o = json_object_new_object(), *rows = json_object_new_array();
+	struct json_object *prof = json_object_new_array();
+	struct buf b = BUF_INIT;
+
+	if (res->job_id)
+		json_object_object_add(o, "job_id", json_object_new_int64(res->job_id));
+	json_object_object_add(o, "label_a", res->label_a ? json_object_new_string(res->label_a) : NULL);
+	json_object_object_add(o, "label_b", res->label_b ? json_object_new_string(res->label_b) : NULL);
+	json_object_object_add(o, "clock", json_object_new_string(res->clock ? res->clock : "real"));
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct compare_row *r = &res->rows[i];
+		const struct stats_cmp *s = &r->st;
+		struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "workload", json_object_new_string(r->workload));
+		json_object_object_add(j, "metric", json_object_new_string(r->metric));
+		json_object_object_add(j, "unit", r->unit ? json_object_new_string(r->unit) : NULL);
+		json_object_object_add(j, "better", r->better ? json_object_new_string(r->better) : NULL);
+		json_object_object_add(j, "headline", json_object_new_boolean(r->headline));
+		json_object_object_add(j, "n_a", json_object_new_int64((int64_t)s->n_a));
+		json_object_object_add(j, "n_b", json_object_new_int64((int64_t)s->n_b));
+		json_object_object_add(j, "mean_a", jnum(s->mean_a));
+		json_object_object_add(j, "mean_b", jnum(s->mean_b));
+		json_object_object_add(j, "cov_a", jnum(s->cov_a));
+		json_object_object_add(j, "cov_b", jnum(s->cov_b));
+		json_object_object_add(j, "change_pct", jnum(s->change_pct));
+		json_object_object_add(j, "ci_lo", jnum(s->ci_lo));
+		json_object_object_add(j, "ci_hi", jnum(s->ci_hi));
+		json_object_object_add(j, "ci90_lo", jnum(s->ci90_lo));
+		json_object_object_add(j, "ci90_hi", jnum(s->ci90_hi));
+		json_object_object_add(j, "t", jnum(s->w.t));
+		json_object_object_add(j, "df", jnum(s->w.df));
+		json_object_object_add(j, "p_welch", jnum(s->w.p));
+		json_object_object_add(j, "u", jnum(s->u));
+		json_object_object_add(j, "p_holm", jnum(r->p_holm));
+		json_object_object_add(j, "p_mwu", jnum(s->p_mwu));
+		json_object_object_add(j, "hl_ratio", jnum(s->hl_ratio));
+		json_object_object_add(j, "mde_pct", jnum(s->mde_pct));
+		json_object_object_add(j, "threshold_pct", jnum(s->threshold_pct));
+		json_object_object_add(j, "verdict", json_object_new_string(stats_verdict_name(s->verdict)));
+		json_object_object_add(j, "extra_boots", s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0 ?
+				       json_object_new_int(s->extra_boots) : NULL);
+		json_object_object_add(j, "claim", r->claim ? json_object_new_string(r->claim) : NULL);
+		json_object_object_add(j, "claim_pct", jnum(r->claim_pct));
+		json_object_array_add(rows, j);
+	}
+	json_object_object_add(o, "comparisons", rows);
+	for (size_t i = 0; i < res->n_prof; i++) {
+		const struct compare_prof *p = &res->prof[i];
+		struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "workload", json_object_new_string(p->workload));
+		json_object_object_add(j, "symbol", json_object_new_string(p->symbol));
+		json_object_object_add(j, "dso", p->dso ? json_object_new_string(p->dso) : NULL);
+		json_object_object_add(j, "pct_a", jnum(p->pct_a));
+		json_object_object_add(j, "pct_b", jnum(p->pct_b));
+		json_object_object_add(j, "diff_pp", jnum(p->pct_b - p->pct_a));
+		json_object_array_add(prof, j);
+	}
+	json_object_object_add(o, "profile", prof);
+	json_to_buf(&b, o, 1);
+	fprintf(out, "%s\n", b.buf);
+	buf_release(&b);
+	json_object_put(o);
+}
+
+void compare_fmt_claimed(struct buf *b, const char *direction, double lo, double hi)
+{
+	buf_addstr(b, direction ? direction : "changed");
+	if (isfinite(lo) && isfinite(hi) && fabs(hi - lo) < 0.005)
+		buf_addf(b, " by %.3g%%", lo);
+	else if (isfinite(lo) && isfinite(hi))
+		buf_addf(b, " by %.3g%% to %.3g%%", lo, hi);
+	else if (isfinite(lo))
+		buf_addf(b, " by at least %.3g%%", lo);
+	else if (isfinite(hi))
+		buf_addf(b, " by up to %.3g%%", hi);
+}

@@ -1,0 +1,1497 @@
+/*
+ * conf.c: the git-config-style configuration: a reader that keeps file and
+ * line of every key, then a typed pass that checks sections, keys, values and
+ * references and reports every error at once as FILE:LINE: message.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "conf/conf.h"
+#include "store/db.h"
+#include "log.h"
+
+/* ---- raw entries ---- */
+
+struct raw_kv {
+	char *key, *value;
+	int line;
+};
+
+struct raw_section {
+	char *type, *name;	/* name NULL for [lab] */
+	const char *file;	/* owned by the parser's file list */
+	int line;
+	struct raw_kv *kv;
+	size_t n, alloc;
+};
+
+struct parser {
+	struct raw_section *sec;
+	size_t n, alloc;
+	struct strvec files;	/* every file read, for messages and includes */
+	int errors;
+	int depth;
+};
+
+static void perr(struct parser *p, const char *file, int line, const char *fmt, ...) KLAB_PRINTF(4, 5);
+static void perr(struct parser *p, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	p->errors++;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Parse a value: quotes, escapes, comments. NULL on a syntax error (*why set). */
+static char *parse_value(const char *s, const char **why)
+{
+	struct buf b = BUF_INIT;
+	int quoted = 0;
+	size_t trail = 0;	/* length up to the last byte that was not unquoted space */
+
+	while (isspace((unsigned char)*s))
+		s++;
+	for (; *s; s++) {
+		if (!quoted && (*s == '#' || *s == ';'))
+			break;
+		if (*s == '"') {
+			quoted = !quoted;
+			trail = b.len;
+			continue;
+		}
+		if (*s == '\\') {
+			s++;
+			switch (*s) {
+			case '"': case '\\': buf_addch(&b, *s); break;
+			case 'n': buf_addch(&b, '\n'); break;
+			case 't': buf_addch(&b, '\t'); break;
+			default:
+				*why = "bad escape sequence in value (use \\\\, \\\", \\n or \\t)";
+				buf_release(&b);
+				return NULL;
+			}
+			trail = b.len;
+			continue;
+		}
+		buf_addch(&b, *s);
+		if (quoted || !isspace((unsigned char)*s))
+			trail = b.len;
+	}
+	if (quoted) {
+		*why = "unterminated quoted value";
+		buf_release(&b);
+		return NULL;
+	}
+	buf_setlen(&b, trail);
+	return buf_detach(&b, NULL);
+}
+
+static struct raw_section *new_section(struct parser *p, const char *type, const char *name,
+				       const char *file, int line)
+{
+	struct raw_section *s;
+
+	if (p->n == p->alloc) {
+		p->alloc = p->alloc ? p->alloc * 2 : 16;
+		p->sec = xrealloc(p->sec, p->alloc * sizeof(*p->sec));
+	}
+	s = &p->sec[p->n++];
+	memset(s, 0, sizeof(*s));
+	s->type = xstrdup(type);
+	s->name = name ? xstrdup(name) : NULL;
+	s->file = file;
+	s->line = line;
+	return s;
+}
+
+static int read_file(struct parser *p, const char *path, const char *from, int from_line);
+
+static void add_kv(struct parser *p, struct raw_section *s, const char *key, char *value, int line)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (!strcmp(s->kv[i].key, key)) {
+			perr(p, s->file, line, "key '%s' given twice in this section (first at line %d)",
+			     key, s->kv[i].line);
+			free(value);
+			return;
+		}
+	}
+	if (s->n == s->alloc) {
+		s->alloc = s->alloc ? s->alloc * 2 : 8;
+		s->kv = xrealloc(s->kv, s->alloc * sizeof(*s->kv));
+	}
+	s->kv[s->n].key = xstrdup(key);
+	s->kv[s->n].value = value;
+	s->kv[s->n].line = line;
+	s->n++;
+}
+
+/* A path relative to the folder of `file`, made absolute so later chdir()s do not matter. */
+static char *relative_to(const char *file, const char *path)
+{
+	char *real, *slash, *out;
+
+	if (path[0] == '/')
+		return xstrdup(path);
+	real = realpath(file, NULL);
+	if (!real) {
+		const char *s = strrchr(file, '/');
+
+		return s ? xasprintf("%.*s/%s", (int)(s - file), file, path) : xstrdup(path);
+	}
+	slash = strrchr(real, '/');
+	*slash = '\0';
+	out = xasprintf("%s/%s", *real ? real : "", path);
+	free(real);
+	return out;
+}
+
+static void parse_header(struct parser *p, char *line, const char *file, int lineno,
+			 struct raw_section **cur)
+{
+	char *end = strrchr(line, ']');
+	char *inner, *q;
+
+	*cur = NULL;
+	if (!end) {
+		perr(p, file, lineno, "section header without ']'");
+		return;
+	}
+	if (*trim(end + 1) && end[1] != '#' && end[1] != ';') {
+		char *rest = trim(end + 1);
+
+		if (*rest != '#' && *rest != ';') {
+			perr(p, file, lineno, "unexpected text after the section header");
+			return;
+		}
+	}
+	*end = '\0';
+	inner = trim(line + 1);
+	q = strchr(inner, '"');
+	if (!q) {
+		for (char *c = inner; *c; c++) {
+			if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-') {
+				perr(p, file, lineno, "bad section name '%s'", inner);
+				return;
+			}
+		}
+		*cur = new_section(p, inner, NULL, file, lineno);
+		return;
+	}
+	{
+		char *type = inner, *name = q + 1, *close = strrchr(name, '"');
+
+		if (!close || close == q) {
+			perr(p, file, lineno, "unterminated section name in header");
+			return;
+		}
+		*q = '\0';
+		*close = '\0';
+		type = trim(type);
+		if (*trim(close + 1)) {
+			perr(p, file, lineno, "unexpected text after the section name");
+			return;
+		}
+		if (!*name) {
+			perr(p, file, lineno, "empty section name in [%s \"\"]", type);
+			return;
+		}
+		for (char *c = name; *c; c++) {
+			if (!isalnum((unsigned char)*c) && !strchr("_-.+:@", *c)) {
+				perr(p, file, lineno, "bad %s name '%s' (letters, digits and _-.+:@ only)",
+				     type, name);
+				return;
+			}
+		}
+		*cur = new_section(p, type, name, file, lineno);
+	}
+}
+
+static int read_file(struct parser *p, const char *path, const char *from, int from_line)
+{
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int lineno = 0;
+	struct raw_section *cur = NULL;
+	const char *file;
+
+	if (p->depth > 8) {
+		perr(p, from, from_line, "includes nested too deeply at '%s'", path);
+		return -1;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		if (from)
+			perr(p, from, from_line, "cannot read included file '%s': %s", path, strerror(errno));
+		else
+			error("cannot read configuration '%s': %s", path, strerror(errno)), p->errors++;
+		return -1;
+	}
+	file = strvec_push(&p->files, path);
+	p->depth++;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char *s, *eq, *key;
+
+		lineno++;
+		if (memchr(line, '\0', (size_t)len)) {
+			perr(p, file, lineno, "NUL byte in the file");
+			continue;
+		}
+		s = trim(line);
+		if (!*s || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[') {
+			parse_header(p, s, file, lineno, &cur);
+			continue;
+		}
+		if (!cur) {
+			perr(p, file, lineno, "key outside of any section");
+			continue;
+		}
+		eq = strchr(s, '=');
+		key = s;
+		if (eq)
+			*eq = '\0';
+		key = trim(key);
+		for (char *c = key; *c; c++) {
+			if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.') {
+				perr(p, file, lineno, "bad key name '%s'", key);
+				key = NULL;
+				break;
+			}
+		}
+		if (!key)
+			continue;
+		if (!*key) {
+			perr(p, file, lineno, "missing key name before '='");
+			continue;
+		}
+		{
+			const char *why = NULL;
+			char *value = eq ? parse_value(eq + 1, &why) : xstrdup("true");
+
+			if (!value) {
+				perr(p, file, lineno, "%s", why);
+				continue;
+			}
+			if (!strcmp(cur->type, "include")) {
+				if (strcmp(key, "path")) {
+					perr(p, file, lineno, "unknown key '%s' in [include] (path)", key);
+					free(value);
+					continue;
+				}
+				{
+					char *inc = relative_to(file, value);
+
+					read_file(p, inc, file, lineno);
+					free(inc);
+					free(value);
+					/* sections of the included file end the current one */
+					cur = NULL;
+					continue;
+				}
+			}
+			add_kv(p, cur, key, value, lineno);
+		}
+	}
+	p->depth--;
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* ---- typed pass ---- */
+
+struct keydef {
+	const char *key;
+	int required;
+};
+
+static const char *get(const struct raw_section *s, const char *key, int *line)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (!strcmp(s->kv[i].key, key)) {
+			if (line)
+				*line = s->kv[i].line;
+			return s->kv[i].value;
+		}
+	}
+	if (line)
+		*line = s->line;
+	return NULL;
+}
+
+static const char *sec_label(const struct raw_section *s)
+{
+	static char label[160];
+
+	if (s->name)
+		snprintf(label, sizeof(label), "[%s \"%s\"]", s->type, s->name);
+	else
+		snprintf(label, sizeof(label), "[%s]", s->type);
+	return label;
+}
+
+static void check_keys(struct parser *p, const struct raw_section *s, const struct keydef *defs,
+		       const char *const *extra)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		int known = 0;
+
+		for (const struct keydef *d = defs; d->key && !known; d++)
+			known = !strcmp(d->key, s->kv[i].key);
+		for (const char *const *e = extra; e && *e && !known; e++)
+			known = !strcmp(*e, s->kv[i].key);
+		if (!known)
+			perr(p, s->file, s->kv[i].line, "unknown key '%s' in %s", s->kv[i].key, sec_label(s));
+	}
+	for (const struct keydef *d = defs; d->key; d++)
+		if (d->required && !get(s, d->key, NULL))
+			perr(p, s->file, s->line, "%s: missing required key '%s'", sec_label(s), d->key);
+}
+
+static char *dupv(const struct raw_section *s, const char *key, const char *def)
+{
+	const char *v = get(s, key, NULL);
+
+	return v ? xstrdup(v) : def ? xstrdup(def) : NULL;
+}
+
+static long num(struct parser *p, const struct raw_section *s, const char *key, long def, long min, long max)
+{
+	int line;
+	const char *v = get(s, key, &line);
+	long out;
+
+	if (!v)
+		return def;
+	if (parse_long(v, min, max, &out)) {
+		perr(p, s->file, line, "%s: '%s' must be a whole number from %ld to %ld, not '%s'",
+		     sec_label(s), key, min, max, v);
+		return def;
+	}
+	return out;
+}
+
+/* A duration in milliseconds, at least min_ms (the agent runs nothing shorter than 1 s). */
+static long dur(struct parser *p, const struct raw_section *s, const char *key, long def, long min_ms)
+{
+	int line;
+	const char *v = get(s, key, &line);
+	long out;
+
+	if (!v)
+		return def;
+	if (parse_duration_ms(v, &out)) {
+		perr(p, s->file, line, "%s: '%s' must be a duration such as 30s, 500ms, 5m, not '%s'",
+		     sec_label(s), key, v);
+		return def;
+	}
+	if (out < min_ms) {
+		perr(p, s->file, line, "%s: '%s' must be at least %ldms, not '%s'", sec_label(s), key, min_ms, v);
+		return def;
+	}
+	return out;
+}
+
+/* Split on white space; double quotes group words. */
+static void split_words(struct parser *p, const struct raw_section *s, const char *key, struct strvec *out)
+{
+	int line;
+	const char *v = get(s, key, &line);
+	struct buf w = BUF_INIT;
+	int quoted = 0, have = 0;
+
+	strvec_init(out);
+	if (!v)
+		return;
+	for (; ; v++) {
+		if (*v == '"') {
+			quoted = !quoted;
+			have = 1;
+			continue;
+		}
+		if (!*v || (!quoted && (isspace((unsigned char)*v) || *v == ','))) {
+			if (have)
+				strvec_push(out, w.buf);
+			buf_reset(&w);
+			have = 0;
+			if (!*v)
+				break;
+			continue;
+		}
+		buf_addch(&w, *v);
+		have = 1;
+	}
+	buf_release(&w);
+	(void)p;
+}
+
+static int one_of(struct parser *p, const struct raw_section *s, const char *key,
+		  const char *const *names, int def)
+{
+	int line;
+	const char *v = get(s, key, &line);
+	struct buf all = BUF_INIT;
+
+	if (!v)
+		return def;
+	for (int i = 0; names[i]; i++) {
+		if (!strcmp(v, names[i])) {
+			buf_release(&all);
+			return i;
+		}
+		buf_addf(&all, "%s%s", i ? ", " : "", names[i]);
+	}
+	perr(p, s->file, line, "%s: '%s' must be one of %s, not '%s'", sec_label(s), key, all.buf, v);
+	buf_release(&all);
+	return def;
+}
+
+static const struct keydef lab_keys[] = {
+	{ "db", 0 }, { "work_dir", 0 }, { "artifact_dir", 0 }, { "report_dir", 0 },
+	{ "ssh_key", 0 }, { "known_hosts", 0 }, { "log_level", 0 }, { "agent_dir", 0 },
+	{ "ssh_timeout", 0 }, { "boot_timeout", 0 }, { "max_jobs", 0 }, { "sandbox", 0 },
+	{ "sandbox_user", 0 }, { NULL, 0 },
+};
+
+static const struct keydef machine_keys[] = {
+	{ "host", 1 }, { "port", 0 }, { "user", 0 }, { "role", 1 }, { "peer", 0 }, { "nic", 0 },
+	{ "addr", 0 }, { "boot", 0 }, { "power_cycle", 0 }, { "cpus", 0 }, { "profile", 0 },
+	{ "kernel_cmdline", 0 }, { "pool", 0 }, { "boot_dir", 0 }, { "reboot_cmd", 0 },
+	{ "initramfs", 0 }, { "clock", 0 }, { NULL, 0 },
+};
+
+static const struct keydef tree_keys[] = {
+	{ "git", 0 }, { "branch", 0 }, { "tarball", 0 }, { "config_base", 0 }, { "fragments", 0 },
+	{ "localversion", 0 }, { "jobs", 0 }, { "share", 0 }, { NULL, 0 },
+};
+
+static const struct keydef profile_keys[] = {
+	{ "channels", 0 }, { "xps", 0 }, { "rps", 0 }, { "irq_affinity", 0 }, { "governor", 0 },
+	{ "qdisc", 0 }, { NULL, 0 },
+};
+
+static const struct keydef workload_keys[] = {
+	{ "type", 1 }, { "duration", 0 }, { "warmup", 0 }, { "monitors", 0 }, { "bpftrace", 0 },
+	{ "perf_events", 0 }, { "profile_cpus", 0 }, { "threshold", 0 }, { "headline", 0 }, { NULL, 0 },
+};
+
+/* Parameters per workload type, and whether each is numeric. */
+static const struct param {
+	const char *type, *key;
+	int numeric;
+} params[] = {
+	{ "udp_rr", "flows", 1 }, { "udp_rr", "threads", 1 }, { "udp_rr", "request_size", 1 },
+	{ "udp_rr", "response_size", 1 }, { "udp_rr", "burst", 1 }, { "udp_rr", "port", 1 },
+	{ "udp_rr", "ipv6", 1 }, { "udp_rr", "busy_poll", 1 }, { "udp_rr", "rto_ms", 1 },
+	{ "udp_rr", "cpus", 0 }, { "udp_rr", "server_threads", 1 }, { "udp_rr", "server_cpus", 0 },
+	{ "udp_tx", "threads", 1 }, { "udp_tx", "payload_size", 1 }, { "udp_tx", "engine", 0 },
+	{ "udp_tx", "batch", 1 }, { "udp_tx", "gso_size", 1 }, { "udp_tx", "rate_pps", 1 },
+	{ "udp_tx", "target", 0 }, { "udp_tx", "port", 1 }, { "udp_tx", "ipv6", 1 },
+	{ "udp_tx", "cpus", 0 }, { "udp_tx", "sink_threads", 1 }, { "udp_tx", "sink_poll_us", 1 },
+};
+
+static const struct keydef job_keys[] = {
+	{ "tree", 0 }, { "base", 0 }, { "test", 0 }, { "series", 0 }, { "local_patches", 0 },
+	{ "profile_a", 0 }, { "profile_b", 0 }, { "machines", 0 }, { "pool", 0 },
+	{ "workloads", 1 }, { "boots", 0 }, { "runs", 0 }, { "warmup_runs", 0 }, { "order", 0 },
+	{ "seed", 0 }, { "warmup", 0 } /* the old name of warmup_runs */, { NULL, 0 },
+};
+
+static const struct keydef schedule_keys[] = {
+	{ "cron", 1 }, { "job", 1 }, { NULL, 0 },
+};
+
+static const char *const monitors_known[] = { "cpu", "perf-stat", "perf-profile", "bpftrace", "nic", NULL };
+
+static void grow(void **arr, size_t *n, size_t size)
+{
+	*arr = xrealloc(*arr, (*n + 1) * size);
+	memset((char *)*arr + *n * size, 0, size);
+	(*n)++;
+}
+
+static char *path_value(const struct raw_section *s, const char *key, const char *def)
+{
+	const char *v = get(s, key, NULL);
+
+	if (!v)
+		return def ? xstrdup(def) : NULL;
+	return relative_to(s->file, v);
+}
+
+static void load_lab(struct parser *p, struct klab_config *c, const struct raw_section *s)
+{
+	struct conf_lab *l = &c->lab;
+	static const char *const levels[] = { "error", "warning", "notice", "info", "debug", NULL };
+
+	check_keys(p, s, lab_keys, NULL);
+#define SETPATH(field, key) do { if (get(s, key, NULL)) { free(l->field); l->field = path_value(s, key, NULL); } } while (0)
+	if (get(s, "db", NULL) && db_is_url(get(s, "db", NULL))) {
+		/* a PostgreSQL URL is not a path relative to the config */
+		free(l->db);
+		l->db = dupv(s, "db", NULL);
+	} else {
+		SETPATH(db, "db");
+	}
+	SETPATH(work_dir, "work_dir");
+	SETPATH(artifact_dir, "artifact_dir");
+	SETPATH(report_dir, "report_dir");
+	SETPATH(ssh_key, "ssh_key");
+	SETPATH(known_hosts, "known_hosts");
+#undef SETPATH
+	if (get(s, "agent_dir", NULL)) {
+		free(l->agent_dir);
+		l->agent_dir = dupv(s, "agent_dir", NULL);
+	}
+	if (get(s, "log_level", NULL)) {
+		one_of(p, s, "log_level", levels, 2);
+		free(l->log_level);
+		l->log_level = dupv(s, "log_level", NULL);
+	}
+	if (get(s, "ssh_timeout", NULL))
+		l->ssh_timeout_ms = dur(p, s, "ssh_timeout", 10000, 0);
+	if (get(s, "boot_timeout", NULL))
+		l->boot_timeout_ms = dur(p, s, "boot_timeout", 300000, 0);
+	if (get(s, "max_jobs", NULL))
+		l->max_jobs = (int)num(p, s, "max_jobs", 0, 0, 1000);
+	if (get(s, "sandbox", NULL)) {
+		static const char *const kinds[] = { "bwrap", "none", NULL };
+
+		one_of(p, s, "sandbox", kinds, 0);
+		free(l->sandbox);
+		l->sandbox = dupv(s, "sandbox", NULL);
+	}
+	if (get(s, "sandbox_user", NULL)) {
+		free(l->sandbox_user);
+		l->sandbox_user = dupv(s, "sandbox_user", NULL);
+	}
+}
+
+static void load_machine(struct parser *p, struct klab_config *c, const struct raw_section *s)
+{
+	static const char *const roles[] = { "dut", "peer", NULL };
+	static const char *const boots[] = { "none", "kexec", "reboot", "qemu", NULL };
+	static const char *const noyes[] = { "no", "yes", NULL };
+	static const char *const clocks[] = { "real", "icount", NULL };
+	struct conf_machine *m;
+
+	check_keys(p, s, machine_keys, NULL);
+	grow((void **)&c->machines, &c->n_machines, sizeof(*m));
+	m = &c->machines[c->n_machines - 1];
+	m->name = xstrdup(s->name);
+	m->line = s->line;
+	m->host = dupv(s, "host", "");
+	m->port = (int)num(p, s, "port", 22, 1, 65535);
+	m->user = dupv(s, "user", "root");
+	m->role = (enum machine_role)one_of(p, s, "role", roles, ROLE_DUT);
+	m->peer = dupv(s, "peer", NULL);
+	m->nic = dupv(s, "nic", NULL);
+	m->addr = dupv(s, "addr", NULL);
+	m->boot = (enum boot_method)one_of(p, s, "boot", boots, BOOT_KEXEC);
+	split_words(p, s, "power_cycle", &m->power_cycle);
+	m->cpus = dupv(s, "cpus", NULL);
+	m->profile = dupv(s, "profile", NULL);
+	m->kernel_cmdline = dupv(s, "kernel_cmdline", NULL);
+	m->boot_dir = dupv(s, "boot_dir", NULL);
+	split_words(p, s, "reboot_cmd", &m->reboot_cmd);
+	m->initramfs = one_of(p, s, "initramfs", noyes, 0);
+	m->pool = dupv(s, "pool", NULL);
+	m->clock = clocks[one_of(p, s, "clock", clocks, 0)];
+	if (m->cpus) {
+		int line;
+
+		get(s, "cpus", &line);
+		if (!cpu_list_ok(m->cpus))
+			perr(p, s->file, line, "%s: 'cpus' must be a CPU list such as 0-3,8, not '%s'",
+			     sec_label(s), m->cpus);
+	}
+}
+
+static void load_tree(struct parser *p, struct klab_config *c, const struct raw_section *s)
+{
+	struct conf_tree *t;
+
+	check_keys(p, s, tree_keys, NULL);
+	grow((void **)&c->trees, &c->n_trees, sizeof(*t));
+	t = &c->trees[c->n_trees - 1];
+	t->name = xstrdup(s->name);
+	t->line = s->line;
+	t->git = dupv(s, "git", NULL);
+	if (t->git && t->git[0] != '/' && !strstr(t->git, "://") && !strchr(t->git, ':')) {
+		char *rel = relative_to(s->file, t->git);
+
+		free(t->git);
+		t->git = rel;
+	}
+	t->branch = dupv(s, "branch", t->git ? "master" : NULL);
+	t->tarball = path_value(s, "tarball", NULL);
+	t->config_base = dupv(s, "config_base", "defconfig");
+	split_words(p, s, "fragments", &t->fragments);
+	t->localversion = dupv(s, "localversion", "-klab");
+	t->jobs = (int)num(p, s, "jobs", 0, 0, 4096);
+	t->share = dupv(s, "share", NULL);
+	if (t->share && (!t->git || !strcmp(t->share, t->name))) {
+		int line;
+
+		get(s, "share", &line);
+		perr(p, s->file, line, "%s: share = %s needs a git tree of another tree's history (git = PATH)",
+		     sec_label(s), t->share);
+	}
+	if (!!t->git == !!t->tarball)
+		perr(p, s->file, s->line, "%s: give exactly one source: 'git' (with 'branch') or 'tarball'",
+		     sec_label(s));
+	if (t->tarball && !file_exists(t->tarball)) {
+		int line;
+
+		get(s, "tarball", &line);
+		perr(p, s->file, line, "%s: tarball '%s' does not exist", sec_label(s), t->tarball);
+	}
+}
+
+static void load_profile(struct parser *p, struct klab_config *c, const struct raw_section *s)
+{
+	struct conf_profile *pr;
+
+	grow((void **)&c->profiles, &c->n_profiles, sizeof(*pr));
+	pr = &c->profiles[c->n_profiles - 1];
+	pr->name = xstrdup(s->name);
+	pr->line = s->line;
+	pr->channels = (int)num(p, s, "channels", 0, 0, 4096);
+	pr->xps = dupv(s, "xps", NULL);
+	pr->rps = dupv(s, "rps", NULL);
+	pr->irq_affinity = dupv(s, "irq_affinity", NULL);
+	pr->governor = dupv(s, "governor", NULL);
+	pr->qdisc = dupv(s, "qdisc", NULL);
+	for (size_t i = 0; i < s->n; i++) {
+		const char *key = s->kv[i].key, *sys = skip_prefix(key, "sysctl.");
+		int known = 0;
+
+		for (const struct keydef *d = profile_keys; d->key; d++)
+			known |= !strcmp(d->key, key);
+		if (known)
+			continue;
+		if (!sys || !*sys) {
+			perr(p, s->file, s->kv[i].line, "unknown key '%s' in %s (sysctls are written sysctl.NAME)",
+			     key, sec_label(s));
+			continue;
+		}
+		pr->sysctls = xrealloc(pr->sysctls, (pr->n_sysctls + 1) * sizeof(*pr->sysctls));
+		pr->sysctls[pr->n_sysctls].key = xstrdup(sys);
+		pr->sysctls[pr->n_sysctls].value = xstrdup(s->kv[i].value);
+		pr->sysctls[pr->n_sysctls].line = s->kv[i].line;
+		pr->n_sysctls++;
+	}
+	if (pr->xps && strcmp(pr->xps, "auto") && strcmp(pr->xps, "off")) {
+		for (const char *ch = pr->xps; *ch; ch++)
+			if (!isxdigit((unsigned char)*ch) && *ch != ',') {
+				int line;
+
+				get(s, "xps", &line);
+				perr(p, s->file, line, "%s: 'xps' must be auto, off or hex masks such as 1,2,4,8, not '%s'",
+				     sec_label(s), pr->xps);
+				break;
+			}
+	}
+}
+
+static void load_workload(struct parser *p, struct klab_config *c, const struct raw_section *s)
+{
+	static const char *const types[] = { "udp_rr", "udp_tx", NULL };
+	struct conf_workload *w;
+	struct strvec extra = STRVEC_INIT;
+	const char *type = get(s, "type", NULL);
+	int line;
+	double thr;
+
+	for (size_t i = 0; i < ARRAY_SIZE(params); i++)
+		if (!type || !strcmp(params[i].type, type))
+			if (strvec_find(&extra, params[i].key) < 0)
+				strvec_push(&extra, params[i].key);
+	check_keys(p, s, workload_keys, (const char *const *)extra.v);
+	strvec_clear(&extra);
+	grow((void **)&c->workloads, &c->n_workloads, sizeof(*w));
+	w = &c->workloads[c->n_workloads - 1];
+	w->name = xstrdup(s->name);
+	w->line = s->line;
+	one_of(p, s, "type", types, 0);
+	w->type = dupv(s, "type", "udp_rr");
+	split_words(p, s, "monitors", &w->monitors);
+	get(s, "monitors", &line);
+	for (size_t i = 0; i < w->monitors.n; i++) {
+		int known = 0;
+
+		for (const char *const *m = monitors_known; *m; m++)
+			known |= !strcmp(*m, w->monitors.v[i]);
+		if (!known)
+			perr(p, s->file, line, "%s: unknown monitor '%s' (cpu, perf-stat, perf-profile, bpftrace, nic)",
+			     sec_label(s), w->monitors.v[i]);
+	}
+	w->bpftrace = path_value(s, "bpftrace", NULL);
+	if (w->bpftrace && !file_exists(w->bpftrace)) {
+		get(s, "bpftrace", &line);
+		perr(p, s->file, line, "%s: bpftrace script '%s' does not exist", sec_label(s), w->bpftrace);
+	}
+	if (w->bpftrace && strvec_find(&w->monitors, "bpftrace") < 0) {
+		get(s, "bpftrace", &line);
+		perr(p, s->file, line, "%s: 'bpftrace' is set but the bpftrace monitor is not in 'monitors'",
+		     sec_label(s));
+	}
+	w->perf_events = dupv(s, "perf_events", NULL);
+	w->profile_cpus = dupv(s, "profile_cpus", NULL);
+	if (w->profile_cpus) {
+		get(s, "profile_cpus", &line);
+		if (!cpu_list_ok(w->profile_cpus))
+			perr(p, s->file, line, "%s: 'profile_cpus' must be a CPU list such as 1 or 0-3,8, not '%s'",
+			     sec_label(s), w->profile_cpus);
+		else if (strvec_find(&w->monitors, "perf-profile") < 0)
+			perr(p, s->file, line, "%s: 'profile_cpus' is set but the perf-profile monitor is not in 'monitors'",
+			     sec_label(s));
+	}
+	w->headline = dupv(s, "headline", !strcmp(w->type, "udp_tx") ? "tx_pps" : "tps");
+	w->threshold_pct = 0;	/* not set: the default of the clock that measures it (compare_default_threshold) */
+	if (get(s, "threshold", &line)) {
+		char *t = xstrdup(get(s, "threshold", NULL));
+		size_t l = strlen(t);
+
+		if (l && t[l - 1] == '%')
+			t[l - 1] = '\0';
+		if (parse_double(t, &thr) || thr <= 0 || thr > 100)
+			perr(p, s->file, line, "%s: 'threshold' must be a percentage above 0 and at most 100, not '%s'",
+			     sec_label(s), get(s, "threshold", NULL));
+		else
+			w->threshold_pct = thr;
+		free(t);
+	}
+	/* duration and warmup are kept as parameters (milliseconds checked here) */
+	dur(p, s, "duration", 10000, 1000);
+	dur(p, s, "warmup", 2000, 0);
+	for (size_t i = 0; i < s->n; i++) {
+		const char *key = s->kv[i].key;
+		int is_param = !strcmp(key, "duration") || !strcmp(key, "warmup");
+
+		for (size_t k = 0; k < ARRAY_SIZE(params) && !is_param; k++) {
+			if (strcmp(params[k].key, key) || strcmp(params[k].type, w->type))
+				continue;
+			is_param = 1;
+			if (params[k].numeric) {
+				long v;
+
+				if (parse_long(s->kv[i].value, 0, 100000000, &v))
+					perr(p, s->file, s->kv[i].line,
+					     "%s: '%s' must be a whole number, not '%s'", sec_label(s), key,
+					     s->kv[i].value);
+			}
+		}
+		if (!is_param)
+			continue;
+		w->params = xrealloc(w->params, (w->n_params + 1) * sizeof(*w->params));
+		w->params[w->n_params].key = xstrdup(key);
+		w->params[w->n_params].value = xstrdup(s->kv[i].value);
+		w->params[w->n_params].line = s->kv[i].line;
+		w->n_params++;
+	}
+	if (!strcmp(w->type, "udp_tx")) {
+		static const char *const engines[] = { "sendmmsg", "sendto", "io_uring", NULL };
+		static const char *const targets[] = { "peer", "dummy", "blackhole", NULL };
+
+		one_of(p, s, "engine", engines, 0);
+		one_of(p, s, "target", targets, 0);
+	}
+}
+
+static void load_job(struct parser *p, struct klab_config *c, const struct raw_section *s)
+{
+	static const char *const orders[] = { "abba", "fixed", NULL };
+	struct conf_job *j;
+
+	check_keys(p, s, job_keys, NULL);
+	grow((void **)&c->jobs, &c->n_jobs, sizeof(*j));
+	j = &c->jobs[c->n_jobs - 1];
+	j->name = xstrdup(s->name);
+	j->line = s->line;
+	j->tree = dupv(s, "tree", NULL);
+	j->base = dupv(s, "base", NULL);
+	j->test = dupv(s, "test", NULL);
+	j->series = dupv(s, "series", NULL);
+	split_words(p, s, "local_patches", &j->local_patches);
+	for (size_t i = 0; i < j->local_patches.n; i++) {
+		char *abs = relative_to(s->file, j->local_patches.v[i]);
+
+		if (!file_exists(abs)) {
+			int line;
+
+			get(s, "local_patches", &line);
+			perr(p, s->file, line, "%s: local patch '%s' does not exist", sec_label(s), abs);
+		}
+		free(j->local_patches.v[i]);
+		j->local_patches.v[i] = abs;
+	}
+	if (j->series && !strchr(j->series, ':')) {
+		char *abs = relative_to(s->file, j->series);
+
+		free(j->series);
+		j->series = abs;
+	}
+	j->profile_a = dupv(s, "profile_a", NULL);
+	j->profile_b = dupv(s, "profile_b", NULL);
+	split_words(p, s, "machines", &j->machines);
+	j->pool = dupv(s, "pool", NULL);
+	split_words(p, s, "workloads", &j->workloads);
+	j->boots = 3;
+	j->boots_min = 0;
+	{
+		/* boots = N, or MIN..MAX: boots added one ABBA round at a time until the verdicts are known */
+		int bline;
+		const char *bv = get(s, "boots", &bline);
+		const char *dots = bv ? strstr(bv, "..") : NULL;
+
+		if (dots) {
+			char *lo = xstrndup(bv, (size_t)(dots - bv));
+			long mn, mx;
+
+			if (parse_long(lo, 2, 1000, &mn) || parse_long(dots + 2, 2, 1000, &mx) || mx < mn)
+				perr(p, s->file, bline, "%s: 'boots' must be a count, or a range MIN..MAX with "
+				     "2 <= MIN <= MAX <= 1000 (boots = 2..8), not '%s'", sec_label(s), bv);
+			else {
+				j->boots = (int)mx;
+				j->boots_min = mn < mx ? (int)mn : 0;
+			}
+			free(lo);
+		} else {
+			j->boots = (int)num(p, s, "boots", 3, 1, 1000);
+		}
+	}
+	j->runs = (int)num(p, s, "runs", 3, 1, 1000);
+	/*
+	 * [workload] warmup is seconds; the job's count of runs was called
+	 * warmup too. The old name still works, with a warning.
+	 */
+	int wline;
+
+	if (get(s, "warmup", &wline)) {
+		if (get(s, "warmup_runs", NULL))
+			perr(p, s->file, wline, "%s: give 'warmup_runs', not also its old name 'warmup'", sec_label(s));
+		else
+			warn("%s:%d: %s: 'warmup' is now called 'warmup_runs' (runs per boot, not seconds): "
+			     "rename it", s->file, wline, sec_label(s));
+		j->warmup_runs = (int)num(p, s, "warmup", 1, 0, 100);
+	} else {
+		j->warmup_runs = (int)num(p, s, "warmup_runs", 1, 0, 100);
+	}
+	j->order = dupv(s, "order", "abba");
+	one_of(p, s, "order", orders, 0);
+	j->seed = num(p, s, "seed", -1, -1, 0x7fffffffL);
+	if (j->machines.n && j->pool)
+		perr(p, s->file, s->line, "%s: give 'machines' or 'pool', not both", sec_label(s));
+	if (!j->machines.n && !j->pool)
+		perr(p, s->file, s->line, "%s: missing required key 'machines' (dut and peer) or 'pool'",
+		     sec_label(s));
+	if (j->machines.n && j->machines.n != 2) {
+		int line;
+
+		get(s, "machines", &line);
+		perr(p, s->file, line, "%s: 'machines' must name two machines, the dut then the peer",
+		     sec_label(s));
+	}
+	if (!j->tree && !(j->profile_a && j->profile_b))
+		perr(p, s->file, s->line, "%s: missing required key 'tree' (or 'profile_a' and 'profile_b' for a tuning A/B)",
+		     sec_label(s));
+	if ((j->profile_a != NULL) != (j->profile_b != NULL))
+		perr(p, s->file, s->line, "%s: a tuning A/B needs both 'profile_a' and 'profile_b'", sec_label(s));
+	if (j->test && j->series)
+		perr(p, s->file, s->line, "%s: give 'series' or 'test', not both", sec_label(s));
+}
+
+/* A quick shape check of a five-field cron expression; sched.c computes fire times. */
+static void check_cron(struct parser *p, const struct raw_section *s, const char *expr)
+{
+	struct strvec f = STRVEC_INIT;
+	int line;
+
+	get(s, "cron", &line);
+	if (expr[0] == '@') {
+		static const char *const ok[] = { "@yearly", "@annually", "@monthly", "@weekly", "@daily",
+						  "@midnight", "@hourly", NULL };
+		for (int i = 0; ok[i]; i++)
+			if (!strcmp(expr, ok[i]))
+				return;
+		perr(p, s->file, line, "%s: unknown cron shortcut '%s'", sec_label(s), expr);
+		return;
+	}
+	strvec_split(&f, expr, " \t");
+	if (f.n != 5) {
+		perr(p, s->file, line, "%s: 'cron' needs five fields (minute hour day month weekday), not %zu in '%s'",
+		     sec_label(s), f.n, expr);
+	} else {
+		for (size_t i = 0; i < f.n; i++)
+			for (const char *ch = f.v[i]; *ch; ch++)
+				if (!isalnum((unsigned char)*ch) && !strchr("*,-/", *ch)) {
+					perr(p, s->file, line, "%s: bad character '%c' in cron field %zu '%s'",
+					     sec_label(s), *ch, i + 1, f.v[i]);
+					i = f.n;
+					break;
+				}
+	}
+	strvec_clear(&f);
+}
+
+static void load_schedule(struct parser *p, struct klab_config *c, const struct raw_section *s)
+{
+	struct conf_schedule *sc;
+
+	check_keys(p, s, schedule_keys, NULL);
+	grow((void **)&c->schedules, &c->n_schedules, sizeof(*sc));
+	sc = &c->schedules[c->n_schedules - 1];
+	sc->name = xstrdup(s->name);
+	sc->line = s->line;
+	sc->cron = dupv(s, "cron", "");
+	sc->job = dupv(s, "job", "");
+	if (*sc->cron)
+		check_cron(p, s, sc->cron);
+}
+
+static const struct raw_section *find_raw(const struct parser *p, const char *type, const char *name)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!strcmp(p->sec[i].type, type) && p->sec[i].name && !strcmp(p->sec[i].name, name))
+			return &p->sec[i];
+	return NULL;
+}
+
+static void check_refs(struct parser *p, struct klab_config *c)
+{
+	for (size_t i = 0; i < c->n_machines; i++) {
+		const struct conf_machine *m = &c->machines[i];
+		const struct raw_section *s = find_raw(p, "machine", m->name);
+		int line;
+
+		if (m->peer && !conf_machine(c, m->peer)) {
+			get(s, "peer", &line);
+			perr(p, s->file, line, "%s: peer '%s' is not a [machine]", sec_label(s), m->peer);
+		}
+		if (m->profile && !conf_profile(c, m->profile)) {
+			get(s, "profile", &line);
+			perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), m->profile);
+		}
+	}
+	for (size_t i = 0; i < c->n_trees; i++) {
+		const struct conf_tree *t = &c->trees[i], *o = t->share ? conf_tree(c, t->share) : NULL;
+		const struct raw_section *s = find_raw(p, "tree", t->name);
+		int line;
+
+		/* the built-in tree (build.h BUILD_DEFAULT_TREE) may be shared without a [tree] of its own */
+		if (!t->share || (!o && !strcmp(t->share, "linux-source-6.1")))
+			continue;
+		get(s, "share", &line);
+		if (!o)
+			perr(p, s->file, line, "%s: share '%s' is not a [tree]", sec_label(s), t->share);
+		else if (o->share)
+			perr(p, s->file, line, "%s: share '%s' shares tree '%s' itself: share that one", sec_label(s),
+			     t->share, o->share);
+	}
+	for (size_t i = 0; i < c->n_jobs; i++) {
+		const struct conf_job *j = &c->jobs[i];
+		const struct raw_section *s = find_raw(p, "job", j->name);
+		int line;
+
+		if (j->tree && !conf_tree(c, j->tree)) {
+			get(s, "tree", &line);
+			perr(p, s->file, line, "%s: tree '%s' is not a [tree]", sec_label(s), j->tree);
+		}
+		for (size_t k = 0; k < j->machines.n; k++) {
+			const struct conf_machine *m = conf_machine(c, j->machines.v[k]);
+
+			get(s, "machines", &line);
+			if (!m)
+				perr(p, s->file, line, "%s: machine '%s' is not a [machine]", sec_label(s),
+				     j->machines.v[k]);
+			else if (k == 0 && m->role != ROLE_DUT)
+				perr(p, s->file, line, "%s: the first machine '%s' must have role = dut",
+				     sec_label(s), m->name);
+			else if (k == 1 && m->role != ROLE_PEER)
+				perr(p, s->file, line, "%s: the second machine '%s' must have role = peer",
+				     sec_label(s), m->name);
+		}
+		if (j->pool) {
+			int found = 0;
+
+			for (size_t k = 0; k < c->n_machines; k++)
+				found |= c->machines[k].pool && !strcmp(c->machines[k].pool, j->pool);
+			if (!found) {
+				get(s, "pool", &line);
+				perr(p, s->file, line, "%s: no machine is in pool '%s'", sec_label(s), j->pool);
+			}
+		}
+		for (size_t k = 0; k < j->workloads.n; k++) {
+			if (!conf_workload(c, j->workloads.v[k])) {
+				get(s, "workloads", &line);
+				perr(p, s->file, line, "%s: workload '%s' is not a [workload]", sec_label(s),
+				     j->workloads.v[k]);
+			}
+		}
+		if (j->profile_a && !conf_profile(c, j->profile_a)) {
+			get(s, "profile_a", &line);
+			perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), j->profile_a);
+		}
+		if (j->profile_b && !conf_profile(c, j->profile_b)) {
+			get(s, "profile_b", &line);
+			perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), j->profile_b);
+		}
+	}
+	for (size_t i = 0; i < c->n_schedules; i++) {
+		const struct conf_schedule *sc = &c->schedules[i];
+		const struct raw_section *s = find_raw(p, "schedule", sc->name);
+		int line;
+
+		if (*sc->job && !conf_job(c, sc->job)) {
+			get(s, "job", &line);
+			perr(p, s->file, line, "%s: job '%s' is not a [job]", sec_label(s), sc->job);
+		}
+	}
+}
+
+static void set_lab_defaults(struct conf_lab *l)
+{
+	if (!l->db)
+		l->db = xstrdup("/var/lib/klab/klab.db");
+	if (!l->work_dir)
+		l->work_dir = xstrdup("/var/lib/klab/work");
+	if (!l->artifact_dir)
+		l->artifact_dir = xstrdup("/var/lib/klab/artifacts");
+	if (!l->report_dir)
+		l->report_dir = xstrdup("/var/lib/klab/reports");
+	if (!l->log_level)
+		l->log_level = xstrdup("notice");
+	if (!l->agent_dir)
+		l->agent_dir = xstrdup("/var/lib/klab-agent");
+	if (!l->ssh_timeout_ms)
+		l->ssh_timeout_ms = 10000;
+	if (!l->boot_timeout_ms)
+		l->boot_timeout_ms = 300000;
+}
+
+static void parser_free(struct parser *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct raw_section *s = &p->sec[i];
+
+		for (size_t k = 0; k < s->n; k++) {
+			free(s->kv[k].key);
+			free(s->kv[k].value);
+		}
+		free(s->kv);
+		free(s->type);
+		free(s->name);
+	}
+	free(p->sec);
+	strvec_clear(&p->files);
+}
+
+int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
+{
+	struct parser p;
+	static const char *const named[] = { "machine", "tree", "profile", "workload", "job", "schedule", NULL };
+
+	memset(&p, 0, sizeof(p));
+	strvec_init(&p.files);
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->path = xstrdup(n ? paths[0] : "");
+	for (size_t i = 0; i < n; i++)
+		read_file(&p, paths[i], NULL, 0);
+	for (size_t i = 0; i < p.n; i++) {
+		const struct raw_section *s = &p.sec[i];
+		int is_named = 0;
+
+		for (int k = 0; named[k]; k++)
+			is_named |= !strcmp(s->type, named[k]);
+		if (!strcmp(s->type, "lab") || !strcmp(s->type, "include")) {
+			if (s->name) {
+				perr(&p, s->file, s->line, "[%s] takes no name", s->type);
+				continue;
+			}
+			if (!strcmp(s->type, "lab"))
+				load_lab(&p, cfg, s);
+			continue;
+		}
+		if (!is_named) {
+			perr(&p, s->file, s->line, "unknown section '%s' (lab, include, machine, tree, profile, "
+			     "workload, job, schedule)", s->type);
+			continue;
+		}
+		if (!s->name) {
+			perr(&p, s->file, s->line, "section [%s] needs a name: [%s \"NAME\"]", s->type, s->type);
+			continue;
+		}
+		for (size_t k = 0; k < i; k++) {
+			if (!strcmp(p.sec[k].type, s->type) && p.sec[k].name && !strcmp(p.sec[k].name, s->name)) {
+				perr(&p, s->file, s->line, "%s defined twice (first at %s:%d)", sec_label(s),
+				     p.sec[k].file, p.sec[k].line);
+				s = NULL;
+				break;
+			}
+		}
+		if (!s)
+			continue;
+		if (!strcmp(s->type, "machine"))
+			load_machine(&p, cfg, s);
+		else if (!strcmp(s->type, "tree"))
+			load_tree(&p, cfg, s);
+		else if (!strcmp(s->type, "profile"))
+			load_profile(&p, cfg, s);
+		else if (!strcmp(s->type, "workload"))
+			load_workload(&p, cfg, s);
+		else if (!strcmp(s->type, "job"))
+			load_job(&p, cfg, s);
+		else if (!strcmp(s->type, "schedule"))
+			load_schedule(&p, cfg, s);
+	}
+	if (!p.errors)
+		check_refs(&p, cfg);
+	set_lab_defaults(&cfg->lab);
+	if (p.errors) {
+		fprintf(stderr, "%s: %d error%s in the configuration\n", n ? paths[0] : "config", p.errors,
+			p.errors == 1 ? "" : "s");
+		parser_free(&p);
+		conf_free(cfg);
+		return -1;
+	}
+	parser_free(&p);
+	return 0;
+}
+
+int conf_load(struct klab_config *cfg, const char *path)
+{
+	return conf_load_many(cfg, &path, 1);
+}
+
+static void free_kv(struct conf_kv *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].value);
+	}
+	free(kv);
+}
+
+void conf_free(struct klab_config *c)
+{
+	struct conf_lab *l = &c->lab;
+
+	free(c->path);
+	free(l->db); free(l->work_dir); free(l->artifact_dir); free(l->report_dir);
+	free(l->ssh_key); free(l->known_hosts); free(l->log_level); free(l->agent_dir);
+	free(l->sandbox); free(l->sandbox_user);
+	for (size_t i = 0; i < c->n_machines; i++) {
+		struct conf_machine *m = &c->machines[i];
+
+		free(m->name); free(m->host); free(m->user); free(m->peer); free(m->nic); free(m->addr);
+		strvec_clear(&m->power_cycle);
+		free(m->cpus); free(m->profile); free(m->kernel_cmdline); free(m->pool);
+		free(m->boot_dir); strvec_clear(&m->reboot_cmd);
+	}
+	free(c->machines);
+	for (size_t i = 0; i < c->n_trees; i++) {
+		struct conf_tree *t = &c->trees[i];
+
+		free(t->name); free(t->git); free(t->branch); free(t->tarball); free(t->config_base);
+		strvec_clear(&t->fragments);
+		free(t->localversion);
+		free(t->share);
+	}
+	free(c->trees);
+	for (size_t i = 0; i < c->n_profiles; i++) {
+		struct conf_profile *p = &c->profiles[i];
+
+		free(p->name); free(p->xps); free(p->rps); free(p->irq_affinity); free(p->governor);
+		free(p->qdisc);
+		free_kv(p->sysctls, p->n_sysctls);
+	}
+	free(c->profiles);
+	for (size_t i = 0; i < c->n_workloads; i++) {
+		struct conf_workload *w = &c->workloads[i];
+
+		free(w->name); free(w->type);
+		free_kv(w->params, w->n_params);
+		strvec_clear(&w->monitors);
+		free(w->bpftrace); free(w->perf_events); free(w->profile_cpus); free(w->headline);
+	}
+	free(c->workloads);
+	for (size_t i = 0; i < c->n_jobs; i++) {
+		struct conf_job *j = &c->jobs[i];
+
+		free(j->name); free(j->tree); free(j->base); free(j->test); free(j->series);
+		strvec_clear(&j->local_patches);
+		free(j->profile_a); free(j->profile_b);
+		strvec_clear(&j->machines);
+		free(j->pool);
+		strvec_clear(&j->workloads);
+		free(j->order);
+	}
+	free(c->jobs);
+	for (size_t i = 0; i < c->n_schedules; i++) {
+		free(c->schedules[i].name);
+		free(c->schedules[i].cron);
+		free(c->schedules[i].job);
+	}
+	free(c->schedules);
+	memset(c, 0, sizeof(*c));
+}
+
+const char *conf_default_path(void)
+{
+	static char home_path[4096];
+	const char *env = getenv("KLAB_CONFIG"), *home = getenv("HOME");
+
+	if (env && *env)
+		return env;
+	if (file_exists("klab.conf"))
+		return "klab.conf";
+	if (home) {
+		snprintf(home_path, sizeof(home_path), "%s/.config/klab/config", home);
+		if (file_exists(home_path))
+			return home_path;
+	}
+	if (file_exists("/etc/klab/config"))
+		return "/etc/klab/config";
+	return NULL;
+}
+
+#define FINDER(fn, type, arr, n) \
+	const type *fn(const struct klab_config *c, const char *name) \
+	{ \
+		for (size_t i = 0; name && i < c->n; i++) \
+			if (!strcmp(c->arr[i].name, name)) \
+				return &c->arr[i]; \
+		return NULL; \
+	}
+
+FINDER(conf_machine, struct conf_machine, machines, n_machines)
+FINDER(conf_tree, struct conf_tree, trees, n_trees)
+FINDER(conf_profile, struct conf_profile, profiles, n_profiles)
+FINDER(conf_workload, struct conf_workload, workloads, n_workloads)
+FINDER(conf_job, struct conf_job, jobs, n_jobs)
+
+const char *conf_workload_param(const struct conf_workload *w, const char *key, const char *def)
+{
+	for (size_t i = 0; i < w->n_params; i++)
+		if (!strcmp(w->params[i].key, key))
+			return w->params[i].value;
+	return def;
+}
+
+const char *boot_method_name(enum boot_method m)
+{
+	switch (m) {
+	case BOOT_NONE: return "none";
+	case BOOT_KEXEC: return "kexec";
+	case BOOT_REBOOT: return "reboot";
+	case BOOT_QEMU: return "qemu";
+	}
+	return "?";
+}
+
+/* ---- print-back ---- */
+
+static void pv(FILE *out, const char *key, const char *v)
+{
+	if (!v)
+		return;
+	fprintf(out, "\t%s = ", key);
+	if (!*v || strpbrk(v, "#;\"\\\n\t") || isspace((unsigned char)v[0]) ||
+	    isspace((unsigned char)v[strlen(v) - 1])) {
+		fputc('"', out);
+		for (; *v; v++) {
+			if (*v == '"' || *v == '\\')
+				fprintf(out, "\\%c", *v);
+			else if (*v == '\n')
+				fputs("\\n", out);
+			else if (*v == '\t')
+				fputs("\\t", out);
+			else
+				fputc(*v, out);
+		}
+		fputc('"', out);
+	} else {
+		fputs(v, out);
+	}
+	fputc('\n', out);
+}
+
+static void pl(FILE *out, const char *key, const struct strvec *sv)
+{
+	struct buf b = BUF_INIT;
+
+	if (!sv->n)
+		return;
+	for (size_t i = 0; i < sv->n; i++) {
+		if (i)
+			buf_addch(&b, ' ');
+		if (strpbrk(sv->v[i], " \t,")) {
+			buf_addch(&b, '"');
+			buf_addstr(&b, sv->v[i]);
+			buf_addch(&b, '"');
+		} else {
+			buf_addstr(&b, sv->v[i]);
+		}
+	}
+	fprintf(out, "\t%s = %s\n", key, b.buf);
+	buf_release(&b);
+}
+
+static void pn(FILE *out, const char *key, long v)
+{
+	fprintf(out, "\t%s = %ld\n", key, v);
+}
+
+static void pd(FILE *out, const char *key, long ms)
+{
+	if (ms % 1000 == 0)
+		fprintf(out, "\t%s = %lds\n", key, ms / 1000);
+	else
+		fprintf(out, "\t%s = %ldms\n", key, ms);
+}
+
+void conf_print(const struct klab_config *c, FILE *out)
+{
+	const struct conf_lab *l = &c->lab;
+
+	fprintf(out, "[lab]\n");
+	pv(out, "db", l->db);
+	pv(out, "work_dir", l->work_dir);
+	pv(out, "artifact_dir", l->artifact_dir);
+	pv(out, "report_dir", l->report_dir);
+	pv(out, "ssh_key", l->ssh_key);
+	pv(out, "known_hosts", l->known_hosts);
+	pv(out, "log_level", l->log_level);
+	pv(out, "agent_dir", l->agent_dir);
+	pd(out, "ssh_timeout", l->ssh_timeout_ms);
+	pd(out, "boot_timeout", l->boot_timeout_ms);
+	pn(out, "max_jobs", l->max_jobs);
+	pv(out, "sandbox", l->sandbox);
+	pv(out, "sandbox_user", l->sandbox_user);
+	for (size_t i = 0; i < c->n_machines; i++) {
+		const struct conf_machine *m = &c->machines[i];
+
+		fprintf(out, "\n[machine \"%s\"]\n", m->name);
+		pv(out, "host", m->host);
+		pn(out, "port", m->port);
+		pv(out, "user", m->user);
+		pv(out, "role", m->role == ROLE_DUT ? "dut" : "peer");
+		pv(out, "peer", m->peer);
+		pv(out, "nic", m->nic);
+		pv(out, "addr", m->addr);
+		pv(out, "boot", boot_method_name(m->boot));
+		pl(out, "power_cycle", &m->power_cycle);
+		pv(out, "cpus", m->cpus);
+		pv(out, "profile", m->profile);
+		pv(out, "kernel_cmdline", m->kernel_cmdline);
+		pv(out, "boot_dir", m->boot_dir);
+		pl(out, "reboot_cmd", &m->reboot_cmd);
+		if (m->initramfs)
+			pv(out, "initramfs", "yes");
+		pv(out, "pool", m->pool);
+		if (strcmp(m->clock, "real"))
+			pv(out, "clock", m->clock);
+	}
+	for (size_t i = 0; i < c->n_trees; i++) {
+		const struct conf_tree *t = &c->trees[i];
+
+		fprintf(out, "\n[tree \"%s\"]\n", t->name);
+		pv(out, "git", t->git);
+		pv(out, "branch", t->branch);
+		pv(out, "tarball", t->tarball);
+		pv(out, "config_base", t->config_base);
+		pl(out, "fragments", &t->fragments);
+		pv(out, "localversion", t->localversion);
+		pv(out, "share", t->share);
+		pn(out, "jobs", t->jobs);
+	}
+	for (size_t i = 0; i < c->n_profiles; i++) {
+		const struct conf_profile *p = &c->profiles[i];
+
+		fprintf(out, "\n[profile \"%s\"]\n", p->name);
+		if (p->channels)
+			pn(out, "channels", p->channels);
+		pv(out, "xps", p->xps);
+		pv(out, "rps", p->rps);
+		pv(out, "irq_affinity", p->irq_affinity);
+		pv(out, "governor", p->governor);
+		pv(out, "qdisc", p->qdisc);
+		for (size_t k = 0; k < p->n_sysctls; k++) {
+			char *key = xasprintf("sysctl.%s", p->sysctls[k].key);
+
+			pv(out, key, p->sysctls[k].value);
+			free(key);
+		}
+	}
+	for (size_t i = 0; i < c->n_workloads; i++) {
+		const struct conf_workload *w = &c->workloads[i];
+
+		fprintf(out, "\n[workload \"%s\"]\n", w->name);
+		pv(out, "type", w->type);
+		pl(out, "monitors", &w->monitors);
+		pv(out, "bpftrace", w->bpftrace);
+		pv(out, "perf_events", w->perf_events);
+		pv(out, "profile_cpus", w->profile_cpus);
+		if (w->threshold_pct > 0)
+			fprintf(out, "\tthreshold = %g\n", w->threshold_pct);
+		pv(out, "headline", w->headline);
+		for (size_t k = 0; k < w->n_params; k++)
+			pv(out, w->params[k].key, w->params[k].value);
+	}
+	for (size_t i = 0; i < c->n_jobs; i++) {
+		const struct conf_job *j = &c->jobs[i];
+
+		fprintf(out, "\n[job \"%s\"]\n", j->name);
+		pv(out, "tree", j->tree);
+		pv(out, "base", j->base);
+		pv(out, "test", j->test);
+		pv(out, "series", j->series);
+		pl(out, "local_patches", &j->local_patches);
+		pv(out, "profile_a", j->profile_a);
+		pv(out, "profile_b", j->profile_b);
+		pl(out, "machines", &j->machines);
+		pv(out, "pool", j->pool);
+		pl(out, "workloads", &j->workloads);
+		if (j->boots_min > 0)
+			fprintf(out, "\tboots = %d..%d\n", j->boots_min, j->boots);
+		else
+			pn(out, "boots", j->boots);
+		pn(out, "runs", j->runs);
+		pn(out, "warmup_runs", j->warmup_runs);
+		pv(out, "order", j->order);
+		if (j->seed >= 0)
+			pn(out, "seed", j->seed);
+	}
+	for (size_t i = 0; i < c->n_schedules; i++) {
+		fprintf(out, "\n[schedule \"%s\"]\n", c->schedules[i].name);
+		pv(out, "cron", c->schedules[i].cron);
+		pv(out, "job", c->schedules[i].job);
+	}
+}

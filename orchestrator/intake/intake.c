@@ -1,0 +1,399 @@
+/* intake.c: a series fetched and parsed by a helper in the sandbox, as the sandbox user; klab reads back only its JSON. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "intake/claims.h"
+#include "intake/intake.h"
+#include "jsonh.h"
+#include "log.h"
+#include "run.h"
+#include "sandbox/sandbox.h"
+#include "intake/series.h"
+#include "strvec.h"
+#include "util.h"
+
+#define ANSWER_CAP (512u << 20)
+
+/* ---- the JSON both sides speak ------------------------------------------------------ */
+
+static struct json_object *num(double v)
+{
+	return isnan(v) ? NULL : json_object_new_double(v);
+}
+
+struct json_object *intake_to_json(const struct series *s)
+{
+	struct json_object *o = json_object_new_object(), *a;
+
+	series_fields_json(o, s);
+	a = json_object_new_array();
+	for (size_t i = 0; i < s->n_claims; i++) {
+		const struct claim *c = &s->claims[i];
+		struct json_object *co = json_object_new_object();
+
+		json_object_object_add(co, "patch_seq", json_object_new_int(c->patch_seq));
+		json_object_object_add(co, "metric", json_str(c->metric));
+		json_object_object_add(co, "direction", json_str(c->direction));
+		json_object_object_add(co, "lo_pct", num(c->lo_pct));
+		json_object_object_add(co, "hi_pct", num(c->hi_pct));
+		json_object_object_add(co, "before", num(c->before));
+		json_object_object_add(co, "after", num(c->after));
+		json_object_object_add(co, "unit", json_str(c->unit));
+		json_object_object_add(co, "text", json_str(c->text));
+		json_object_array_add(a, co);
+	}
+	json_object_object_add(o, "claims", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < s->n_proposals; i++) {
+		const struct proposal *p = &s->proposals[i];
+		struct json_object *po = json_object_new_object(), *pa = json_object_new_array();
+
+		json_object_object_add(po, "patch_seq", json_object_new_int(p->patch_seq));
+		json_object_object_add(po, "type", json_str(p->type));
+		json_object_object_add(po, "name", json_str(p->name));
+		for (size_t k = 0; k < p->params.n; k++)
+			json_object_array_add(pa, json_object_new_string(p->params.v[k]));
+		json_object_object_add(po, "params", pa);
+		json_object_object_add(po, "command", json_str(p->command));
+		json_object_object_add(po, "context", json_str(p->context));
+		json_object_array_add(a, po);
+	}
+	json_object_object_add(o, "proposals", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < s->notes.n; i++)
+		json_object_array_add(a, json_object_new_string(s->notes.v[i]));
+	json_object_object_add(o, "notes", a);
+	return o;
+}
+
+/* Reading it back: every field checked; the first bad one is named and the rest skipped. */
+struct rd {
+	const char *what;
+	int bad;
+};
+
+static struct json_object *field(struct rd *r, struct json_object *o, const char *key, enum json_type t,
+				 int may_be_null)
+{
+	struct json_object *v = NULL;
+
+	if (r->bad)
+		return NULL;
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v)) {
+		r->bad = error("%s: bad answer from the intake helper: no field '%s'", r->what, key);
+		return NULL;
+	}
+	if (!v && may_be_null)
+		return NULL;
+	if (!json_object_is_type(v, t) && !(t == json_type_double && json_object_is_type(v, json_type_int))) {
+		r->bad = error("%s: bad answer from the intake helper: field '%s' has the wrong type", r->what, key);
+		return NULL;
+	}
+	return v;
+}
+
+static char *str(struct rd *r, struct json_object *o, const char *key)
+{
+	struct json_object *v = field(r, o, key, json_type_string, 1);
+
+	return v ? xstrdup(json_object_get_string(v)) : NULL;
+}
+
+static int integer(struct rd *r, struct json_object *o, const char *key)
+{
+	struct json_object *v = field(r, o, key, json_type_int, 0);
+	int64_t n = v ? json_object_get_int64(v) : 0;
+
+	if (n < INT_MIN || n > INT_MAX) {
+		r->bad = error("%s: bad answer from the intake helper: field '%s' out of range", r->what, key);
+		return 0;
+	}
+	return (int)n;
+}
+
+static double dbl(struct rd *r, struct json_object *o, const char *key)
+{
+	struct json_object *v = field(r, o, key, json_type_double, 1);
+
+	return v ? json_object_get_double(v) : NAN;
+}
+
+static size_t array(struct rd *r, struct json_object *o, const char *key, struct json_object **a)
+{
+	*a = field(r, o, key, json_type_array, 0);
+	return *a ? json_object_array_length(*a) : 0;
+}
+
+int intake_from_json(struct json_object *o, const char *what, struct series **out)
+{
+	struct rd r = { what, 0 };
+	struct series *s = xcalloc(1, sizeof(*s));
+	struct json_object *a;
+	char *sha;
+	size_t n;
+
+	strvec_init(&s->notes);
+	s->source = str(&r, o, "source");
+	s->source_url = str(&r, o, "source_url");
+	s->format = str(&r, o, "format");
+	s->subject = str(&r, o, "subject");
+	s->author = str(&r, o, "author");
+	s->date = str(&r, o, "date");
+	s->message_id = str(&r, o, "message_id");
+	s->version = integer(&r, o, "version");
+	s->total = integer(&r, o, "total");
+	s->cover = str(&r, o, "cover");
+	sha = str(&r, o, "content_sha256");
+	if (!r.bad && (!sha || strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64))
+		r.bad = error("%s: bad answer from the intake helper: content_sha256 is not a sha256", what);
+	if (sha)
+		snprintf(s->content_sha256, sizeof(s->content_sha256), "%s", sha);
+	free(sha);
+	if (!r.bad && !s->subject)
+		r.bad = error("%s: bad answer from the intake helper: no subject", what);
+	n = array(&r, o, "patches", &a);
+	s->patches = xcalloc(n ? n : 1, sizeof(*s->patches));
+	for (size_t i = 0; i < n && !r.bad; i++) {
+		struct json_object *po = json_object_array_get_idx(a, i), *ta;
+		struct patch *p = &s->patches[s->n_patches++];
+		size_t nt;
+
+		p->seq = integer(&r, po, "seq");
+		p->subject = str(&r, po, "subject");
+		p->raw_subject = str(&r, po, "raw_subject");
+		p->author = str(&r, po, "author");
+		p->date = str(&r, po, "date");
+		p->message_id = str(&r, po, "message_id");
+		p->body = str(&r, po, "body");
+		p->diff = str(&r, po, "diff");
+		p->diffstat = str(&r, po, "diffstat");
+		p->files = integer(&r, po, "files");
+		p->insertions = integer(&r, po, "insertions");
+		p->deletions = integer(&r, po, "deletions");
+		if (!r.bad && (!p->subject || !p->body || !p->diff))
+			r.bad = error("%s: bad answer from the intake helper: patch %zu lacks its subject, message or diff",
+				      what, i + 1);
+		nt = array(&r, po, "trailers", &ta);
+		p->trailers = xcalloc(nt ? nt : 1, sizeof(*p->trailers));
+		for (size_t t = 0; t < nt && !r.bad; t++) {
+			struct json_object *to = json_object_array_get_idx(ta, t);
+			struct trailer *tr = &p->trailers[p->n_trailers++];
+
+			tr->tag = str(&r, to, "tag");
+			tr->value = str(&r, to, "value");
+			tr->from = str(&r, to, "from");
+			if (!r.bad && (!tr->tag || !tr->value))
+				r.bad = error("%s: bad answer from the intake helper: a trailer of patch %zu is empty", what,
+					      i + 1);
+		}
+	}
+	n = array(&r, o, "claims", &a);
+	s->claims = xcalloc(n ? n : 1, sizeof(*s->claims));
+	for (size_t i = 0; i < n && !r.bad; i++) {
+		struct json_object *co = json_object_array_get_idx(a, i);
+		struct claim *c = &s->claims[s->n_claims++];
+
+		c->patch_seq = integer(&r, co, "patch_seq");
+		c->metric = str(&r, co, "metric");
+		c->direction = str(&r, co, "direction");
+		c->lo_pct = dbl(&r, co, "lo_pct");
+		c->hi_pct = dbl(&r, co, "hi_pct");
+		c->before = dbl(&r, co, "before");
+		c->after = dbl(&r, co, "after");
+		c->unit = str(&r, co, "unit");
+		c->text = str(&r, co, "text");
+		if (!r.bad && (!c->metric || !c->direction || isnan(c->lo_pct) || isnan(c->hi_pct)))
+			r.bad = error("%s: bad answer from the intake helper: claim %zu is incomplete", what, i + 1);
+	}
+	n = array(&r, o, "proposals", &a);
+	s->proposals = xcalloc(n ? n : 1, sizeof(*s->proposals));
+	for (size_t i = 0; i < n && !r.bad; i++) {
+		struct json_object *po = json_object_array_get_idx(a, i), *pa;
+		struct proposal *p = &s->proposals[s->n_proposals++];
+		size_t np;
+
+		strvec_init(&p->params);
+		p->patch_seq = integer(&r, po, "patch_seq");
+		p->type = str(&r, po, "type");
+		p->name = str(&r, po, "name");
+		p->command = str(&r, po, "command");
+		p->context = str(&r, po, "context");
+		np = array(&r, po, "params", &pa);
+		for (size_t k = 0; k < np && !r.bad; k++) {
+			struct json_object *v = json_object_array_get_idx(pa, k);
+
+			if (!json_object_is_type(v, json_type_string) || !strchr(json_object_get_string(v), '='))
+				r.bad = error("%s: bad answer from the intake helper: a parameter of proposal %zu is not"
+					      " key=value", what, i + 1);
+			else
+				strvec_push(&p->params, json_object_get_string(v));
+		}
+	}
+	n = array(&r, o, "notes", &a);
+	for (size_t i = 0; i < n && !r.bad; i++) {
+		struct json_object *v = json_object_array_get_idx(a, i);
+
+		if (!json_object_is_type(v, json_type_string))
+			r.bad = error("%s: bad answer from the intake helper: a note is not text", what);
+		else
+			strvec_push(&s->notes, json_object_get_string(v));
+	}
+	if (r.bad) {
+		series_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- the helper --------------------------------------------------------------------- */
+
+/* The klab program (the helper is `klab series show --intake`): this one, or the klab beside klabd. */
+static char *klab_program(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return xstrdup("klab");
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash && !strcmp(slash + 1, "klab"))
+		return xstrdup(self);
+	if (slash)
+		*slash = 0;
+	return xasprintf("%s/klab", slash ? self : ".");
+}
+
+/* Does SRC (one line of a source) need the network, and which file does it read (malloc'd, or NULL)? */
+static int source_kind(const char *src, char **file)
+{
+	const char *v;
+
+	*file = NULL;
+	if (starts_with(src, "lore:") || starts_with(src, "patchwork:") || starts_with(src, "pw:") ||
+	    starts_with(src, "https://") || starts_with(src, "http://"))
+		return 1;
+	if ((v = skip_prefix(src, "mbox:")) || (v = skip_prefix(src, "file:")))
+		src = v;
+	else if (!file_exists(src) && strchr(src, '@') && !strchr(src, '/'))
+		return 1;	/* a bare Message-ID: lore */
+	*file = realpath(src, NULL);
+	return 0;
+}
+
+int series_load_sandboxed(const struct klab_config *cfg, const char *source, const struct series_opts *opts,
+			  struct series **out)
+{
+	struct sandbox sb = SANDBOX_INIT;
+	struct strvec srcs = STRVEC_INIT, files = STRVEC_INIT, av = STRVEC_INIT, env = STRVEC_INIT;
+	struct run_cmd c = RUN_CMD_INIT;
+	struct sandbox_spec sp = { NULL, NULL, NULL, 0, "patch intake" };
+	struct json_object *o = NULL;
+	char *prog = NULL, *what = NULL, cwd[PATH_MAX];
+	static const char *const pass[] = { "KLAB_LORE_URL", "KLAB_PATCHWORK_URL", "KLAB_FETCH_TIMEOUT", "ASAN_OPTIONS",
+					    "UBSAN_OPTIONS", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY",
+					    "HTTPS_PROXY", "NO_PROXY", NULL };
+	int ret = -1;
+
+	*out = NULL;
+	if (sandbox_init(&sb, cfg) < 0)
+		goto out;
+	if (sb.off) {
+		ret = series_load(source, opts, out);
+		goto out;
+	}
+	strvec_split(&srcs, source, "\n");
+	if (!srcs.n) {
+		error("no series source given");
+		goto out;
+	}
+	prog = klab_program();
+	strvec_push(&av, prog);
+	strvec_push(&av, "series");
+	strvec_push(&av, "show");
+	strvec_push(&av, "--intake");
+	strvec_push(&av, "--json");
+	if (opts && opts->subject) {
+		strvec_push(&av, "--subject");
+		strvec_push(&av, opts->subject);
+	}
+	if (opts && opts->lore_url) {
+		strvec_push(&av, "--lore-url");
+		strvec_push(&av, opts->lore_url);
+	}
+	if (opts && opts->patchwork_url) {
+		strvec_push(&av, "--patchwork-url");
+		strvec_push(&av, opts->patchwork_url);
+	}
+	if (opts && opts->timeout_ms) {
+		strvec_push(&av, "--timeout");
+		strvec_pushf(&av, "%ldms", opts->timeout_ms);
+	}
+	strvec_push(&av, "--");
+	for (size_t i = 0; i < srcs.n; i++) {
+		char *f;
+
+		sp.net |= source_kind(srcs.v[i], &f);
+		if (f) {
+			strvec_push(&files, f);
+			free(f);
+		}
+		strvec_push(&av, srcs.v[i]);
+	}
+	{
+		char *dir = xstrdup(prog), *slash = strrchr(dir, '/');
+
+		if (slash && slash != dir) {
+			*slash = 0;
+			strvec_push(&files, dir);	/* the helper itself */
+		}
+		free(dir);
+	}
+	for (size_t i = 0; pass[i]; i++)
+		if (getenv(pass[i]))
+			strvec_pushf(&env, "%s=%s", pass[i], getenv(pass[i]));
+	sp.visible = (const char *const *)files.v;
+	c.argv = (const char *const *)av.v;
+	c.env = (const char *const *)env.v;
+	/* relative file names are read from where klab was started (the files themselves are bound there) */
+	c.dir = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
+	c.timeout_ms = 10L * 60 * 1000;
+	c.out_cap = ANSWER_CAP;
+	if (sandbox_run(&sb, &sp, &c) < 0)
+		goto out;
+	if (c.err.len)
+		fputs(c.err.buf, stderr);	/* the helper's own messages: what it could not read, and why */
+	what = xasprintf("series '%s'", srcs.v[0]);
+	if (c.status != 0 || c.timed_out) {
+		error("cannot read %s%s (intake helper as user '%s': %s)", what, srcs.n > 1 ? " and the rest" : "",
+		      sb.user, run_describe(&c));
+		goto out;
+	}
+	if (c.truncated) {
+		error("cannot read %s: the intake helper's answer is larger than %u MiB", what, ANSWER_CAP >> 20);
+		goto out;
+	}
+	o = json_parse(c.out.buf, c.out.len, what);
+	if (!o || intake_from_json(o, what, out) < 0)
+		goto out;
+	ret = 0;
+out:
+	if (o)
+		json_object_put(o);
+	run_release(&c);
+	sandbox_release(&sb);
+	strvec_clear(&srcs);
+	strvec_clear(&files);
+	strvec_clear(&av);
+	strvec_clear(&env);
+	free(prog);
+	free(what);
+	return ret;
+}

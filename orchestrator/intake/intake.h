@@ -1,0 +1,30 @@
+/* intake.h: patch intake without privilege: fetching and parsing a series in the sandbox, the series handed back as JSON. */
+#ifndef KLAB_INTAKE_H
+#define KLAB_INTAKE_H
+
+#include <json-c/json.h>
+
+#include "conf/conf.h"
+#include "intake/series.h"
+
+/*
+ * series_load() of SOURCE, done by a helper process: `klab series show
+ * --intake --json SOURCE...` run in the sandbox of CFG (sandbox.h) as the
+ * sandbox user, with the host's network only when a source is fetched
+ * (lore, patchwork), the source files visible read-only and nothing else
+ * of klab's. The mail is parsed there; klab reads back only the helper's
+ * JSON (intake_to_json()), checked field by field. The helper's messages
+ * (errors naming the source) are passed on to stderr. With [lab]
+ * sandbox = none it is series_load() in this process.
+ * 0 (*out set; series_free) or -1 (logged).
+ */
+int series_load_sandboxed(const struct klab_config *cfg, const char *source, const struct series_opts *opts,
+			  struct series **out);
+
+/* Every field of S, numbers exact (what the helper prints). */
+struct json_object *intake_to_json(const struct series *s);
+
+/* The series of intake_to_json()'s JSON: 0, or -1 naming WHAT and the field (logged). */
+int intake_from_json(struct json_object *o, const char *what, struct series **out);
+
+#endif

@@ -1,0 +1,160 @@
+/* job_ctx.c: what the job runner's files share about the running job: its step's failure and progress, its sides, workloads and machines. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/db.h"
+#include "job/job_int.h"
+#include "jsonh.h"
+#include "lab/lease.h"
+#include "log.h"
+#include "progress.h"
+#include "util.h"
+
+int step_fail(struct job_ctx *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	buf_reset(&j->why);
+	va_start(ap, fmt);
+	buf_vaddf(&j->why, fmt, ap);
+	va_end(ap);
+	if (*log_last_error() && !strstr(j->why.buf, log_last_error()))
+		buf_addf(&j->why, ": %s", log_last_error());
+	return STEP_FAIL;
+}
+
+int skip_step(struct job_ctx *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	buf_reset(&j->why);
+	va_start(ap, fmt);
+	buf_vaddf(&j->why, fmt, ap);
+	va_end(ap);
+	return SKIPPED;
+}
+
+void job_print(struct job_ctx *j, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (j->o->progress) {
+		progress_clear();
+		printf("[%7.1fs] %s\n", (now_ms() - j->t0) / 1000.0, msg);
+		fflush(stdout);
+	} else {
+		info("%s", msg);
+	}
+}
+
+struct json_object *side_obj(struct job_ctx *j, char side)
+{
+	struct json_object *sides = spec_get(j->spec, "sides");
+
+	for (size_t i = 0; sides && i < json_object_array_length(sides); i++) {
+		struct json_object *s = json_object_array_get_idx(sides, i);
+		const char *l = spec_str(s, "side");
+		if (l && l[0] == side)
+			return s;
+	}
+	return NULL;
+}
+
+struct json_object *workload_obj(struct job_ctx *j, const char *name)
+{
+	struct json_object *wl = spec_get(j->spec, "workloads");
+
+	for (size_t i = 0; wl && i < json_object_array_length(wl); i++) {
+		struct json_object *w = json_object_array_get_idx(wl, i);
+		if (!strcmp(spec_str(w, "name"), name))
+			return w;
+	}
+	return NULL;
+}
+
+int64_t side_kernel(struct job_ctx *j, char side)
+{
+	int64_t k = 0;
+	char s[2] = { side, 0 };
+
+	if (db_get_int(j->db, &k, "SELECT kernel_id FROM job_sides WHERE job_id = ? AND side = ?", "is",
+		       j->id, s) != 1)
+		return 0;
+	return k;
+}
+
+/* Test hook: KLAB_TEST_KILL_AT=KEY[@PHASE] kills this process on the first attempt of KEY. */
+void test_kill_point(struct job_ctx *j, const char *key, const char *phase)
+{
+	const char *spec = getenv("KLAB_TEST_KILL_AT");
+	const char *at;
+	size_t n;
+
+	if (!spec || j->attempt != 1)
+		return;
+	at = strchr(spec, '@');
+	n = at ? (size_t)(at - spec) : strlen(spec);
+	if (strlen(key) != n || strncmp(spec, key, n))
+		return;
+	if (strcmp(at ? at + 1 : "start", phase))
+		return;
+	fprintf(stderr, "klab: test hook: SIGKILL at step %s (%s)\n", key, phase);
+	fflush(NULL);
+	raise(SIGKILL);
+}
+
+/* Resolve dut and peer from the config (after the lease, from the job row). */
+int resolve_machines(struct job_ctx *j)
+{
+	char *dut = NULL, *peer = NULL;
+	int ret = -1;
+
+	if (j->dut)
+		return 0;
+	db_get_str(j->db, &dut, "SELECT dut FROM jobs WHERE id = ?", "i", j->id);
+	db_get_str(j->db, &peer, "SELECT peer FROM jobs WHERE id = ?", "i", j->id);
+	if (!dut || !peer) {
+		ret = error("job %lld has no machines yet", (long long)j->id);
+		goto out;
+	}
+	j->dut = conf_machine(j->cfg, dut);
+	j->peer = conf_machine(j->cfg, peer);
+	if (!j->dut || !j->peer) {
+		ret = error("machine '%s' of job %lld is no longer in the config", !j->dut ? dut : peer,
+			    (long long)j->id);
+		goto out;
+	}
+	j->state_dut = xasprintf("%s/state-%s", j->cfg->lab.agent_dir, j->dut->name);
+	j->state_peer = xasprintf("%s/state-%s", j->cfg->lab.agent_dir, j->peer->name);
+	ret = 0;
+out:
+	free(dut);
+	free(peer);
+	return ret;
+}
+
+int cancel_requested(struct job_ctx *j)
+{
+	int64_t c = 0;
+
+	db_get_int(j->db, &c, "SELECT cancel FROM jobs WHERE id = ?", "i", j->id);
+	return c != 0;
+}
+
+int step_state(struct job_ctx *j, const char *key, char **state)
+{
+	*state = NULL;
+	return db_get_str(j->db, state, "SELECT state FROM steps WHERE job_id = ? AND key = ?", "is", j->id, key);
+}
+
+long guest_ms(const struct job_ctx *j, long ms)
+{
+	return j->dut && j->dut->clock && !strcmp(j->dut->clock, "icount") ? ms * 20 : ms;
+}

@@ -1,0 +1,190 @@
+/* job_int.h: what the files of the job runner share: the context of a running job and the helpers between them. */
+#ifndef KLAB_JOB_INT_H
+#define KLAB_JOB_INT_H
+
+/*
+ * Not an API: job.h is. The job is split along its step table:
+ *   job_spec.c      the spec of a job from the config, submit
+ *   job_plan.c      the ABBA order and the plan (the list of step keys)
+ *   job.c           find, cancel, the run lock, the step table, the loop (do_step, job_run)
+ *   job_ctx.c       what the steps share: a step's failure and progress, sides, workloads, machines
+ *   job_steps.c     one function per step of the table, in plan order
+ *   agent_client.c  SSH to the machines, klab-agent calls, the server of a run
+ */
+
+#include <json-c/json.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "conf/conf.h"
+#include "store/db.h"
+#include "job/job.h"
+#include "strvec.h"
+#include "util.h"
+
+struct ssh_conn;
+
+/* What a step function returns: DONE or SKIPPED, or one of the STEP_* below. */
+enum { STEP_OK = 0, STEP_FAIL = -1, STEP_CANCEL = -2, STEP_STOP = -3, STEP_WAIT = -4,
+       STEP_REBOOT = -5 /* the machine left its boot's state: redo the boot (job.c) */ };
+enum { DONE = 0, SKIPPED = 1 };
+
+/* One run of a job (job_run()): its spec, plan and machines, and the step being run. */
+struct job_ctx {
+	struct klab_config *cfg;
+	struct db *db;
+	int64_t id;
+	const struct job_run_opts *o;
+	struct json_object *spec;
+	int64_t seed;
+	char *order;
+	struct strvec plan;
+	size_t pos;			/* index of the current step in the plan */
+	int64_t t0;
+	const struct conf_machine *dut, *peer;
+	struct ssh_conn *cdut, *cpeer;
+	char *agent_local;
+	char *agent_remote;
+	char *state_dut, *state_peer;
+	int ttl_s;
+	int leased;
+	int attempt;			/* attempts of the current step (1 = first) */
+	double step_started_prev;	/* start time of the previous attempt (0: none) */
+	struct buf why;			/* failure or skip reason of the current step */
+	struct json_object *detail;	/* detail of the current step */
+	int last_boot;			/* boots = MIN..MAX: a look decided, boots after this one are skipped (0: none) */
+};
+
+/* How long a server or sink keeps running after the client's end. */
+#define SERVER_LINGER_S 2.0
+/*
+ * How long a server or sink waits for the client's first datagram: its
+ * warm-up, duration and linger run from that datagram, not from its own
+ * start, so a client whose agent starts late (at load 43 with 64 jobs on
+ * 2 CPUs: more than 2 s after the server was ready) still finds it there.
+ * Only a client that never sends pays for the wait (docs/scale.md).
+ */
+#define SERVER_START_WAIT_S 30.0
+/* How long the job waits for a server or sink to say it is ready (its SSH connection included). */
+#define SERVER_READY_MS 60000
+
+/* ---- job_spec.c: reading the spec (NULL or the default when a key is missing) */
+const char *spec_str(struct json_object *o, const char *key);
+int64_t spec_int(struct json_object *o, const char *key, int64_t def);
+double spec_double(struct json_object *o, const char *key, double def);
+struct json_object *spec_get(struct json_object *o, const char *key);
+
+/* ---- job_plan.c */
+/* The side letters of a spec ("AB", or "B" for a first nightly) into buf[3]; returns buf. */
+const char *side_letters(struct json_object *spec, char *buf);
+/* The boot order of a spec, malloc'd ("ABBA..." or "BBB" for a one-sided job). */
+char *spec_order(struct json_object *spec, int64_t seed);
+/* boots = MIN..MAX of an A/B spec: the looks K of its plan (the keys "look:N"), 0 for a plain count. */
+int spec_looks(struct json_object *spec, int *min, int *max);
+
+/* ---- job_ctx.c: the runner's helpers for the steps */
+/* End the current step as failed: the reason is FMT plus the error logged during the step. STEP_FAIL. */
+int step_fail(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
+/* End the current step as skipped, saying why. SKIPPED. */
+int skip_step(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
+/* A progress line: on stdout with the elapsed time (job_run_opts.progress), else logged. */
+void job_print(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
+/* Side 'A' or 'B' of the spec, a workload of the spec by name, the kernel id of a side (0: none). */
+struct json_object *side_obj(struct job_ctx *j, char side);
+struct json_object *workload_obj(struct job_ctx *j, const char *name);
+int64_t side_kernel(struct job_ctx *j, char side);
+/* Test hook: KLAB_TEST_KILL_AT=KEY[@PHASE] kills this process on the first attempt of KEY. */
+void test_kill_point(struct job_ctx *j, const char *key, const char *phase);
+/* Dut and peer of the job from its row and the config (after the lease): 0 or -1. */
+int resolve_machines(struct job_ctx *j);
+/* 1 when `klab cancel` asked the job to stop. */
+int cancel_requested(struct job_ctx *j);
+/* The state of step KEY into *state (malloc'd, NULL when it never ran): db_get_str's result. */
+int step_state(struct job_ctx *j, const char *key, char **state);
+
+/* ---- job_steps.c: one function per entry of the step table (job.c) */
+int step_intake(struct job_ctx *j, const char *key);
+int step_build(struct job_ctx *j, const char *key);
+int step_lease(struct job_ctx *j, const char *key);
+int step_deploy(struct job_ctx *j, const char *key);
+int step_verify(struct job_ctx *j, const char *key);
+int step_agent(struct job_ctx *j, const char *key);
+int step_prepare(struct job_ctx *j, const char *key);
+int step_run(struct job_ctx *j, const char *key);
+int step_restore(struct job_ctx *j, const char *key);
+int step_release(struct job_ctx *j, const char *key);
+int step_look(struct job_ctx *j, const char *key);
+int step_compare(struct job_ctx *j, const char *key);
+/* The boot after which a decided look stopped the job adding boots (0: none yet): from `looks`. */
+int decided_last_boot(struct job_ctx *j);
+int step_report(struct job_ctx *j, const char *key);
+int step_notify(struct job_ctx *j, const char *key);
+/*
+ * 1 (why filled) when the dut is no longer in the state boot B left it in:
+ * another boot id or kernel release than step verify recorded, the tuning
+ * its prepare applied gone (`klab-agent prepare --check`), or the udp_tx
+ * dummy target's route gone; with DOC (a run's result), also when the run
+ * ran in another boot. 0 when it is.
+ */
+int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why);
+/* `klab-agent restore` after boot B when its prepare ran: 0, 1 when nothing was prepared, -1. */
+int restore_boot(struct job_ctx *j, int b);
+/* $KLAB_NOTIFY_CMD with the job's outcome in its environment (a failure is only logged). */
+void notify_command(struct job_ctx *j, const char *state, const char *err);
+
+/* ---- agent_client.c */
+/* Connect to a machine once per job run (3 tries): 0 or -1. */
+int connect_machine(struct job_ctx *j, const struct conf_machine *m, struct ssh_conn **c);
+void close_machines(struct job_ctx *j);
+/*
+ * klab-agent --state DIR ARGV... on the dut (peer 0) or the peer (1): its
+ * exit status (0 ok), or -1 when it could not be run. A dropped connection
+ * is reconnected and the call made again once when IDEMPOTENT.
+ */
+int agent_call(struct job_ctx *j, int peer, const char *const *argv, const char *in,
+	       struct buf *out, long timeout_ms, int idempotent, struct buf *err);
+/*
+ * klab-agent fetch UID: 0 found (the document in out), 1 not there,
+ * AGENT_FETCH_RUNNING while a run of UID goes on there (an earlier
+ * attempt's: its run lock is held), -1 error.
+ */
+#define AGENT_FETCH_RUNNING 2
+int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out);
+/* klab-agent ack UID: the machine forgets the result (a failure is a warning). */
+void agent_ack(struct job_ctx *j, int peer, const char *uid);
+/* The local klab-agent to upload: OPT, $KLAB_AGENT, next to this program, or PATH (malloc'd or NULL). */
+char *find_local_agent(const char *opt);
+/* Role names of a workload type: "server"/"sink" on the peer. */
+const char *role_server(const char *type);
+/* The udp_tx target of a workload ("peer", "dummy", "blackhole"), NULL for other types. */
+const char *tx_target(struct json_object *w);
+/* 1 when the workload needs a server (sink) on the peer. */
+int needs_server(struct json_object *w);
+
+/* The server (or sink) of one run, running in a child process. */
+struct server_run {
+	pid_t pid;
+	char *outfile;
+	double linger_s;	/* set by the caller: how long the server outlives the client */
+	double start_wait_s;	/* set by the caller: how long the server waits for the client's first datagram */
+};
+/* The run spec (docs/protocol.md) of the client (server 0, sr NULL) or the server (1, with sr's linger and start wait) of run UID: malloc'd JSON. */
+char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server,
+	       const struct server_run *sr);
+/* Start the server of run UID on the peer and wait until it is up: 0 or -1 (logged). */
+int server_start(struct job_ctx *j, struct json_object *w, const char *uid, struct server_run *sr);
+/* Wait for the server (at most timeout_ms, then kill it); its output into out. 0 ok, -1 failed. */
+int server_finish(struct server_run *sr, long timeout_ms, struct buf *out);
+/* 1 (and why filled) when an agent's result document says the run failed, else 0. */
+int result_failed(const char *doc, struct buf *why);
+
+/*
+ * Host milliseconds to allow for MS milliseconds of the dut's own clock:
+ * MS on a real clock; under icount a guest second is 10^9 instructions, which
+ * TCG runs in 3-4 host seconds on an idle 2-core host and 10-15 at load 15
+ * (docs/qemu-icount.md), so 20 times MS.
+ */
+long guest_ms(const struct job_ctx *j, long ms);
+
+#endif

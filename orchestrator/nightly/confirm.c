@@ -1,0 +1,264 @@
+/* confirm.c: a nightly's change confirmed by a second job before it is reported, and a confirmed regression bisected (docs/bisect.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect/bisect_db.h"
+#include "compare/compare.h"
+#include "compare/compare_fmt.h"
+#include "nightly/confirm.h"
+#include "job/job.h"
+#include "job/job_int.h"
+#include "jsonh.h"
+#include "log.h"
+#include "util.h"
+
+/* 1 when CHANGE (in %) of a metric where BETTER is higher or lower is the worse way. */
+static int worse(double change, const char *better)
+{
+	return better && !strcmp(better, "lower") ? change > 0 : change < 0;
+}
+
+/* The kernel ids of sides A and B of job ID (0: none). */
+static void side_kernels(struct db *db, int64_t id, int64_t *ka, int64_t *kb)
+{
+	*ka = *kb = 0;
+	db_get_int(db, ka, "SELECT COALESCE(kernel_id, 0) FROM job_sides WHERE job_id = ? AND side = 'A'", "i", id);
+	db_get_int(db, kb, "SELECT COALESCE(kernel_id, 0) FROM job_sides WHERE job_id = ? AND side = 'B'", "i", id);
+}
+
+/*
+ * The confirmation job of kernel KA against nightly ID's for its rows: the
+ * one this nightly queued already for KA (several headlines share it), or
+ * a new one (-1: error).
+ */
+static int64_t confirm_job_for(struct db *db, const struct klab_config *cfg, int64_t id, const char *name,
+			       int64_t ka, int64_t kb)
+{
+	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+	int64_t cj = 0;
+
+	if (db_get_int(db, &cj, "SELECT c.confirm_job FROM confirmations c JOIN job_sides s ON s.job_id = c.confirm_job "
+		       "AND s.side = 'A' WHERE c.job_id = ? AND s.kernel_id = ? LIMIT 1", "ii", id, ka) < 0)
+		return -1;
+	if (cj > 0)
+		return cj;
+	o.job = name;
+	o.kernel_a = ka;
+	o.kernel_b = kb;
+	o.confirms = id;
+	return job_submit(db, cfg, &o);
+}
+
+/*
+ * The newest change point that alerts in nightly ID's series of
+ * WORKLOAD.METRIC (same tree and machines), if it was not confirmed (or
+ * queued for confirmation) before, neither as a change point nor as the
+ * CHANGED verdict of its own night: 1 with its first job after the change
+ * in *cp_job, its change in *change and the kernel of the night before it
+ * (side A of that job) in *before; 0 when there is none to confirm.
+ */
+static int changepoint_to_confirm(struct db *db, int64_t id, const char *workload, const char *metric,
+				  int64_t *cp_job, double *change, int64_t *before)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT c.job_id, c.change_pct, COALESCE(s.kernel_id, 0) "
+					"FROM changepoints c JOIN jobs j ON j.id = ?1 "
+					"LEFT JOIN job_sides s ON s.job_id = c.job_id AND s.side = 'A' "
+					"WHERE c.workload = ?2 AND c.metric = ?3 AND c.tree IS NOT DISTINCT FROM j.tree "
+					"AND c.machines IS NOT DISTINCT FROM j.dut || '+' || j.peer ORDER BY c.idx DESC LIMIT 1",
+					"iss", id, workload, metric);
+	int64_t seen = 0;
+	int found = 0;
+
+	if (st && db_step(st) == DB_ROW) {
+		*cp_job = db_col_int64(st, 0);
+		*change = db_col_double(st, 1);
+		*before = db_col_int64(st, 2);
+		found = *before > 0;
+	}
+	db_finalize(st);
+	if (found && db_get_int(db, &seen, "SELECT count(*) FROM confirmations WHERE workload = ?1 AND metric = ?2 "
+				"AND (cp_job = ?3 OR job_id = ?3)", "ssi", workload, metric, *cp_job) < 0)
+		return 0;
+	return found && !seen;
+}
+
+/*
+ * A nightly ended done: a CHANGED headline queues one confirmation job of
+ * the same two kernels. A headline that is not CHANGED tonight but whose
+ * series has a new change point that alerts (a drift over several nights)
+ * queues one too: the kernel of the night before the change point against
+ * tonight's (docs/bisect.md, "Confirmation").
+ */
+static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t id, const char *name)
+{
+	struct compare_result res;
+	int64_t ka, kb, cj, had = 0;
+	int n = 0, ret = 0;
+
+	side_kernels(db, id, &ka, &kb);
+	if (!ka || !kb)
+		return 0;	/* a first nightly: nothing compared */
+	memset(&res, 0, sizeof(res));
+	if (compare_load(db, id, 0, &res) != 1)
+		return 0;
+	db_get_int(db, &had, "SELECT count(*) FROM confirmations WHERE job_id = ?", "i", id);
+	for (size_t i = 0; !had && i < res.n_rows; i++) {
+		const struct compare_row *r = &res.rows[i];
+		int64_t cp_job = 0, before = ka;
+		double change = r->st.change_pct;
+
+		if (compare_headline_row(&res, r->workload) != r)
+			continue;
+		if (r->st.verdict != VERDICT_CHANGED &&
+		    (!changepoint_to_confirm(db, id, r->workload, r->metric, &cp_job, &change, &before) || before == kb))
+			continue;
+		cj = confirm_job_for(db, cfg, id, name, before, kb);
+		if (cj < 0) {
+			ret = -1;
+			break;
+		}
+		db_run(db, "INSERT INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
+		       "created, cp_job) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0)) ON CONFLICT DO NOTHING", "iisssddi", id, cj, r->workload,
+		       r->metric, r->better, change, now_wall(), cp_job);
+		if (cp_job)
+			log_msg(LOG_NOTICE, "job %lld: %s.%s change point at job %lld (%+.2f%%): confirmation job %lld "
+				"queued (the kernel before it against tonight's; not reported until it agrees)",
+				(long long)id, r->workload, r->metric, (long long)cp_job, change, (long long)cj);
+		else
+			log_msg(LOG_NOTICE, "job %lld: %s.%s CHANGED %+.2f%%: confirmation job %lld queued (not "
+				"reported until it agrees)", (long long)id, r->workload, r->metric, change, (long long)cj);
+		n++;
+	}
+	compare_result_free(&res);
+	return ret < 0 ? -1 : n;
+}
+
+/*
+ * A confirmation ended done: each change it was to confirm is confirmed
+ * when the same metric is CHANGED the same way again, else not confirmed;
+ * a confirmed regression starts a bisection between the two kernels'
+ * commits, measured by the nightly's job.
+ */
+static int after_confirmation(struct db *db, const struct klab_config *cfg, int64_t id, int64_t nightly,
+			      const char *name)
+{
+	const struct conf_job *cj = conf_job(cfg, name);
+	struct compare_result res;
+	struct db_stmt *q;
+	char *tree = NULL, *good = NULL, *bad = NULL;
+	int64_t ka, kb;
+
+	memset(&res, 0, sizeof(res));
+	if (compare_load(db, id, 0, &res) != 1)
+		return 0;
+	side_kernels(db, id, &ka, &kb);
+	db_get_str(db, &tree, "SELECT tree FROM jobs WHERE id = ?", "i", nightly);
+	db_get_str(db, &good, "SELECT commit_id FROM kernels WHERE id = ?", "i", ka);
+	db_get_str(db, &bad, "SELECT commit_id FROM kernels WHERE id = ?", "i", kb);
+	q = db_prepare(db, "SELECT id, workload, metric, change_pct, better FROM confirmations WHERE confirm_job = ? "
+		       "AND state = 'pending'", "i", id);
+	while (q && db_step(q) == DB_ROW) {
+		int64_t cid = db_col_int64(q, 0);
+		const char *w = db_col_text(q, 1), *m = db_col_text(q, 2), *better = db_col_text(q, 4);
+		double before = db_col_double(q, 3);
+		const struct compare_row *r = NULL;
+		char *why = NULL;
+		int64_t b = 0;
+		int ok;
+
+		for (size_t i = 0; i < res.n_rows && !r; i++)
+			if (!strcmp(res.rows[i].workload, w) && !strcmp(res.rows[i].metric, m))
+				r = &res.rows[i];
+		ok = r && r->st.verdict == VERDICT_CHANGED && (r->st.change_pct < 0) == (before < 0);
+		log_msg(LOG_NOTICE, "job %lld: %s.%s %+.2f%% %s by job %lld (%s%s%.2f%%)", (long long)nightly, w, m,
+			before, ok ? "confirmed" : "not confirmed", (long long)id,
+			r ? stats_verdict_name(r->st.verdict) : "no comparison", r ? " " : "", r ? r->st.change_pct : 0.0);
+		if (ok && worse(r->st.change_pct, better) && tree && good && bad && strcmp(good, bad)) {
+			struct bisect_start_opts bo;
+
+			memset(&bo, 0, sizeof(bo));
+			bo.tree = tree;
+			bo.good = good;
+			bo.bad = bad;
+			bo.workload = w;
+			bo.metric = m;
+			bo.job = name;
+			bo.alpha = 0.01;
+			/* each commit measured as the nightly was: its boots (at least 2), up to three times that */
+			bo.min_boots = cj && cj->boots > 2 ? cj->boots : 2;
+			bo.max_boots = 3 * bo.min_boots;
+			/*
+			 * the ends get the default 2 * min_boots a side: with 2 a side one boot's
+			 * 3% dip under icount left Welch df ~1 and the ends "not different" (t0902)
+			 */
+			b = bisect_start(db, cfg, &bo);
+			if (b > 0)
+				log_msg(LOG_NOTICE, "job %lld: confirmed regression of %s.%s: bisection %lld queued",
+					(long long)nightly, w, m, (long long)b);
+			else
+				why = xstrdup(log_last_error());
+		}
+		/* decided, with its bisection, in one statement: a reader never sees one without the other */
+		db_run(db, "UPDATE confirmations SET state = ?, confirm_change = ?, confirm_verdict = ?, decided = ?, "
+		       "bisection_id = NULLIF(?, 0), error = ? WHERE id = ?", "sdsdisi", ok ? "confirmed" : "not confirmed",
+		       r ? r->st.change_pct : NAN, r ? stats_verdict_name(r->st.verdict) : "no comparison", now_wall(),
+		       b > 0 ? b : 0, why, cid);
+		free(why);
+	}
+	db_finalize(q);
+	compare_result_free(&res);
+	free(tree);
+	free(good);
+	free(bad);
+	return 0;
+}
+
+int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, struct json_object *spec)
+{
+	const char *kind = spec_str(spec, "kind"), *name = spec_str(spec, "name");
+
+	if (!kind || !name || !cfg)
+		return 0;
+	if (!strcmp(kind, "nightly"))
+		return after_nightly(db, cfg, id, name) < 0 ? -1 : 0;
+	if (!strcmp(kind, "confirm"))
+		return after_confirmation(db, cfg, id, spec_int(spec, "confirms", 0), name);
+	return 0;
+}
+
+int confirm_text(struct db *db, int64_t job, const char *workload, const char *metric, struct buf *out)
+{
+	struct db_stmt *q = db_prepare(db, "SELECT c.state, c.confirm_job, COALESCE(c.confirm_verdict, ''), "
+				       "c.confirm_change, c.bisection_id, b.state, b.result, b.first_bad, c.error, c.cp_job "
+				       "FROM confirmations c LEFT JOIN bisections b ON b.id = c.bisection_id "
+				       "WHERE c.job_id = ? AND c.workload = ? AND c.metric = ?", "iss", job, workload, metric);
+	int found = 0;
+
+	if (q && db_step(q) == DB_ROW) {
+		const char *st = db_col_text(q, 0);
+		found = 1;
+		if (!db_col_null(q, 9))
+			buf_addf(out, "change point at job %lld, ", (long long)db_col_int64(q, 9));
+		if (!strcmp(st, "pending")) {
+			buf_addf(out, "not reported yet: confirmation job %lld measures it again", (long long)db_col_int64(q, 1));
+		} else {
+			buf_addf(out, "%s by job %lld (%s", st, (long long)db_col_int64(q, 1), db_col_text(q, 2));
+			if (!db_col_null(q, 3))
+				buf_addf(out, " %+.2f%%", db_col_double(q, 3));
+			buf_addstr(out, ")");
+			if (!strcmp(st, "not confirmed"))
+				buf_addstr(out, ": kept, not reported");
+		}
+		if (!db_col_null(q, 4)) {
+			buf_addf(out, "; bisection %lld %s", (long long)db_col_int64(q, 4), db_col_text(q, 5));
+			if (db_col_text(q, 7))
+				buf_addf(out, ": first bad commit %.12s", db_col_text(q, 7));
+		} else if (db_col_text(q, 8)) {
+			buf_addf(out, "; no bisection: %s", db_col_text(q, 8));
+		}
+	}
+	db_finalize(q);
+	return found;
+}

@@ -1,0 +1,41 @@
+/* confirm.h: confirmation of a nightly's change by a second job, and the bisection of a confirmed regression. */
+#ifndef KLAB_CONFIRM_H
+#define KLAB_CONFIRM_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+#include "conf/conf.h"
+#include "store/db.h"
+
+/*
+ * Called when job ID (its spec SPEC) ended done (docs/bisect.md,
+ * "Confirmation"):
+ * - a nightly with two sides whose headline comparison of a workload is
+ *   CHANGED queues one confirmation job (kind 'confirm': the same two
+ *   kernels, fresh boots, ABBA, the nightly's boots) and a pending row of
+ *   `confirmations` per changed headline;
+ * - a headline that is not CHANGED but whose nightly series has a change
+ *   point that alerts, not confirmed before, queues a confirmation of the
+ *   kernel of the night before the change point against tonight's
+ *   (confirmations.cp_job: the change point's first job after it);
+ * - a confirmation decides each row: 'confirmed' when the metric is
+ *   CHANGED the same way again, else 'not confirmed' (kept, shown, not
+ *   reported); a confirmed regression queues a bisection between the two
+ *   kernels' commits, measured by the nightly's job.
+ * 0, or -1 on an error (logged; the job stays done).
+ */
+int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, struct json_object *spec);
+
+/*
+ * What became of a nightly's change of WORKLOAD.METRIC, in words, appended
+ * to OUT ("confirmed by job 7 (CHANGED -28.35%); bisection 2 done: first
+ * bad commit 0123456789ab", "not confirmed by job 7 (EQUIVALENT +0.01%):
+ * kept, not reported", "not reported yet: ...", after "change point at
+ * job N, " when a change point queued it): 1, or 0 when JOB has no
+ * confirmation of it.
+ */
+struct buf;
+int confirm_text(struct db *db, int64_t job, const char *workload, const char *metric, struct buf *out);
+
+#endif

@@ -1,0 +1,1199 @@
+/* report_data.c: what the report pages and the mail report read from the database: a job, its machine, runs, samples, per-CPU rows, histograms, profiles. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "store/db.h"
+#include "jsonh.h"
+#include "log.h"
+#include "report/plot.h"
+#include "report/report_data.h"
+#include "stats/stats.h"
+#include "strvec.h"
+#include "util.h"
+
+/* A side column 'A' or 'B' (anything else is A). */
+static char side_of(struct db_stmt *st, int i)
+{
+	const char *sd = db_col_text(st, i);
+
+	return sd && sd[0] == 'B' ? 'B' : 'A';
+}
+
+/* File-name-safe form of an outside string; a hash keeps two different names apart. */
+void rep_slug(struct buf *b, const char *s)
+{
+	size_t start = b->len, i;
+	int changed = 0;
+	char hex[65];
+
+	for (i = 0; s[i] && i < 48; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '_' || c == '-' || (c == '.' && i > 0)) {
+			buf_addch(b, c);
+		} else {
+			buf_addch(b, '_');
+			changed = 1;
+		}
+	}
+	if (s[i])
+		changed = 1;
+	if (b->len == start)
+		buf_addch(b, '_');
+	if (changed) {
+		sha256_hex(s, strlen(s), hex);
+		buf_addf(b, "-%.8s", hex);
+	}
+}
+
+/* ---- a job ---- */
+
+void rep_job_free(struct rep_job *j)
+{
+	free(j->name); free(j->state); free(j->tree); free(j->schedule); free(j->dut);
+	free(j->peer); free(j->error); free(j->s_source); free(j->s_url); free(j->s_subject);
+	free(j->s_author); free(j->s_msgid);
+	for (int i = 0; i < 2; i++) {
+		struct rep_side *s = &j->side[i];
+
+		free(s->label); free(s->profile); free(s->tree); free(s->commit);
+		free(s->variant); free(s->release); free(s->build_id); free(s->compiler);
+	}
+	memset(j, 0, sizeof(*j));
+}
+
+int rep_job_load(struct db *db, int64_t id, struct rep_job *j)
+{
+	struct db_stmt *st;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	st = db_prepare(db, "SELECT id, name, state, tree, schedule, dut, peer, error, created, started, "
+			"finished, order_seed, series_id FROM jobs WHERE id = ?", "i", id);
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc != DB_ROW) {
+		db_finalize(st);
+		return error("cannot report job %lld: no such job", (long long)id);
+	}
+	j->id = db_col_int64(st, 0);
+	j->name = db_col_strdup(st, 1);
+	j->state = db_col_strdup(st, 2);
+	j->tree = db_col_strdup(st, 3);
+	j->schedule = db_col_strdup(st, 4);
+	j->dut = db_col_strdup(st, 5);
+	j->peer = db_col_strdup(st, 6);
+	j->error = db_col_strdup(st, 7);
+	j->created = db_col_num(st, 8);
+	j->started = db_col_num(st, 9);
+	j->finished = db_col_num(st, 10);
+	j->have_seed = !db_col_null(st, 11);
+	j->order_seed = db_col_int64(st, 11);
+	j->series_id = db_col_int64(st, 12);
+	db_finalize(st);
+
+	if (j->series_id) {
+		st = db_prepare(db, "SELECT source, source_url, subject, author, message_id, version, total "
+				"FROM series WHERE id = ?", "i", j->series_id);
+		if (!st)
+			goto fail;
+		if (db_step(st) == DB_ROW) {
+			j->s_source = db_col_strdup(st, 0);
+			j->s_url = db_col_strdup(st, 1);
+			j->s_subject = db_col_strdup(st, 2);
+			j->s_author = db_col_strdup(st, 3);
+			j->s_msgid = db_col_strdup(st, 4);
+			j->s_version = db_col_int64(st, 5);
+			j->s_total = db_col_int64(st, 6);
+		}
+		db_finalize(st);
+	}
+	st = db_prepare(db, "SELECT s.side, s.label, s.profile, k.tree, k.commit_id, k.variant, k.release, "
+			"k.build_id, k.compiler, s.kernel_id FROM job_sides s LEFT JOIN kernels k ON k.id = s.kernel_id "
+			"WHERE s.job_id = ? ORDER BY s.side", "i", id);
+	if (!st)
+		goto fail;
+	while (db_step(st) == DB_ROW) {
+		const char *sd = db_col_text(st, 0);
+		struct rep_side *s;
+
+		if (!sd || (sd[0] != 'A' && sd[0] != 'B'))
+			continue;
+		s = &j->side[sd[0] - 'A'];
+		s->label = db_col_strdup(st, 1);
+		s->profile = db_col_strdup(st, 2);
+		s->tree = db_col_strdup(st, 3);
+		s->commit = db_col_strdup(st, 4);
+		s->variant = db_col_strdup(st, 5);
+		s->release = db_col_strdup(st, 6);
+		s->build_id = db_col_strdup(st, 7);
+		s->compiler = db_col_strdup(st, 8);
+		s->kernel_id = db_col_int64(st, 9);
+	}
+	db_finalize(st);
+	for (int i = 0; i < 2; i++) {
+		j->side[i].present = j->side[i].label != NULL;
+		if (!j->side[i].label)
+			j->side[i].label = xstrdup(i ? "B" : "A");
+	}
+	return 0;
+fail:
+	rep_job_free(j);
+	return -1;
+}
+
+void rep_job_workloads(struct db *db, int64_t job, struct strvec *out)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT DISTINCT workload FROM runs WHERE job_id = ? ORDER BY workload",
+				      "i", job);
+
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		const char *w = db_col_text(st, 0);
+
+		if (w && strvec_find(out, w) < 0)
+			strvec_push(out, w);
+	}
+	db_finalize(st);
+}
+
+/* ---- the test machine ---- */
+
+static int json_int_or(struct json_object *o, const char *key, int dflt, int *found)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return dflt;
+	(*found)++;
+	return json_object_get_int(v);
+}
+
+void rep_sysinfo_load(struct db *db, const struct rep_job *j, struct rep_sysinfo *si)
+{
+	struct db_stmt *st;
+	char *sysinfo = NULL;
+	struct json_object *o = NULL, *nics, *k;
+	size_t alloc = 0;
+
+	memset(si, 0, sizeof(*si));
+	st = db_prepare(db, "SELECT side, cmdline, sysinfo, machine FROM boots WHERE job_id = ? ORDER BY seq", "i", j->id);
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		const char *mach = db_col_text(st, 3);
+		int i = side_of(st, 0) == 'B';
+
+		if (j->dut && mach && strcmp((const char *)mach, j->dut))
+			continue;
+		if (!si->cmdline[i])
+			si->cmdline[i] = db_col_strdup(st, 1);
+		if (!sysinfo)
+			sysinfo = db_col_strdup(st, 2);
+	}
+	db_finalize(st);
+	/* the workload NIC is named in the run spec */
+	if (db_get_str(db, &si->spec_nic, "SELECT json_extract(result, '$.spec.nic') FROM runs "
+		       "WHERE job_id = ? AND json_valid(result) = 1 AND json_extract(result, '$.spec.nic') IS NOT NULL "
+		       "LIMIT 1", "i", j->id) < 0)
+		si->spec_nic = NULL;
+	if (sysinfo)
+		o = json_parse(sysinfo, strlen(sysinfo), "boot sysinfo");
+	if (o && json_object_object_get_ex(o, "kernel", &k) && !si->cmdline[0]) {
+		struct json_object *c;
+
+		if (json_object_object_get_ex(k, "cmdline", &c) && json_object_is_type(c, json_type_string))
+			si->cmdline[0] = xstrdup(json_object_get_string(c));
+	}
+	if (o && json_object_object_get_ex(o, "nics", &nics) && json_object_is_type(nics, json_type_object)) {
+		json_object_object_foreach(nics, name, n) {
+			struct json_object *d;
+			struct rep_nic *nic;
+			int found = 0, tx, rx;
+
+			if (!strcmp(name, "lo") || (si->spec_nic && strcmp(name, si->spec_nic)))
+				continue;
+			if (!json_object_is_type(n, json_type_object))
+				continue;
+			if (si->n_nics == alloc) {
+				alloc = alloc ? 2 * alloc : 4;
+				si->nics = xrealloc(si->nics, alloc * sizeof(*si->nics));
+			}
+			nic = &si->nics[si->n_nics++];
+			nic->name = xstrdup(name);
+			nic->driver = NULL;
+			if (json_object_object_get_ex(n, "driver", &d) && json_object_is_type(d, json_type_string))
+				nic->driver = xstrdup(json_object_get_string(d));
+			tx = json_int_or(n, "tx_queues", -1, &found);
+			rx = json_int_or(n, "rx_queues", -1, &found);
+			nic->tx_queues = found == 2 ? tx : -1;
+			nic->rx_queues = found == 2 ? rx : -1;
+		}
+	}
+	json_object_put(o);
+	free(sysinfo);
+}
+
+void rep_sysinfo_free(struct rep_sysinfo *si)
+{
+	for (size_t i = 0; i < si->n_nics; i++) {
+		free(si->nics[i].name);
+		free(si->nics[i].driver);
+	}
+	free(si->nics);
+	free(si->spec_nic);
+	free(si->cmdline[0]);
+	free(si->cmdline[1]);
+	memset(si, 0, sizeof(*si));
+}
+
+void rep_counts_load(struct db *db, int64_t job, struct rep_count **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT workload, side, COUNT(DISTINCT boot_id), COUNT(*) FROM runs "
+		"WHERE job_id = ? AND status = 'ok' GROUP BY workload, side ORDER BY workload, side", "i", job);
+	size_t alloc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		struct rep_count *c;
+
+		if (!db_col_text(st, 0))
+			continue;
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		c = &(*out)[(*n)++];
+		c->workload = db_col_strdup(st, 0);
+		c->side = side_of(st, 1);
+		c->boots = db_col_int64(st, 2);
+		c->runs = db_col_int64(st, 3);
+	}
+	db_finalize(st);
+}
+
+void rep_counts_free(struct rep_count *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].workload);
+	free(c);
+}
+
+void rep_claims_load(struct db *db, int64_t series_id, struct rep_claim **out, size_t *n)
+{
+	struct db_stmt *st;
+	size_t alloc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!series_id)
+		return;
+	st = db_prepare(db, "SELECT patch_seq, metric, direction, lo_pct, hi_pct, text "
+			"FROM expectations WHERE series_id = ? ORDER BY patch_seq, id", "i", series_id);
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		struct rep_claim *c;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 4;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		c = &(*out)[(*n)++];
+		c->patch_seq = db_col_int64(st, 0);
+		c->metric = db_col_strdup(st, 1);
+		c->direction = db_col_strdup(st, 2);
+		c->lo = db_col_num(st, 3);
+		c->hi = db_col_num(st, 4);
+		c->text = db_col_strdup(st, 5);
+	}
+	db_finalize(st);
+}
+
+void rep_claims_free(struct rep_claim *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(c[i].metric);
+		free(c[i].direction);
+		free(c[i].text);
+	}
+	free(c);
+}
+
+/* ---- a workload's runs ---- */
+
+void rep_own_headline(struct db *db, int64_t job, const char *wl, char **metric, char **unit)
+{
+	*metric = *unit = NULL;
+	db_get_str(db, metric, "SELECT m.name FROM metrics m JOIN runs r ON r.id = m.run_id "
+		   "WHERE r.job_id = ? AND r.workload = ? AND m.name IN ('tps', 'tx_pps', 'rx_pps', 'tx_bps') "
+		   "ORDER BY CASE m.name WHEN 'tps' THEN 0 WHEN 'tx_pps' THEN 1 WHEN 'rx_pps' THEN 2 ELSE 3 END "
+		   "LIMIT 1", "is", job, wl);
+	db_get_str(db, unit, "SELECT m.unit FROM metrics m JOIN runs r ON r.id = m.run_id "
+		   "WHERE r.job_id = ? AND r.workload = ? AND m.name = ? LIMIT 1", "iss", job, wl,
+		   *metric ? *metric : "");
+}
+
+void rep_runs_load(struct db *db, int64_t job, const char *wl, const char *metric,
+		   struct plot_run **out, int64_t **run_ids, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT r.side, COALESCE(b.seq, 0), m.value, r.id FROM runs r "
+		"LEFT JOIN boots b ON b.id = r.boot_id "
+		"JOIN metrics m ON m.run_id = r.id AND m.name = ? "
+		"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
+		"ORDER BY COALESCE(b.seq, 0), r.seq, r.id", "sis", metric, job, wl);
+	struct plot_run *v = NULL;
+	int64_t *ids = NULL;
+	size_t nv = 0, av = 0;
+
+	*out = NULL;
+	*run_ids = NULL;
+	*n = 0;
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		if (nv == av) {
+			av = av ? 2 * av : 32;
+			v = xrealloc(v, av * sizeof(*v));
+			ids = xrealloc(ids, av * sizeof(*ids));
+		}
+		v[nv].side = side_of(st, 0);
+		v[nv].boot = (long)db_col_int64(st, 1);
+		v[nv].value = db_col_num(st, 2);
+		ids[nv] = db_col_int64(st, 3);
+		nv++;
+	}
+	db_finalize(st);
+	*out = v;
+	*run_ids = ids;
+	*n = nv;
+}
+
+static int dbl_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+int64_t rep_median_run(const struct plot_run *v, const int64_t *ids, size_t n, char side)
+{
+	double *vals = xmalloc((n + 1) * sizeof(*vals)), med;
+	size_t k = 0, i;
+	int64_t best = 0;
+	double bestd = INFINITY;
+
+	for (i = 0; i < n; i++)
+		if (v[i].side == side && isfinite(v[i].value))
+			vals[k++] = v[i].value;
+	if (!k) {
+		free(vals);
+		return 0;
+	}
+	qsort(vals, k, sizeof(*vals), dbl_cmp);
+	med = vals[(k - 1) / 2];
+	for (i = 0; i < n; i++)
+		if (v[i].side == side && isfinite(v[i].value) && fabs(v[i].value - med) < bestd) {
+			bestd = fabs(v[i].value - med);
+			best = ids[i];
+		}
+	free(vals);
+	return best;
+}
+
+char *rep_run_uid(struct db *db, int64_t run)
+{
+	char *uid = NULL;
+
+	db_get_str(db, &uid, "SELECT uid FROM runs WHERE id = ?", "i", run);
+	return uid;
+}
+
+size_t rep_samples_load(struct db *db, int64_t run, const char *metric, struct plot_xy **out)
+{
+	struct db_stmt *st;
+	struct plot_xy *v = NULL;
+	size_t n = 0, a = 0;
+
+	*out = NULL;
+	if (!run)
+		return 0;
+	st = db_prepare(db, "SELECT t, value FROM samples WHERE run_id = ? AND metric = ? ORDER BY t", "is", run, metric);
+	if (!st)
+		return 0;
+	while (db_step(st) == DB_ROW) {
+		if (n == a) {
+			a = a ? 2 * a : 64;
+			v = xrealloc(v, a * sizeof(*v));
+		}
+		v[n].x = db_col_double(st, 0);
+		v[n].y = db_col_double(st, 1);
+		n++;
+	}
+	db_finalize(st);
+	*out = v;
+	return n;
+}
+
+static int cpu_busy_cmp(const void *x, const void *y)
+{
+	const struct plot_cpu *a = x, *b = y;
+
+	return a->idle < b->idle ? -1 : a->idle > b->idle;
+}
+
+size_t rep_cpus_load(struct db *db, int64_t job, const char *wl, char side, struct plot_cpu **out, size_t *total)
+{
+	char sd[2] = { side, 0 };
+	struct db_stmt *st = db_prepare(db,
+		"SELECT c.cpu, AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), "
+		"AVG(COALESCE(c.nice, 0) + COALESCE(c.iowait, 0) + COALESCE(c.steal, 0)), AVG(c.idle) "
+		"FROM cpu_stats c JOIN runs r ON r.id = c.run_id "
+		"WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok' "
+		"GROUP BY c.cpu ORDER BY c.cpu", "iss", job, wl, sd);
+	struct plot_cpu *v = NULL, all;
+	size_t n = 0, a = 0, i;
+	int have_all = 0;
+
+	*out = NULL;
+	*total = 0;
+	if (!st)
+		return 0;
+	while (db_step(st) == DB_ROW) {
+		struct plot_cpu c;
+		int cpu = db_col_int(st, 0);
+
+		memset(&c, 0, sizeof(c));
+		if (cpu < 0)
+			snprintf(c.label, sizeof(c.label), "all");
+		else
+			snprintf(c.label, sizeof(c.label), "cpu%d", cpu);
+		c.usr = db_col_double(st, 1);
+		c.sys = db_col_double(st, 2);
+		c.irq = db_col_double(st, 3);
+		c.soft = db_col_double(st, 4);
+		c.other = db_col_double(st, 5);
+		c.idle = db_col_double(st, 6);
+		if (cpu < 0) {
+			all = c;
+			have_all = 1;
+			continue;
+		}
+		if (n == a) {
+			a = a ? 2 * a : 16;
+			v = xrealloc(v, (a + 1) * sizeof(*v));
+		}
+		v[n++] = c;
+	}
+	db_finalize(st);
+	*total = n;
+	if (n > REP_MAX_CPUS) {
+		/* keep the busiest, then put them back in CPU order */
+		qsort(v, n, sizeof(*v), cpu_busy_cmp);
+		n = REP_MAX_CPUS;
+		for (i = 0; i < n; i++)
+			for (size_t k = i + 1; k < n; k++)
+				if (atoi(v[k].label + 3) < atoi(v[i].label + 3)) {
+					struct plot_cpu t = v[i];
+
+					v[i] = v[k];
+					v[k] = t;
+				}
+	}
+	if (have_all) {
+		v = xrealloc(v, (n + 1) * sizeof(*v));
+		memmove(v + 1, v, n * sizeof(*v));
+		v[0] = all;
+		n++;
+	}
+	*out = v;
+	return n;
+}
+
+/* "[1K, 2K)" as bpftrace prints buckets. */
+static void bucket_label(char *out, size_t len, double lo, double hi)
+{
+	char a[16], b[16];
+	const struct { double f; const char *s; } u[] = { { 1099511627776.0, "T" }, { 1073741824.0, "G" },
+							   { 1048576.0, "M" }, { 1024.0, "K" } };
+	for (int k = 0; k < 2; k++) {
+		double v = k ? hi : lo;
+		char *o = k ? b : a;
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(u); i++)
+			if (v >= u[i].f && fmod(v, u[i].f) == 0) {
+				snprintf(o, 16, "%.0f%s", v / u[i].f, u[i].s);
+				break;
+			}
+		if (i == ARRAY_SIZE(u))
+			snprintf(o, 16, "%g", v);
+	}
+	snprintf(out, len, "[%s, %s)", a, b);
+}
+
+void rep_hists_load(struct db *db, int64_t job, const char *wl, struct rep_hist **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT h.name, h.lo, h.hi, SUM(CASE WHEN r.side = 'A' THEN h.count ELSE 0 END), "
+		"SUM(CASE WHEN r.side = 'B' THEN h.count ELSE 0 END) "
+		"FROM histograms h JOIN runs r ON r.id = h.run_id "
+		"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
+		"GROUP BY h.name, h.lo, h.hi ORDER BY h.name, h.lo", "is", job, wl);
+	size_t alloc = 0, balloc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		const char *nm = db_col_text(st, 0);
+		struct rep_hist *h = *n ? &(*out)[*n - 1] : NULL;
+
+		if (!nm)
+			nm = "?";
+		if (!h || strcmp(h->name, nm)) {
+			if (*n == alloc) {
+				alloc = alloc ? 2 * alloc : 4;
+				*out = xrealloc(*out, alloc * sizeof(**out));
+			}
+			h = &(*out)[(*n)++];
+			h->name = xstrdup(nm);
+			h->bk = NULL;
+			h->n = 0;
+			balloc = 0;
+		}
+		if (h->n == balloc) {
+			balloc = balloc ? 2 * balloc : 32;
+			h->bk = xrealloc(h->bk, balloc * sizeof(*h->bk));
+		}
+		bucket_label(h->bk[h->n].label, sizeof(h->bk[h->n].label), db_col_double(st, 1),
+			     db_col_double(st, 2));
+		h->bk[h->n].a = db_col_double(st, 3);
+		h->bk[h->n].b = db_col_double(st, 4);
+		h->n++;
+	}
+	db_finalize(st);
+}
+
+void rep_hists_free(struct rep_hist *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(h[i].name);
+		free(h[i].bk);
+	}
+	free(h);
+}
+
+/* ---- profiles ---- */
+
+struct prof_row {
+	char *symbol;
+	char *dso;
+	char side;
+	int64_t run;
+	double pct;
+};
+
+static int prof_row_cmp(const void *x, const void *y)
+{
+	const struct prof_row *a = x, *b = y;
+	int c = strcmp(a->symbol, b->symbol);
+
+	if (c)
+		return c;
+	return a->side - b->side;
+}
+
+static int prof_sym_cmp(const void *x, const void *y)
+{
+	const struct rep_prof *a = x, *b = y;
+	double ma = fmax(a->a, a->b), mb = fmax(b->a, b->b);
+
+	return ma > mb ? -1 : ma < mb;
+}
+
+void rep_prof_free(struct rep_prof *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].symbol);
+		free(p[i].dso);
+	}
+	free(p);
+}
+
+int rep_load_profile(struct db *db, int64_t job, const char *wl, size_t limit,
+		     struct rep_prof **out, size_t *n_out, int *runs_a, int *runs_b)
+{
+	struct db_stmt *st;
+	struct prof_row *rows = NULL;
+	struct rep_prof *syms = NULL;
+	size_t n = 0, a = 0, ns = 0, i, k;
+	int nra = 0, nrb = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	st = db_prepare(db, "SELECT r.side, COUNT(DISTINCT p.run_id) FROM profile_rows p JOIN runs r ON r.id = p.run_id "
+			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' GROUP BY r.side", "is", job, wl);
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		const char *sd = db_col_text(st, 0);
+
+		if (sd && sd[0] == 'A')
+			nra = db_col_int(st, 1);
+		else if (sd && sd[0] == 'B')
+			nrb = db_col_int(st, 1);
+	}
+	db_finalize(st);
+	*runs_a = nra;
+	*runs_b = nrb;
+	if (!nra && !nrb)
+		return 0;
+	st = db_prepare(db, "SELECT r.side, p.run_id, p.symbol, MIN(COALESCE(p.dso, '')), SUM(p.percent) "
+			"FROM profile_rows p JOIN runs r ON r.id = p.run_id "
+			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
+			"GROUP BY r.side, p.run_id, p.symbol", "is", job, wl);
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		if (n == a) {
+			a = a ? 2 * a : 256;
+			rows = xrealloc(rows, a * sizeof(*rows));
+		}
+		rows[n].side = side_of(st, 0);
+		rows[n].run = db_col_int64(st, 1);
+		rows[n].symbol = db_col_strdup(st, 2);
+		if (!rows[n].symbol)
+			rows[n].symbol = xstrdup("?");
+		rows[n].dso = db_col_strdup(st, 3);
+		rows[n].pct = db_col_double(st, 4);
+		n++;
+	}
+	db_finalize(st);
+	if (n)
+		qsort(rows, n, sizeof(*rows), prof_row_cmp);
+	syms = xcalloc(n + 1, sizeof(*syms));
+	for (i = 0; i < n; i = k) {
+		double *va = xcalloc((size_t)nra + 1, sizeof(double)), *vb = xcalloc((size_t)nrb + 1, sizeof(double));
+		size_t ka = 0, kb = 0;
+		struct rep_prof *s = &syms[ns++];
+
+		for (k = i; k < n && !strcmp(rows[k].symbol, rows[i].symbol); k++) {
+			if (rows[k].side == 'A' && ka < (size_t)nra)
+				va[ka++] = rows[k].pct;
+			else if (rows[k].side == 'B' && kb < (size_t)nrb)
+				vb[kb++] = rows[k].pct;
+		}
+		s->symbol = xstrdup(rows[i].symbol);
+		s->dso = rows[i].dso ? xstrdup(rows[i].dso) : NULL;
+		/* runs without the symbol are zeros: the arrays are already zero-filled */
+		s->a = nra ? stats_mean(va, (size_t)nra) : NAN;
+		s->b = nrb ? stats_mean(vb, (size_t)nrb) : NAN;
+		s->p = NAN;
+		if (nra >= 3 && nrb >= 3) {
+			struct stats_welch w;
+
+			if (stats_welch(va, (size_t)nra, vb, (size_t)nrb, &w) == 0)
+				s->p = w.p;
+		}
+		free(va);
+		free(vb);
+	}
+	for (i = 0; i < n; i++) {
+		free(rows[i].symbol);
+		free(rows[i].dso);
+	}
+	free(rows);
+	if (ns)
+		qsort(syms, ns, sizeof(*syms), prof_sym_cmp);
+	for (i = limit; i < ns; i++) {
+		free(syms[i].symbol);
+		free(syms[i].dso);
+	}
+	*out = syms;
+	*n_out = ns < limit ? ns : limit;
+	return 0;
+}
+
+/* ---- monitor gaps ---- */
+
+void rep_gaps_load(struct db *db, int64_t job, const char *wl, struct rep_gaps *g)
+{
+	struct db_stmt *st;
+	size_t alloc = 0;
+
+	memset(g, 0, sizeof(*g));
+	st = db_prepare(db, "SELECT r.side, COUNT(*), "
+			"SUM(CASE WHEN EXISTS (SELECT 1 FROM run_monitors m WHERE m.run_id = r.id) THEN 1 ELSE 0 END) "
+			"FROM runs r WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' GROUP BY r.side", "is", job, wl);
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		int b = side_of(st, 0) == 'B';
+
+		g->runs[b] += db_col_int64(st, 1);
+		g->recorded[b] += db_col_int64(st, 2);
+	}
+	db_finalize(st);
+	st = db_prepare(db, "SELECT r.side, m.monitor, m.status, m.reason, COUNT(*) FROM run_monitors m "
+			"JOIN runs r ON r.id = m.run_id "
+			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' AND m.status != 'ok' "
+			"GROUP BY r.side, m.monitor, m.status, m.reason ORDER BY r.side, m.monitor, COUNT(*) DESC, m.reason",
+			"is", job, wl);
+	if (!st)
+		return;
+	while (db_step(st) == DB_ROW) {
+		struct rep_gap *x;
+
+		if (g->n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			g->v = xrealloc(g->v, alloc * sizeof(*g->v));
+		}
+		x = &g->v[g->n++];
+		x->side = side_of(st, 0);
+		x->monitor = db_col_strdup(st, 1);
+		x->status = db_col_strdup(st, 2);
+		x->reason = db_col_strdup(st, 3);
+		x->runs = db_col_int64(st, 4);
+		if (!x->monitor)
+			x->monitor = xstrdup("?");
+		if (!x->status)
+			x->status = xstrdup("unavailable");
+	}
+	db_finalize(st);
+}
+
+void rep_gaps_free(struct rep_gaps *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->v[i].monitor);
+		free(g->v[i].status);
+		free(g->v[i].reason);
+	}
+	free(g->v);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- call stacks ---- */
+
+static int stack_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct flame_stack *)x)->stack, ((const struct flame_stack *)y)->stack);
+}
+
+/* Add every stack of SIDE, each as its mean share over the side's profiled runs, into *v (merged by stack later). */
+static int stacks_side(struct db *db, int64_t job, const char *wl, char side, struct flame_stack **v, size_t *n,
+		       size_t *alloc, int *runs)
+{
+	struct db_stmt *st;
+	int64_t nr = 0;
+
+	if (db_get_int(db, &nr, "SELECT COUNT(DISTINCT s.run_id) FROM profile_stacks s JOIN runs r ON r.id = s.run_id "
+		       "WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok'", "iss", job, wl,
+		       side == 'A' ? "A" : "B") < 0)
+		return -1;
+	*runs = (int)nr;
+	if (!nr)
+		return 0;
+	st = db_prepare(db, "SELECT s.stack, SUM(CAST(s.count AS DOUBLE PRECISION) / t.total) FROM profile_stacks s "
+			"JOIN (SELECT p.run_id, SUM(p.count) AS total FROM profile_stacks p JOIN runs r ON r.id = p.run_id "
+			"      WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok' GROUP BY p.run_id) t "
+			"  ON t.run_id = s.run_id "
+			"WHERE t.total > 0 GROUP BY s.stack", "iss", job, wl, side == 'A' ? "A" : "B");
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		const char *stack = db_col_text(st, 0);
+		double share = db_col_double(st, 1) / (double)nr;
+
+		if (!stack || !*stack)
+			continue;
+		if (*n == *alloc) {
+			*alloc = *alloc ? 2 * *alloc : 256;
+			*v = xrealloc(*v, *alloc * sizeof(**v));
+		}
+		(*v)[*n].stack = xstrdup(stack);
+		(*v)[*n].a = side == 'A' ? share : 0;
+		(*v)[*n].b = side == 'B' ? share : 0;
+		(*n)++;
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int rep_stacks_load(struct db *db, int64_t job, const char *wl, struct flame_stack **out, size_t *n_out,
+		    int *runs_a, int *runs_b)
+{
+	struct flame_stack *v = NULL;
+	size_t n = 0, alloc = 0, i, k = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	*runs_a = *runs_b = 0;
+	if (stacks_side(db, job, wl, 'A', &v, &n, &alloc, runs_a) < 0 ||
+	    stacks_side(db, job, wl, 'B', &v, &n, &alloc, runs_b) < 0) {
+		rep_stacks_free(v, n);
+		return -1;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), stack_cmp);
+	/* one entry per stack, with both shares */
+	for (i = 0; i < n; i++) {
+		if (k && !strcmp(v[k - 1].stack, v[i].stack)) {
+			v[k - 1].a += v[i].a;
+			v[k - 1].b += v[i].b;
+			free(v[i].stack);
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	*out = v;
+	*n_out = k;
+	return 0;
+}
+
+void rep_stacks_free(struct flame_stack *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].stack);
+	free(v);
+}
+
+/* ---- the index ---- */
+
+int rep_job_rows_load(struct db *db, int max, struct rep_job_row **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT j.id, j.name, j.state, j.created, j.dut, j.peer, "
+		"(SELECT label FROM job_sides WHERE job_id = j.id AND side = 'A'), "
+		"(SELECT label FROM job_sides WHERE job_id = j.id AND side = 'B'), s.subject, j.schedule "
+		"FROM jobs j LEFT JOIN series s ON s.id = j.series_id ORDER BY j.id DESC LIMIT ?", "i", (int64_t)max);
+	size_t alloc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct rep_job_row *r;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 32;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		r = &(*out)[(*n)++];
+		r->id = db_col_int64(st, 0);
+		r->name = db_col_strdup(st, 1);
+		r->state = db_col_strdup(st, 2);
+		r->created = db_col_num(st, 3);
+		r->dut = db_col_strdup(st, 4);
+		r->peer = db_col_strdup(st, 5);
+		r->label_a = db_col_strdup(st, 6);
+		r->label_b = db_col_strdup(st, 7);
+		r->subject = db_col_strdup(st, 8);
+		r->scheduled = !db_col_null(st, 9);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+void rep_job_rows_free(struct rep_job_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name); free(v[i].state); free(v[i].dut); free(v[i].peer);
+		free(v[i].label_a); free(v[i].label_b); free(v[i].subject);
+	}
+	free(v);
+}
+
+int rep_machines_load(struct db *db, struct rep_machine **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT m.name, m.host, m.role, m.state, m.state_reason, m.last_kernel, m.last_seen, l.job_id "
+		"FROM machines m LEFT JOIN leases l ON l.machine = m.name ORDER BY m.name", "");
+	size_t alloc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct rep_machine *m;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		m = &(*out)[(*n)++];
+		m->name = db_col_strdup(st, 0);
+		m->host = db_col_strdup(st, 1);
+		m->role = db_col_strdup(st, 2);
+		m->state = db_col_strdup(st, 3);
+		m->reason = db_col_strdup(st, 4);
+		m->last_kernel = db_col_strdup(st, 5);
+		m->last_seen = db_col_num(st, 6);
+		m->leased = !db_col_null(st, 7);
+		m->lease_job = db_col_int64(st, 7);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+void rep_machines_free(struct rep_machine *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name); free(v[i].host); free(v[i].role); free(v[i].state);
+		free(v[i].reason); free(v[i].last_kernel);
+	}
+	free(v);
+}
+
+/* ---- nightly history ---- */
+
+int rep_history_keys(struct db *db, struct strvec *out)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT workload, metric FROM comparisons UNION SELECT workload, metric FROM changepoints "
+		"ORDER BY 1, 2", "");
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		const char *wl = db_col_text(st, 0);
+		const char *m = db_col_text(st, 1);
+
+		if (!wl || !m)
+			continue;
+		strvec_push(out, wl);
+		strvec_push(out, m);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+char *rep_metric_unit(struct db *db, const char *wl, const char *metric)
+{
+	char *unit = NULL;
+
+	db_get_str(db, &unit, "SELECT unit FROM comparisons WHERE workload = ? AND metric = ? AND unit IS NOT NULL "
+		   "ORDER BY id DESC LIMIT 1", "ss", wl, metric);
+	if (!unit)
+		db_get_str(db, &unit, "SELECT m.unit FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.workload = ? "
+			   "AND m.name = ? AND m.unit IS NOT NULL LIMIT 1", "ss", wl, metric);
+	return unit;
+}
+
+static void nightly_metrics_free(struct rep_nightly *nw)
+{
+	for (size_t i = 0; i < nw->n; i++) {
+		free(nw->m[i].name);
+		free(nw->m[i].p);
+	}
+	free(nw->m);
+	free(nw->wl);
+	nw->m = NULL;
+	nw->wl = NULL;
+	nw->n = nw->alloc = 0;
+}
+
+void rep_nightly_free(struct rep_nightly *nw)
+{
+	nightly_metrics_free(nw);
+	free(nw->night);
+	memset(nw, 0, sizeof(*nw));
+}
+
+/* The scheduled jobs, by id. */
+static int nights_read(struct db *db, struct rep_nightly *nw)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT id, created FROM jobs WHERE schedule IS NOT NULL ORDER BY id", "");
+	size_t alloc = 0;
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (nw->n_night == alloc) {
+			alloc = alloc ? 2 * alloc : 256;
+			nw->night = xrealloc(nw->night, alloc * sizeof(*nw->night));
+		}
+		nw->night[nw->n_night++] = (struct rep_night){ db_col_int64(st, 0), db_col_double(st, 1) };
+	}
+	db_finalize(st);
+	nw->nights_read = rc == DB_DONE;
+	return nw->nights_read ? 0 : -1;
+}
+
+static int night_cmp(const void *key, const void *elem)
+{
+	int64_t a = *(const int64_t *)key, b = ((const struct rep_night *)elem)->job;
+
+	return a < b ? -1 : a > b;
+}
+
+static const struct rep_night *night_of(const struct rep_nightly *nw, int64_t job)
+{
+	return nw->n_night ? bsearch(&job, nw->night, nw->n_night, sizeof(*nw->night), night_cmp) : NULL;
+}
+
+static int hpoint_cmp(const void *pa, const void *pb)
+{
+	const struct rep_hpoint *a = pa, *b = pb;
+
+	if (a->created != b->created)
+		return a->created < b->created ? -1 : 1;
+	return a->job < b->job ? -1 : a->job > b->job;
+}
+
+/* Oldest first: by creation time, then id (in id order already, unless a clock went back). */
+static void hpoints_sort(struct rep_hpoint *p, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (hpoint_cmp(&p[i - 1], &p[i]) > 0) {
+			qsort(p, n, sizeof(*p), hpoint_cmp);
+			return;
+		}
+}
+
+static int nightly_read(struct db *db, struct rep_nightly *nw, const char *wl)
+{
+	/*
+	 * A night's value: the mean of the measured runs of its newer side
+	 * that has the metric, as job_metrics keeps it, so that warm-up runs
+	 * are left out and the side is chosen as `klab history` chooses it.
+	 * The workload's rows of every job in the order of job_metrics_series,
+	 * which holds all they need (migration 0018), the nights picked here:
+	 * with the nights joined in the statement PostgreSQL hashed them and
+	 * sorted 100k rows by name (430 ms at 100M metric rows, against 60).
+	 */
+	struct db_stmt *st;
+	struct rep_nightly_metric *m = NULL;
+	int rc;
+
+	nightly_metrics_free(nw);
+	if (!nw->nights_read && nights_read(db, nw) < 0)
+		return -1;
+	nw->wl = xstrdup(wl);
+	st = db_prepare(db, "SELECT name, job_id, side, value, n FROM job_metrics WHERE workload = ?"
+			" ORDER BY name, job_id, side", "s", wl);
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		const char *name = db_col_text(st, 0);
+		const struct rep_night *night = night_of(nw, db_col_int64(st, 1));
+		struct rep_hpoint *p;
+
+		if (!name || !night)
+			continue;
+		if (!m || strcmp(m->name, name)) {
+			if (nw->n == nw->alloc) {
+				nw->alloc = nw->alloc ? 2 * nw->alloc : 16;
+				nw->m = xrealloc(nw->m, nw->alloc * sizeof(*nw->m));
+			}
+			m = &nw->m[nw->n++];
+			m->name = xstrdup(name);
+			m->p = NULL;
+			m->n = m->alloc = 0;
+		}
+		if (m->n && m->p[m->n - 1].job == night->job) {
+			p = &m->p[m->n - 1];	/* the newer side (B after A) */
+		} else {
+			if (m->n == m->alloc) {
+				m->alloc = m->alloc ? 2 * m->alloc : 32;
+				m->p = xrealloc(m->p, m->alloc * sizeof(*m->p));
+			}
+			p = &m->p[m->n++];
+		}
+		*p = (struct rep_hpoint){ night->job, night->created, db_col_double(st, 3), db_col_int64(st, 4) };
+	}
+	db_finalize(st);
+	for (size_t i = 0; i < nw->n; i++)
+		hpoints_sort(nw->m[i].p, nw->m[i].n);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int rep_nightly_load(struct db *db, struct rep_nightly *nw, const char *wl, const char *metric,
+		     const struct rep_hpoint **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if ((!nw->wl || strcmp(nw->wl, wl)) && nightly_read(db, nw, wl) < 0) {
+		rep_nightly_free(nw);
+		return -1;
+	}
+	/* the names came sorted by the database's collation: look them up one by one */
+	for (size_t i = 0; i < nw->n; i++)
+		if (!strcmp(nw->m[i].name, metric)) {
+			*out = nw->m[i].p;
+			*n = nw->m[i].n;
+			break;
+		}
+	return 0;
+}
+
+int rep_changepoints_load(struct db *db, const char *wl, const char *metric, struct rep_cp **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT job_id, tree, machines, mean_before, mean_after, change_pct, p, created "
+		"FROM changepoints WHERE workload = ? AND metric = ? ORDER BY created, id", "ss", wl, metric);
+	size_t alloc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct rep_cp *c;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		c = &(*out)[(*n)++];
+		c->job = db_col_int64(st, 0);
+		c->tree = db_col_strdup(st, 1);
+		c->machines = db_col_strdup(st, 2);
+		c->mean_before = db_col_num(st, 3);
+		c->mean_after = db_col_num(st, 4);
+		c->change_pct = db_col_num(st, 5);
+		c->p = db_col_num(st, 6);
+		c->created = db_col_num(st, 7);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+void rep_changepoints_free(struct rep_cp *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(c[i].tree);
+		free(c[i].machines);
+	}
+	free(c);
+}
+
+char *rep_profile_cpus(struct db *db, int64_t job, const char *workload)
+{
+	char *out = NULL;
+
+	if (db_get_str(db, &out, "SELECT group_concat(c, ' / ') FROM (SELECT DISTINCT "
+		       "json_extract(result, '$.profile_cpus') AS c FROM runs WHERE job_id = ? AND workload = ? "
+		       "AND json_valid(result) = 1 AND json_extract(result, '$.profile_cpus') IS NOT NULL ORDER BY c) AS p",
+		       "is", job, workload) < 0)
+		return NULL;
+	return out;
+}
