@@ -17,6 +17,26 @@ test_expect_success 'the check finds a call both ways (it can fail)' '
 	test_grep "orchestrator/x and orchestrator/y call each other" broken
 '
 
+test_expect_success 'SQL on a table is only in the files that own it (docs/database.md)' '
+	python3 "$SRCDIR/tests/data/layers/tables.py" "$SRCDIR" >broken 2>summary &&
+	test_grep "files with SQL on them" summary &&
+	{ test ! -s broken || { cat broken; false; }; }
+'
+
+test_expect_success 'the owner check finds SQL on runs outside store/ (it can fail)' '
+	mkdir -p own/db own/docs own/orchestrator/cmd own/orchestrator/store &&
+	cp "$SRCDIR/db/schema.sql" own/db/ && cp "$SRCDIR/docs/database.md" own/docs/ &&
+	printf "int f(void);\nconst char *q = \"SELECT id, uid\"\n\t\" FROM \"\n\t\"runs WHERE id = ?\";\n" \
+		>own/orchestrator/cmd/fake.c &&
+	printf "const char *w = \"UPDATE runs SET status = ?\";\n" >own/orchestrator/store/kernels.c &&
+	printf "const char *r = \"SELECT k.id FROM kernels k, runs r WHERE r.kernel_id = k.id\";\n" \
+		>>own/orchestrator/store/kernels.c &&
+	test_must_fail python3 "$SRCDIR/tests/data/layers/tables.py" own >broken 2>/dev/null &&
+	test_grep "orchestrator/cmd/fake.c:4: SQL on .runs. outside its owners" broken &&
+	test_grep "orchestrator/store/kernels.c:1: SQL on .runs." broken &&
+	test_grep -v "orchestrator/store/kernels.c:2:" broken
+'
+
 test_expect_success 'no source file of orchestrator/ is over 1500 lines (issue 14)' '
 	for f in "$SRCDIR"/orchestrator/*.c "$SRCDIR"/orchestrator/*/*.c; do
 		n=$(wc -l <"$f") && { test "$n" -le 1500 || echo "$f: $n lines"; }
