@@ -8,6 +8,7 @@
 #include "kbuild/build.h"
 #include "cmd.h"
 #include "store/db.h"
+#include "store/kernels.h"
 #include "jsonh.h"
 #include "intake/intake.h"
 #include "log.h"
@@ -17,56 +18,92 @@
 
 /* ---- list, show ----------------------------------------------------------------------- */
 
-static const char *const cols = "id, key, tree, commit_id, variant, series_id, release, build_id, artifact_dir,"
-				" state, error, apply_log, duration_s, ccache_stats, created, compiler, config_sha256";
-/* The keys of the columns above, in JSON, CSV and the text of kernels show. */
+/* The keys of a kernel's columns, in JSON, CSV and the text of kernels show. */
 static const char *const kernel_cols[] = {
 	"id", "key", "tree", "commit", "variant", "series_id", "release", "build_id", "artifact_dir", "state",
 	"error", "apply_log", "duration_s", "ccache", "created", "compiler", "config_sha256", NULL,
 };
 
-/* One kernels row: data only (list), or data and the text "KEY  VALUE" lines (show). */
-static void row_print(struct db_stmt *st, int text)
+/* A text column: data only (list), or data and its "KEY  VALUE" line (show); NULL is null and "-". */
+static void str_print(const char *name, const char *t, int text)
+{
+	struct json_object *v = NULL;
+
+	if (text)
+		print_text("%-14s ", name);
+	if (!t) {
+		print_data_null(name);
+		if (text)
+			print_text("-\n");
+		return;
+	}
+	if (!strcmp(name, "apply_log") || !strcmp(name, "ccache"))
+		v = json_tokener_parse(t);
+	if (v) {
+		if (text)
+			print_text("%s\n", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+								     JSON_C_TO_STRING_NOSLASHESCAPE));
+		print_data_json(name, v);
+	} else {
+		print_str(text ? PRINT_ANY : PRINT_DATA, name, "%s\n", t);
+	}
+}
+
+/* A whole-number column (HAVE 0: NULL). */
+static void int_print(const char *name, int64_t v, int have, int text)
+{
+	if (text)
+		print_text("%-14s ", name);
+	if (have) {
+		print_int(text ? PRINT_ANY : PRINT_DATA, name, "%lld\n", v);
+	} else {
+		print_data_null(name);
+		if (text)
+			print_text("-\n");
+	}
+}
+
+/* A number column (NAN: NULL). */
+static void num_print(const char *name, double v, int text)
 {
 	char b[40];
 
-	for (int i = 0; kernel_cols[i]; i++) {
-		const char *name = kernel_cols[i];
-		int ty = db_col_type(st, i);
-
+	if (text)
+		print_text("%-14s ", name);
+	if (isnan(v)) {
+		print_data_null(name);
 		if (text)
-			print_text("%-14s ", name);
-		if (ty == DB_INTEGER) {
-			print_int(text ? PRINT_ANY : PRINT_DATA, name, "%lld\n", db_col_int64(st, i));
-		} else if (ty == DB_FLOAT) {
-			double v = db_col_double(st, i);
-
-			if (!strcmp(name, "created"))
-				print_data_time(name, v);
-			else
-				print_data_num(name, v);
-			if (text)
-				print_text("%s\n", print_fmt_num(b, v));
-		} else if (ty == DB_TEXT) {
-			const char *t = db_col_text(st, i);
-			struct json_object *v = NULL;
-
-			if (!strcmp(name, "apply_log") || !strcmp(name, "ccache"))
-				v = json_tokener_parse(t);
-			if (v) {
-				if (text)
-					print_text("%s\n", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-											     JSON_C_TO_STRING_NOSLASHESCAPE));
-				print_data_json(name, v);
-			} else {
-				print_str(text ? PRINT_ANY : PRINT_DATA, name, "%s\n", t);
-			}
-		} else {
-			print_data_null(name);
-			if (text)
-				print_text("-\n");
-		}
+			print_text("-\n");
+		return;
 	}
+	if (!strcmp(name, "created"))
+		print_data_time(name, v);
+	else
+		print_data_num(name, v);
+	if (text)
+		print_text("%s\n", print_fmt_num(b, v));
+}
+
+/* One kernel: data only (list), or data and the text "KEY  VALUE" lines (show), in kernel_cols' order. */
+static void row_print(const struct kernel_row *k, int text)
+{
+	int_print("id", k->id, 1, text);
+	str_print("key", k->key, text);
+	str_print("tree", k->tree, text);
+	str_print("commit", k->commit, text);
+	str_print("variant", k->variant, text);
+	int_print("series_id", k->series_id, k->series_id != 0, text);
+	str_print("release", k->release, text);
+	str_print("build_id", k->build_id, text);
+	str_print("artifact_dir", k->artifact_dir, text);
+	str_print("state", k->state, text);
+	str_print("error", k->error, text);
+	str_print("apply_log", k->apply_log, text);
+	num_print("duration_s", k->duration_s, text);
+	str_print("ccache", k->ccache_stats, text);
+	num_print("created", k->created, text);
+	str_print("compiler", k->compiler, text);
+	str_print("config_sha256", k->config_sha256, text);
 }
 
 static const struct opt list_opts[] = { OPT_JSON(), OPT_CSV(), OPT_END() };
@@ -82,10 +119,18 @@ static const struct opt_spec show_spec = {
 	show_opts,
 };
 
+static int list_one(const struct kernel_row *k, void *data)
+{
+	print_obj_begin(NULL);
+	row_print(k, 0);
+	print_obj_end();
+	print_text("%-4lld %-8s %-18s %-9s %7.0f %-30s %.16s\n", (long long)k->id, k->state, k->tree ? k->tree : "",
+		   k->variant, isnan(k->duration_s) ? 0 : k->duration_s, k->release ? k->release : "-", k->key);
+	return 0;
+}
+
 static int kernels_list(int argc, char **argv, struct klab_ctx *ctx)
 {
-	char *sql;
-	struct db_stmt *st;
 	struct db *db;
 	int s;
 
@@ -95,39 +140,21 @@ static int kernels_list(int argc, char **argv, struct klab_ctx *ctx)
 		return cmd_usage_error(&list_spec, "unexpected argument '%s'", argv[0]);
 	if (!(db = ctx_db(ctx)))
 		return 1;
-	sql = xasprintf("SELECT %s FROM kernels ORDER BY id", cols);
-	st = db_prepare(db, sql, "");
-	free(sql);
-	if (!st)
-		return 1;
 	cmd_print_begin();
 	print_text("%-4s %-8s %-18s %-9s %-7s %-30s %s\n", "ID", "STATE", "TREE", "VARIANT", "SECONDS", "RELEASE",
 		   "KEY");
 	print_list_begin(NULL, kernel_cols);
-	while (db_step(st) == DB_ROW) {
-		print_obj_begin(NULL);
-		row_print(st, 0);
-		print_obj_end();
-		print_text("%-4lld %-8s %-18s %-9s %7.0f %-30s %.16s\n", (long long)db_col_int64(st, 0),
-			   db_col_text(st, 9),
-			   db_col_text(st, 2) ? db_col_text(st, 2) : "",
-			   db_col_text(st, 4), db_col_double(st, 12),
-			   db_col_text(st, 6) ? db_col_text(st, 6) : "-",
-			   db_col_text(st, 1));
-	}
-	db_finalize(st);
+	kernels_each(db, list_one, NULL);
 	print_list_end();
 	return cmd_print_end();
 }
 
 static int kernels_show(int argc, char **argv, struct klab_ctx *ctx)
 {
-	char *sql, *like;
+	struct kernel_row k;
 	const char *what;
-	long id = 0;
-	struct db_stmt *st;
 	struct db *db;
-	int n = 0, s;
+	int n, s;
 
 	if ((argc = cmd_parse(&show_spec, argc, argv, &s)) < 0)
 		return s;
@@ -137,27 +164,16 @@ static int kernels_show(int argc, char **argv, struct klab_ctx *ctx)
 	what = argv[0];
 	if (!(db = ctx_db(ctx)))
 		return 1;
-	sql = xasprintf("SELECT %s FROM kernels WHERE id = ? OR key = ? OR key LIKE ? ORDER BY id LIMIT 2", cols);
-	like = xasprintf("%s%%", what);
-	parse_long(what, 1, 1L << 62, &id);
-	st = db_prepare(db, sql, "iss", (int64_t)id, what, strlen(what) >= 8 ? like : "-");
-	free(sql);
-	free(like);
-	if (!st)
+	n = kernel_find(db, what, &k);
+	if (n < 0)
 		return 1;
-	while (db_step(st) == DB_ROW)
-		n++;
-	if (n != 1) {
-		db_finalize(st);
-		if (n == 0)
-			return error("no kernel '%s' (give an id or a key prefix of 8 or more digits)", what), 1;
+	if (n == 0)
+		return error("no kernel '%s' (give an id or a key prefix of 8 or more digits)", what), 1;
+	if (n > 1)
 		return error("kernel '%s' is ambiguous: several keys start with it", what), 1;
-	}
-	db_reset(st);
-	db_step(st);
 	cmd_print_begin();
-	row_print(st, 1);
-	db_finalize(st);
+	row_print(&k, 1);
+	kernel_row_release(&k);
 	return cmd_print_end();
 }
 
@@ -319,13 +335,37 @@ static const struct opt_spec gc_spec = {
 	"A kernel that a job, a boot or a run refers to is always kept.\n", gc_opts,
 };
 
+struct gc_pick {
+	struct strvec ids, dirs;
+};
+
+/* A kernel to remove: failed, its image gone, or (--older-than) old; never one in use. */
+static int gc_weigh(const struct kernel_use *u, void *data)
+{
+	struct gc_pick *p = data;
+	int gone = 0, old;
+
+	if (!strcmp(u->state, "ok")) {
+		char *img = u->artifact_dir ? xasprintf("%s/bzImage", u->artifact_dir) : NULL;
+
+		gone = !img || !file_exists(img);
+		free(img);
+	}
+	old = gc_older_ms >= 0 && now_wall() - u->created > gc_older_ms / 1000.0;
+	if (u->used || !(!strcmp(u->state, "failed") || gone || old))
+		return 0;
+	strvec_pushf(&p->ids, "%lld", (long long)u->id);
+	strvec_push(&p->dirs, u->artifact_dir ? u->artifact_dir : "");
+	return 0;
+}
+
 /* Remove failed kernels and kernels whose files are gone, and (with --older-than) unused old ones. */
 static int kernels_gc(int argc, char **argv, struct klab_ctx *ctx)
 {
 	int removed = 0, failed, s;
 	struct db *db;
-	struct db_stmt *st;
-	struct strvec ids = STRVEC_INIT, dirs = STRVEC_INIT;
+	struct gc_pick pick = { STRVEC_INIT, STRVEC_INIT };
+	struct strvec ids, dirs;
 
 	if ((argc = cmd_parse(&gc_spec, argc, argv, &s)) < 0)
 		return s;
@@ -337,30 +377,9 @@ static int kernels_gc(int argc, char **argv, struct klab_ctx *ctx)
 	db = ctx_db(ctx);
 	if (!db)
 		return 1;
-	st = db_prepare(db, "SELECT id, artifact_dir, state, created,"
-			" EXISTS (SELECT 1 FROM job_sides j WHERE j.kernel_id = k.id)"
-			" OR EXISTS (SELECT 1 FROM boots b WHERE b.kernel_id = k.id)"
-			" OR EXISTS (SELECT 1 FROM runs r WHERE r.kernel_id = k.id) FROM kernels k", "");
-	if (!st)
+	if (kernels_use_each(db, gc_weigh, &pick) < 0)
 		return 1;
-	while (db_step(st) == DB_ROW) {
-		const char *dir = db_col_text(st, 1);
-		const char *state = db_col_text(st, 2);
-		int used = db_col_int(st, 4), gone = 0, old = 0;
-
-		if (!strcmp(state, "ok")) {
-			char *img = dir ? xasprintf("%s/bzImage", dir) : NULL;
-
-			gone = !img || !file_exists(img);
-			free(img);
-		}
-		old = gc_older_ms >= 0 && now_wall() - db_col_double(st, 3) > gc_older_ms / 1000.0;
-		if (used || !(!strcmp(state, "failed") || gone || old))
-			continue;
-		strvec_pushf(&ids, "%lld", (long long)db_col_int64(st, 0));
-		strvec_push(&dirs, dir ? dir : "");
-	}
-	db_finalize(st);
+	ids = pick.ids, dirs = pick.dirs;
 	cmd_print_begin();
 	print_data_bool("dry_run", gc_dry);
 	print_list_begin("kernels", NULL);
@@ -378,7 +397,7 @@ static int kernels_gc(int argc, char **argv, struct klab_ctx *ctx)
 				remove_tree(dirs.v[i]);
 				unlink(flog);
 			}
-			db_run(db, "DELETE FROM kernels WHERE id = ?", "i", (int64_t)atoll(ids.v[i]));
+			kernel_delete(db, (int64_t)atoll(ids.v[i]));
 			removed++;
 		}
 		free(flog);

@@ -1,5 +1,6 @@
 /* build.c: one kernel build, phase by phase (source, key and cache, patches, make, artifacts), and the artifact store. */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "kbuild/build.h"
 #include "kbuild/build_int.h"
 #include "store/db.h"
+#include "store/kernels.h"
 #include "jsonh.h"
 #include "log.h"
 #include "run.h"
@@ -96,31 +98,27 @@ static struct json_object *apply_json(const struct apply_result *v, size_t n)
 
 int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *a)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT key, tree, commit_id, variant, artifact_dir, release, build_id,"
-				      " duration_s, apply_log, state FROM kernels WHERE id = ?", "i", id);
-	char *k, *al, *state;
+	struct kernel_row k;
+	char *al, *state;
+	int got = kernel_get(db, id, &k);
 
 	memset(a, 0, sizeof(*a));
-	if (!st)
+	if (got < 0)
 		return -1;
-	if (db_step(st) != DB_ROW) {
-		db_finalize(st);
+	if (got == 0)
 		return error("no kernel with id %lld", (long long)id);
-	}
 	a->id = id;
-	k = db_col_strdup(st, 0);
-	snprintf(a->key, sizeof(a->key), "%s", k ? k : "");
-	free(k);
-	a->tree = db_col_strdup(st, 1);
-	a->commit = db_col_strdup(st, 2);
-	a->variant = db_col_strdup(st, 3);
-	a->dir = db_col_strdup(st, 4);
-	a->release = db_col_strdup(st, 5);
-	a->build_id = db_col_strdup(st, 6);
-	a->duration_s = db_col_double(st, 7);
-	al = db_col_strdup(st, 8);
-	state = db_col_strdup(st, 9);
-	db_finalize(st);
+	snprintf(a->key, sizeof(a->key), "%s", k.key ? k.key : "");
+	a->tree = k.tree, k.tree = NULL;
+	a->commit = k.commit, k.commit = NULL;
+	a->variant = k.variant, k.variant = NULL;
+	a->dir = k.artifact_dir, k.artifact_dir = NULL;
+	a->release = k.release, k.release = NULL;
+	a->build_id = k.build_id, k.build_id = NULL;
+	a->duration_s = isnan(k.duration_s) ? 0 : k.duration_s;
+	al = k.apply_log, k.apply_log = NULL;
+	state = k.state, k.state = NULL;
+	kernel_row_release(&k);
 	if (state && strcmp(state, "ok")) {
 		error("kernel %lld is not built (state '%s')", (long long)id, state);
 		free(al);
@@ -197,8 +195,7 @@ static int mark_failed(struct db *db, int64_t id, const char *msg, const struct 
 
 	json_to_buf(&aj, o, 0);
 	json_object_put(o);
-	db_run(db, "UPDATE kernels SET state = 'failed', error = ?, apply_log = ? WHERE id = ?", "ssi", msg, aj.buf,
-	       id);
+	kernel_set_failed(db, id, msg, aj.buf);
 	buf_release(&aj);
 	return -1;
 }
@@ -267,18 +264,21 @@ out:
 static int build_cached(struct build *b)
 {
 	int64_t id;
-	char *dir = NULL, *img;
-	int r = db_get_int(b->db, &id, "SELECT id FROM kernels WHERE key = ? AND state = 'ok'", "s", b->key), have;
+	struct kernel_row k;
+	char *img;
+	int r = kernel_id_by_key(b->db, b->key, 1, &id), have;
 
 	if (r != 1)
 		return r;
-	db_get_str(b->db, &dir, "SELECT artifact_dir FROM kernels WHERE id = ?", "i", id);
-	if (!dir)
+	kernel_get(b->db, id, &k);
+	if (!k.artifact_dir) {
+		kernel_row_release(&k);
 		return 0;
-	img = xasprintf("%s/bzImage", dir);
+	}
+	img = xasprintf("%s/bzImage", k.artifact_dir);
 	have = file_exists(img);
 	free(img);
-	free(dir);
+	kernel_row_release(&k);
 	if (!have || kernel_artifact_load(b->db, id, b->out) < 0)
 		return 0;
 	b->out->cached = 1;
@@ -289,23 +289,8 @@ static int build_cached(struct build *b)
 /* The kernels row of the build, state 'building' (a failed or stale row of the key is reused). */
 static int build_row(struct build *b)
 {
-	if (db_get_int(b->db, &b->kid, "SELECT id FROM kernels WHERE key = ?", "s", b->key) == 1) {
-		if (db_run(b->db, "UPDATE kernels SET state = 'building', error = NULL, tree = ?, commit_id = ?, variant = ?,"
-			   " config_sha256 = NULL, compiler = ?, artifact_dir = ?, created = ? WHERE id = ?", "sssssdi",
-			   b->t.name, b->commit, b->variant, b->compiler, b->artdir, now_wall(), b->kid) < 0)
-			return -1;
-	} else {
-		if (db_run(b->db, "INSERT INTO kernels (key, tree, commit_id, variant, compiler, artifact_dir, state, created)"
-			   " VALUES (?,?,?,?,?,?,'building',?)", "ssssssd", b->key, b->t.name, b->commit, b->variant,
-			   b->compiler, b->artdir, now_wall()) < 0)
-			return -1;
-		b->kid = db_last_id(b->db);
-	}
-	if (b->req->series_id)
-		db_run(b->db, "UPDATE kernels SET series_id = ? WHERE id = ?", "ii", b->req->series_id, b->kid);
-	else
-		db_run(b->db, "UPDATE kernels SET series_id = NULL WHERE id = ?", "i", b->kid);
-	return 0;
+	return kernel_start(b->db, b->key, b->t.name, b->commit, b->variant, b->compiler, b->artdir, now_wall(),
+			    b->req->series_id, &b->kid);
 }
 
 /*
@@ -346,9 +331,7 @@ static int build_adopt(struct build *b)
 	if (json_get_obj(m, "ccache", &cc, mpath) == 0)
 		json_to_buf(&cj, cc, 0);
 	if (build_row(b) < 0 ||
-	    db_run(b->db, "UPDATE kernels SET state = 'ok', error = NULL, release = ?, build_id = ?, config_sha256 = ?,"
-		   " apply_log = ?, duration_s = ?, ccache_stats = ? WHERE id = ?", "ssssdsi", release, build_id, cfghex,
-		   aj.buf, dur, cj.len ? cj.buf : NULL, b->kid) < 0 ||
+	    kernel_set_ok(b->db, b->kid, release, build_id, NULL, cfghex, aj.buf, dur, cj.len ? cj.buf : NULL) < 0 ||
 	    kernel_artifact_load(b->db, b->kid, b->out) < 0) {
 		ret = -1;
 		goto out;
@@ -500,9 +483,8 @@ static int build_store(struct build *b)
 	/* the artifacts are ours again: nothing the sandbox user runs can change them after */
 	if (sandbox_reclaim(&b->sb, b->artdir) < 0)
 		goto out;
-	if (db_run(b->db, "UPDATE kernels SET state = 'ok', error = NULL, release = ?, build_id = ?, artifact_dir = ?,"
-		   " config_sha256 = ?, apply_log = ?, duration_s = ?, ccache_stats = ? WHERE id = ?", "sssssdsi",
-		   out->release, out->build_id, b->artdir, cfgsha, aj.buf, out->duration_s, csj.buf, b->kid) < 0)
+	if (kernel_set_ok(b->db, b->kid, out->release, out->build_id, b->artdir, cfgsha, aj.buf, out->duration_s,
+			  csj.buf) < 0)
 		goto out;
 	out->id = b->kid;
 	out->tree = xstrdup(b->t.name);

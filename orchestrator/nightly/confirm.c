@@ -8,6 +8,7 @@
 #include "compare/compare.h"
 #include "compare/compare_fmt.h"
 #include "nightly/confirm.h"
+#include "store/kernels.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "jsonh.h"
@@ -147,7 +148,7 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 	const struct conf_job *cj = conf_job(cfg, name);
 	struct compare_result res;
 	struct db_stmt *q;
-	char *tree = NULL, *good = NULL, *bad = NULL;
+	char *tree = NULL, *good, *bad;
 	int64_t ka, kb;
 
 	memset(&res, 0, sizeof(res));
@@ -155,8 +156,8 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 		return 0;
 	side_kernels(db, id, &ka, &kb);
 	db_get_str(db, &tree, "SELECT tree FROM jobs WHERE id = ?", "i", nightly);
-	db_get_str(db, &good, "SELECT commit_id FROM kernels WHERE id = ?", "i", ka);
-	db_get_str(db, &bad, "SELECT commit_id FROM kernels WHERE id = ?", "i", kb);
+	good = kernel_commit(db, ka);
+	bad = kernel_commit(db, kb);
 	q = db_prepare(db, "SELECT id, workload, metric, change_pct, better FROM confirmations WHERE confirm_job = ? "
 		       "AND state = 'pending'", "i", id);
 	while (q && db_step(q) == DB_ROW) {
