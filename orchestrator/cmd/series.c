@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "cmd.h"
+#include "store/series.h"
 #include "store/db.h"
 #include "intake/intake.h"
 #include "log.h"
@@ -166,9 +167,27 @@ static const char *const series_cols[] = {
 	"id", "subject", "version", "total", "source", "created", "patches", "expectations", NULL,
 };
 
+static int list_one(const struct series_item *it, void *data)
+{
+	const struct series_row *r = it->s;
+
+	print_obj_begin(NULL);
+	print_data_int("id", r->id);
+	print_data_str("subject", r->subject);
+	print_data_int("version", (int)r->version);
+	print_data_int("total", (int)r->total);
+	print_data_str("source", r->source);
+	print_data_time("created", r->created);
+	print_data_int("patches", (int)it->patches);
+	print_data_int("expectations", (int)it->claims);
+	print_text("%-5lld v%-2d %3d/%-3d %-5d %s\n", (long long)r->id, (int)r->version, (int)it->patches,
+		   (int)r->total, (int)it->claims, r->subject ? r->subject : "");
+	print_obj_end();
+	return 0;
+}
+
 static int series_list(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct db_stmt *st;
 	struct db *db;
 	int s;
 
@@ -178,33 +197,10 @@ static int series_list(int argc, char **argv, struct klab_ctx *ctx)
 		return cmd_usage_error(&list_spec, "unexpected argument '%s'", argv[0]);
 	if (!(db = ctx_db(ctx)))
 		return 1;
-	st = db_prepare(db, "SELECT s.id, s.subject, s.version, s.total, s.source, s.created,"
-			" (SELECT COUNT(*) FROM patches p WHERE p.series_id = s.id),"
-			" (SELECT COUNT(*) FROM expectations e WHERE e.series_id = s.id)"
-			" FROM series s ORDER BY s.id", "");
-	if (!st)
-		return 1;
 	cmd_print_begin();
 	print_text("%-5s %-3s %-7s %-5s %s\n", "ID", "VER", "PATCHES", "CLAIM", "SUBJECT");
 	print_list_begin(NULL, series_cols);
-	while (db_step(st) == DB_ROW) {
-		const char *subj = db_col_text(st, 1);
-
-		print_obj_begin(NULL);
-		print_data_int("id", db_col_int64(st, 0));
-		print_data_str("subject", subj);
-		print_data_int("version", db_col_int(st, 2));
-		print_data_int("total", db_col_int(st, 3));
-		print_data_str("source", db_col_text(st, 4));
-		print_data_time("created", db_col_double(st, 5));
-		print_data_int("patches", db_col_int(st, 6));
-		print_data_int("expectations", db_col_int(st, 7));
-		print_text("%-5lld v%-2d %3d/%-3d %-5d %s\n", (long long)db_col_int64(st, 0),
-			   db_col_int(st, 2), db_col_int(st, 6), db_col_int(st, 3),
-			   db_col_int(st, 7), subj ? subj : "");
-		print_obj_end();
-	}
-	db_finalize(st);
+	series_each(db, list_one, NULL);
 	print_list_end();
 	return cmd_print_end();
 }

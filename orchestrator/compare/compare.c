@@ -9,6 +9,7 @@
 #include "compare/compare.h"
 #include "compare/compare_side.h"
 #include "store/db.h"
+#include "store/series.h"
 #include "store/ksample.h"
 #include "log.h"
 #include "strvec.h"
@@ -473,49 +474,56 @@ struct claimrow {
 	double lo, hi;		/* signed % range */
 };
 
+struct claims_acc {
+	struct claimrow *v;
+	size_t n, alloc;
+};
+
+/* A claim as a signed % range: its own, or from its before and after figures; none without either. */
+static int claim_add(const struct claim_row *c, void *data)
+{
+	struct claims_acc *acc = data;
+	double sign = c->direction && !strcmp(c->direction, "lower") ? -1 : 1, lo, hi;
+
+	if (!c->metric)
+		return 0;
+	if (!isnan(c->lo_pct)) {
+		lo = sign * fabs(c->lo_pct);
+		hi = !isnan(c->hi_pct) ? sign * fabs(c->hi_pct) : lo;
+	} else if (!isnan(c->before) && !isnan(c->after) && c->before != 0) {
+		lo = hi = 100 * (c->after / c->before - 1);
+	} else {
+		return 0;
+	}
+	if (acc->n == acc->alloc) {
+		acc->alloc = acc->alloc ? 2 * acc->alloc : 4;
+		acc->v = xrealloc(acc->v, acc->alloc * sizeof(*acc->v));
+	}
+	acc->v[acc->n].metric = xstrdup(c->metric);
+	acc->v[acc->n].lo = lo < hi ? lo : hi;
+	acc->v[acc->n].hi = lo < hi ? hi : lo;
+	acc->n++;
+	return 0;
+}
+
 static int load_claims(struct db *db, int64_t job_id, struct claimrow **out, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT e.metric, e.direction, e.lo_pct, e.hi_pct, e.before, e.after"
-		" FROM expectations e JOIN jobs j ON j.series_id = e.series_id"
-		" WHERE j.id = ?1 ORDER BY e.id", "i", job_id);
-	size_t alloc = 0;
-	int rc;
+	struct claims_acc acc = { NULL, 0, 0 };
+	int r = series_job_claims_each(db, job_id, claim_add, &acc);
 
-	*out = NULL;
-	*n = 0;
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		const char *dir = db_col_text(st, 1);
-		double sign = dir && !strcmp(dir, "lower") ? -1 : 1, lo, hi;
+	*out = acc.v;
+	*n = acc.n;
+	return r;
+}
 
-		if (!db_col_text(st, 0))
-			continue;
-		if (!db_col_null(st, 2)) {
-			lo = sign * fabs(db_col_double(st, 2));
-			hi = !db_col_null(st, 3) ?
-			     sign * fabs(db_col_double(st, 3)) : lo;
-		} else if (!db_col_null(st, 4) &&
-			   !db_col_null(st, 5) &&
-			   db_col_double(st, 4) != 0) {
-			lo = hi = 100 * (db_col_double(st, 5) / db_col_double(st, 4) - 1);
-		} else {
-			continue;
-		}
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 4;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		(*out)[*n].metric = db_col_strdup(st, 0);
-		(*out)[*n].lo = lo < hi ? lo : hi;
-		(*out)[*n].hi = lo < hi ? hi : lo;
-		(*n)++;
-	}
-	db_finalize(st);
-	if (rc != DB_DONE)
-		return error("database '%s': cannot read expectations: %s", db_file(db), db_errmsg(db));
-	return 0;
+static void type_bit(const char *t, void *data)
+{
+	int *types = data;
+
+	if (t && !strcmp(t, "udp_rr"))
+		*types |= 1;
+	else if (t && !strcmp(t, "udp_tx"))
+		*types |= 2;
 }
 
 /*
@@ -524,22 +532,9 @@ static int load_claims(struct db *db, int64_t job_id, struct claimrow **out, siz
  */
 static int proposed_types(struct db *db, int64_t job_id)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT DISTINCT p.type FROM proposals p JOIN jobs j ON j.series_id = p.series_id"
-		" WHERE j.id = ?1", "i", job_id);
 	int types = 0;
 
-	if (!st)
-		return 0;
-	while (db_step(st) == DB_ROW) {
-		const char *t = db_col_text(st, 0);
-
-		if (t && !strcmp(t, "udp_rr"))
-			types |= 1;
-		else if (t && !strcmp(t, "udp_tx"))
-			types |= 2;
-	}
-	db_finalize(st);
+	series_job_proposal_types(db, job_id, type_bit, &types);
 	return types;
 }
 

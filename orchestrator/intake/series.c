@@ -15,6 +15,7 @@
 #include "log.h"
 #include "intake/mbox.h"
 #include "intake/series.h"
+#include "store/series.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -931,6 +932,10 @@ static char *json_text(struct json_object *o)
 
 int series_store(struct db *db, const struct series *s, int64_t *id, int *existed)
 {
+	struct series_row row = {
+		0, s->source, s->source_url, s->subject, s->author, s->date, s->message_id, s->version, s->total,
+		s->cover, (char *)s->content_sha256, now_wall(),
+	};
 	int64_t sid = 0;
 	int r;
 
@@ -940,7 +945,7 @@ int series_store(struct db *db, const struct series *s, int64_t *id, int *existe
 		return error("series '%s' has no patch with a diff: nothing to store", s->subject);
 	if (db_begin(db) < 0)
 		return -1;
-	r = db_get_int(db, &sid, "SELECT id FROM series WHERE content_sha256 = ?", "s", s->content_sha256);
+	r = series_id_by_hash(db, s->content_sha256, &sid);
 	if (r < 0)
 		goto fail;
 	if (r == 1) {
@@ -950,50 +955,36 @@ int series_store(struct db *db, const struct series *s, int64_t *id, int *existe
 			*existed = 1;
 		return 0;
 	}
-	if (db_run(db, "INSERT INTO series (source, source_url, subject, author, date, message_id, version,"
-		   " total, cover, content_sha256, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)", "ssssssiissd",
-		   s->source, s->source_url, s->subject, s->author, s->date, s->message_id,
-		   (int64_t)s->version, (int64_t)s->total, s->cover, s->content_sha256, now_wall()) < 0)
+	if (series_insert(db, &row, &sid) < 0)
 		goto fail;
-	sid = db_last_id(db);
 	for (size_t i = 0; i < s->n_patches; i++) {
 		const struct patch *p = &s->patches[i];
-		char *tj = json_text(trailers_json(p));
+		struct patch_row pr = {
+			p->seq, p->subject, p->author, p->date, p->message_id, p->body, p->diff, p->diffstat,
+			json_text(trailers_json(p)),
+		};
 
-		r = db_run(db, "INSERT INTO patches (series_id, seq, subject, author, date, message_id, body,"
-			   " diff, diffstat, trailers) VALUES (?,?,?,?,?,?,?,?,?,?)", "iissssssss", sid,
-			   (int64_t)p->seq, p->subject, p->author, p->date, p->message_id, p->body, p->diff,
-			   p->diffstat, tj);
-		free(tj);
+		r = series_patch_insert(db, sid, &pr);
+		free(pr.trailers);
 		if (r < 0)
 			goto fail;
 	}
 	for (size_t i = 0; i < s->n_claims; i++) {
 		const struct claim *c = &s->claims[i];
+		struct claim_row cr = {
+			c->patch_seq, c->metric, c->direction, c->lo_pct, c->hi_pct, c->before, c->after, c->unit,
+			c->text,
+		};
 
-		struct db_stmt *st = db_prepare(db, "INSERT INTO expectations (series_id, patch_seq, metric,"
-					      " direction, lo_pct, hi_pct, unit, text) VALUES (?,?,?,?,?,?,?,?)",
-					      "iissddss", sid, (int64_t)c->patch_seq, c->metric, c->direction,
-					      c->lo_pct, c->hi_pct, c->unit, c->text);
-
-		if (!st)
-			goto fail;
-		r = db_step(st);
-		db_finalize(st);
-		if (r != DB_DONE) {
-			error("cannot insert an expectation: %s", db_errmsg(db));
-			goto fail;
-		}
-		if (!isnan(c->before) && db_run(db, "UPDATE expectations SET before = ?, after = ? WHERE id = ?",
-						"ddi", c->before, c->after, (int64_t)db_last_id(db)) < 0)
+		if (series_claim_insert(db, sid, &cr) < 0)
 			goto fail;
 	}
 	for (size_t i = 0; i < s->n_proposals; i++) {
 		const struct proposal *p = &s->proposals[i];
 		char *pj = json_text(params_json(p));
+		struct proposal_row pr = { p->patch_seq, p->type, pj, p->command };
 
-		r = db_run(db, "INSERT INTO proposals (series_id, patch_seq, type, params, command)"
-			   " VALUES (?,?,?,?,?)", "iisss", sid, (int64_t)p->patch_seq, p->type, pj, p->command);
+		r = series_proposal_insert(db, sid, &pr);
 		free(pj);
 		if (r < 0)
 			goto fail;
@@ -1008,148 +999,135 @@ fail:
 }
 
 
+static char *dup(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static int load_patch(const struct patch_row *row, void *data)
+{
+	struct series *s = data;
+	struct patch *p;
+	struct json_object *ta;
+
+	s->patches = xrealloc(s->patches, (s->n_patches + 1) * sizeof(*s->patches));
+	p = &s->patches[s->n_patches++];
+	memset(p, 0, sizeof(*p));
+	p->seq = (int)row->seq;
+	p->subject = dup(row->subject);
+	p->author = dup(row->author);
+	p->date = dup(row->date);
+	p->message_id = dup(row->message_id);
+	p->body = xstrdup(row->body ? row->body : "");
+	p->diff = xstrdup(row->diff ? row->diff : "");
+	p->diffstat = dup(row->diffstat);
+	ta = row->trailers ? json_parse(row->trailers, strlen(row->trailers), "patches.trailers") : NULL;
+	for (size_t k = 0; ta && json_object_is_type(ta, json_type_array) && k < json_object_array_length(ta); k++) {
+		struct json_object *t = json_object_array_get_idx(ta, k);
+		const char *tag = NULL, *val = NULL, *from = NULL;
+
+		json_get_str(t, "tag", &tag, "trailer");
+		json_get_str(t, "value", &val, "trailer");
+		json_get_str(t, "from", &from, "trailer");
+		if (tag && val)
+			add_trailer(p, tag, strlen(tag), val, from);
+	}
+	if (ta)
+		json_object_put(ta);
+	{
+		/* counts back from the diffstat's last line */
+		const char *last = p->diffstat ? strrchr(p->diffstat, '\n') : NULL;
+
+		last = last ? last + 1 : p->diffstat;
+		if (last) {
+			const char *q;
+
+			p->files = atoi(last);
+			if ((q = strstr(last, " insertion")))
+				while (q > last && isdigit((unsigned char)q[-1]))
+					q--, p->insertions = atoi(q);
+			if ((q = strstr(last, " deletion")))
+				while (q > last && isdigit((unsigned char)q[-1]))
+					q--, p->deletions = atoi(q);
+		}
+	}
+	return 0;
+}
+
+static int load_claim(const struct claim_row *row, void *data)
+{
+	struct series *s = data;
+	struct claim *c;
+
+	s->claims = xrealloc(s->claims, (s->n_claims + 1) * sizeof(*s->claims));
+	c = &s->claims[s->n_claims++];
+	c->patch_seq = (int)row->patch_seq;
+	c->metric = dup(row->metric);
+	c->direction = dup(row->direction);
+	c->lo_pct = isnan(row->lo_pct) ? 0 : row->lo_pct;
+	c->hi_pct = isnan(row->hi_pct) ? 0 : row->hi_pct;
+	c->before = row->before;
+	c->after = row->after;
+	c->unit = dup(row->unit);
+	c->text = dup(row->text);
+	return 0;
+}
+
+static int load_proposal(const struct proposal_row *row, void *data)
+{
+	struct series *s = data;
+	struct proposal *p;
+	struct json_object *po = row->params ? json_parse(row->params, strlen(row->params), "proposals.params") : NULL;
+	const char *fl = NULL;
+
+	s->proposals = xrealloc(s->proposals, (s->n_proposals + 1) * sizeof(*s->proposals));
+	p = &s->proposals[s->n_proposals++];
+	memset(p, 0, sizeof(*p));
+	strvec_init(&p->params);
+	p->patch_seq = (int)row->patch_seq;
+	p->type = dup(row->type);
+	p->command = dup(row->command);
+	if (po && json_object_is_type(po, json_type_object)) {
+		json_object_object_foreach(po, k, v)
+			strvec_pushf(&p->params, "%s=%s", k, json_object_get_string(v));
+		json_get_str(po, "flows", &fl, "proposals.params");
+		if (!fl)
+			json_get_str(po, "threads", &fl, "proposals.params");
+	}
+	p->name = xasprintf("%s_%s", p->type ? p->type : "workload", fl ? fl : "1");
+	if (po)
+		json_object_put(po);
+	return 0;
+}
+
 int series_load_db(struct db *db, int64_t id, struct series **out)
 {
 	struct series *s = xcalloc(1, sizeof(*s));
-	struct db_stmt *st;
+	struct series_row row;
 	int r;
 
 	strvec_init(&s->notes);
-	st = db_prepare(db, "SELECT source, source_url, subject, author, date, message_id, version, total,"
-			" cover, content_sha256 FROM series WHERE id = ?", "i", id);
-	if (!st)
-		goto fail;
-	r = db_step(st);
-	if (r != DB_ROW) {
-		db_finalize(st);
-		error("no series with id %lld", (long long)id);
+	r = series_get(db, id, &row);
+	if (r <= 0) {
+		if (r == 0)
+			error("no series with id %lld", (long long)id);
 		goto fail;
 	}
-	s->source = db_col_strdup(st, 0);
-	s->source_url = db_col_strdup(st, 1);
-	s->subject = db_col_strdup(st, 2);
-	s->author = db_col_strdup(st, 3);
-	s->date = db_col_strdup(st, 4);
-	s->message_id = db_col_strdup(st, 5);
-	s->version = db_col_int(st, 6);
-	s->total = db_col_int(st, 7);
-	s->cover = db_col_strdup(st, 8);
-	snprintf(s->content_sha256, sizeof(s->content_sha256), "%s",
-		 db_col_text(st, 9) ? db_col_text(st, 9) : "");
+	s->source = row.source, row.source = NULL;
+	s->source_url = row.source_url, row.source_url = NULL;
+	s->subject = row.subject, row.subject = NULL;
+	s->author = row.author, row.author = NULL;
+	s->date = row.date, row.date = NULL;
+	s->message_id = row.message_id, row.message_id = NULL;
+	s->version = (int)row.version;
+	s->total = (int)row.total;
+	s->cover = row.cover, row.cover = NULL;
+	snprintf(s->content_sha256, sizeof(s->content_sha256), "%s", row.content_sha256 ? row.content_sha256 : "");
 	s->format = xstrdup("database");
-	db_finalize(st);
-
-	st = db_prepare(db, "SELECT seq, subject, author, date, message_id, body, diff, diffstat, trailers"
-			" FROM patches WHERE series_id = ? ORDER BY seq", "i", id);
-	if (!st)
+	series_row_release(&row);
+	if (series_patches_each(db, id, load_patch, s) < 0 || series_claims_each(db, id, 0, load_claim, s) < 0 ||
+	    series_proposals_each(db, id, load_proposal, s) < 0)
 		goto fail;
-	while (db_step(st) == DB_ROW) {
-		struct patch *p;
-		char *tj;
-		struct json_object *ta;
-
-		s->patches = xrealloc(s->patches, (s->n_patches + 1) * sizeof(*s->patches));
-		p = &s->patches[s->n_patches++];
-		memset(p, 0, sizeof(*p));
-		p->seq = db_col_int(st, 0);
-		p->subject = db_col_strdup(st, 1);
-		p->author = db_col_strdup(st, 2);
-		p->date = db_col_strdup(st, 3);
-		p->message_id = db_col_strdup(st, 4);
-		p->body = db_col_strdup(st, 5);
-		p->diff = db_col_strdup(st, 6);
-		p->diffstat = db_col_strdup(st, 7);
-		if (!p->body)
-			p->body = xstrdup("");
-		if (!p->diff)
-			p->diff = xstrdup("");
-		tj = db_col_strdup(st, 8);
-		ta = tj ? json_parse(tj, strlen(tj), "patches.trailers") : NULL;
-		for (size_t k = 0; ta && json_object_is_type(ta, json_type_array) &&
-				   k < json_object_array_length(ta); k++) {
-			struct json_object *t = json_object_array_get_idx(ta, k);
-			const char *tag = NULL, *val = NULL, *from = NULL;
-
-			json_get_str(t, "tag", &tag, "trailer");
-			json_get_str(t, "value", &val, "trailer");
-			json_get_str(t, "from", &from, "trailer");
-			if (tag && val)
-				add_trailer(p, tag, strlen(tag), val, from);
-		}
-		if (ta)
-			json_object_put(ta);
-		free(tj);
-		{
-			/* counts back from the diffstat's last line */
-			const char *last = p->diffstat ? strrchr(p->diffstat, '\n') : NULL;
-
-			last = last ? last + 1 : p->diffstat;
-			if (last) {
-				const char *q;
-
-				p->files = atoi(last);
-				if ((q = strstr(last, " insertion")))
-					while (q > last && isdigit((unsigned char)q[-1]))
-						q--, p->insertions = atoi(q);
-				if ((q = strstr(last, " deletion")))
-					while (q > last && isdigit((unsigned char)q[-1]))
-						q--, p->deletions = atoi(q);
-			}
-		}
-	}
-	db_finalize(st);
-
-	st = db_prepare(db, "SELECT patch_seq, metric, direction, lo_pct, hi_pct, before, after, unit, text"
-			" FROM expectations WHERE series_id = ? ORDER BY id", "i", id);
-	if (!st)
-		goto fail;
-	while (db_step(st) == DB_ROW) {
-		struct claim *c;
-
-		s->claims = xrealloc(s->claims, (s->n_claims + 1) * sizeof(*s->claims));
-		c = &s->claims[s->n_claims++];
-		c->patch_seq = db_col_int(st, 0);
-		c->metric = db_col_strdup(st, 1);
-		c->direction = db_col_strdup(st, 2);
-		c->lo_pct = db_col_double(st, 3);
-		c->hi_pct = db_col_double(st, 4);
-		c->before = db_col_null(st, 5) ? NAN : db_col_double(st, 5);
-		c->after = db_col_null(st, 6) ? NAN : db_col_double(st, 6);
-		c->unit = db_col_strdup(st, 7);
-		c->text = db_col_strdup(st, 8);
-	}
-	db_finalize(st);
-
-	st = db_prepare(db, "SELECT patch_seq, type, params, command FROM proposals WHERE series_id = ?"
-			" ORDER BY id", "i", id);
-	if (!st)
-		goto fail;
-	while (db_step(st) == DB_ROW) {
-		struct proposal *p;
-		char *pj = db_col_strdup(st, 2);
-		struct json_object *po = pj ? json_parse(pj, strlen(pj), "proposals.params") : NULL;
-		const char *fl = NULL;
-
-		s->proposals = xrealloc(s->proposals, (s->n_proposals + 1) * sizeof(*s->proposals));
-		p = &s->proposals[s->n_proposals++];
-		memset(p, 0, sizeof(*p));
-		strvec_init(&p->params);
-		p->patch_seq = db_col_int(st, 0);
-		p->type = db_col_strdup(st, 1);
-		p->command = db_col_strdup(st, 3);
-		if (po && json_object_is_type(po, json_type_object)) {
-			json_object_object_foreach(po, k, v)
-				strvec_pushf(&p->params, "%s=%s", k, json_object_get_string(v));
-			json_get_str(po, "flows", &fl, "proposals.params");
-			if (!fl)
-				json_get_str(po, "threads", &fl, "proposals.params");
-		}
-		p->name = xasprintf("%s_%s", p->type ? p->type : "workload", fl ? fl : "1");
-		if (po)
-			json_object_put(po);
-		free(pj);
-	}
-	db_finalize(st);
 	*out = s;
 	return 0;
 fail:

@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "store/db.h"
+#include "store/series.h"
 #include "jsonh.h"
 #include "log.h"
 #include "report/plot.h"
@@ -100,20 +101,21 @@ int rep_job_load(struct db *db, int64_t id, struct rep_job *j)
 	db_finalize(st);
 
 	if (j->series_id) {
-		st = db_prepare(db, "SELECT source, source_url, subject, author, message_id, version, total "
-				"FROM series WHERE id = ?", "i", j->series_id);
-		if (!st)
+		struct series_row sr;
+		int r = series_get(db, j->series_id, &sr);
+
+		if (r < 0)
 			goto fail;
-		if (db_step(st) == DB_ROW) {
-			j->s_source = db_col_strdup(st, 0);
-			j->s_url = db_col_strdup(st, 1);
-			j->s_subject = db_col_strdup(st, 2);
-			j->s_author = db_col_strdup(st, 3);
-			j->s_msgid = db_col_strdup(st, 4);
-			j->s_version = db_col_int64(st, 5);
-			j->s_total = db_col_int64(st, 6);
+		if (r == 1) {
+			j->s_source = sr.source, sr.source = NULL;
+			j->s_url = sr.source_url, sr.source_url = NULL;
+			j->s_subject = sr.subject, sr.subject = NULL;
+			j->s_author = sr.author, sr.author = NULL;
+			j->s_msgid = sr.message_id, sr.message_id = NULL;
+			j->s_version = sr.version;
+			j->s_total = sr.total;
 		}
-		db_finalize(st);
+		series_row_release(&sr);
 	}
 	st = db_prepare(db, "SELECT s.side, s.label, s.profile, k.tree, k.commit_id, k.variant, k.release, "
 			"k.build_id, k.compiler, s.kernel_id FROM job_sides s LEFT JOIN kernels k ON k.id = s.kernel_id "
@@ -291,35 +293,38 @@ void rep_counts_free(struct rep_count *c, size_t n)
 	free(c);
 }
 
+struct claims_acc {
+	struct rep_claim *v;
+	size_t n, alloc;
+};
+
+static int claim_add(const struct claim_row *row, void *data)
+{
+	struct claims_acc *acc = data;
+	struct rep_claim *c;
+
+	if (acc->n == acc->alloc) {
+		acc->alloc = acc->alloc ? 2 * acc->alloc : 4;
+		acc->v = xrealloc(acc->v, acc->alloc * sizeof(*acc->v));
+	}
+	c = &acc->v[acc->n++];
+	c->patch_seq = row->patch_seq;
+	c->metric = row->metric ? xstrdup(row->metric) : NULL;
+	c->direction = row->direction ? xstrdup(row->direction) : NULL;
+	c->lo = row->lo_pct;
+	c->hi = row->hi_pct;
+	c->text = row->text ? xstrdup(row->text) : NULL;
+	return 0;
+}
+
 void rep_claims_load(struct db *db, int64_t series_id, struct rep_claim **out, size_t *n)
 {
-	struct db_stmt *st;
-	size_t alloc = 0;
+	struct claims_acc acc = { NULL, 0, 0 };
 
-	*out = NULL;
-	*n = 0;
-	if (!series_id)
-		return;
-	st = db_prepare(db, "SELECT patch_seq, metric, direction, lo_pct, hi_pct, text "
-			"FROM expectations WHERE series_id = ? ORDER BY patch_seq, id", "i", series_id);
-	if (!st)
-		return;
-	while (db_step(st) == DB_ROW) {
-		struct rep_claim *c;
-
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 4;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		c = &(*out)[(*n)++];
-		c->patch_seq = db_col_int64(st, 0);
-		c->metric = db_col_strdup(st, 1);
-		c->direction = db_col_strdup(st, 2);
-		c->lo = db_col_num(st, 3);
-		c->hi = db_col_num(st, 4);
-		c->text = db_col_strdup(st, 5);
-	}
-	db_finalize(st);
+	if (series_id)
+		series_claims_each(db, series_id, 1, claim_add, &acc);
+	*out = acc.v;
+	*n = acc.n;
 }
 
 void rep_claims_free(struct rep_claim *c, size_t n)
