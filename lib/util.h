@@ -9,6 +9,8 @@
 #define KLAB_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define KLAB_NORETURN __attribute__((noreturn))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* The struct of type `type` whose member `member` is at `ptr`. */
+#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 #define KLAB_VERSION "0.1.0"
 

@@ -31,7 +31,6 @@ struct rr_hdr {
 #define RR_MIN_SIZE ((long)sizeof(struct rr_hdr))
 #define RR_MAX_SIZE 65507L
 #define RR_SRV_BATCH 64
-#define RR_HARD_MARGIN_MS 5000L
 
 static const char rr_usage[] =
 	"usage: klab-udp-rr server --port P [--addr A] [--threads T] [--response-size N]\n"
@@ -42,74 +41,45 @@ static const char rr_usage[] =
 	"                          [--cpus LIST] [--busy-poll USEC] [--rto-ms MS] [-6]\n";
 
 struct rr_params {
-	int server;
-	int v6;
-	const char *addr_s;
-	long port, flows, threads, req_size, resp_size, burst, busy_poll, rto_ms;
-	long duration_ms, warmup_ms;
+	struct wl_gen g;	/* g.listen: the server */
+	long flows, req_size, resp_size, burst, busy_poll, rto_ms;
 	int echo;		/* server: answer with the request's length */
-	int ready_fd;		/* server: where to say "ready" (-1: nowhere) */
-	long start_wait_ms;	/* server: the duration runs from the first request, waited for at most this long (0: from the start) */
-	struct wl_cpus cpus;
-	const char *cpus_s;
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
 };
 
 /* Parse and check every option; 0, or -1 after a message naming the argument. */
-static int rr_parse(int argc, char **argv, struct rr_params *p)
+static int rr_parse(int argc, char **argv, struct wl_gen *g)
 {
-	const char *port = NULL, *flows = NULL, *threads = NULL, *req = NULL, *resp = NULL,
-		*dur = NULL, *warm = NULL, *burst = NULL, *bp = NULL, *rto = NULL, *v6 = NULL,
-		*ready = NULL, *swait = NULL;
+	static const char *const client_only[] = { "flows", "request-size", "warmup", "burst", "rto-ms", NULL };
+	static const char *const server_only[] = { "ready-fd", "start-wait", NULL };
+	struct rr_params *p = container_of(g, struct rr_params, g);
+	const char *flows = NULL, *req = NULL, *resp = NULL, *burst = NULL, *bp = NULL, *rto = NULL;
 	struct wl_opt opts[] = {
-		{ "addr", 1, &p->addr_s }, { "port", 1, &port }, { "flows", 1, &flows },
-		{ "threads", 1, &threads }, { "request-size", 1, &req },
-		{ "response-size", 1, &resp }, { "duration", 1, &dur }, { "warmup", 1, &warm },
-		{ "burst", 1, &burst }, { "cpus", 1, &p->cpus_s }, { "busy-poll", 1, &bp },
-		{ "rto-ms", 1, &rto }, { "6", 0, &v6 }, { "ready-fd", 1, &ready },
-		{ "start-wait", 1, &swait }, { NULL, 0, NULL },
+		{ "addr", 1, &g->addr_s }, { "port", 1, &g->arg.port }, { "flows", 1, &flows },
+		{ "threads", 1, &g->arg.threads }, { "request-size", 1, &req },
+		{ "response-size", 1, &resp }, { "duration", 1, &g->arg.duration },
+		{ "warmup", 1, &g->arg.warmup }, { "burst", 1, &burst }, { "cpus", 1, &g->cpus_s },
+		{ "busy-poll", 1, &bp }, { "rto-ms", 1, &rto }, { "6", 0, &g->arg.v6 },
+		{ "ready-fd", 1, &g->arg.ready_fd }, { "start-wait", 1, &g->arg.start_wait },
+		{ NULL, 0, NULL },
 	};
-	const char *role = argc > 1 ? argv[1] : NULL;
+	int role = wl_gen_role(argc, argv, "server", "client");
 
-	if (!role)
-		return error("missing role: 'server' or 'client'");
-	if (!strcmp(role, "server"))
-		p->server = 1;
-	else if (strcmp(role, "client"))
-		return error("unknown role '%s': expected 'server' or 'client'", role);
+	if (role < 0)
+		return -1;
+	g->listen = role == 0;
 	if (wl_parse_opts(argc, argv, 2, opts))
 		return -1;
-	if (p->server && (flows || req || warm || burst || rto))
-		return error("option '--%s' is for the client only",
-			     flows ? "flows" : req ? "request-size" : warm ? "warmup" :
-			     burst ? "burst" : "rto-ms");
-	if (!p->server && (ready || swait))
-		return error("option '--%s' is for the server only", ready ? "ready-fd" : "start-wait");
-	p->v6 = v6 != NULL;
-	p->flows = p->threads = p->burst = 1;
+	if (wl_gen_only(opts, g->listen ? client_only : server_only, g->listen ? "client" : "server"))
+		return -1;
+	p->flows = p->burst = 1;
 	p->req_size = p->resp_size = 100;
 	p->rto_ms = 100;
-	if (!port)
-		return error("missing --port");
-	if (wl_arg_long("port", port, p->server ? 0 : 1, 65535, &p->port))
+	if (wl_gen_times(g) || wl_gen_listen(g))
 		return -1;
-	if (!dur)
-		return error("missing --duration");
-	if (wl_arg_duration("duration", dur, 100, 86400000L, &p->duration_ms))
-		return -1;
-	if (warm && wl_arg_duration("warmup", warm, 0, 3600000L, &p->warmup_ms))
-		return -1;
-	if (threads && wl_arg_long("threads", threads, 1, 1024, &p->threads))
-		return -1;
-	if (p->server) {
+	if (g->listen) {
 		p->echo = !resp;
-		if (ready && wl_arg_ready_fd("ready-fd", ready, &p->ready_fd))
-			return -1;
-		if (swait && wl_arg_duration("start-wait", swait, 0, 3600000L, &p->start_wait_ms))
-			return -1;
 	} else {
-		if (!p->addr_s)
+		if (!g->addr_s)
 			return error("missing --addr");
 		if (!flows)
 			return error("missing --flows");
@@ -126,47 +96,40 @@ static int rr_parse(int argc, char **argv, struct rr_params *p)
 		return -1;
 	if (bp && wl_arg_long("busy-poll", bp, 0, 1000000, &p->busy_poll))
 		return -1;
-	if (p->cpus_s && wl_arg_cpus("cpus", p->cpus_s, &p->cpus))
+	if (wl_gen_where(g))
 		return -1;
-	if (wl_arg_addr("addr", p->addr_s, p->v6, (int)p->port, &p->addr, &p->addrlen))
-		return -1;
-	if (!p->server && !threads) {
+	if (!g->listen && !g->arg.threads) {
 		/* one thread per CPU (of --cpus, else online): a single client
 		 * thread caps many flows at what one CPU can send */
-		long n = p->cpus.n ? p->cpus.n : sysconf(_SC_NPROCESSORS_ONLN);
+		long n = g->cpus.n ? g->cpus.n : sysconf(_SC_NPROCESSORS_ONLN);
 
-		p->threads = n < 1 ? 1 : n > 64 ? 64 : n;
+		g->threads = n < 1 ? 1 : n > 64 ? 64 : n;
 	}
-	if (!p->server && p->threads > p->flows)
-		p->threads = p->flows;
+	if (!g->listen && g->threads > p->flows)
+		g->threads = p->flows;
 	return 0;
 }
 
 static struct json_object *rr_params_json(const struct rr_params *p)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = wl_gen_params_json(&p->g);
 
-	if (p->addr_s)
-		json_object_object_add(o, "addr", json_object_new_string(p->addr_s));
-	json_object_object_add(o, "port", wl_jint((uint64_t)p->port));
-	json_object_object_add(o, "ipv6", json_object_new_boolean(p->v6));
-	json_object_object_add(o, "threads", wl_jint((uint64_t)p->threads));
-	if (!p->server) {
+	if (!p->g.listen) {
 		json_object_object_add(o, "flows", wl_jint((uint64_t)p->flows));
 		json_object_object_add(o, "request_size", wl_jint((uint64_t)p->req_size));
 		json_object_object_add(o, "burst", wl_jint((uint64_t)p->burst));
 		json_object_object_add(o, "rto_ms", wl_jint((uint64_t)p->rto_ms));
-		json_object_object_add(o, "warmup_s", wl_jdouble((double)p->warmup_ms / 1000.0));
+		json_object_object_add(o, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
 	}
 	if (!p->echo)
 		json_object_object_add(o, "response_size", wl_jint((uint64_t)p->resp_size));
 	else
 		json_object_object_add(o, "response_size", json_object_new_string("echo"));
-	json_object_object_add(o, "duration_s", wl_jdouble((double)p->duration_ms / 1000.0));
-	if (p->server)
-		json_object_object_add(o, "start_wait_s", wl_jdouble((double)p->start_wait_ms / 1000.0));
+	json_object_object_add(o, "duration_s", wl_jdouble((double)p->g.duration_ms / 1000.0));
+	if (p->g.listen)
+		json_object_object_add(o, "start_wait_s", wl_jdouble((double)p->g.start_wait_ms / 1000.0));
 	json_object_object_add(o, "busy_poll_us", wl_jint((uint64_t)p->busy_poll));
-	json_object_object_add(o, "cpus", p->cpus_s ? json_object_new_string(p->cpus_s) : NULL);
+	json_object_object_add(o, "cpus", p->g.cpus_s ? json_object_new_string(p->g.cpus_s) : NULL);
 	return o;
 }
 
@@ -355,7 +318,7 @@ static void *rr_client_thread(void *arg)
 		tick_ns = 10000000u;
 	if (tick_ns < 1000000u)
 		tick_ns = 1000000u;
-	if (wl_pin_self(&c->p->cpus, t->idx)) {
+	if (wl_pin_self(&c->p->g.cpus, t->idx)) {
 		t->failed = 1;
 		return NULL;
 	}
@@ -390,25 +353,25 @@ static void *rr_client_thread(void *arg)
 static int rr_client_setup(struct rr_client *c)
 {
 	struct rr_params *p = c->p;
-	long i, per = p->flows / p->threads, extra = p->flows % p->threads, next = 0;
+	long i, per = p->flows / p->g.threads, extra = p->flows % p->g.threads, next = 0;
 	long tick_ms = p->rto_ms / 4 < 1 ? 1 : p->rto_ms / 4 > 10 ? 10 : p->rto_ms / 4;
 	char as[80];
 
-	wl_addr_str(&p->addr, as, sizeof(as));
-	wl_raise_nofile(p->flows + p->threads + 64);
+	wl_addr_str(&p->g.addr, as, sizeof(as));
+	wl_raise_nofile(p->flows + p->g.threads + 64);
 	for (i = 0; i < p->flows; i++) {
 		struct rr_flow *f = &c->flows[i];
 
 		f->slots = xcalloc((size_t)p->burst, sizeof(*f->slots));
-		f->fd = socket(p->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		f->fd = socket(p->g.addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (f->fd < 0)
 			return error_errno("cannot open the socket of flow %ld of %ld", i + 1, p->flows);
-		if (connect(f->fd, (struct sockaddr *)&p->addr, p->addrlen))
+		if (connect(f->fd, (struct sockaddr *)&p->g.addr, p->g.addrlen))
 			return error_errno("cannot connect flow %ld to %s", i + 1, as);
 		if (wl_set_busy_poll(f->fd, p->busy_poll) || wl_set_timeouts(f->fd, tick_ms, 1000))
 			return -1;
 	}
-	for (i = 0; i < p->threads; i++) {
+	for (i = 0; i < p->g.threads; i++) {
 		struct rr_cthread *t = &c->th[i];
 		long j;
 
@@ -480,7 +443,7 @@ static uint64_t rr_sum_done(void *ctx)
 	uint64_t sum = 0;
 	long i;
 
-	for (i = 0; i < c->p->threads; i++)
+	for (i = 0; i < c->p->g.threads; i++)
 		sum += WL_LOAD(&c->th[i].win.done);
 	return sum;
 }
@@ -502,19 +465,19 @@ static int rr_client(struct rr_params *p)
 	c.p = p;
 	c.rto_ns = (uint64_t)p->rto_ms * 1000000u;
 	c.flows = xcalloc((size_t)p->flows, sizeof(*c.flows));
-	c.th = xcalloc((size_t)p->threads, sizeof(*c.th));
+	c.th = xcalloc((size_t)p->g.threads, sizeof(*c.th));
 	for (i = 0; i < p->flows; i++)
 		c.flows[i].fd = -1;
-	for (i = 0; i < p->threads; i++)
+	for (i = 0; i < p->g.threads; i++)
 		c.th[i].ep = -1;
 	hist_init(h);
 	if (rr_client_setup(&c))
 		goto out;
 
 	c.start_ns = wl_now_ns();
-	c.warm_ns = c.start_ns + (uint64_t)p->warmup_ms * 1000000u;
-	c.end_ns = c.warm_ns + (uint64_t)p->duration_ms * 1000000u;
-	for (i = 0; i < p->threads; i++, started++) {
+	c.warm_ns = c.start_ns + (uint64_t)p->g.warmup_ms * 1000000u;
+	c.end_ns = c.warm_ns + (uint64_t)p->g.duration_ms * 1000000u;
+	for (i = 0; i < p->g.threads; i++, started++) {
 		int err = pthread_create(&c.th[i].tid, NULL, rr_client_thread, &c.th[i]);
 
 		if (err) {
@@ -525,7 +488,7 @@ static int rr_client(struct rr_params *p)
 	}
 
 	/* per-second series of the measured window, sampled by this thread */
-	if (started == p->threads) {
+	if (started == p->g.threads) {
 		json_object_put(series);
 		series = wl_series(c.warm_ns, c.end_ns, "tps", rr_sum_done, &c, &c.stop);
 	}
@@ -537,10 +500,10 @@ static int rr_client(struct rr_params *p)
 	for (i = 0; i < started; i++)
 		if (c.th[i].failed)
 			goto out;
-	if (started < p->threads)
+	if (started < p->g.threads)
 		goto out;
 
-	for (i = 0; i < p->threads; i++) {
+	for (i = 0; i < p->g.threads; i++) {
 		add_count(&all, &c.th[i].all);
 		add_count(&win, &c.th[i].win);
 		wl_errs_merge(errs_all, &c.th[i].errs_all);
@@ -561,7 +524,7 @@ static int rr_client(struct rr_params *p)
 	json_object_object_add(doc, "schema", json_object_new_string("klab-udp-rr/1"));
 	json_object_object_add(doc, "role", json_object_new_string("client"));
 	json_object_object_add(doc, "params", rr_params_json(p));
-	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->warmup_ms / 1000.0));
+	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
 	json_object_object_add(doc, "duration_s", wl_jdouble(secs));
 	json_object_object_add(doc, "transactions", wl_jint(win.done));
 	json_object_object_add(doc, "tps", wl_jdouble(secs > 0 ? (double)win.done / secs : 0));
@@ -614,14 +577,14 @@ static int rr_client(struct rr_params *p)
 				top = e;
 		if (top)
 			error("no response from %s in %.1f s: %llu send/receive errors, mostly %s (%s)",
-			      wl_addr_str(&p->addr, as, sizeof(as)),
-			      (double)(p->warmup_ms + p->duration_ms) / 1000.0,
+			      wl_addr_str(&p->g.addr, as, sizeof(as)),
+			      (double)(p->g.warmup_ms + p->g.duration_ms) / 1000.0,
 			      (unsigned long long)wl_errs_total(errs_all),
 			      wl_errno_name(top, en, sizeof(en)), strerror(top));
 		else
 			error("no response from %s in %.1f s (%llu requests sent)",
-			      wl_addr_str(&p->addr, as, sizeof(as)),
-			      (double)(p->warmup_ms + p->duration_ms) / 1000.0,
+			      wl_addr_str(&p->g.addr, as, sizeof(as)),
+			      (double)(p->g.warmup_ms + p->g.duration_ms) / 1000.0,
 			      (unsigned long long)all.sent);
 		rc = 1;
 	}
@@ -633,7 +596,7 @@ out:
 			close(c.flows[i].fd);
 		free(c.flows[i].slots);
 	}
-	for (i = 0; i < p->threads; i++) {
+	for (i = 0; i < p->g.threads; i++) {
 		if (c.th[i].ep >= 0)
 			close(c.th[i].ep);
 		free(c.th[i].buf);
@@ -674,8 +637,8 @@ static void rr_first_request(struct rr_sthread *t)
 {
 	uint64_t now = wl_now_ns();
 
-	if (wl_first_datagram(t->first_ns, now, t->p->start_wait_ms, t->wait_end_ns))
-		WL_STORE(t->end_ns, now + (uint64_t)t->p->duration_ms * 1000000u);
+	if (wl_first_datagram(t->first_ns, now, t->p->g.start_wait_ms, t->wait_end_ns))
+		WL_STORE(t->end_ns, now + (uint64_t)t->p->g.duration_ms * 1000000u);
 }
 
 /* Receive a batch, answer each datagram to its sender; until the deadline. */
@@ -689,7 +652,7 @@ static void *rr_server_thread(void *arg)
 	int i, used = RR_SRV_BATCH;
 	unsigned iter = 0;
 
-	if (wl_pin_self(&t->p->cpus, t->idx)) {
+	if (wl_pin_self(&t->p->g.cpus, t->idx)) {
 		t->failed = 1;
 		return NULL;
 	}
@@ -766,20 +729,20 @@ static void *rr_server_thread(void *arg)
 
 static int rr_server(struct rr_params *p)
 {
-	struct rr_sthread *th = xcalloc((size_t)p->threads, sizeof(*th));
-	int *fds = xcalloc((size_t)p->threads, sizeof(int));
+	struct rr_sthread *th = xcalloc((size_t)p->g.threads, sizeof(*th));
+	int *fds = xcalloc((size_t)p->g.threads, sizeof(int));
 	struct wl_errs *errs = xcalloc(1, sizeof(*errs));
 	uint64_t start, end, first = 0, received = 0, echoed = 0, receives = 0, singles = 0;
 	struct json_object *doc;
 	long i, started = 0;
 	int rc = 1;
 
-	if (wl_bind_group(&p->addr, p->addrlen, (int)p->threads, fds))
+	if (wl_bind_group(&p->g.addr, p->g.addrlen, (int)p->g.threads, fds))
 		goto out;
 	start = wl_now_ns();
 	/* without a request, the server waits start_wait for the first, then runs its duration */
-	end = start + (uint64_t)(p->start_wait_ms + p->duration_ms) * 1000000u;
-	for (i = 0; i < p->threads; i++) {
+	end = start + (uint64_t)(p->g.start_wait_ms + p->g.duration_ms) * 1000000u;
+	for (i = 0; i < p->g.threads; i++) {
 		struct rr_sthread *t = &th[i];
 
 		t->idx = (int)i;
@@ -787,7 +750,7 @@ static int rr_server(struct rr_params *p)
 		t->p = p;
 		t->end_ns = &end;
 		t->first_ns = &first;
-		t->wait_end_ns = start + (uint64_t)p->start_wait_ms * 1000000u;
+		t->wait_end_ns = start + (uint64_t)p->g.start_wait_ms * 1000000u;
 		/* echo needs the whole request; else only its header is read */
 		t->bufsize = p->echo ? 65536 : p->resp_size < 2048 ? 2048 : (size_t)p->resp_size;
 		t->bufs = xcalloc(RR_SRV_BATCH, t->bufsize);
@@ -795,7 +758,7 @@ static int rr_server(struct rr_params *p)
 		if (wl_set_busy_poll(t->fd, p->busy_poll) || wl_set_timeouts(t->fd, 100, 100))
 			goto out;
 	}
-	for (i = 0; i < p->threads; i++, started++) {
+	for (i = 0; i < p->g.threads; i++, started++) {
 		int err = pthread_create(&th[i].tid, NULL, rr_server_thread, &th[i]);
 
 		if (err) {
@@ -804,13 +767,13 @@ static int rr_server(struct rr_params *p)
 			break;
 		}
 	}
-	if (started == p->threads)
-		wl_ready(&p->ready_fd);	/* bound, and every thread is serving */
+	if (started == p->g.threads)
+		wl_ready(&p->g.ready_fd);	/* bound, and every thread is serving */
 	for (i = 0; i < started; i++)
 		pthread_join(th[i].tid, NULL);
-	if (started < p->threads)
+	if (started < p->g.threads)
 		goto out;
-	for (i = 0; i < p->threads; i++) {
+	for (i = 0; i < p->g.threads; i++) {
 		if (th[i].failed)
 			goto out;
 		received += th[i].received;
@@ -838,7 +801,7 @@ static int rr_server(struct rr_params *p)
 	json_object_object_add(doc, "stopped_early", json_object_new_boolean(wl_stop != 0));
 	rc = wl_print_doc(doc) ? 1 : 0;
 out:
-	for (i = 0; i < p->threads; i++) {
+	for (i = 0; i < p->g.threads; i++) {
 		if (fds[i] >= 0)
 			close(fds[i]);
 		free(th[i].bufs);
@@ -849,28 +812,16 @@ out:
 	return rc;
 }
 
+static int rr_run(struct wl_gen *g)
+{
+	struct rr_params *p = container_of(g, struct rr_params, g);
+
+	return g->listen ? rr_server(p) : rr_client(p);
+}
+
 int udp_rr_main(int argc, char **argv)
 {
-	struct rr_params p;
-	int rc;
+	struct rr_params p = { .g.ready_fd = -1 };
 
-	memset(&p, 0, sizeof(p));
-	p.ready_fd = -1;
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-			 !strcmp(argv[1], "help"))) {
-		fputs(rr_usage, stdout);
-		return 0;
-	}
-	if (rr_parse(argc, argv, &p)) {
-		fputs(rr_usage, stderr);
-		wl_cpus_release(&p.cpus);
-		return 2;
-	}
-	wl_stop = 0;
-	wl_signals();
-	wl_hard_deadline(p.start_wait_ms + p.warmup_ms + p.duration_ms + RR_HARD_MARGIN_MS);
-	rc = p.server ? rr_server(&p) : rr_client(&p);
-	wl_hard_deadline(0);
-	wl_cpus_release(&p.cpus);
-	return rc;
+	return wl_gen_main(argc, argv, rr_usage, &p.g, rr_parse, rr_run);
 }

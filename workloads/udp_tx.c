@@ -34,7 +34,6 @@
  * over at any rate this machine reaches.
  */
 #define TX_SINK_POLL_US 200
-#define TX_HARD_MARGIN_MS 5000L
 
 static const char tx_usage[] =
 	"usage: klab-udp-tx send --addr A --port P [--threads T] [--size N]\n"
@@ -47,70 +46,44 @@ enum tx_engine { ENGINE_SENDMMSG, ENGINE_SENDTO, ENGINE_IO_URING };
 static const char *const engine_names[] = { "sendmmsg", "sendto", "io_uring" };
 
 struct tx_params {
-	int sink;
-	int v6;
-	const char *addr_s, *cpus_s;
-	long port, threads, size, batch, gso, rate;
+	struct wl_gen g;	/* g.listen: the sink */
+	long size, batch, gso, rate;
 	long poll_us;		/* sink: 0 blocks in recvmmsg, else drain and sleep this long */
-	int ready_fd;		/* sink: where to say "ready" (-1: nowhere) */
-	long duration_ms, warmup_ms;
-	long start_wait_ms;	/* sink: warmup and duration run from the first packet, waited for at most this long (0: from the start) */
 	enum tx_engine engine;
 	long segs;		/* packets per send: ceil(size / gso) with GSO, else 1 */
-	struct wl_cpus cpus;
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
 };
 
-static int tx_parse(int argc, char **argv, struct tx_params *p)
+static int tx_parse(int argc, char **argv, struct wl_gen *g)
 {
-	const char *port = NULL, *threads = NULL, *size = NULL, *engine = NULL, *batch = NULL,
-		*gso = NULL, *rate = NULL, *dur = NULL, *warm = NULL, *v6 = NULL, *poll = NULL,
-		*ready = NULL, *swait = NULL;
+	static const char *const send_only[] = { "size", "engine", "batch", "gso", "rate", NULL };
+	static const char *const sink_only[] = { "poll-us", "ready-fd", "start-wait", NULL };
+	struct tx_params *p = container_of(g, struct tx_params, g);
+	const char *size = NULL, *engine = NULL, *batch = NULL, *gso = NULL, *rate = NULL, *poll = NULL;
 	struct wl_opt opts[] = {
-		{ "addr", 1, &p->addr_s }, { "port", 1, &port }, { "threads", 1, &threads },
+		{ "addr", 1, &g->addr_s }, { "port", 1, &g->arg.port }, { "threads", 1, &g->arg.threads },
 		{ "size", 1, &size }, { "engine", 1, &engine }, { "batch", 1, &batch },
-		{ "gso", 1, &gso }, { "rate", 1, &rate }, { "duration", 1, &dur },
-		{ "warmup", 1, &warm }, { "cpus", 1, &p->cpus_s }, { "6", 0, &v6 },
-		{ "poll-us", 1, &poll }, { "ready-fd", 1, &ready }, { "start-wait", 1, &swait },
-		{ NULL, 0, NULL },
+		{ "gso", 1, &gso }, { "rate", 1, &rate }, { "duration", 1, &g->arg.duration },
+		{ "warmup", 1, &g->arg.warmup }, { "cpus", 1, &g->cpus_s }, { "6", 0, &g->arg.v6 },
+		{ "poll-us", 1, &poll }, { "ready-fd", 1, &g->arg.ready_fd },
+		{ "start-wait", 1, &g->arg.start_wait }, { NULL, 0, NULL },
 	};
-	const char *role = argc > 1 ? argv[1] : NULL;
+	int role = wl_gen_role(argc, argv, "send", "sink");
 	size_t i;
 
-	if (!role)
-		return error("missing role: 'send' or 'sink'");
-	if (!strcmp(role, "sink"))
-		p->sink = 1;
-	else if (strcmp(role, "send"))
-		return error("unknown role '%s': expected 'send' or 'sink'", role);
+	if (role < 0)
+		return -1;
+	g->listen = role == 1;
 	if (wl_parse_opts(argc, argv, 2, opts))
 		return -1;
-	if (p->sink && (size || engine || batch || gso || rate))
-		return error("option '--%s' is for the sender only",
-			     size ? "size" : engine ? "engine" : batch ? "batch" : gso ? "gso" : "rate");
-	if (!p->sink && (poll || ready || swait))
-		return error("option '--%s' is for the sink only",
-			     poll ? "poll-us" : ready ? "ready-fd" : "start-wait");
-	p->v6 = v6 != NULL;
-	p->threads = 1;
+	if (wl_gen_only(opts, g->listen ? send_only : sink_only, g->listen ? "sender" : "sink"))
+		return -1;
 	p->size = 64;
 	p->batch = 64;
 	p->segs = 1;
 	p->poll_us = TX_SINK_POLL_US;
-	if (!port)
-		return error("missing --port");
-	if (wl_arg_long("port", port, p->sink ? 0 : 1, 65535, &p->port))
+	if (wl_gen_times(g))
 		return -1;
-	if (!dur)
-		return error("missing --duration");
-	if (wl_arg_duration("duration", dur, 100, 86400000L, &p->duration_ms))
-		return -1;
-	if (warm && wl_arg_duration("warmup", warm, 0, 3600000L, &p->warmup_ms))
-		return -1;
-	if (threads && wl_arg_long("threads", threads, 1, 1024, &p->threads))
-		return -1;
-	if (!p->sink && !p->addr_s)
+	if (!g->listen && !g->addr_s)
 		return error("missing --addr");
 	if (size && wl_arg_long("size", size, 1, TX_MAX_SIZE, &p->size))
 		return -1;
@@ -120,9 +93,7 @@ static int tx_parse(int argc, char **argv, struct tx_params *p)
 		return -1;
 	if (poll && wl_arg_long("poll-us", poll, 0, 100000L, &p->poll_us))
 		return -1;
-	if (ready && wl_arg_ready_fd("ready-fd", ready, &p->ready_fd))
-		return -1;
-	if (swait && wl_arg_duration("start-wait", swait, 0, 3600000L, &p->start_wait_ms))
+	if (wl_gen_listen(g))
 		return -1;
 	if (engine) {
 		for (i = 0; i < ARRAY_SIZE(engine_names); i++)
@@ -140,23 +111,14 @@ static int tx_parse(int argc, char **argv, struct tx_params *p)
 			return error("invalid --gso '%s': --size %ld would make %ld segments (at most %ld)",
 				     gso, p->size, p->segs, TX_MAX_SEGS);
 	}
-	if (p->cpus_s && wl_arg_cpus("cpus", p->cpus_s, &p->cpus))
-		return -1;
-	if (wl_arg_addr("addr", p->addr_s, p->v6, (int)p->port, &p->addr, &p->addrlen))
-		return -1;
-	return 0;
+	return wl_gen_where(g);
 }
 
 static struct json_object *tx_params_json(const struct tx_params *p)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = wl_gen_params_json(&p->g);
 
-	if (p->addr_s)
-		json_object_object_add(o, "addr", json_object_new_string(p->addr_s));
-	json_object_object_add(o, "port", wl_jint((uint64_t)p->port));
-	json_object_object_add(o, "ipv6", json_object_new_boolean(p->v6));
-	json_object_object_add(o, "threads", wl_jint((uint64_t)p->threads));
-	if (!p->sink) {
+	if (!p->g.listen) {
 		json_object_object_add(o, "size", wl_jint((uint64_t)p->size));
 		json_object_object_add(o, "engine", json_object_new_string(engine_names[p->engine]));
 		json_object_object_add(o, "batch", wl_jint((uint64_t)p->batch));
@@ -164,11 +126,11 @@ static struct json_object *tx_params_json(const struct tx_params *p)
 		json_object_object_add(o, "rate_pps", wl_jint((uint64_t)p->rate));
 	} else {
 		json_object_object_add(o, "poll_us", wl_jint((uint64_t)p->poll_us));
-		json_object_object_add(o, "start_wait_s", wl_jdouble((double)p->start_wait_ms / 1000.0));
+		json_object_object_add(o, "start_wait_s", wl_jdouble((double)p->g.start_wait_ms / 1000.0));
 	}
-	json_object_object_add(o, "duration_s", wl_jdouble((double)p->duration_ms / 1000.0));
-	json_object_object_add(o, "warmup_s", wl_jdouble((double)p->warmup_ms / 1000.0));
-	json_object_object_add(o, "cpus", p->cpus_s ? json_object_new_string(p->cpus_s) : NULL);
+	json_object_object_add(o, "duration_s", wl_jdouble((double)p->g.duration_ms / 1000.0));
+	json_object_object_add(o, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
+	json_object_object_add(o, "cpus", p->g.cpus_s ? json_object_new_string(p->g.cpus_s) : NULL);
 	return o;
 }
 
@@ -232,7 +194,7 @@ static int tx_send_loop(struct tx_thread *t)
 	const struct tx_params *p = t->p;
 	struct mmsghdr *msgs = NULL;
 	struct iovec iov = { t->buf, (size_t)p->size };
-	double pps = p->rate > 0 ? (double)p->rate / (double)p->threads : 0;
+	double pps = p->rate > 0 ? (double)p->rate / (double)p->g.threads : 0;
 	unsigned batch = (unsigned)p->batch, inflight = 0;
 	uint64_t start = wl_now_ns(), sent = 0, now = start;
 	long i;
@@ -328,7 +290,7 @@ static void *tx_send_thread(void *arg)
 {
 	struct tx_thread *t = arg;
 
-	if (wl_pin_self(&t->p->cpus, t->idx) || tx_send_loop(t))
+	if (wl_pin_self(&t->p->g.cpus, t->idx) || tx_send_loop(t))
 		t->failed = 1;
 	return NULL;
 }
@@ -349,13 +311,13 @@ struct tx_run {
 static void tx_first_packet(struct tx_thread *t, uint64_t now)
 {
 	struct tx_run *r = t->run;
-	uint64_t warm = now + (uint64_t)t->p->warmup_ms * 1000000u;
+	uint64_t warm = now + (uint64_t)t->p->g.warmup_ms * 1000000u;
 
-	if (!wl_first_datagram(&r->first_ns, now, t->p->start_wait_ms, r->wait_end_ns))
+	if (!wl_first_datagram(&r->first_ns, now, t->p->g.start_wait_ms, r->wait_end_ns))
 		return;
 	for (long i = 0; i < r->n; i++) {
 		WL_STORE(&r->th[i].warm_ns, warm);
-		WL_STORE(&r->th[i].end_ns, warm + (uint64_t)t->p->duration_ms * 1000000u);
+		WL_STORE(&r->th[i].end_ns, warm + (uint64_t)t->p->g.duration_ms * 1000000u);
 	}
 }
 
@@ -367,7 +329,7 @@ static void *tx_sink_thread(void *arg)
 	struct timespec poll = { t->p->poll_us / 1000000, t->p->poll_us % 1000000 * 1000 };
 	int i;
 
-	if (wl_pin_self(&t->p->cpus, t->idx)) {
+	if (wl_pin_self(&t->p->g.cpus, t->idx)) {
 		t->failed = 1;
 		return NULL;
 	}
@@ -408,11 +370,11 @@ static int tx_open_sender(struct tx_thread *t)
 	char as[80];
 	int ret;
 
-	t->fd = socket(p->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	t->fd = socket(p->g.addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (t->fd < 0)
 		return error_errno("cannot open a UDP socket");
-	if (connect(t->fd, (const struct sockaddr *)&p->addr, p->addrlen))
-		return error_errno("cannot connect to %s%s", wl_addr_str(&p->addr, as, sizeof(as)),
+	if (connect(t->fd, (const struct sockaddr *)&p->g.addr, p->g.addrlen))
+		return error_errno("cannot connect to %s%s", wl_addr_str(&p->g.addr, as, sizeof(as)),
 				   errno == EINVAL ? " (a blackhole or prohibit route?)" : "");
 	if (p->gso) {
 		int g = (int)p->gso;
@@ -459,33 +421,33 @@ static uint64_t tx_sum_pkts(void *ctx)
 static int tx_run(struct tx_params *p)
 {
 	struct tx_run run = { 0 };
-	struct tx_thread *th = xcalloc((size_t)p->threads, sizeof(*th));
+	struct tx_thread *th = xcalloc((size_t)p->g.threads, sizeof(*th));
 	struct wl_errs *errs_all = xcalloc(1, sizeof(*errs_all)), *errs_win = xcalloc(1, sizeof(*errs_win));
 	struct json_object *doc = NULL, *series = NULL, *o;
 	uint64_t start, warm, end, first = 0, pkts = 0, bytes = 0, pkts_all = 0, bytes_all = 0, calls = 0, now;
-	int *fds = xcalloc((size_t)p->threads, sizeof(int));
+	int *fds = xcalloc((size_t)p->g.threads, sizeof(int));
 	long i, started = 0;
 	int rc = 1;
 	double secs;
 
 	run.th = th;
-	run.n = p->threads;
-	for (i = 0; i < p->threads; i++)
+	run.n = p->g.threads;
+	for (i = 0; i < p->g.threads; i++)
 		th[i].fd = fds[i] = -1;
-	if (p->sink) {
-		if (wl_bind_group(&p->addr, p->addrlen, (int)p->threads, fds))
+	if (p->g.listen) {
+		if (wl_bind_group(&p->g.addr, p->g.addrlen, (int)p->g.threads, fds))
 			goto out;
-		for (i = 0; i < p->threads; i++)
+		for (i = 0; i < p->g.threads; i++)
 			th[i].fd = fds[i];
 	}
-	for (i = 0; i < p->threads; i++) {
+	for (i = 0; i < p->g.threads; i++) {
 		struct tx_thread *t = &th[i];
 
 		t->idx = (int)i;
 		t->p = p;
 		t->run = &run;
 		t->stop = &run.stop;
-		if (p->sink) {
+		if (p->g.listen) {
 			t->buf = xcalloc(TX_SINK_BATCH, TX_SINK_BUF);
 			wl_set_rcvbuf(t->fd, 8 << 20);
 			if (wl_set_timeouts(t->fd, 100, 0))
@@ -497,16 +459,16 @@ static int tx_run(struct tx_params *p)
 		}
 	}
 	start = wl_now_ns();
-	run.wait_end_ns = start + (uint64_t)p->start_wait_ms * 1000000u;
+	run.wait_end_ns = start + (uint64_t)p->g.start_wait_ms * 1000000u;
 	/* a sink with --start-wait: this window if no packet comes, else its first packet's */
-	warm = start + (uint64_t)(p->start_wait_ms + p->warmup_ms) * 1000000u;
-	end = warm + (uint64_t)p->duration_ms * 1000000u;
-	for (i = 0; i < p->threads; i++) {
+	warm = start + (uint64_t)(p->g.start_wait_ms + p->g.warmup_ms) * 1000000u;
+	end = warm + (uint64_t)p->g.duration_ms * 1000000u;
+	for (i = 0; i < p->g.threads; i++) {
 		th[i].warm_ns = warm;
 		th[i].end_ns = end;
 	}
-	for (i = 0; i < p->threads; i++, started++) {
-		int err = pthread_create(&th[i].tid, NULL, p->sink ? tx_sink_thread : tx_send_thread, &th[i]);
+	for (i = 0; i < p->g.threads; i++, started++) {
+		int err = pthread_create(&th[i].tid, NULL, p->g.listen ? tx_sink_thread : tx_send_thread, &th[i]);
 
 		if (err) {
 			error("cannot start thread %ld: %s", i, strerror(err));
@@ -514,16 +476,16 @@ static int tx_run(struct tx_params *p)
 			break;
 		}
 	}
-	if (started == p->threads) {
-		wl_ready(&p->ready_fd);	/* a sink is bound and every thread receives */
-		if (p->start_wait_ms) {
+	if (started == p->g.threads) {
+		wl_ready(&p->g.ready_fd);	/* a sink is bound and every thread receives */
+		if (p->g.start_wait_ms) {
 			while (!wl_stop && !WL_LOAD(&run.first_ns) && wl_now_ns() < run.wait_end_ns)
 				wl_sleep_until(wl_now_ns() + 1000000u);
 			/* the same window tx_first_packet() gave the threads */
 			first = WL_LOAD(&run.first_ns);
 			if (first && first <= run.wait_end_ns) {
-				warm = first + (uint64_t)p->warmup_ms * 1000000u;
-				end = warm + (uint64_t)p->duration_ms * 1000000u;
+				warm = first + (uint64_t)p->g.warmup_ms * 1000000u;
+				end = warm + (uint64_t)p->g.duration_ms * 1000000u;
 			}
 		}
 		series = wl_series(warm, end, "pps", tx_sum_pkts, &run, &run.stop);
@@ -531,9 +493,9 @@ static int tx_run(struct tx_params *p)
 	WL_STORE(&run.stop, 1);
 	for (i = 0; i < started; i++)
 		pthread_join(th[i].tid, NULL);
-	if (started < p->threads)
+	if (started < p->g.threads)
 		goto out;
-	for (i = 0; i < p->threads; i++) {
+	for (i = 0; i < p->g.threads; i++) {
 		if (th[i].failed)
 			goto out;
 		pkts += th[i].pkts_win;
@@ -550,10 +512,10 @@ static int tx_run(struct tx_params *p)
 
 	doc = json_object_new_object();
 	json_object_object_add(doc, "schema", json_object_new_string("klab-udp-tx/1"));
-	json_object_object_add(doc, "role", json_object_new_string(p->sink ? "sink" : "send"));
+	json_object_object_add(doc, "role", json_object_new_string(p->g.listen ? "sink" : "send"));
 	json_object_object_add(doc, "params", tx_params_json(p));
-	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->warmup_ms / 1000.0));
-	if (p->sink) {
+	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
+	if (p->g.listen) {
 		/* how long after the sink was ready its first packet came (null: none came) */
 		first = WL_LOAD(&run.first_ns);
 		json_object_object_add(doc, "first_packet_s", first ? wl_jdouble((double)(first - start) / 1e9) : NULL);
@@ -577,18 +539,18 @@ static int tx_run(struct tx_params *p)
 	json_object_object_add(doc, "stopped_early", json_object_new_boolean(wl_stop != 0));
 	rc = wl_print_doc(doc) ? 1 : 0;
 	doc = NULL;
-	if (!rc && !p->sink && !pkts_all) {
+	if (!rc && !p->g.listen && !pkts_all) {
 		char as[80];
 
 		error("no packet could be sent to %s: %llu errors",
-		      wl_addr_str(&p->addr, as, sizeof(as)),
+		      wl_addr_str(&p->g.addr, as, sizeof(as)),
 		      (unsigned long long)wl_errs_total(errs_all));
 		rc = 1;
 	}
 out:
 	json_object_put(series);
 	json_object_put(doc);
-	for (i = 0; i < p->threads; i++) {
+	for (i = 0; i < p->g.threads; i++) {
 		if (th[i].ring_ok)
 			io_uring_queue_exit(&th[i].ring);
 		if (th[i].fd >= 0)
@@ -602,28 +564,14 @@ out:
 	return rc;
 }
 
+static int tx_main_run(struct wl_gen *g)
+{
+	return tx_run(container_of(g, struct tx_params, g));
+}
+
 int udp_tx_main(int argc, char **argv)
 {
-	struct tx_params p;
-	int rc;
+	struct tx_params p = { .g.ready_fd = -1 };
 
-	memset(&p, 0, sizeof(p));
-	p.ready_fd = -1;
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-			 !strcmp(argv[1], "help"))) {
-		fputs(tx_usage, stdout);
-		return 0;
-	}
-	if (tx_parse(argc, argv, &p)) {
-		fputs(tx_usage, stderr);
-		wl_cpus_release(&p.cpus);
-		return 2;
-	}
-	wl_stop = 0;
-	wl_signals();
-	wl_hard_deadline(p.start_wait_ms + p.warmup_ms + p.duration_ms + TX_HARD_MARGIN_MS);
-	rc = tx_run(&p);
-	wl_hard_deadline(0);
-	wl_cpus_release(&p.cpus);
-	return rc;
+	return wl_gen_main(argc, argv, tx_usage, &p.g, tx_parse, tx_main_run);
 }

@@ -67,6 +67,106 @@ int wl_parse_opts(int argc, char **argv, int first, const struct wl_opt *opts)
 	return 0;
 }
 
+int wl_gen_role(int argc, char **argv, const char *a, const char *b)
+{
+	const char *role = argc > 1 ? argv[1] : NULL;
+
+	if (!role)
+		return error("missing role: '%s' or '%s'", a, b);
+	if (!strcmp(role, a))
+		return 0;
+	if (!strcmp(role, b))
+		return 1;
+	return error("unknown role '%s': expected '%s' or '%s'", role, a, b);
+}
+
+int wl_gen_only(const struct wl_opt *opts, const char *const *names, const char *role)
+{
+	for (; *names; names++) {
+		const struct wl_opt *o = find_opt(opts, *names, strlen(*names));
+
+		if (o && *o->value)
+			return error("option '--%s' is for the %s only", *names, role);
+	}
+	return 0;
+}
+
+int wl_gen_times(struct wl_gen *g)
+{
+	g->v6 = g->arg.v6 != NULL;
+	g->threads = 1;
+	if (!g->arg.port)
+		return error("missing --port");
+	if (wl_arg_long("port", g->arg.port, g->listen ? 0 : 1, 65535, &g->port))
+		return -1;
+	if (!g->arg.duration)
+		return error("missing --duration");
+	if (wl_arg_duration("duration", g->arg.duration, 100, 86400000L, &g->duration_ms))
+		return -1;
+	if (g->arg.warmup && wl_arg_duration("warmup", g->arg.warmup, 0, 3600000L, &g->warmup_ms))
+		return -1;
+	if (g->arg.threads && wl_arg_long("threads", g->arg.threads, 1, 1024, &g->threads))
+		return -1;
+	return 0;
+}
+
+int wl_gen_listen(struct wl_gen *g)
+{
+	if (g->arg.ready_fd && wl_arg_ready_fd("ready-fd", g->arg.ready_fd, &g->ready_fd))
+		return -1;
+	if (g->arg.start_wait &&
+	    wl_arg_duration("start-wait", g->arg.start_wait, 0, 3600000L, &g->start_wait_ms))
+		return -1;
+	return 0;
+}
+
+int wl_gen_where(struct wl_gen *g)
+{
+	if (g->cpus_s && wl_arg_cpus("cpus", g->cpus_s, &g->cpus))
+		return -1;
+	return wl_arg_addr("addr", g->addr_s, g->v6, (int)g->port, &g->addr, &g->addrlen);
+}
+
+struct json_object *wl_gen_params_json(const struct wl_gen *g)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (g->addr_s)
+		json_object_object_add(o, "addr", json_object_new_string(g->addr_s));
+	json_object_object_add(o, "port", wl_jint((uint64_t)g->port));
+	json_object_object_add(o, "ipv6", json_object_new_boolean(g->v6));
+	json_object_object_add(o, "threads", wl_jint((uint64_t)g->threads));
+	return o;
+}
+
+/* How long past its planned end a run may take before the hard deadline ends it. */
+#define WL_HARD_MARGIN_MS 5000L
+
+int wl_gen_main(int argc, char **argv, const char *usage, struct wl_gen *g,
+		int (*parse)(int argc, char **argv, struct wl_gen *g),
+		int (*run)(struct wl_gen *g))
+{
+	int rc;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+			 !strcmp(argv[1], "help"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (parse(argc, argv, g)) {
+		fputs(usage, stderr);
+		wl_cpus_release(&g->cpus);
+		return 2;
+	}
+	wl_stop = 0;
+	wl_signals();
+	wl_hard_deadline(g->start_wait_ms + g->warmup_ms + g->duration_ms + WL_HARD_MARGIN_MS);
+	rc = run(g);
+	wl_hard_deadline(0);
+	wl_cpus_release(&g->cpus);
+	return rc;
+}
+
 int wl_arg_long(const char *name, const char *val, long min, long max, long *out)
 {
 	if (parse_long(val, min, max, out))

@@ -59,6 +59,65 @@ int wl_arg_addr(const char *name, const char *val, int v6, int port,
 /* "198.18.0.1:9000" or "[::1]:9000" into buf (at least 64 bytes). */
 const char *wl_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size);
 
+/*
+ * What both generators share. Each has a role that sends (udp-rr's client,
+ * udp-tx's send) and one that binds and listens (server, sink), and the same
+ * options for where, how long and on which CPUs. A generator's parameters
+ * embed a struct wl_gen as `g`; its wl_opt table points the shared options
+ * at g's fields (addr_s, cpus_s) and at g.arg (the rest, as given), and its
+ * parse function calls the wl_gen_* checks below at the points its own
+ * checks leave for them, so the first bad option is the one reported.
+ */
+struct wl_gen {
+	int listen;			/* the listening role (server, sink) */
+	int v6;
+	const char *addr_s, *cpus_s;	/* as given (NULL: not given) */
+	long port, threads;
+	long duration_ms, warmup_ms;
+	long start_wait_ms;		/* listener: the run starts with the first datagram, waited for at most this long (0: at once) */
+	int ready_fd;			/* listener: where to say "ready" (-1: nowhere) */
+	struct wl_cpus cpus;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	struct {			/* the other shared options, as given */
+		const char *port, *threads, *duration, *warmup, *v6, *ready_fd, *start_wait;
+	} arg;
+};
+
+/*
+ * The role in argv[1]: 0 for `a`, 1 for `b`, or -1 after "missing role: 'a'
+ * or 'b'" / "unknown role 'x': expected 'a' or 'b'".
+ */
+int wl_gen_role(int argc, char **argv, const char *a, const char *b);
+/*
+ * The first option of `names` (NULL-ended, names of `opts`) that was given:
+ * -1 after "option '--NAME' is for the ROLE only"; 0 when none was.
+ */
+int wl_gen_only(const struct wl_opt *opts, const char *const *names, const char *role);
+/*
+ * Defaults (one thread) and, in this order: --port (0 allowed for a
+ * listener), --duration (required, 100 ms to 24 h), --warmup (up to 1 h),
+ * --threads (1 to 1024), -6. 0 or -1 (message printed).
+ */
+int wl_gen_times(struct wl_gen *g);
+/* A listener's --ready-fd, then --start-wait (up to 1 h). 0 or -1 (message printed). */
+int wl_gen_listen(struct wl_gen *g);
+/* --cpus, then --addr (the wildcard for a listener without one). 0 or -1 (message printed). */
+int wl_gen_where(struct wl_gen *g);
+/* The shared head of a document's "params": addr (when given), port, ipv6, threads. */
+struct json_object *wl_gen_params_json(const struct wl_gen *g);
+
+/*
+ * A generator's main: "--help", "-h" or "help" prints `usage` on stdout
+ * (0); else parse(g) (on -1 the usage goes to stderr: 2), then run(g) under
+ * the signal handlers and a hard deadline of start wait + warmup + duration
+ * + 5 s, returning its exit status. `g` is zeroed but for ready_fd -1 by the
+ * caller, which owns the struct around it.
+ */
+int wl_gen_main(int argc, char **argv, const char *usage, struct wl_gen *g,
+		int (*parse)(int argc, char **argv, struct wl_gen *g),
+		int (*run)(struct wl_gen *g));
+
 /* Monotonic clock in nanoseconds. */
 static inline uint64_t wl_now_ns(void)
 {
