@@ -251,7 +251,7 @@ static int series_show(int argc, char **argv, struct klab_ctx *ctx)
 	if (load(argc, argv, ctx, &s) < 0)
 		return 1;
 	cmd_print_begin();
-	print_data_json(NULL, intake ? intake_to_json(s) : series_to_json(s));
+	print_data_json(NULL, series_to_json(s, intake));
 	if (series_id)
 		print_data_int("id", series_id);
 	if (print_is(PRINT_TEXT))

@@ -19,57 +19,7 @@
 
 #define ANSWER_CAP (512u << 20)
 
-/* ---- the JSON both sides speak ------------------------------------------------------ */
-
-static struct json_object *num(double v)
-{
-	return isnan(v) ? NULL : json_object_new_double(v);
-}
-
-struct json_object *intake_to_json(const struct series *s)
-{
-	struct json_object *o = json_object_new_object(), *a;
-
-	series_fields_json(o, s);
-	a = json_object_new_array();
-	for (size_t i = 0; i < s->n_claims; i++) {
-		const struct claim *c = &s->claims[i];
-		struct json_object *co = json_object_new_object();
-
-		json_object_object_add(co, "patch_seq", json_object_new_int(c->patch_seq));
-		json_object_object_add(co, "metric", json_str(c->metric));
-		json_object_object_add(co, "direction", json_str(c->direction));
-		json_object_object_add(co, "lo_pct", num(c->lo_pct));
-		json_object_object_add(co, "hi_pct", num(c->hi_pct));
-		json_object_object_add(co, "before", num(c->before));
-		json_object_object_add(co, "after", num(c->after));
-		json_object_object_add(co, "unit", json_str(c->unit));
-		json_object_object_add(co, "text", json_str(c->text));
-		json_object_array_add(a, co);
-	}
-	json_object_object_add(o, "claims", a);
-	a = json_object_new_array();
-	for (size_t i = 0; i < s->n_proposals; i++) {
-		const struct proposal *p = &s->proposals[i];
-		struct json_object *po = json_object_new_object(), *pa = json_object_new_array();
-
-		json_object_object_add(po, "patch_seq", json_object_new_int(p->patch_seq));
-		json_object_object_add(po, "type", json_str(p->type));
-		json_object_object_add(po, "name", json_str(p->name));
-		for (size_t k = 0; k < p->params.n; k++)
-			json_object_array_add(pa, json_object_new_string(p->params.v[k]));
-		json_object_object_add(po, "params", pa);
-		json_object_object_add(po, "command", json_str(p->command));
-		json_object_object_add(po, "context", json_str(p->context));
-		json_object_array_add(a, po);
-	}
-	json_object_object_add(o, "proposals", a);
-	a = json_object_new_array();
-	for (size_t i = 0; i < s->notes.n; i++)
-		json_object_array_add(a, json_object_new_string(s->notes.v[i]));
-	json_object_object_add(o, "notes", a);
-	return o;
-}
+/* ---- the JSON both sides speak: series_to_json(s, 1), read back ---------------------- */
 
 /* Reading it back: every field checked; the first bad one is named and the rest skipped. */
 struct rd {
@@ -192,13 +142,13 @@ int intake_from_json(struct json_object *o, const char *what, struct series **ou
 					      i + 1);
 		}
 	}
-	n = array(&r, o, "claims", &a);
+	n = array(&r, o, "expectations", &a);
 	s->claims = xcalloc(n ? n : 1, sizeof(*s->claims));
 	for (size_t i = 0; i < n && !r.bad; i++) {
 		struct json_object *co = json_object_array_get_idx(a, i);
 		struct claim *c = &s->claims[s->n_claims++];
 
-		c->patch_seq = integer(&r, co, "patch_seq");
+		c->patch_seq = integer(&r, co, "patch");
 		c->metric = str(&r, co, "metric");
 		c->direction = str(&r, co, "direction");
 		c->lo_pct = dbl(&r, co, "lo_pct");
@@ -215,23 +165,25 @@ int intake_from_json(struct json_object *o, const char *what, struct series **ou
 	for (size_t i = 0; i < n && !r.bad; i++) {
 		struct json_object *po = json_object_array_get_idx(a, i), *pa;
 		struct proposal *p = &s->proposals[s->n_proposals++];
-		size_t np;
 
 		strvec_init(&p->params);
-		p->patch_seq = integer(&r, po, "patch_seq");
+		p->patch_seq = integer(&r, po, "patch");
 		p->type = str(&r, po, "type");
 		p->name = str(&r, po, "name");
 		p->command = str(&r, po, "command");
 		p->context = str(&r, po, "context");
-		np = array(&r, po, "params", &pa);
-		for (size_t k = 0; k < np && !r.bad; k++) {
-			struct json_object *v = json_object_array_get_idx(pa, k);
-
-			if (!json_object_is_type(v, json_type_string) || !strchr(json_object_get_string(v), '='))
+		pa = field(&r, po, "params", json_type_object, 0);
+		if (!pa)
+			continue;
+		/* {"flows": "500", ...}: back to "flows=500", in the order given */
+		json_object_object_foreach(pa, key, v) {
+			if (r.bad)
+				break;
+			if (!*key || strchr(key, '=') || !json_object_is_type(v, json_type_string))
 				r.bad = error("%s: bad answer from the intake helper: a parameter of proposal %zu is not"
 					      " key=value", what, i + 1);
 			else
-				strvec_push(&p->params, json_object_get_string(v));
+				strvec_pushf(&p->params, "%s=%s", key, json_object_get_string(v));
 		}
 	}
 	n = array(&r, o, "notes", &a);

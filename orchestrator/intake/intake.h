@@ -13,7 +13,7 @@
  * sandbox user, with the host's network only when a source is fetched
  * (lore, patchwork), the source files visible read-only and nothing else
  * of klab's. The mail is parsed there; klab reads back only the helper's
- * JSON (intake_to_json()), checked field by field. The helper's messages
+ * JSON (series_to_json(s, 1)), checked field by field. The helper's messages
  * (errors naming the source) are passed on to stderr. With [lab]
  * sandbox = none it is series_load() in this process.
  * 0 (*out set; series_free) or -1 (logged).
@@ -21,10 +21,7 @@
 int series_load_sandboxed(const struct klab_config *cfg, const char *source, const struct series_opts *opts,
 			  struct series **out);
 
-/* Every field of S, numbers exact (what the helper prints). */
-struct json_object *intake_to_json(const struct series *s);
-
-/* The series of intake_to_json()'s JSON: 0, or -1 naming WHAT and the field (logged). */
+/* The series of series_to_json(s, 1)'s JSON: 0, or -1 naming WHAT and the field (logged). */
 int intake_from_json(struct json_object *o, const char *what, struct series **out);
 
 #endif

@@ -781,7 +781,7 @@ static struct json_object *trailers_json(const struct patch *p)
 	return a;
 }
 
-struct json_object *patch_json(const struct patch *p)
+static struct json_object *patch_json(const struct patch *p)
 {
 	struct json_object *po = json_object_new_object();
 
@@ -823,9 +823,15 @@ static struct json_object *num_or_null(double v)
 	return isnan(v) ? NULL : json_object_new_double(v);
 }
 
-void series_fields_json(struct json_object *o, const struct series *s)
+/* A claim's percentage: exact (NAN: null), or rounded to 2 decimals for a reader. */
+static struct json_object *pct_json(double v, int exact)
 {
-	struct json_object *a;
+	return exact ? num_or_null(v) : json_object_new_double(round(v * 100) / 100);
+}
+
+struct json_object *series_to_json(const struct series *s, int exact)
+{
+	struct json_object *o = json_object_new_object(), *a;
 
 	json_object_object_add(o, "source", json_str(s->source));
 	json_object_object_add(o, "source_url", json_str(s->source_url));
@@ -842,13 +848,6 @@ void series_fields_json(struct json_object *o, const struct series *s)
 	for (size_t i = 0; i < s->n_patches; i++)
 		json_object_array_add(a, patch_json(&s->patches[i]));
 	json_object_object_add(o, "patches", a);
-}
-
-struct json_object *series_to_json(const struct series *s)
-{
-	struct json_object *o = json_object_new_object(), *a;
-
-	series_fields_json(o, s);
 	a = json_object_new_array();
 	for (size_t i = 0; i < s->n_claims; i++) {
 		const struct claim *c = &s->claims[i];
@@ -857,8 +856,8 @@ struct json_object *series_to_json(const struct series *s)
 		json_object_object_add(co, "patch", json_object_new_int(c->patch_seq));
 		json_object_object_add(co, "metric", json_str(c->metric));
 		json_object_object_add(co, "direction", json_str(c->direction));
-		json_object_object_add(co, "lo_pct", json_object_new_double(round(c->lo_pct * 100) / 100));
-		json_object_object_add(co, "hi_pct", json_object_new_double(round(c->hi_pct * 100) / 100));
+		json_object_object_add(co, "lo_pct", pct_json(c->lo_pct, exact));
+		json_object_object_add(co, "hi_pct", pct_json(c->hi_pct, exact));
 		json_object_object_add(co, "before", num_or_null(c->before));
 		json_object_object_add(co, "after", num_or_null(c->after));
 		json_object_object_add(co, "unit", json_str(c->unit));

@@ -94,11 +94,13 @@ int series_load_db(struct db *db, int64_t id, struct series **out);
 
 void series_free(struct series *s);
 
-/* The series as a JSON object (what `klab series show --json` prints). */
-struct json_object *series_to_json(const struct series *s);
-/* What series_to_json() and intake_to_json() share: the series' own fields and "patches". */
-void series_fields_json(struct json_object *o, const struct series *s);
-struct json_object *patch_json(const struct patch *p);
+/*
+ * The series as a JSON object: what `klab series show --json` prints, and
+ * with EXACT what the intake helper answers (intake_from_json() reads it
+ * back). One key set for both; EXACT gives the claims' percentages as
+ * they are (NAN: null) instead of rounded to 2 decimals.
+ */
+struct json_object *series_to_json(const struct series *s, int exact);
 
 /* One patch as an mbox message (From:, Subject: [PATCH m/N] ..., body, ---, diff) for git am. */
 char *series_patch_mbox(const struct series *s, const struct patch *p);

@@ -11,7 +11,7 @@
 #include "tap.h"
 #include "util.h"
 
-/* The series of a seed mail, sent through intake_to_json() and back: the same JSON both ways, claims exact. */
+/* The series of a seed mail, sent through series_to_json(s, 1) and back: the same JSON both ways, claims exact. */
 static void round_trip(const char *name)
 {
 	char *p = xasprintf("%s/series/%s%s", tap_data_dir(), strchr(name, '_') ? "seeds/" : "", name);
@@ -24,11 +24,11 @@ static void round_trip(const char *name)
 		free(p);
 		return;
 	}
-	o = intake_to_json(s);
+	o = series_to_json(s, 1);
 	json_to_buf(&a, o, 0);
 	ok(intake_from_json(o, name, &back) == 0, "%s: the helper's answer reads back", name);
 	if (back) {
-		o2 = intake_to_json(back);
+		o2 = series_to_json(back, 1);
 		json_to_buf(&b, o2, 0);
 		json_object_put(o2);
 		is_str(b.buf, a.buf, "%s: nothing lost on the way (%zu patches, %zu claims)", name, s->n_patches,
@@ -67,14 +67,20 @@ static void bad_answers(void)
 		struct series *g = NULL;
 
 		if (series_load(p, NULL, &g) == 0) {
-			struct json_object *o = intake_to_json(g);
+			struct json_object *o = series_to_json(g, 1);
 
 			json_object_object_add(o, "version", json_object_new_string("two"));
 			ok(intake_from_json(o, "test", &s) < 0 && !s, "refused: version given as text");
 			json_object_put(o);
-			o = intake_to_json(g);
+			o = series_to_json(g, 1);
 			json_object_object_add(o, "content_sha256", json_object_new_string("../../etc"));
 			ok(intake_from_json(o, "test", &s) < 0 && !s, "refused: a content hash that is no sha256");
+			json_object_put(o);
+			o = series_to_json(g, 1);
+			json_object_object_add(o, "proposals", json_tokener_parse(
+				"[{\"patch\": 1, \"name\": \"x\", \"type\": \"udp_rr\", \"command\": null,"
+				" \"context\": null, \"params\": {\"a=b\": \"1\"}}]"));
+			ok(intake_from_json(o, "test", &s) < 0 && !s, "refused: a parameter name with '='");
 			json_object_put(o);
 			series_free(g);
 		} else {
