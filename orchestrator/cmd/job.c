@@ -810,7 +810,9 @@ static int run(int argc, char **argv, struct klab_ctx *ctx)
 		memset(&res, 0, sizeof(res));
 		if (compare_load_job(db, id, &res) == 1) {
 			printf("\n");
-			compare_print(stdout, &res);
+			print_begin(PRINT_FMT_TEXT, stdout);
+			compare_print(&res);
+			print_end();
 		}
 		compare_result_free(&res);
 	}

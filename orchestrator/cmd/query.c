@@ -447,11 +447,9 @@ static int compare(int argc, char **argv, struct klab_ctx *ctx)
 	} else if (compare_kernels(db, argv[0], argv[1], &co, &res)) {
 		return 1;
 	}
-	if (cmd_format == PRINT_FMT_JSON)
-		compare_print_json(stdout, &res);
-	else
-		compare_print(stdout, &res);
-	ret = fflush(stdout) || ferror(stdout) ? 1 : 0;
+	cmd_print_begin();
+	compare_print(&res);
+	ret = cmd_print_end();
 	compare_result_free(&res);
 	return ret;
 }

@@ -212,15 +212,16 @@ int compare_metric_rank(const char *metric);
 void compare_sort_rows(struct compare_result *res);
 
 /*
- * Print a result as the LKP/mmtests-like text table: per workload, one line
- * per metric (base mean ±CoV, % change [95% CI], test mean ±CoV, p, MWU p,
- * verdict, MDE, metric), then the per-CPU point differences and the top
- * profile differences. Used by `klab compare` and by a job's final output.
- * Both printers live in compare_fmt.c, beside the formatters they use.
+ * Print a result through lib/print.h, between the caller's print_begin()
+ * and print_end(). As text, the LKP/mmtests-like table: the answer per
+ * workload, then per workload one line per metric (base mean ±CoV, %
+ * change [95% CI], test mean ±CoV, p, MWU p, verdict, MDE, metric), the
+ * per-CPU point differences and the top profile differences. As JSON, one
+ * document: job_id, label_a, label_b, clock, "comparisons" (every row with
+ * its statistics) and "profile". Used by `klab compare` and by a job's
+ * final output; it lives in compare_fmt.c, beside the formatters it uses.
  */
-void compare_print(FILE *out, const struct compare_result *res);
-/* The same as one JSON document (pretty), for --json. */
-void compare_print_json(FILE *out, const struct compare_result *res);
+void compare_print(const struct compare_result *res);
 
 /*
  * Nightly history: the series per (tree, machine pair "dut+peer",

@@ -1,14 +1,12 @@
-/* compare_fmt.c: a comparison in words and numbers (the formatters every output calls), and klab compare's text table and JSON. */
+/* compare_fmt.c: a comparison in words and numbers (the formatters every output calls), and klab compare's text table and JSON through lib/print. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "buf.h"
 #include "compare/compare.h"
 #include "compare/compare_fmt.h"
-#include "jsonh.h"
+#include "print.h"
 #include "stats/stats.h"
 #include "util.h"
 
@@ -260,7 +258,7 @@ static int cpu_row_parse(const struct compare_row *r, int *cpu, const char **fie
 	return 0;
 }
 
-static void print_cpu_tables(FILE *out, const struct compare_result *res)
+static void print_cpu_tables(const struct compare_result *res)
 {
 	static const char *fields[] = { "usr", "sys", "irq", "soft", "idle" };
 	const char *cur = NULL;
@@ -279,11 +277,11 @@ static void print_cpu_tables(FILE *out, const struct compare_result *res)
 				if (cpu > cpu_max)
 					cpu_max = cpu;
 			}
-		fprintf(out, "\nper-CPU time of %s: %% of the CPU, base -> test (difference in points, descriptive)\n  %-4s",
-			cur, "cpu");
+		print_text("\nper-CPU time of %s: %% of the CPU, base -> test (difference in points, descriptive)\n  %-4s",
+			   cur, "cpu");
 		for (size_t fi = 0; fi < ARRAY_SIZE(fields); fi++)
-			fprintf(out, fi + 1 < ARRAY_SIZE(fields) ? " %-19s" : " %s", fields[fi]);
-		fputc('\n', out);
+			print_text(fi + 1 < ARRAY_SIZE(fields) ? " %-19s" : " %s", fields[fi]);
+		print_text("\n");
 		for (int c = cpu_min; c <= cpu_max; c++) {
 			int any = 0;
 			char line[512];
@@ -312,7 +310,7 @@ static void print_cpu_tables(FILE *out, const struct compare_result *res)
 					len = sizeof(line) - 1;
 			}
 			if (any)
-				fprintf(out, "%s\n", line);
+				print_text("%s\n", line);
 		}
 	}
 }
@@ -326,18 +324,60 @@ static int first_of_workload(const struct compare_result *res, size_t i)
 	return 1;
 }
 
-void compare_print(FILE *out, const struct compare_result *res)
+/* A row's numbers and words as data: the object of "comparisons". */
+static void print_row_data(const struct compare_row *r)
+{
+	const struct stats_cmp *s = &r->st;
+
+	print_data_str("workload", r->workload);
+	print_data_str("metric", r->metric);
+	print_data_str("unit", r->unit);
+	print_data_str("better", r->better);
+	print_bool(PRINT_JSON, "headline", "%d", r->headline);
+	print_data_int("n_a", (long long)s->n_a);
+	print_data_int("n_b", (long long)s->n_b);
+	print_data_num("mean_a", s->mean_a);
+	print_data_num("mean_b", s->mean_b);
+	print_data_num("cov_a", s->cov_a);
+	print_data_num("cov_b", s->cov_b);
+	print_data_num("change_pct", s->change_pct);
+	print_data_num("ci_lo", s->ci_lo);
+	print_data_num("ci_hi", s->ci_hi);
+	print_data_num("ci90_lo", s->ci90_lo);
+	print_data_num("ci90_hi", s->ci90_hi);
+	print_data_num("t", s->w.t);
+	print_data_num("df", s->w.df);
+	print_data_num("p_welch", s->w.p);
+	print_data_num("u", s->u);
+	print_data_num("p_holm", r->p_holm);
+	print_data_num("p_mwu", s->p_mwu);
+	print_data_num("hl_ratio", s->hl_ratio);
+	print_data_num("mde_pct", s->mde_pct);
+	print_data_num("threshold_pct", s->threshold_pct);
+	print_data_str("verdict", stats_verdict_name(s->verdict));
+	if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0)
+		print_data_int("extra_boots", s->extra_boots);
+	else
+		print_data_null("extra_boots");
+	print_data_str("claim", r->claim);
+	print_data_num("claim_pct", r->claim_pct);
+}
+
+void compare_print(const struct compare_result *res)
 {
 	struct buf f[7] = { BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT };
 	const char *cur = NULL;
 
 	if (res->job_id)
-		fprintf(out, "comparison of job %lld: A = %s, B = %s\n", (long long)res->job_id,
-			res->label_a ? res->label_a : "A", res->label_b ? res->label_b : "B");
+		print_int(PRINT_ANY, "job_id", "comparison of job %lld: ", res->job_id);
 	else
-		fprintf(out, "comparison of kernels: A = %s, B = %s\n", res->label_a, res->label_b);
+		print_text("comparison of kernels: ");
+	print_data_str("label_a", res->label_a);
+	print_data_str("label_b", res->label_b);
+	print_text("A = %s, B = %s\n", res->label_a ? res->label_a : "A", res->label_b ? res->label_b : "B");
+	print_data_str("clock", res->clock ? res->clock : "real");
 	/* the answer first: each workload's headline verdict, change and CI, what measured it, the claims */
-	for (size_t i = 0; i < res->n_rows; i++) {
+	for (size_t i = 0; print_is(PRINT_TEXT) && i < res->n_rows; i++) {
 		const struct compare_row *head;
 
 		if (!first_of_workload(res, i))
@@ -345,23 +385,28 @@ void compare_print(FILE *out, const struct compare_result *res)
 		head = compare_headline_row(res, res->rows[i].workload);
 		buf_reset(&f[0]);
 		compare_fmt_answer(&f[0], res, head);
-		fprintf(out, "%s%s: %s\n", i ? "" : "\n", head->workload, f[0].buf);
+		print_text("%s%s: %s\n", i ? "" : "\n", head->workload, f[0].buf);
 	}
 	buf_reset(&f[0]);
-	if (compare_fmt_clock_note(&f[0], res))
-		fprintf(out, "\n%s\n", f[0].buf);
+	if (print_is(PRINT_TEXT) && compare_fmt_clock_note(&f[0], res))
+		print_text("\n%s\n", f[0].buf);
+	/* every row is data; the per-CPU rows are text in their own tables below */
+	print_list_begin("comparisons", NULL);
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct compare_row *r = &res->rows[i];
 		const struct stats_cmp *s = &r->st;
 
-		if (is_cpu_row(r))
+		print_obj_begin(NULL);
+		print_row_data(r);
+		print_obj_end();
+		if (is_cpu_row(r) || !print_is(PRINT_TEXT))
 			continue;
 		if (!cur || strcmp(cur, r->workload)) {
 			cur = r->workload;
-			fprintf(out, "\nworkload %s (T = %.3g%%; boots = unit, values are per-boot means)\n",
-				cur, s->threshold_pct);
-			fprintf(out, "%14s %7s  %-26s %14s %7s  %8s %8s  %-18s %6s  %s\n", "base", "±CoV",
-				"%change [95% CI]", "test", "±CoV", "p", "MWU p", "verdict", "MDE", "metric");
+			print_text("\nworkload %s (T = %.3g%%; boots = unit, values are per-boot means)\n",
+				   cur, s->threshold_pct);
+			print_text("%14s %7s  %-26s %14s %7s  %8s %8s  %-18s %6s  %s\n", "base", "±CoV",
+				   "%change [95% CI]", "test", "±CoV", "p", "MWU p", "verdict", "MDE", "metric");
 		}
 		for (size_t k = 0; k < ARRAY_SIZE(f); k++)
 			buf_reset(&f[k]);
@@ -372,113 +417,50 @@ void compare_print(FILE *out, const struct compare_result *res)
 		compare_fmt_p(&f[4], s->p_mwu);
 		compare_fmt_verdict(&f[5], r);
 		compare_fmt_mde(&f[6], s->mde_pct);
-		fprintf(out, "%14s %6.2f%%  %-26s %14s %6.2f%%  %8s %8s  %-18s %6s  %s%s", f[0].buf,
-			isnan(s->cov_a) ? 0 : s->cov_a, f[2].buf, f[1].buf, isnan(s->cov_b) ? 0 : s->cov_b, f[3].buf,
-			f[4].buf, f[5].buf, f[6].buf, r->metric, r->headline ? " *" : "");
+		print_text("%14s %6.2f%%  %-26s %14s %6.2f%%  %8s %8s  %-18s %6s  %s%s", f[0].buf,
+			   isnan(s->cov_a) ? 0 : s->cov_a, f[2].buf, f[1].buf, isnan(s->cov_b) ? 0 : s->cov_b, f[3].buf,
+			   f[4].buf, f[5].buf, f[6].buf, r->metric, r->headline ? " *" : "");
 		if (r->claim) {
 			buf_reset(&f[0]);
 			compare_fmt_claim_pct(&f[0], r);
 			buf_addstr(&f[0], ": ");
 			compare_fmt_claim(&f[0], r);
-			fprintf(out, "  (claim %s)", f[0].buf);
+			print_text("  (claim %s)", f[0].buf);
 		}
-		fputc('\n', out);
+		print_text("\n");
 	}
+	print_list_end();
 	/* per-CPU point differences: one line per workload and CPU, the five shares across */
-	print_cpu_tables(out, res);
+	if (print_is(PRINT_TEXT))
+		print_cpu_tables(res);
 	cur = NULL;
+	print_list_begin("profile", NULL);
 	for (size_t i = 0; i < res->n_prof; i++) {
 		const struct compare_prof *p = &res->prof[i];
 
 		if (!cur || strcmp(cur, p->workload)) {
 			cur = p->workload;
-			fprintf(out, "\nperf profile of %s, top differences (%% of samples; difference in points)\n",
-				cur);
-			fprintf(out, "  %7s %7s %8s  %s\n", "base", "test", "diff", "symbol");
+			print_text("\nperf profile of %s, top differences (%% of samples; difference in points)\n",
+				   cur);
+			print_text("  %7s %7s %8s  %s\n", "base", "test", "diff", "symbol");
 		}
+		print_obj_begin(NULL);
+		print_data_str("workload", p->workload);
+		print_data_str("symbol", p->symbol);
+		print_data_str("dso", p->dso);
+		print_num(PRINT_ANY, "pct_a", "  %7.2f", p->pct_a);
+		print_num(PRINT_ANY, "pct_b", " %7.2f", p->pct_b);
+		print_num(PRINT_ANY, "diff_pp", " %+8.2f", p->pct_b - p->pct_a);
 		if (p->dso && p->dso[0] == '[')
-			fprintf(out, "  %7.2f %7.2f %+8.2f  %s %s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
-				p->symbol, p->dso);
+			print_text("  %s %s\n", p->symbol, p->dso);
 		else
-			fprintf(out, "  %7.2f %7.2f %+8.2f  %s%s%s%s\n", p->pct_a, p->pct_b, p->pct_b - p->pct_a,
-				p->symbol, p->dso ? " (" : "", p->dso ? p->dso : "", p->dso ? ")" : "");
+			print_text("  %s%s%s%s\n", p->symbol, p->dso ? " (" : "", p->dso ? p->dso : "", p->dso ? ")" : "");
+		print_obj_end();
 	}
-	fprintf(out, "\n* headline metric: p is Holm-adjusted across the headline metrics\n");
+	print_list_end();
+	print_text("\n* headline metric: p is Holm-adjusted across the headline metrics\n");
 	for (size_t k = 0; k < ARRAY_SIZE(f); k++)
 		buf_release(&f[k]);
-}
-
-static struct json_object *jnum(double v)
-{
-	return isnan(v) || isinf(v) ? NULL : json_object_new_double(v);
-}
-
-void compare_print_json(FILE *out, const struct compare_result *res)
-{
-	struct json_object *o = json_object_new_object(), *rows = json_object_new_array();
-	struct json_object *prof = json_object_new_array();
-	struct buf b = BUF_INIT;
-
-	if (res->job_id)
-		json_object_object_add(o, "job_id", json_object_new_int64(res->job_id));
-	json_object_object_add(o, "label_a", res->label_a ? json_object_new_string(res->label_a) : NULL);
-	json_object_object_add(o, "label_b", res->label_b ? json_object_new_string(res->label_b) : NULL);
-	json_object_object_add(o, "clock", json_object_new_string(res->clock ? res->clock : "real"));
-	for (size_t i = 0; i < res->n_rows; i++) {
-		const struct compare_row *r = &res->rows[i];
-		const struct stats_cmp *s = &r->st;
-		struct json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "workload", json_object_new_string(r->workload));
-		json_object_object_add(j, "metric", json_object_new_string(r->metric));
-		json_object_object_add(j, "unit", r->unit ? json_object_new_string(r->unit) : NULL);
-		json_object_object_add(j, "better", r->better ? json_object_new_string(r->better) : NULL);
-		json_object_object_add(j, "headline", json_object_new_boolean(r->headline));
-		json_object_object_add(j, "n_a", json_object_new_int64((int64_t)s->n_a));
-		json_object_object_add(j, "n_b", json_object_new_int64((int64_t)s->n_b));
-		json_object_object_add(j, "mean_a", jnum(s->mean_a));
-		json_object_object_add(j, "mean_b", jnum(s->mean_b));
-		json_object_object_add(j, "cov_a", jnum(s->cov_a));
-		json_object_object_add(j, "cov_b", jnum(s->cov_b));
-		json_object_object_add(j, "change_pct", jnum(s->change_pct));
-		json_object_object_add(j, "ci_lo", jnum(s->ci_lo));
-		json_object_object_add(j, "ci_hi", jnum(s->ci_hi));
-		json_object_object_add(j, "ci90_lo", jnum(s->ci90_lo));
-		json_object_object_add(j, "ci90_hi", jnum(s->ci90_hi));
-		json_object_object_add(j, "t", jnum(s->w.t));
-		json_object_object_add(j, "df", jnum(s->w.df));
-		json_object_object_add(j, "p_welch", jnum(s->w.p));
-		json_object_object_add(j, "u", jnum(s->u));
-		json_object_object_add(j, "p_holm", jnum(r->p_holm));
-		json_object_object_add(j, "p_mwu", jnum(s->p_mwu));
-		json_object_object_add(j, "hl_ratio", jnum(s->hl_ratio));
-		json_object_object_add(j, "mde_pct", jnum(s->mde_pct));
-		json_object_object_add(j, "threshold_pct", jnum(s->threshold_pct));
-		json_object_object_add(j, "verdict", json_object_new_string(stats_verdict_name(s->verdict)));
-		json_object_object_add(j, "extra_boots", s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0 ?
-				       json_object_new_int(s->extra_boots) : NULL);
-		json_object_object_add(j, "claim", r->claim ? json_object_new_string(r->claim) : NULL);
-		json_object_object_add(j, "claim_pct", jnum(r->claim_pct));
-		json_object_array_add(rows, j);
-	}
-	json_object_object_add(o, "comparisons", rows);
-	for (size_t i = 0; i < res->n_prof; i++) {
-		const struct compare_prof *p = &res->prof[i];
-		struct json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "workload", json_object_new_string(p->workload));
-		json_object_object_add(j, "symbol", json_object_new_string(p->symbol));
-		json_object_object_add(j, "dso", p->dso ? json_object_new_string(p->dso) : NULL);
-		json_object_object_add(j, "pct_a", jnum(p->pct_a));
-		json_object_object_add(j, "pct_b", jnum(p->pct_b));
-		json_object_object_add(j, "diff_pp", jnum(p->pct_b - p->pct_a));
-		json_object_array_add(prof, j);
-	}
-	json_object_object_add(o, "profile", prof);
-	json_to_buf(&b, o, 1);
-	fprintf(out, "%s\n", b.buf);
-	buf_release(&b);
-	json_object_put(o);
 }
 
 void compare_fmt_claimed(struct buf *b, const char *direction, double lo, double hi)

@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "compare/compare.h"
 #include "compare/compare_fmt.h"
+#include "print.h"
 #include "store/db.h"
 #include "store/result.h"
 #include "tap.h"
@@ -104,20 +105,26 @@ static void test_job(struct db *db)
 		is_str(row(&st, "cpu_busy_pct")->unit, "pp", "a point difference has unit pp, computed or loaded");
 	is_str(busy->unit, "pp", "the computed row too");
 	f = open_memstream(&text, &len);
-	compare_print(f, &st);
+	print_begin(PRINT_FMT_TEXT, f);
+	compare_print(&st);
+	print_end();
 	fclose(f);
 	ok(strstr(text, "(claim -10.0%: consistent with the claim)") != NULL, "compare_print of the stored rows shows the claimed change");
 	ok(!strstr(text, "nan"), "and no NaN anywhere");
 	ok(strstr(text, "CHANGED (better)") != NULL, "the verdict says which way");
 	free(text);
 	f = open_memstream(&text, &len);
-	compare_print(f, &res);
+	print_begin(PRINT_FMT_TEXT, f);
+	compare_print(&res);
+	print_end();
 	fclose(f);
 	ok(strstr(text, "comparison of job 1: A = xps-off, B = xps-on") != NULL, "compare_print header");
 	ok(strstr(text, "(claim -10.0%: consistent with the claim)") != NULL, "compare_print shows the claim");
 	free(text);
 	f = open_memstream(&text, &len);
-	compare_print_json(f, &res);
+	print_begin(PRINT_FMT_JSON, f);
+	compare_print(&res);
+	print_end();
 	fclose(f);
 	ok(strstr(text, "\"verdict\":\"CHANGED\"") || strstr(text, "\"verdict\": \"CHANGED\""), "JSON has the verdict");
 	free(text);
