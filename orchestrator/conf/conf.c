@@ -1,330 +1,19 @@
 /*
- * conf.c: the git-config-style configuration: a reader that keeps file and
- * line of every key, then a typed pass that checks sections, keys, values and
- * references and reports every error at once as FILE:LINE: message.
+ * conf.c: the typed pass of the configuration: the reader's raw sections
+ * (conf_read.c) checked section by section, key by key, value by value and
+ * reference by reference into struct klab_config, every error reported at
+ * once as FILE:LINE: message; and the lookups on the result.
  */
 #include <ctype.h>
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "conf/conf.h"
+#include "conf/conf_int.h"
 #include "store/db.h"
 #include "log.h"
-
-/* ---- raw entries ---- */
-
-struct raw_kv {
-	char *key, *value;
-	int line;
-};
-
-struct raw_section {
-	char *type, *name;	/* name NULL for [lab] */
-	const char *file;	/* owned by the parser's file list */
-	int line;
-	struct raw_kv *kv;
-	size_t n, alloc;
-};
-
-struct parser {
-	struct raw_section *sec;
-	size_t n, alloc;
-	struct strvec files;	/* every file read, for messages and includes */
-	int errors;
-	int depth;
-};
-
-static void perr(struct parser *p, const char *file, int line, const char *fmt, ...) KLAB_PRINTF(4, 5);
-static void perr(struct parser *p, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s:%d: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	p->errors++;
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
-/* Parse a value: quotes, escapes, comments. NULL on a syntax error (*why set). */
-static char *parse_value(const char *s, const char **why)
-{
-	struct buf b = BUF_INIT;
-	int quoted = 0;
-	size_t trail = 0;	/* length up to the last byte that was not unquoted space */
-
-	while (isspace((unsigned char)*s))
-		s++;
-	for (; *s; s++) {
-		if (!quoted && (*s == '#' || *s == ';'))
-			break;
-		if (*s == '"') {
-			quoted = !quoted;
-			trail = b.len;
-			continue;
-		}
-		if (*s == '\\') {
-			s++;
-			switch (*s) {
-			case '"': case '\\': buf_addch(&b, *s); break;
-			case 'n': buf_addch(&b, '\n'); break;
-			case 't': buf_addch(&b, '\t'); break;
-			default:
-				*why = "bad escape sequence in value (use \\\\, \\\", \\n or \\t)";
-				buf_release(&b);
-				return NULL;
-			}
-			trail = b.len;
-			continue;
-		}
-		buf_addch(&b, *s);
-		if (quoted || !isspace((unsigned char)*s))
-			trail = b.len;
-	}
-	if (quoted) {
-		*why = "unterminated quoted value";
-		buf_release(&b);
-		return NULL;
-	}
-	buf_setlen(&b, trail);
-	return buf_detach(&b, NULL);
-}
-
-static struct raw_section *new_section(struct parser *p, const char *type, const char *name,
-				       const char *file, int line)
-{
-	struct raw_section *s;
-
-	if (p->n == p->alloc) {
-		p->alloc = p->alloc ? p->alloc * 2 : 16;
-		p->sec = xrealloc(p->sec, p->alloc * sizeof(*p->sec));
-	}
-	s = &p->sec[p->n++];
-	memset(s, 0, sizeof(*s));
-	s->type = xstrdup(type);
-	s->name = name ? xstrdup(name) : NULL;
-	s->file = file;
-	s->line = line;
-	return s;
-}
-
-static int read_file(struct parser *p, const char *path, const char *from, int from_line);
-
-static void add_kv(struct parser *p, struct raw_section *s, const char *key, char *value, int line)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		if (!strcmp(s->kv[i].key, key)) {
-			perr(p, s->file, line, "key '%s' given twice in this section (first at line %d)",
-			     key, s->kv[i].line);
-			free(value);
-			return;
-		}
-	}
-	if (s->n == s->alloc) {
-		s->alloc = s->alloc ? s->alloc * 2 : 8;
-		s->kv = xrealloc(s->kv, s->alloc * sizeof(*s->kv));
-	}
-	s->kv[s->n].key = xstrdup(key);
-	s->kv[s->n].value = value;
-	s->kv[s->n].line = line;
-	s->n++;
-}
-
-/* A path relative to the folder of `file`, made absolute so later chdir()s do not matter. */
-static char *relative_to(const char *file, const char *path)
-{
-	char *real, *slash, *out;
-
-	if (path[0] == '/')
-		return xstrdup(path);
-	real = realpath(file, NULL);
-	if (!real) {
-		const char *s = strrchr(file, '/');
-
-		return s ? xasprintf("%.*s/%s", (int)(s - file), file, path) : xstrdup(path);
-	}
-	slash = strrchr(real, '/');
-	*slash = '\0';
-	out = xasprintf("%s/%s", *real ? real : "", path);
-	free(real);
-	return out;
-}
-
-static void parse_header(struct parser *p, char *line, const char *file, int lineno,
-			 struct raw_section **cur)
-{
-	char *end = strrchr(line, ']');
-	char *inner, *q;
-
-	*cur = NULL;
-	if (!end) {
-		perr(p, file, lineno, "section header without ']'");
-		return;
-	}
-	if (*trim(end + 1) && end[1] != '#' && end[1] != ';') {
-		char *rest = trim(end + 1);
-
-		if (*rest != '#' && *rest != ';') {
-			perr(p, file, lineno, "unexpected text after the section header");
-			return;
-		}
-	}
-	*end = '\0';
-	inner = trim(line + 1);
-	q = strchr(inner, '"');
-	if (!q) {
-		for (char *c = inner; *c; c++) {
-			if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-') {
-				perr(p, file, lineno, "bad section name '%s'", inner);
-				return;
-			}
-		}
-		*cur = new_section(p, inner, NULL, file, lineno);
-		return;
-	}
-	{
-		char *type = inner, *name = q + 1, *close = strrchr(name, '"');
-
-		if (!close || close == q) {
-			perr(p, file, lineno, "unterminated section name in header");
-			return;
-		}
-		*q = '\0';
-		*close = '\0';
-		type = trim(type);
-		if (*trim(close + 1)) {
-			perr(p, file, lineno, "unexpected text after the section name");
-			return;
-		}
-		if (!*name) {
-			perr(p, file, lineno, "empty section name in [%s \"\"]", type);
-			return;
-		}
-		for (char *c = name; *c; c++) {
-			if (!isalnum((unsigned char)*c) && !strchr("_-.+:@", *c)) {
-				perr(p, file, lineno, "bad %s name '%s' (letters, digits and _-.+:@ only)",
-				     type, name);
-				return;
-			}
-		}
-		*cur = new_section(p, type, name, file, lineno);
-	}
-}
-
-static int read_file(struct parser *p, const char *path, const char *from, int from_line)
-{
-	FILE *f;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int lineno = 0;
-	struct raw_section *cur = NULL;
-	const char *file;
-
-	if (p->depth > 8) {
-		perr(p, from, from_line, "includes nested too deeply at '%s'", path);
-		return -1;
-	}
-	f = fopen(path, "r");
-	if (!f) {
-		if (from)
-			perr(p, from, from_line, "cannot read included file '%s': %s", path, strerror(errno));
-		else
-			error("cannot read configuration '%s': %s", path, strerror(errno)), p->errors++;
-		return -1;
-	}
-	file = strvec_push(&p->files, path);
-	p->depth++;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		char *s, *eq, *key;
-
-		lineno++;
-		if (memchr(line, '\0', (size_t)len)) {
-			perr(p, file, lineno, "NUL byte in the file");
-			continue;
-		}
-		s = trim(line);
-		if (!*s || *s == '#' || *s == ';')
-			continue;
-		if (*s == '[') {
-			parse_header(p, s, file, lineno, &cur);
-			continue;
-		}
-		if (!cur) {
-			perr(p, file, lineno, "key outside of any section");
-			continue;
-		}
-		eq = strchr(s, '=');
-		key = s;
-		if (eq)
-			*eq = '\0';
-		key = trim(key);
-		for (char *c = key; *c; c++) {
-			if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.') {
-				perr(p, file, lineno, "bad key name '%s'", key);
-				key = NULL;
-				break;
-			}
-		}
-		if (!key)
-			continue;
-		if (!*key) {
-			perr(p, file, lineno, "missing key name before '='");
-			continue;
-		}
-		{
-			const char *why = NULL;
-			char *value = eq ? parse_value(eq + 1, &why) : xstrdup("true");
-
-			if (!value) {
-				perr(p, file, lineno, "%s", why);
-				continue;
-			}
-			if (!strcmp(cur->type, "include")) {
-				if (strcmp(key, "path")) {
-					perr(p, file, lineno, "unknown key '%s' in [include] (path)", key);
-					free(value);
-					continue;
-				}
-				{
-					char *inc = relative_to(file, value);
-
-					read_file(p, inc, file, lineno);
-					free(inc);
-					free(value);
-					/* sections of the included file end the current one */
-					cur = NULL;
-					continue;
-				}
-			}
-			add_kv(p, cur, key, value, lineno);
-		}
-	}
-	p->depth--;
-	free(line);
-	fclose(f);
-	return 0;
-}
-
-/* ---- typed pass ---- */
 
 struct keydef {
 	const char *key;
@@ -367,11 +56,11 @@ static void check_keys(struct parser *p, const struct raw_section *s, const stru
 		for (const char *const *e = extra; e && *e && !known; e++)
 			known = !strcmp(*e, s->kv[i].key);
 		if (!known)
-			perr(p, s->file, s->kv[i].line, "unknown key '%s' in %s", s->kv[i].key, sec_label(s));
+			conf_perr(p, s->file, s->kv[i].line, "unknown key '%s' in %s", s->kv[i].key, sec_label(s));
 	}
 	for (const struct keydef *d = defs; d->key; d++)
 		if (d->required && !get(s, d->key, NULL))
-			perr(p, s->file, s->line, "%s: missing required key '%s'", sec_label(s), d->key);
+			conf_perr(p, s->file, s->line, "%s: missing required key '%s'", sec_label(s), d->key);
 }
 
 static char *dupv(const struct raw_section *s, const char *key, const char *def)
@@ -390,7 +79,7 @@ static long num(struct parser *p, const struct raw_section *s, const char *key, 
 	if (!v)
 		return def;
 	if (parse_long(v, min, max, &out)) {
-		perr(p, s->file, line, "%s: '%s' must be a whole number from %ld to %ld, not '%s'",
+		conf_perr(p, s->file, line, "%s: '%s' must be a whole number from %ld to %ld, not '%s'",
 		     sec_label(s), key, min, max, v);
 		return def;
 	}
@@ -407,12 +96,12 @@ static long dur(struct parser *p, const struct raw_section *s, const char *key, 
 	if (!v)
 		return def;
 	if (parse_duration_ms(v, &out)) {
-		perr(p, s->file, line, "%s: '%s' must be a duration such as 30s, 500ms, 5m, not '%s'",
+		conf_perr(p, s->file, line, "%s: '%s' must be a duration such as 30s, 500ms, 5m, not '%s'",
 		     sec_label(s), key, v);
 		return def;
 	}
 	if (out < min_ms) {
-		perr(p, s->file, line, "%s: '%s' must be at least %ldms, not '%s'", sec_label(s), key, min_ms, v);
+		conf_perr(p, s->file, line, "%s: '%s' must be at least %ldms, not '%s'", sec_label(s), key, min_ms, v);
 		return def;
 	}
 	return out;
@@ -467,7 +156,7 @@ static int one_of(struct parser *p, const struct raw_section *s, const char *key
 		}
 		buf_addf(&all, "%s%s", i ? ", " : "", names[i]);
 	}
-	perr(p, s->file, line, "%s: '%s' must be one of %s, not '%s'", sec_label(s), key, all.buf, v);
+	conf_perr(p, s->file, line, "%s: '%s' must be one of %s, not '%s'", sec_label(s), key, all.buf, v);
 	buf_release(&all);
 	return def;
 }
@@ -542,7 +231,7 @@ static char *path_value(const struct raw_section *s, const char *key, const char
 
 	if (!v)
 		return def ? xstrdup(def) : NULL;
-	return relative_to(s->file, v);
+	return conf_relative_to(s->file, v);
 }
 
 static void load_lab(struct parser *p, struct klab_config *c, const struct raw_section *s)
@@ -628,7 +317,7 @@ static void load_machine(struct parser *p, struct klab_config *c, const struct r
 
 		get(s, "cpus", &line);
 		if (!cpu_list_ok(m->cpus))
-			perr(p, s->file, line, "%s: 'cpus' must be a CPU list such as 0-3,8, not '%s'",
+			conf_perr(p, s->file, line, "%s: 'cpus' must be a CPU list such as 0-3,8, not '%s'",
 			     sec_label(s), m->cpus);
 	}
 }
@@ -644,7 +333,7 @@ static void load_tree(struct parser *p, struct klab_config *c, const struct raw_
 	t->line = s->line;
 	t->git = dupv(s, "git", NULL);
 	if (t->git && t->git[0] != '/' && !strstr(t->git, "://") && !strchr(t->git, ':')) {
-		char *rel = relative_to(s->file, t->git);
+		char *rel = conf_relative_to(s->file, t->git);
 
 		free(t->git);
 		t->git = rel;
@@ -660,17 +349,17 @@ static void load_tree(struct parser *p, struct klab_config *c, const struct raw_
 		int line;
 
 		get(s, "share", &line);
-		perr(p, s->file, line, "%s: share = %s needs a git tree of another tree's history (git = PATH)",
+		conf_perr(p, s->file, line, "%s: share = %s needs a git tree of another tree's history (git = PATH)",
 		     sec_label(s), t->share);
 	}
 	if (!!t->git == !!t->tarball)
-		perr(p, s->file, s->line, "%s: give exactly one source: 'git' (with 'branch') or 'tarball'",
+		conf_perr(p, s->file, s->line, "%s: give exactly one source: 'git' (with 'branch') or 'tarball'",
 		     sec_label(s));
 	if (t->tarball && !file_exists(t->tarball)) {
 		int line;
 
 		get(s, "tarball", &line);
-		perr(p, s->file, line, "%s: tarball '%s' does not exist", sec_label(s), t->tarball);
+		conf_perr(p, s->file, line, "%s: tarball '%s' does not exist", sec_label(s), t->tarball);
 	}
 }
 
@@ -697,7 +386,7 @@ static void load_profile(struct parser *p, struct klab_config *c, const struct r
 		if (known)
 			continue;
 		if (!sys || !*sys) {
-			perr(p, s->file, s->kv[i].line, "unknown key '%s' in %s (sysctls are written sysctl.NAME)",
+			conf_perr(p, s->file, s->kv[i].line, "unknown key '%s' in %s (sysctls are written sysctl.NAME)",
 			     key, sec_label(s));
 			continue;
 		}
@@ -713,7 +402,7 @@ static void load_profile(struct parser *p, struct klab_config *c, const struct r
 				int line;
 
 				get(s, "xps", &line);
-				perr(p, s->file, line, "%s: 'xps' must be auto, off or hex masks such as 1,2,4,8, not '%s'",
+				conf_perr(p, s->file, line, "%s: 'xps' must be auto, off or hex masks such as 1,2,4,8, not '%s'",
 				     sec_label(s), pr->xps);
 				break;
 			}
@@ -749,17 +438,17 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 		for (const char *const *m = monitors_known; *m; m++)
 			known |= !strcmp(*m, w->monitors.v[i]);
 		if (!known)
-			perr(p, s->file, line, "%s: unknown monitor '%s' (cpu, perf-stat, perf-profile, bpftrace, nic)",
+			conf_perr(p, s->file, line, "%s: unknown monitor '%s' (cpu, perf-stat, perf-profile, bpftrace, nic)",
 			     sec_label(s), w->monitors.v[i]);
 	}
 	w->bpftrace = path_value(s, "bpftrace", NULL);
 	if (w->bpftrace && !file_exists(w->bpftrace)) {
 		get(s, "bpftrace", &line);
-		perr(p, s->file, line, "%s: bpftrace script '%s' does not exist", sec_label(s), w->bpftrace);
+		conf_perr(p, s->file, line, "%s: bpftrace script '%s' does not exist", sec_label(s), w->bpftrace);
 	}
 	if (w->bpftrace && strvec_find(&w->monitors, "bpftrace") < 0) {
 		get(s, "bpftrace", &line);
-		perr(p, s->file, line, "%s: 'bpftrace' is set but the bpftrace monitor is not in 'monitors'",
+		conf_perr(p, s->file, line, "%s: 'bpftrace' is set but the bpftrace monitor is not in 'monitors'",
 		     sec_label(s));
 	}
 	w->perf_events = dupv(s, "perf_events", NULL);
@@ -767,10 +456,10 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 	if (w->profile_cpus) {
 		get(s, "profile_cpus", &line);
 		if (!cpu_list_ok(w->profile_cpus))
-			perr(p, s->file, line, "%s: 'profile_cpus' must be a CPU list such as 1 or 0-3,8, not '%s'",
+			conf_perr(p, s->file, line, "%s: 'profile_cpus' must be a CPU list such as 1 or 0-3,8, not '%s'",
 			     sec_label(s), w->profile_cpus);
 		else if (strvec_find(&w->monitors, "perf-profile") < 0)
-			perr(p, s->file, line, "%s: 'profile_cpus' is set but the perf-profile monitor is not in 'monitors'",
+			conf_perr(p, s->file, line, "%s: 'profile_cpus' is set but the perf-profile monitor is not in 'monitors'",
 			     sec_label(s));
 	}
 	w->headline = dupv(s, "headline", !strcmp(w->type, "udp_tx") ? "tx_pps" : "tps");
@@ -782,7 +471,7 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 		if (l && t[l - 1] == '%')
 			t[l - 1] = '\0';
 		if (parse_double(t, &thr) || thr <= 0 || thr > 100)
-			perr(p, s->file, line, "%s: 'threshold' must be a percentage above 0 and at most 100, not '%s'",
+			conf_perr(p, s->file, line, "%s: 'threshold' must be a percentage above 0 and at most 100, not '%s'",
 			     sec_label(s), get(s, "threshold", NULL));
 		else
 			w->threshold_pct = thr;
@@ -803,7 +492,7 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 				long v;
 
 				if (parse_long(s->kv[i].value, 0, 100000000, &v))
-					perr(p, s->file, s->kv[i].line,
+					conf_perr(p, s->file, s->kv[i].line,
 					     "%s: '%s' must be a whole number, not '%s'", sec_label(s), key,
 					     s->kv[i].value);
 			}
@@ -841,19 +530,19 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 	j->series = dupv(s, "series", NULL);
 	split_words(p, s, "local_patches", &j->local_patches);
 	for (size_t i = 0; i < j->local_patches.n; i++) {
-		char *abs = relative_to(s->file, j->local_patches.v[i]);
+		char *abs = conf_relative_to(s->file, j->local_patches.v[i]);
 
 		if (!file_exists(abs)) {
 			int line;
 
 			get(s, "local_patches", &line);
-			perr(p, s->file, line, "%s: local patch '%s' does not exist", sec_label(s), abs);
+			conf_perr(p, s->file, line, "%s: local patch '%s' does not exist", sec_label(s), abs);
 		}
 		free(j->local_patches.v[i]);
 		j->local_patches.v[i] = abs;
 	}
 	if (j->series && !strchr(j->series, ':')) {
-		char *abs = relative_to(s->file, j->series);
+		char *abs = conf_relative_to(s->file, j->series);
 
 		free(j->series);
 		j->series = abs;
@@ -876,7 +565,7 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 			long mn, mx;
 
 			if (parse_long(lo, 2, 1000, &mn) || parse_long(dots + 2, 2, 1000, &mx) || mx < mn)
-				perr(p, s->file, bline, "%s: 'boots' must be a count, or a range MIN..MAX with "
+				conf_perr(p, s->file, bline, "%s: 'boots' must be a count, or a range MIN..MAX with "
 				     "2 <= MIN <= MAX <= 1000 (boots = 2..8), not '%s'", sec_label(s), bv);
 			else {
 				j->boots = (int)mx;
@@ -896,7 +585,7 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 
 	if (get(s, "warmup", &wline)) {
 		if (get(s, "warmup_runs", NULL))
-			perr(p, s->file, wline, "%s: give 'warmup_runs', not also its old name 'warmup'", sec_label(s));
+			conf_perr(p, s->file, wline, "%s: give 'warmup_runs', not also its old name 'warmup'", sec_label(s));
 		else
 			warn("%s:%d: %s: 'warmup' is now called 'warmup_runs' (runs per boot, not seconds): "
 			     "rename it", s->file, wline, sec_label(s));
@@ -908,24 +597,24 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 	one_of(p, s, "order", orders, 0);
 	j->seed = num(p, s, "seed", -1, -1, 0x7fffffffL);
 	if (j->machines.n && j->pool)
-		perr(p, s->file, s->line, "%s: give 'machines' or 'pool', not both", sec_label(s));
+		conf_perr(p, s->file, s->line, "%s: give 'machines' or 'pool', not both", sec_label(s));
 	if (!j->machines.n && !j->pool)
-		perr(p, s->file, s->line, "%s: missing required key 'machines' (dut and peer) or 'pool'",
+		conf_perr(p, s->file, s->line, "%s: missing required key 'machines' (dut and peer) or 'pool'",
 		     sec_label(s));
 	if (j->machines.n && j->machines.n != 2) {
 		int line;
 
 		get(s, "machines", &line);
-		perr(p, s->file, line, "%s: 'machines' must name two machines, the dut then the peer",
+		conf_perr(p, s->file, line, "%s: 'machines' must name two machines, the dut then the peer",
 		     sec_label(s));
 	}
 	if (!j->tree && !(j->profile_a && j->profile_b))
-		perr(p, s->file, s->line, "%s: missing required key 'tree' (or 'profile_a' and 'profile_b' for a tuning A/B)",
+		conf_perr(p, s->file, s->line, "%s: missing required key 'tree' (or 'profile_a' and 'profile_b' for a tuning A/B)",
 		     sec_label(s));
 	if ((j->profile_a != NULL) != (j->profile_b != NULL))
-		perr(p, s->file, s->line, "%s: a tuning A/B needs both 'profile_a' and 'profile_b'", sec_label(s));
+		conf_perr(p, s->file, s->line, "%s: a tuning A/B needs both 'profile_a' and 'profile_b'", sec_label(s));
 	if (j->test && j->series)
-		perr(p, s->file, s->line, "%s: give 'series' or 'test', not both", sec_label(s));
+		conf_perr(p, s->file, s->line, "%s: give 'series' or 'test', not both", sec_label(s));
 }
 
 /* A quick shape check of a five-field cron expression; sched.c computes fire times. */
@@ -941,18 +630,18 @@ static void check_cron(struct parser *p, const struct raw_section *s, const char
 		for (int i = 0; ok[i]; i++)
 			if (!strcmp(expr, ok[i]))
 				return;
-		perr(p, s->file, line, "%s: unknown cron shortcut '%s'", sec_label(s), expr);
+		conf_perr(p, s->file, line, "%s: unknown cron shortcut '%s'", sec_label(s), expr);
 		return;
 	}
 	strvec_split(&f, expr, " \t");
 	if (f.n != 5) {
-		perr(p, s->file, line, "%s: 'cron' needs five fields (minute hour day month weekday), not %zu in '%s'",
+		conf_perr(p, s->file, line, "%s: 'cron' needs five fields (minute hour day month weekday), not %zu in '%s'",
 		     sec_label(s), f.n, expr);
 	} else {
 		for (size_t i = 0; i < f.n; i++)
 			for (const char *ch = f.v[i]; *ch; ch++)
 				if (!isalnum((unsigned char)*ch) && !strchr("*,-/", *ch)) {
-					perr(p, s->file, line, "%s: bad character '%c' in cron field %zu '%s'",
+					conf_perr(p, s->file, line, "%s: bad character '%c' in cron field %zu '%s'",
 					     sec_label(s), *ch, i + 1, f.v[i]);
 					i = f.n;
 					break;
@@ -993,11 +682,11 @@ static void check_refs(struct parser *p, struct klab_config *c)
 
 		if (m->peer && !conf_machine(c, m->peer)) {
 			get(s, "peer", &line);
-			perr(p, s->file, line, "%s: peer '%s' is not a [machine]", sec_label(s), m->peer);
+			conf_perr(p, s->file, line, "%s: peer '%s' is not a [machine]", sec_label(s), m->peer);
 		}
 		if (m->profile && !conf_profile(c, m->profile)) {
 			get(s, "profile", &line);
-			perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), m->profile);
+			conf_perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), m->profile);
 		}
 	}
 	for (size_t i = 0; i < c->n_trees; i++) {
@@ -1010,9 +699,9 @@ static void check_refs(struct parser *p, struct klab_config *c)
 			continue;
 		get(s, "share", &line);
 		if (!o)
-			perr(p, s->file, line, "%s: share '%s' is not a [tree]", sec_label(s), t->share);
+			conf_perr(p, s->file, line, "%s: share '%s' is not a [tree]", sec_label(s), t->share);
 		else if (o->share)
-			perr(p, s->file, line, "%s: share '%s' shares tree '%s' itself: share that one", sec_label(s),
+			conf_perr(p, s->file, line, "%s: share '%s' shares tree '%s' itself: share that one", sec_label(s),
 			     t->share, o->share);
 	}
 	for (size_t i = 0; i < c->n_jobs; i++) {
@@ -1022,20 +711,20 @@ static void check_refs(struct parser *p, struct klab_config *c)
 
 		if (j->tree && !conf_tree(c, j->tree)) {
 			get(s, "tree", &line);
-			perr(p, s->file, line, "%s: tree '%s' is not a [tree]", sec_label(s), j->tree);
+			conf_perr(p, s->file, line, "%s: tree '%s' is not a [tree]", sec_label(s), j->tree);
 		}
 		for (size_t k = 0; k < j->machines.n; k++) {
 			const struct conf_machine *m = conf_machine(c, j->machines.v[k]);
 
 			get(s, "machines", &line);
 			if (!m)
-				perr(p, s->file, line, "%s: machine '%s' is not a [machine]", sec_label(s),
+				conf_perr(p, s->file, line, "%s: machine '%s' is not a [machine]", sec_label(s),
 				     j->machines.v[k]);
 			else if (k == 0 && m->role != ROLE_DUT)
-				perr(p, s->file, line, "%s: the first machine '%s' must have role = dut",
+				conf_perr(p, s->file, line, "%s: the first machine '%s' must have role = dut",
 				     sec_label(s), m->name);
 			else if (k == 1 && m->role != ROLE_PEER)
-				perr(p, s->file, line, "%s: the second machine '%s' must have role = peer",
+				conf_perr(p, s->file, line, "%s: the second machine '%s' must have role = peer",
 				     sec_label(s), m->name);
 		}
 		if (j->pool) {
@@ -1045,23 +734,23 @@ static void check_refs(struct parser *p, struct klab_config *c)
 				found |= c->machines[k].pool && !strcmp(c->machines[k].pool, j->pool);
 			if (!found) {
 				get(s, "pool", &line);
-				perr(p, s->file, line, "%s: no machine is in pool '%s'", sec_label(s), j->pool);
+				conf_perr(p, s->file, line, "%s: no machine is in pool '%s'", sec_label(s), j->pool);
 			}
 		}
 		for (size_t k = 0; k < j->workloads.n; k++) {
 			if (!conf_workload(c, j->workloads.v[k])) {
 				get(s, "workloads", &line);
-				perr(p, s->file, line, "%s: workload '%s' is not a [workload]", sec_label(s),
+				conf_perr(p, s->file, line, "%s: workload '%s' is not a [workload]", sec_label(s),
 				     j->workloads.v[k]);
 			}
 		}
 		if (j->profile_a && !conf_profile(c, j->profile_a)) {
 			get(s, "profile_a", &line);
-			perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), j->profile_a);
+			conf_perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), j->profile_a);
 		}
 		if (j->profile_b && !conf_profile(c, j->profile_b)) {
 			get(s, "profile_b", &line);
-			perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), j->profile_b);
+			conf_perr(p, s->file, line, "%s: profile '%s' is not a [profile]", sec_label(s), j->profile_b);
 		}
 	}
 	for (size_t i = 0; i < c->n_schedules; i++) {
@@ -1071,7 +760,7 @@ static void check_refs(struct parser *p, struct klab_config *c)
 
 		if (*sc->job && !conf_job(c, sc->job)) {
 			get(s, "job", &line);
-			perr(p, s->file, line, "%s: job '%s' is not a [job]", sec_label(s), sc->job);
+			conf_perr(p, s->file, line, "%s: job '%s' is not a [job]", sec_label(s), sc->job);
 		}
 	}
 }
@@ -1096,23 +785,6 @@ static void set_lab_defaults(struct conf_lab *l)
 		l->boot_timeout_ms = 300000;
 }
 
-static void parser_free(struct parser *p)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		struct raw_section *s = &p->sec[i];
-
-		for (size_t k = 0; k < s->n; k++) {
-			free(s->kv[k].key);
-			free(s->kv[k].value);
-		}
-		free(s->kv);
-		free(s->type);
-		free(s->name);
-	}
-	free(p->sec);
-	strvec_clear(&p->files);
-}
-
 int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
 {
 	struct parser p;
@@ -1123,7 +795,7 @@ int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup(n ? paths[0] : "");
 	for (size_t i = 0; i < n; i++)
-		read_file(&p, paths[i], NULL, 0);
+		conf_read_file(&p, paths[i], NULL, 0);
 	for (size_t i = 0; i < p.n; i++) {
 		const struct raw_section *s = &p.sec[i];
 		int is_named = 0;
@@ -1132,7 +804,7 @@ int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
 			is_named |= !strcmp(s->type, named[k]);
 		if (!strcmp(s->type, "lab") || !strcmp(s->type, "include")) {
 			if (s->name) {
-				perr(&p, s->file, s->line, "[%s] takes no name", s->type);
+				conf_perr(&p, s->file, s->line, "[%s] takes no name", s->type);
 				continue;
 			}
 			if (!strcmp(s->type, "lab"))
@@ -1140,17 +812,17 @@ int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
 			continue;
 		}
 		if (!is_named) {
-			perr(&p, s->file, s->line, "unknown section '%s' (lab, include, machine, tree, profile, "
+			conf_perr(&p, s->file, s->line, "unknown section '%s' (lab, include, machine, tree, profile, "
 			     "workload, job, schedule)", s->type);
 			continue;
 		}
 		if (!s->name) {
-			perr(&p, s->file, s->line, "section [%s] needs a name: [%s \"NAME\"]", s->type, s->type);
+			conf_perr(&p, s->file, s->line, "section [%s] needs a name: [%s \"NAME\"]", s->type, s->type);
 			continue;
 		}
 		for (size_t k = 0; k < i; k++) {
 			if (!strcmp(p.sec[k].type, s->type) && p.sec[k].name && !strcmp(p.sec[k].name, s->name)) {
-				perr(&p, s->file, s->line, "%s defined twice (first at %s:%d)", sec_label(s),
+				conf_perr(&p, s->file, s->line, "%s defined twice (first at %s:%d)", sec_label(s),
 				     p.sec[k].file, p.sec[k].line);
 				s = NULL;
 				break;
@@ -1177,11 +849,11 @@ int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
 	if (p.errors) {
 		fprintf(stderr, "%s: %d error%s in the configuration\n", n ? paths[0] : "config", p.errors,
 			p.errors == 1 ? "" : "s");
-		parser_free(&p);
+		conf_parser_free(&p);
 		conf_free(cfg);
 		return -1;
 	}
-	parser_free(&p);
+	conf_parser_free(&p);
 	return 0;
 }
 
@@ -1314,184 +986,4 @@ const char *boot_method_name(enum boot_method m)
 	case BOOT_QEMU: return "qemu";
 	}
 	return "?";
-}
-
-/* ---- print-back ---- */
-
-static void pv(FILE *out, const char *key, const char *v)
-{
-	if (!v)
-		return;
-	fprintf(out, "\t%s = ", key);
-	if (!*v || strpbrk(v, "#;\"\\\n\t") || isspace((unsigned char)v[0]) ||
-	    isspace((unsigned char)v[strlen(v) - 1])) {
-		fputc('"', out);
-		for (; *v; v++) {
-			if (*v == '"' || *v == '\\')
-				fprintf(out, "\\%c", *v);
-			else if (*v == '\n')
-				fputs("\\n", out);
-			else if (*v == '\t')
-				fputs("\\t", out);
-			else
-				fputc(*v, out);
-		}
-		fputc('"', out);
-	} else {
-		fputs(v, out);
-	}
-	fputc('\n', out);
-}
-
-static void pl(FILE *out, const char *key, const struct strvec *sv)
-{
-	struct buf b = BUF_INIT;
-
-	if (!sv->n)
-		return;
-	for (size_t i = 0; i < sv->n; i++) {
-		if (i)
-			buf_addch(&b, ' ');
-		if (strpbrk(sv->v[i], " \t,")) {
-			buf_addch(&b, '"');
-			buf_addstr(&b, sv->v[i]);
-			buf_addch(&b, '"');
-		} else {
-			buf_addstr(&b, sv->v[i]);
-		}
-	}
-	fprintf(out, "\t%s = %s\n", key, b.buf);
-	buf_release(&b);
-}
-
-static void pn(FILE *out, const char *key, long v)
-{
-	fprintf(out, "\t%s = %ld\n", key, v);
-}
-
-static void pd(FILE *out, const char *key, long ms)
-{
-	if (ms % 1000 == 0)
-		fprintf(out, "\t%s = %lds\n", key, ms / 1000);
-	else
-		fprintf(out, "\t%s = %ldms\n", key, ms);
-}
-
-void conf_print(const struct klab_config *c, FILE *out)
-{
-	const struct conf_lab *l = &c->lab;
-
-	fprintf(out, "[lab]\n");
-	pv(out, "db", l->db);
-	pv(out, "work_dir", l->work_dir);
-	pv(out, "artifact_dir", l->artifact_dir);
-	pv(out, "report_dir", l->report_dir);
-	pv(out, "ssh_key", l->ssh_key);
-	pv(out, "known_hosts", l->known_hosts);
-	pv(out, "log_level", l->log_level);
-	pv(out, "agent_dir", l->agent_dir);
-	pd(out, "ssh_timeout", l->ssh_timeout_ms);
-	pd(out, "boot_timeout", l->boot_timeout_ms);
-	pn(out, "max_jobs", l->max_jobs);
-	pv(out, "sandbox", l->sandbox);
-	pv(out, "sandbox_user", l->sandbox_user);
-	for (size_t i = 0; i < c->n_machines; i++) {
-		const struct conf_machine *m = &c->machines[i];
-
-		fprintf(out, "\n[machine \"%s\"]\n", m->name);
-		pv(out, "host", m->host);
-		pn(out, "port", m->port);
-		pv(out, "user", m->user);
-		pv(out, "role", m->role == ROLE_DUT ? "dut" : "peer");
-		pv(out, "peer", m->peer);
-		pv(out, "nic", m->nic);
-		pv(out, "addr", m->addr);
-		pv(out, "boot", boot_method_name(m->boot));
-		pl(out, "power_cycle", &m->power_cycle);
-		pv(out, "cpus", m->cpus);
-		pv(out, "profile", m->profile);
-		pv(out, "kernel_cmdline", m->kernel_cmdline);
-		pv(out, "boot_dir", m->boot_dir);
-		pl(out, "reboot_cmd", &m->reboot_cmd);
-		if (m->initramfs)
-			pv(out, "initramfs", "yes");
-		pv(out, "pool", m->pool);
-		if (strcmp(m->clock, "real"))
-			pv(out, "clock", m->clock);
-	}
-	for (size_t i = 0; i < c->n_trees; i++) {
-		const struct conf_tree *t = &c->trees[i];
-
-		fprintf(out, "\n[tree \"%s\"]\n", t->name);
-		pv(out, "git", t->git);
-		pv(out, "branch", t->branch);
-		pv(out, "tarball", t->tarball);
-		pv(out, "config_base", t->config_base);
-		pl(out, "fragments", &t->fragments);
-		pv(out, "localversion", t->localversion);
-		pv(out, "share", t->share);
-		pn(out, "jobs", t->jobs);
-	}
-	for (size_t i = 0; i < c->n_profiles; i++) {
-		const struct conf_profile *p = &c->profiles[i];
-
-		fprintf(out, "\n[profile \"%s\"]\n", p->name);
-		if (p->channels)
-			pn(out, "channels", p->channels);
-		pv(out, "xps", p->xps);
-		pv(out, "rps", p->rps);
-		pv(out, "irq_affinity", p->irq_affinity);
-		pv(out, "governor", p->governor);
-		pv(out, "qdisc", p->qdisc);
-		for (size_t k = 0; k < p->n_sysctls; k++) {
-			char *key = xasprintf("sysctl.%s", p->sysctls[k].key);
-
-			pv(out, key, p->sysctls[k].value);
-			free(key);
-		}
-	}
-	for (size_t i = 0; i < c->n_workloads; i++) {
-		const struct conf_workload *w = &c->workloads[i];
-
-		fprintf(out, "\n[workload \"%s\"]\n", w->name);
-		pv(out, "type", w->type);
-		pl(out, "monitors", &w->monitors);
-		pv(out, "bpftrace", w->bpftrace);
-		pv(out, "perf_events", w->perf_events);
-		pv(out, "profile_cpus", w->profile_cpus);
-		if (w->threshold_pct > 0)
-			fprintf(out, "\tthreshold = %g\n", w->threshold_pct);
-		pv(out, "headline", w->headline);
-		for (size_t k = 0; k < w->n_params; k++)
-			pv(out, w->params[k].key, w->params[k].value);
-	}
-	for (size_t i = 0; i < c->n_jobs; i++) {
-		const struct conf_job *j = &c->jobs[i];
-
-		fprintf(out, "\n[job \"%s\"]\n", j->name);
-		pv(out, "tree", j->tree);
-		pv(out, "base", j->base);
-		pv(out, "test", j->test);
-		pv(out, "series", j->series);
-		pl(out, "local_patches", &j->local_patches);
-		pv(out, "profile_a", j->profile_a);
-		pv(out, "profile_b", j->profile_b);
-		pl(out, "machines", &j->machines);
-		pv(out, "pool", j->pool);
-		pl(out, "workloads", &j->workloads);
-		if (j->boots_min > 0)
-			fprintf(out, "\tboots = %d..%d\n", j->boots_min, j->boots);
-		else
-			pn(out, "boots", j->boots);
-		pn(out, "runs", j->runs);
-		pn(out, "warmup_runs", j->warmup_runs);
-		pv(out, "order", j->order);
-		if (j->seed >= 0)
-			pn(out, "seed", j->seed);
-	}
-	for (size_t i = 0; i < c->n_schedules; i++) {
-		fprintf(out, "\n[schedule \"%s\"]\n", c->schedules[i].name);
-		pv(out, "cron", c->schedules[i].cron);
-		pv(out, "job", c->schedules[i].job);
-	}
 }
