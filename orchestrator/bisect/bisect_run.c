@@ -41,6 +41,14 @@ struct brun {
 	struct buf why;			/* a skip's or the failure's reason */
 };
 
+/* A count of the bisection's spec (bisections.spec), DEF when it has none. */
+static int bspec_int(struct json_object *spec, const char *key, int def)
+{
+	struct json_object *v = obj_get(spec, key);
+
+	return v ? json_object_get_int(v) : def;
+}
+
 /* How a measurement of one commit ended. */
 enum measured { M_OK = 0, M_SKIP, M_STOPPED, M_FAILED };
 
@@ -79,13 +87,13 @@ static int load(struct brun *r)
 		error("bisection %lld: its spec is not JSON", (long long)r->id);
 		goto out;
 	}
-	r->commits = spec_get(r->spec, "commits");
-	r->subjects = spec_get(r->spec, "subjects");
+	r->commits = obj_get(r->spec, "commits");
+	r->subjects = obj_get(r->spec, "subjects");
 	r->n = r->commits ? json_object_array_length(r->commits) : 0;
-	r->min_boots = (int)spec_int(r->spec, "min_boots", 3);
-	r->max_boots = (int)spec_int(r->spec, "max_boots", 8);
-	r->end_boots = (int)spec_int(r->spec, "end_boots", 2 * r->min_boots);
-	r->job = spec_str(r->spec, "job") ? xstrdup(spec_str(r->spec, "job")) : NULL;
+	r->min_boots = bspec_int(r->spec, "min_boots", 3);
+	r->max_boots = bspec_int(r->spec, "max_boots", 8);
+	r->end_boots = bspec_int(r->spec, "end_boots", 2 * r->min_boots);
+	r->job = obj_str(r->spec, "job") ? xstrdup(obj_str(r->spec, "job")) : NULL;
 	if (!r->n || !r->job) {
 		error("bisection %lld: its spec has no commits or no job (made by an older klab: start it again)",
 		      (long long)r->id);
@@ -317,7 +325,7 @@ static enum measured measure_ends(struct brun *r, int *differ)
 	enum measured m;
 	struct stats_welch w;
 
-	step_row(r, 0, "good", r->good, spec_str(r->spec, "good_subject"), r->n);
+	step_row(r, 0, "good", r->good, obj_str(r->spec, "good_subject"), r->n);
 	step_row(r, 1, "bad", r->bad, subject_at(r, r->n - 1), r->n);
 	m = measure(r, 0, r->good, r->end_boots);
 	if (m == M_SKIP) {

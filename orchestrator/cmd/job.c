@@ -73,17 +73,16 @@ static void fmt_time(char *b, size_t n, double t)
 /* Steps done (or skipped) and planned for a job. */
 static void job_progress(struct db *db, int64_t id, const char *spec_text, int64_t seed, int64_t *done, int64_t *total)
 {
-	struct json_object *spec = json_parse(spec_text, strlen(spec_text), "job spec");
+	struct job_spec spec;
 	struct strvec plan = STRVEC_INIT;
 
 	*done = 0;
 	*total = 0;
 	db_get_int(db, done, "SELECT count(*) FROM steps WHERE job_id = ? AND state IN ('done', 'skipped')", "i", id);
-	if (spec && !job_plan(spec, seed, &plan))
+	if (!job_spec_parse(spec_text, &spec) && !job_plan(&spec, seed, &plan))
 		*total = (int64_t)plan.n;
 	strvec_clear(&plan);
-	if (spec)
-		json_object_put(spec);
+	job_spec_release(&spec);
 }
 
 /* ---- submit ------------------------------------------------------------ */
@@ -323,15 +322,14 @@ static int job_follow(struct db *db, int64_t id, long timeout_ms)
 		return error("no job %lld", (long long)id), 1;
 	db_get_int(db, &seed, "SELECT order_seed FROM jobs WHERE id = ?", "i", id);
 	{
-		struct json_object *spec = json_parse(spec_text, strlen(spec_text), "job spec");
+		struct job_spec spec;
 
-		if (!spec || job_plan(spec, seed, &plan)) {
-			if (spec)
-				json_object_put(spec);
+		if (job_spec_parse(spec_text, &spec) || job_plan(&spec, seed, &plan)) {
+			job_spec_release(&spec);
 			free(spec_text);
 			return 1;
 		}
-		json_object_put(spec);
+		job_spec_release(&spec);
 	}
 	expected = xcalloc(plan.n ? plan.n : 1, sizeof(*expected));
 	for (;;) {

@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "compare/compare.h"
 #include "compare/compare_side.h"
+#include "store/jobs.h"
 #include "store/db.h"
 #include "store/series.h"
 #include "store/ksample.h"
@@ -413,7 +414,7 @@ out:
  * say comes from the caller's workload_info (the config), if any.
  */
 struct spec_info {
-	struct json_object *spec;
+	const struct job_spec *spec;
 	double (*next)(void *arg, const char *workload, const char **headline);
 	void *next_arg;
 };
@@ -421,52 +422,19 @@ struct spec_info {
 static double spec_workload_info(void *arg, const char *workload, const char **headline)
 {
 	const struct spec_info *si = arg;
-	struct json_object *wl = NULL, *v;
+	const struct job_spec_workload *w = job_spec_workload(si->spec, workload);
 	const char *hl = NULL;
 	double t = 0;
 
 	*headline = NULL;
 	if (si->next)
 		t = si->next(si->next_arg, workload, &hl);
-	if (!json_object_object_get_ex(si->spec, "workloads", &wl) || !json_object_is_type(wl, json_type_array))
-		goto out;
-	for (size_t i = 0; i < json_object_array_length(wl); i++) {
-		struct json_object *w = json_object_array_get_idx(wl, i);
-
-		if (!json_object_object_get_ex(w, "name", &v) || strcmp(json_object_get_string(v), workload))
-			continue;
-		if (json_object_object_get_ex(w, "headline", &v) && json_object_is_type(v, json_type_string) &&
-		    *json_object_get_string(v))
-			hl = json_object_get_string(v);
-		if (json_object_object_get_ex(w, "threshold_pct", &v) &&
-		    (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) &&
-		    json_object_get_double(v) > 0)
-			t = json_object_get_double(v);
-		break;
-	}
-out:
+	if (w && w->headline)
+		hl = w->headline;
+	if (w && w->threshold_pct > 0)
+		t = w->threshold_pct;
 	*headline = hl;
 	return t;
-}
-
-/* The job's warm-up runs per boot from its spec: "warmup_runs", else "warmup" (a count), else 1. */
-static int spec_warmup(const char *spec)
-{
-	struct json_object *o, *v;
-	int w = 1;
-
-	if (!spec)
-		return 1;
-	o = json_tokener_parse(spec);
-	if (!o)
-		return 1;
-	if (json_object_object_get_ex(o, "warmup_runs", &v) && json_object_is_type(v, json_type_int))
-		w = json_object_get_int(v);
-	else if (json_object_object_get_ex(o, "warmup", &v) && json_object_is_type(v, json_type_int) &&
-		 json_object_get_int(v) <= 100)
-		w = json_object_get_int(v);
-	json_object_put(o);
-	return w < 0 ? 0 : w;
 }
 
 struct claimrow {
@@ -686,27 +654,17 @@ static char *side_label(struct db *db, int64_t job_id, const char *side)
 	return s;
 }
 
-int compare_spec_looks(const char *spec, int *min, int *max)
+int compare_spec_looks(const struct job_spec *spec, int *min, int *max)
 {
-	struct json_object *o, *v;
-	int lo = 0, hi = 0;
-
 	*min = *max = 0;
-	if (!spec || !(o = json_tokener_parse(spec)))
+	if (!spec->boots_min)
 		return 0;
-	if (json_object_object_get_ex(o, "boots_min", &v) && json_object_is_type(v, json_type_int))
-		lo = json_object_get_int(v);
-	if (json_object_object_get_ex(o, "boots", &v) && json_object_is_type(v, json_type_int))
-		hi = json_object_get_int(v);
-	json_object_put(o);
-	if (!lo)
-		return 0;
-	*min = lo;
-	*max = hi;
-	return stats_seq_looks(lo, hi, COMPARE_LOOK_STEP);
+	*min = spec->boots_min;
+	*max = spec->boots;
+	return stats_seq_looks(*min, *max, COMPARE_LOOK_STEP);
 }
 
-double compare_spec_alpha(const char *spec)
+double compare_spec_alpha(const struct job_spec *spec)
 {
 	int lo, hi;
 
@@ -841,23 +799,25 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 0, 0 }, sb = { JOB_SIDE, job_id, "B", NULL, 0, 0 };
 	struct claimrow *claims = NULL;
 	size_t n_claims = 0;
-	char *spec = NULL;
-	struct spec_info si = { NULL, NULL, NULL };
+	char *text = NULL;
+	struct job_spec spec;
+	struct spec_info si = { &spec, NULL, NULL };
 	int64_t na = 0, nb = 0;
-	int ret = -1, found;
+	int ret = -1, found, parsed;
 
-	found = db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id);
+	found = db_get_str(db, &text, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id);
+	parsed = !job_spec_parse(found == 1 ? text : NULL, &spec);	/* else the defaults */
 	if (found < 0)
 		goto out;
 	if (!found) {
 		error("no job %lld", (long long)job_id);
 		goto out;
 	}
-	sa.warmup = sb.warmup = o.warmup_runs >= 0 ? o.warmup_runs : spec_warmup(spec);
+	sa.warmup = sb.warmup = o.warmup_runs >= 0 ? o.warmup_runs : spec.warmup_runs;
 	sa.own_warmup = sb.own_warmup = o.warmup_runs < 0;
 	if (!(o.alpha > 0))
-		o.alpha = compare_spec_alpha(spec);	/* a job with a boots range decides at its looks' level */
-	if (!(o.threshold_pct > 0) && spec && (si.spec = json_tokener_parse(spec))) {
+		o.alpha = compare_spec_alpha(&spec);	/* a job with a boots range decides at its looks' level */
+	if (!(o.threshold_pct > 0) && parsed) {
 		si.next = o.workload_info;
 		si.next_arg = o.workload_arg;
 		o.workload_info = spec_workload_info;
@@ -885,8 +845,8 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	ret = 0;
 out:
 	claims_free(claims, n_claims);
-	json_object_put(si.spec);
-	free(spec);
+	job_spec_release(&spec);
+	free(text);
 	if (!ret && res_out)
 		*res_out = res;
 	else
@@ -999,13 +959,17 @@ static void load_job_profile(struct db *db, int64_t job_id, struct compare_resul
 	struct side_sel sa = { JOB_SIDE, job_id, "A", NULL, 1, 0 }, sb = { JOB_SIDE, job_id, "B", NULL, 1, 0 };
 	struct profrow *pa = NULL, *pb = NULL;
 	size_t npa = 0, npb = 0;
-	char *spec = NULL;
+	char *text = NULL;
 
-	if (db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1) {
-		sa.warmup = sb.warmup = spec_warmup(spec);
+	if (db_get_str(db, &text, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1) {
+		struct job_spec spec;
+
+		job_spec_parse(text, &spec);	/* or its defaults */
+		sa.warmup = sb.warmup = spec.warmup_runs;
 		sa.own_warmup = sb.own_warmup = 1;
+		job_spec_release(&spec);
 	}
-	free(spec);
+	free(text);
 	if (!load_side_profile(db, &sa, &pa, &npa) && !load_side_profile(db, &sb, &pb, &npb))
 		merge_profiles(pa, npa, pb, npb, res);
 	profrows_free(pa, npa);

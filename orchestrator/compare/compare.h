@@ -7,6 +7,7 @@
 
 #include "stats/changepoint.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "stats/stats.h"
 
 /*
@@ -179,8 +180,8 @@ int compare_load_metric(struct db *db, const char *workload, const char *metric,
  * so `klab compare JOB` decides as the job did.
  */
 #define COMPARE_LOOK_STEP 2
-int compare_spec_looks(const char *spec, int *min, int *max);
-double compare_spec_alpha(const char *spec);
+int compare_spec_looks(const struct job_spec *spec, int *min, int *max);
+double compare_spec_alpha(const struct job_spec *spec);
 /* 1 when RES has headline rows and every one is CHANGED or EQUIVALENT. */
 int compare_decided(const struct compare_result *res);
 

@@ -183,17 +183,15 @@ const char *role_server(const char *type)
 }
 
 /* The udp_tx target of a workload: "peer" (a sink on the peer), "dummy", "blackhole". */
-const char *tx_target(struct json_object *w)
+const char *tx_target(const struct job_spec_workload *w)
 {
-	const char *t = spec_str(spec_get(w, "params"), "target");
-
-	if (strcmp(spec_str(w, "type"), "udp_tx"))
+	if (strcmp(w->type, "udp_tx"))
 		return NULL;
-	return t ? t : "peer";
+	return w->target ? w->target : "peer";
 }
 
 /* Does this workload need a server (sink) on the peer? */
-int needs_server(struct json_object *w)
+int needs_server(const struct job_spec_workload *w)
 {
 	const char *t = tx_target(w);
 
@@ -240,21 +238,21 @@ static struct json_object *role_params(struct json_object *params, const char *t
 }
 
 /* The run spec (docs/protocol.md section 2) of one side of a run. */
-char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server,
+char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, int server,
 	       const struct server_run *sr)
 {
 	struct json_object *o = json_object_new_object(), *wo = json_object_new_object();
 	struct buf b = BUF_INIT;
-	const char *type = spec_str(w, "type");
+	const char *type = w->type;
 	const struct conf_machine *self = server ? j->peer : j->dut;
 	const struct conf_machine *other = server ? j->dut : j->peer;
 
 	json_object_object_add(o, "spec_version", json_object_new_int(1));
 	json_object_object_add(o, "run_id", json_str(uid));
 	json_object_object_add(o, "role", json_str(server ? role_server(type) : role_client(type)));
-	json_object_object_add(wo, "name", json_str(spec_str(w, "name")));
+	json_object_object_add(wo, "name", json_str(w->name));
 	json_object_object_add(wo, "type", json_str(type));
-	json_object_object_add(wo, "params", role_params(spec_get(w, "params"), type, server));
+	json_object_object_add(wo, "params", role_params(w->params, type, server));
 	json_object_object_add(o, "workload", wo);
 	if (!server && tx_target(w) && !strcmp(tx_target(w), "dummy"))
 		json_object_object_add(o, "peer_addr", json_str(QLAB_DUMMY_TARGET));
@@ -266,20 +264,20 @@ char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int se
 		json_object_object_add(o, "nic", json_str(self->nic));
 	/* The server gets the client's times, counted from the client's first
 	 * datagram (waited for start_wait_s), and outlives it by linger_s. */
-	json_object_object_add(o, "duration_s", json_object_new_double(spec_double(w, "duration_s", 10)));
-	json_object_object_add(o, "warmup_s", json_object_new_double(spec_double(w, "warmup_s", 2)));
+	json_object_object_add(o, "duration_s", json_object_new_double(w->duration_s));
+	json_object_object_add(o, "warmup_s", json_object_new_double(w->warmup_s));
 	if (server) {
 		json_object_object_add(o, "linger_s", json_object_new_double(sr->linger_s));
 		json_object_object_add(o, "start_wait_s", json_object_new_double(sr->start_wait_s));
 		json_object_object_add(o, "monitors", json_object_new_array());
 	} else {
-		json_object_object_add(o, "monitors", json_object_get(spec_get(w, "monitors")));
-		if (spec_str(w, "perf_events"))
-			json_object_object_add(o, "perf_events", json_str(spec_str(w, "perf_events")));
-		if (spec_str(w, "profile_cpus"))
-			json_object_object_add(o, "perf_profile_cpus", json_str(spec_str(w, "profile_cpus")));
-		if (spec_str(w, "bpftrace_script"))
-			json_object_object_add(o, "bpftrace_script", json_str(spec_str(w, "bpftrace_script")));
+		json_object_object_add(o, "monitors", json_object_get(w->monitors));
+		if (w->perf_events)
+			json_object_object_add(o, "perf_events", json_str(w->perf_events));
+		if (w->profile_cpus)
+			json_object_object_add(o, "perf_profile_cpus", json_str(w->profile_cpus));
+		if (w->bpftrace_script)
+			json_object_object_add(o, "bpftrace_script", json_str(w->bpftrace_script));
 	}
 	json_to_buf(&b, o, 0);
 	json_object_put(o);
@@ -360,7 +358,7 @@ static int wait_ready_byte(int fd, long timeout_ms)
  * only then. The child dies with us (PDEATHSIG); the remote server stops
  * at its deadline.
  */
-int server_start(struct job_ctx *j, struct json_object *w, const char *uid, struct server_run *sr)
+int server_start(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, struct server_run *sr)
 {
 	char *spec = run_spec(j, w, uid, 1, sr);
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -397,7 +395,7 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 		struct ssh_conn *c = NULL;
 		struct ssh_target t;
 		struct buf out = BUF_INIT, err = BUF_INIT;
-		double warm = spec_double(w, "warmup_s", 2), dur = spec_double(w, "duration_s", 10);
+		double warm = w->warmup_s, dur = w->duration_s;
 		int rc;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -452,7 +450,7 @@ int server_start(struct job_ctx *j, struct json_object *w, const char *uid, stru
 			sr->pid = 0;
 			sr->outfile = NULL;
 			buf_trim(&why);
-			error("the %s on machine '%s' did not become ready%s%s", role_server(spec_str(w, "type")),
+			error("the %s on machine '%s' did not become ready%s%s", role_server(w->type),
 			      j->peer->name, why.len ? ": " : " (no SSH connection, or no answer within 60 s)",
 			      why.len ? last_line(why.buf) : "");
 			buf_release(&why);
@@ -505,9 +503,9 @@ int result_failed(const char *doc, struct buf *why)
 		buf_addstr(why, "the agent's result is not valid JSON");
 		return 1;
 	}
-	status = spec_str(o, "status");
+	status = obj_str(o, "status");
 	if (status && strcmp(status, "ok")) {
-		err = spec_str(o, "error");
+		err = obj_str(o, "error");
 		buf_addf(why, "the run %s: %s", status, err ? err : "no reason given");
 		ret = 1;
 	}

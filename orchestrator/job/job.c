@@ -181,10 +181,10 @@ static void step_expect(struct job_ctx *j, const char *key, double *expect_s, ch
 			/* run:BOOT:WORKLOAD:N: no run of it ended yet; its time as the spec says, 3 s for the server and the agent */
 			const char *w = strchr(key + 4, ':'), *end = w ? strrchr(w + 1, ':') : NULL;
 			char *name = end ? xstrndup(w + 1, (size_t)(end - w - 1)) : NULL;
-			struct json_object *wo = name ? workload_obj(j, name) : NULL;
+			const struct job_spec_workload *wo = name ? job_spec_workload(&j->spec, name) : NULL;
 
 			if (wo)
-				e[j->pos] = spec_double(wo, "warmup_s", 2) + spec_double(wo, "duration_s", 10) + 3;
+				e[j->pos] = wo->warmup_s + wo->duration_s + 3;
 			free(name);
 		}
 		*expect_s = e[j->pos];
@@ -390,23 +390,21 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		ret = !strcmp(state, "done") ? 0 : 1;
 		goto out;
 	}
-	j.spec = json_parse(spec, strlen(spec), "job spec");
-	if (!j.spec)
+	if (job_spec_parse(spec, &j.spec))
 		goto out;
 	db_get_int(db, &seed, "SELECT order_seed FROM jobs WHERE id = ?", "i", id);
 	j.seed = seed;
-	j.order = spec_order(j.spec, seed);
-	if (job_plan(j.spec, seed, &j.plan))
+	j.order = spec_order(&j.spec, seed);
+	if (job_plan(&j.spec, seed, &j.plan))
 		goto out;
 	j.agent_local = find_local_agent(o->agent_local);
 	j.agent_remote = xasprintf("%s/klab-agent", cfg->lab.agent_dir ? cfg->lab.agent_dir : "/var/lib/klab-agent");
 	{
 		/* A lease outlives the longest step: a boot, or a run with its slack. */
 		long longest = cfg->lab.boot_timeout_ms > 0 ? cfg->lab.boot_timeout_ms / 1000 : 300;
-		struct json_object *wl = spec_get(j.spec, "workloads");
-		for (size_t i = 0; wl && i < json_object_array_length(wl); i++) {
-			struct json_object *w = json_object_array_get_idx(wl, i);
-			long t = (long)(spec_double(w, "warmup_s", 2) + spec_double(w, "duration_s", 10)) + 90;
+		for (size_t i = 0; i < j.spec.n_workloads; i++) {
+			const struct job_spec_workload *w = &j.spec.workloads[i];
+			long t = (long)(w->warmup_s + w->duration_s) + 90;
 			if (t > longest)
 				longest = t;
 		}
@@ -425,7 +423,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		resolve_machines(&j);
 	}
 	job_print(&j, "job %lld '%s' (%s): %zu steps, boot order %s, seed %lld%s", (long long)id,
-		 spec_str(j.spec, "name"), spec_str(j.spec, "kind"), j.plan.n, j.order, (long long)seed,
+		 j.spec.name, j.spec.kind, j.plan.n, j.order, (long long)seed,
 		 !strcmp(state, "running") ? ", resuming" : "");
 
 	for (j.pos = 0; j.pos < j.plan.n; j.pos++) {
@@ -461,11 +459,11 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	case STEP_OK:
 		finish(&j, "done", NULL);
 		/* A scheduled job (done) is a new point of its nightly series: look for change points. */
-		if (spec_str(j.spec, "schedule") &&
+		if (j.spec.schedule &&
 		    history_update_job(db, id, 1.0))
 			warn("job %lld: cannot update the nightly history", (long long)id);
 		/* a nightly's change is confirmed by a second job before it counts (confirm.h) */
-		if (confirm_after_job(db, cfg, id, j.spec))
+		if (confirm_after_job(db, cfg, id, &j.spec))
 			warn("job %lld: cannot queue or decide its confirmation", (long long)id);
 		job_print(&j, "job %lld done in %.1f s", (long long)id, (now_ms() - j.t0) / 1000.0);
 		ret = 0;
@@ -475,7 +473,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		cleanup(&j);
 		finish(&j, "failed", reason);
 		if (!o->progress)
-			log_msg(LOG_NOTICE, "job %lld '%s' failed: %s", (long long)id, spec_str(j.spec, "name"), reason);
+			log_msg(LOG_NOTICE, "job %lld '%s' failed: %s", (long long)id, j.spec.name, reason);
 		notify_command(&j, "failed", reason);
 		job_print(&j, "job %lld FAILED: %s", (long long)id, reason);
 		free(reason);
@@ -505,8 +503,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	}
 out:
 	close_machines(&j);
-	if (j.spec)
-		json_object_put(j.spec);
+	job_spec_release(&j.spec);
 	strvec_clear(&j.plan);
 	free(j.order);
 	free(j.agent_local);

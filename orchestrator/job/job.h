@@ -8,6 +8,7 @@
 
 #include "conf/conf.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "strvec.h"
 
 /*
@@ -57,7 +58,7 @@ int64_t job_submit_schedule(void *arg, const struct conf_schedule *s);
  * "build:A", "lease", "boot:1:deploy", ..., "run:1:udp_rr_500:0", ...,
  * "release", "compare", "report", "notify". Used for progress (n/m). 0 or -1.
  */
-int job_plan(struct json_object *spec, int64_t seed, struct strvec *keys);
+int job_plan(const struct job_spec *spec, int64_t seed, struct strvec *keys);
 
 /*
  * The ABBA boot order of a job: 2 * boots letters 'A'/'B' written to

@@ -54,29 +54,21 @@ void job_print(struct job_ctx *j, const char *fmt, ...)
 	}
 }
 
-struct json_object *side_obj(struct job_ctx *j, char side)
+const char *obj_str(struct json_object *o, const char *key)
 {
-	struct json_object *sides = spec_get(j->spec, "sides");
+	struct json_object *v;
 
-	for (size_t i = 0; sides && i < json_object_array_length(sides); i++) {
-		struct json_object *s = json_object_array_get_idx(sides, i);
-		const char *l = spec_str(s, "side");
-		if (l && l[0] == side)
-			return s;
-	}
-	return NULL;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
 }
 
-struct json_object *workload_obj(struct job_ctx *j, const char *name)
+struct json_object *obj_get(struct json_object *o, const char *key)
 {
-	struct json_object *wl = spec_get(j->spec, "workloads");
+	struct json_object *v = NULL;
 
-	for (size_t i = 0; wl && i < json_object_array_length(wl); i++) {
-		struct json_object *w = json_object_array_get_idx(wl, i);
-		if (!strcmp(spec_str(w, "name"), name))
-			return w;
-	}
-	return NULL;
+	json_object_object_get_ex(o, key, &v);
+	return v;
 }
 
 int64_t side_kernel(struct job_ctx *j, char side)

@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "conf/conf.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "job/job.h"
 #include "strvec.h"
 #include "util.h"
@@ -36,7 +37,7 @@ struct job_ctx {
 	struct db *db;
 	int64_t id;
 	const struct job_run_opts *o;
-	struct json_object *spec;
+	struct job_spec spec;		/* parsed once from jobs.spec */
 	int64_t seed;
 	char *order;
 	struct strvec plan;
@@ -69,19 +70,11 @@ struct job_ctx {
 /* How long the job waits for a server or sink to say it is ready (its SSH connection included). */
 #define SERVER_READY_MS 60000
 
-/* ---- job_spec.c: reading the spec (NULL or the default when a key is missing) */
-const char *spec_str(struct json_object *o, const char *key);
-int64_t spec_int(struct json_object *o, const char *key, int64_t def);
-double spec_double(struct json_object *o, const char *key, double def);
-struct json_object *spec_get(struct json_object *o, const char *key);
-
 /* ---- job_plan.c */
-/* The side letters of a spec ("AB", or "B" for a first nightly) into buf[3]; returns buf. */
-const char *side_letters(struct json_object *spec, char *buf);
 /* The boot order of a spec, malloc'd ("ABBA..." or "BBB" for a one-sided job). */
-char *spec_order(struct json_object *spec, int64_t seed);
+char *spec_order(const struct job_spec *spec, int64_t seed);
 /* boots = MIN..MAX of an A/B spec: the looks K of its plan (the keys "look:N"), 0 for a plain count. */
-int spec_looks(struct json_object *spec, int *min, int *max);
+int spec_looks(const struct job_spec *spec, int *min, int *max);
 
 /* ---- job_ctx.c: the runner's helpers for the steps */
 /* End the current step as failed: the reason is FMT plus the error logged during the step. STEP_FAIL. */
@@ -90,9 +83,10 @@ int step_fail(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
 int skip_step(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
 /* A progress line: on stdout with the elapsed time (job_run_opts.progress), else logged. */
 void job_print(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
-/* Side 'A' or 'B' of the spec, a workload of the spec by name, the kernel id of a side (0: none). */
-struct json_object *side_obj(struct job_ctx *j, char side);
-struct json_object *workload_obj(struct job_ctx *j, const char *name);
+/* The string KEY of an agent's answer O (NULL when missing or not a string), its value KEY (NULL when missing). */
+const char *obj_str(struct json_object *o, const char *key);
+struct json_object *obj_get(struct json_object *o, const char *key);
+/* The kernel id of a side (0: none). */
 int64_t side_kernel(struct job_ctx *j, char side);
 /* Test hook: KLAB_TEST_KILL_AT=KEY[@PHASE] kills this process on the first attempt of KEY. */
 void test_kill_point(struct job_ctx *j, const char *key, const char *phase);
@@ -158,9 +152,9 @@ char *find_local_agent(const char *opt);
 /* Role names of a workload type: "server"/"sink" on the peer. */
 const char *role_server(const char *type);
 /* The udp_tx target of a workload ("peer", "dummy", "blackhole"), NULL for other types. */
-const char *tx_target(struct json_object *w);
+const char *tx_target(const struct job_spec_workload *w);
 /* 1 when the workload needs a server (sink) on the peer. */
-int needs_server(struct json_object *w);
+int needs_server(const struct job_spec_workload *w);
 
 /* The server (or sink) of one run, running in a child process. */
 struct server_run {
@@ -170,10 +164,10 @@ struct server_run {
 	double start_wait_s;	/* set by the caller: how long the server waits for the client's first datagram */
 };
 /* The run spec (docs/protocol.md) of the client (server 0, sr NULL) or the server (1, with sr's linger and start wait) of run UID: malloc'd JSON. */
-char *run_spec(struct job_ctx *j, struct json_object *w, const char *uid, int server,
+char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, int server,
 	       const struct server_run *sr);
 /* Start the server of run UID on the peer and wait until it is up: 0 or -1 (logged). */
-int server_start(struct job_ctx *j, struct json_object *w, const char *uid, struct server_run *sr);
+int server_start(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, struct server_run *sr);
 /* Wait for the server (at most timeout_ms, then kill it); its output into out. 0 ok, -1 failed. */
 int server_finish(struct server_run *sr, long timeout_ms, struct buf *out);
 /* 1 (and why filled) when an agent's result document says the run failed, else 0. */

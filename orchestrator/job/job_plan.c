@@ -33,36 +33,20 @@ void job_order(int boots, int64_t seed, int fixed, char *out)
 	out[n] = '\0';
 }
 
-const char *side_letters(struct json_object *spec, char *buf)
-{
-	struct json_object *sides = spec_get(spec, "sides");
-	size_t n = sides ? json_object_array_length(sides) : 0, k = 0;
-
-	for (size_t i = 0; i < n && k < 2; i++) {
-		const char *s = spec_str(json_object_array_get_idx(sides, i), "side");
-		if (s)
-			buf[k++] = s[0];
-	}
-	buf[k] = '\0';
-	return buf;
-}
-
 /* The boot order of a spec, malloc'd ("ABBA..." or "BBB" for a one-sided job). */
-char *spec_order(struct json_object *spec, int64_t seed)
+char *spec_order(const struct job_spec *spec, int64_t seed)
 {
-	int boots = (int)spec_int(spec, "boots", 1);
-	char letters[3];
+	int boots = spec->boots;
 	char *out;
 
-	side_letters(spec, letters);
-	if (strlen(letters) < 2) {
+	if (strlen(spec->letters) < 2) {
 		out = xmalloc((size_t)boots + 1);
-		memset(out, letters[0] ? letters[0] : 'B', (size_t)boots);
+		memset(out, spec->letters[0] ? spec->letters[0] : 'B', (size_t)boots);
 		out[boots] = '\0';
 		return out;
 	}
 	out = xmalloc(2 * (size_t)boots + 4);
-	job_order(boots, seed, !strcmp(spec_str(spec, "order") ? spec_str(spec, "order") : "abba", "fixed"), out);
+	job_order(boots, seed, !strcmp(spec->order, "fixed"), out);
 	return out;
 }
 
@@ -71,48 +55,43 @@ char *spec_order(struct json_object *spec, int64_t seed)
  * workload, restore. A plan that grows (more boots while a comparison is
  * undecided) appends boots with this, in the order spec_order() gives.
  */
-static void plan_boot(struct strvec *keys, size_t b, struct json_object *wl, int runs)
+static void plan_boot(struct strvec *keys, size_t b, const struct job_spec *spec, int runs)
 {
 	strvec_pushf(keys, "boot:%zu:deploy", b);
 	strvec_pushf(keys, "boot:%zu:verify", b);
 	strvec_pushf(keys, "boot:%zu:agent", b);
 	strvec_pushf(keys, "boot:%zu:prepare", b);
 	for (int r = 0; r < runs; r++)
-		for (size_t w = 0; w < json_object_array_length(wl); w++)
-			strvec_pushf(keys, "run:%zu:%s:%d", b, spec_str(json_object_array_get_idx(wl, w), "name"), r);
+		for (size_t w = 0; w < spec->n_workloads; w++)
+			strvec_pushf(keys, "run:%zu:%s:%d", b, spec->workloads[w].name, r);
 	strvec_pushf(keys, "boot:%zu:restore", b);
 }
 
-int spec_looks(struct json_object *spec, int *min, int *max)
+int spec_looks(const struct job_spec *spec, int *min, int *max)
 {
-	char letters[3];
-
-	*min = (int)spec_int(spec, "boots_min", 0);
-	*max = (int)spec_int(spec, "boots", 1);
-	if (!*min || strlen(side_letters(spec, letters)) < 2)
+	*min = spec->boots_min;
+	*max = spec->boots;
+	if (!*min || strlen(spec->letters) < 2)
 		return *min = 0;
 	return stats_seq_looks(*min, *max, COMPARE_LOOK_STEP);
 }
 
-int job_plan(struct json_object *spec, int64_t seed, struct strvec *keys)
+int job_plan(const struct job_spec *spec, int64_t seed, struct strvec *keys)
 {
-	struct json_object *wl = spec_get(spec, "workloads");
-	int runs = (int)spec_int(spec, "runs", 1) + (int)spec_int(spec, "warmup_runs", 0);
-	char letters[3];
+	int runs = spec->runs + spec->warmup_runs;
 	char *order;
 	int lmin, lmax, looks;
 
-	if (!wl || !json_object_is_type(wl, json_type_array))
+	if (!spec->n_workloads)
 		return error("job spec has no workloads");
 	looks = spec_looks(spec, &lmin, &lmax);
-	side_letters(spec, letters);
 	order = spec_order(spec, seed);
 	strvec_push(keys, "intake");
-	for (const char *l = letters; *l; l++)
+	for (const char *l = spec->letters; *l; l++)
 		strvec_pushf(keys, "build:%c", *l);
 	strvec_push(keys, "lease");
 	for (size_t b = 1; b <= strlen(order); b++) {
-		plan_boot(keys, b, wl, runs);
+		plan_boot(keys, b, spec, runs);
 		/* boots = MIN..MAX: a look after boot 2n, when each side has n boots (ABBA rounds) */
 		if (looks && b % 2 == 0 && stats_seq_look(lmin, lmax, COMPARE_LOOK_STEP, (int)(b / 2)))
 			strvec_pushf(keys, "look:%zu", b / 2);

@@ -13,41 +13,6 @@
 #include "log.h"
 #include "util.h"
 
-const char *spec_str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-int64_t spec_int(struct json_object *o, const char *key, int64_t def)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return def;
-	return json_object_get_int64(v);
-}
-
-double spec_double(struct json_object *o, const char *key, double def)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return def;
-	return json_object_get_double(v);
-}
-
-struct json_object *spec_get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
 static struct json_object *profile_json(const struct conf_profile *p)
 {
 	struct json_object *o = json_object_new_object(), *sys = json_object_new_object();
@@ -78,7 +43,7 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 {
 	struct json_object *o = json_object_new_object(), *params = json_object_new_object();
 	struct json_object *mon = json_object_new_array();
-	long dur_ms = 10000, warm_ms = 2000;
+	long dur_ms = (long)(JOB_SPEC_DURATION_S * 1000), warm_ms = (long)(JOB_SPEC_WARMUP_S * 1000);
 
 	for (size_t i = 0; i < w->n_params; i++) {
 		const char *k = w->params[i].key, *v = w->params[i].value;
@@ -182,6 +147,7 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	int64_t id = -1, seed, prev_job = 0, prev_kernel = 0;
 	int boot_none = 0;
 	struct buf text = BUF_INIT;
+	struct job_spec js = { 0 };
 	char prefix[64];
 
 	if (!cj)
@@ -300,7 +266,9 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	profiles = json_object_new_object();
 	json_object_object_add(spec, "profiles", profiles);
 	for (size_t i = 0; i < json_object_array_length(sides); i++) {
-		const char *pn = spec_str(json_object_array_get_idx(sides, i), "profile");
+		struct json_object *pv = NULL;
+		const char *pn = json_object_object_get_ex(json_object_array_get_idx(sides, i), "profile", &pv) &&
+				 json_object_is_type(pv, json_type_string) ? json_object_get_string(pv) : NULL;
 		const struct conf_profile *p;
 		if (!pn || json_object_object_get_ex(profiles, pn, NULL))
 			continue;
@@ -350,6 +318,8 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	snprintf(prefix, sizeof(prefix), "k%08llx", (unsigned long long)(random_seed() & 0xffffffff));
 	json_object_object_add(spec, "uid_salt", json_str(prefix));
 	json_to_buf(&text, spec, 0);
+	if (job_spec_parse(text.buf, &js))
+		goto out;
 
 	if (db_begin(db))
 		goto out;
@@ -361,12 +331,11 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		goto out;
 	}
 	id = db_last_id(db);
-	for (size_t i = 0; i < json_object_array_length(sides); i++) {
-		struct json_object *s = json_object_array_get_idx(sides, i);
-		int64_t k = spec_int(s, "kernel_id", 0);
+	for (size_t i = 0; i < js.n_sides; i++) {
+		const struct job_spec_side *s = &js.sides[i];
+		char side[2] = { s->side, '\0' };
 		if (db_run(db, "INSERT INTO job_sides (job_id, side, label, kernel_id, profile) "
-			   "VALUES (?, ?, ?, NULLIF(?, 0), ?)", "issis", id, spec_str(s, "side"),
-			   spec_str(s, "label"), k, spec_str(s, "profile"))) {
+			   "VALUES (?, ?, ?, NULLIF(?, 0), ?)", "issis", id, side, s->label, s->kernel_id, s->profile)) {
 			db_rollback(db);
 			id = -1;
 			goto out;
@@ -380,6 +349,7 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	info("submitted job %lld '%s' (%s)", (long long)id, cj->name, kind);
 out:
 	json_object_put(spec);
+	job_spec_release(&js);
 	buf_release(&text);
 	return id;
 }

@@ -26,13 +26,13 @@
 
 int step_intake(struct job_ctx *j, const char *key)
 {
-	const char *src = spec_str(j->spec, "series");
+	const char *src = j->spec.series;
 	struct series *s = NULL;
 	int64_t sid = 0;
 	int existed = 0;
 
 	if (!src)
-		return skip_step(j, "no series: %s", spec_str(j->spec, "kind"));
+		return skip_step(j, "no series: %s", j->spec.kind);
 	if (series_load_sandboxed(j->cfg, src, NULL, &s))
 		return step_fail(j, "cannot load series '%s'", src);
 	if (series_store(j->db, s, &sid, &existed)) {
@@ -52,31 +52,29 @@ int step_intake(struct job_ctx *j, const char *key)
 int step_build(struct job_ctx *j, const char *key)
 {
 	char side = key[6];
-	struct json_object *s = side_obj(j, side);
+	const struct job_spec_side *s = job_spec_side(&j->spec, side);
 	struct build_request req;
 	struct kernel_artifact art;
 	struct series *ser = NULL;
-	struct strvec lp = STRVEC_INIT;
 	int64_t sid = 0;
 	int ret;
 
 	if (!s)
 		return step_fail(j, "job spec has no side %c", side);
-	if (spec_int(s, "kernel_id", 0))
+	if (s->kernel_id)
 		return skip_step(j, "side %c reuses kernel %lld (of job %lld)", side,
-				 (long long)spec_int(s, "kernel_id", 0), (long long)spec_int(s, "from_job", 0));
-	if (!json_object_get_boolean(spec_get(s, "build"))) {
-		if (!strcmp(spec_str(j->spec, "kind"), "tuning") && side == 'B' && side_kernel(j, 'A'))
+				 (long long)s->kernel_id, (long long)s->from_job);
+	if (!s->build) {
+		if (!strcmp(j->spec.kind, "tuning") && side == 'B' && side_kernel(j, 'A'))
 			goto same_as_a;
 		return skip_step(j, "side %c runs the machine's own kernel (boot = none or tuning only)", side);
 	}
 	memset(&req, 0, sizeof(req));
-	req.tree = spec_str(j->spec, "tree");
-	req.ref = spec_str(s, "ref");
-	req.variant = spec_str(s, "variant");
+	req.tree = j->spec.tree;
+	req.ref = s->ref;
+	req.variant = s->variant;
 	req.progress = j->o->progress;
-	if (side == 'B' && spec_str(j->spec, "series")) {
-		struct json_object *p = spec_get(j->spec, "local_patches");
+	if (side == 'B' && j->spec.series) {
 		db_get_int(j->db, &sid, "SELECT series_id FROM jobs WHERE id = ?", "i", j->id);
 		if (!sid)
 			return step_fail(j, "job %lld has no stored series (intake did not run)", (long long)j->id);
@@ -84,18 +82,15 @@ int step_build(struct job_ctx *j, const char *key)
 			return step_fail(j, "cannot load series %lld", (long long)sid);
 		req.series = ser;
 		req.series_id = sid;
-		for (size_t i = 0; p && i < json_object_array_length(p); i++)
-			strvec_push(&lp, json_object_get_string(json_object_array_get_idx(p, i)));
-		if (lp.n)
-			req.local_patches = (const char *const *)lp.v;
+		if (j->spec.local_patches.n)
+			req.local_patches = (const char *const *)j->spec.local_patches.v;
 	}
 	memset(&art, 0, sizeof(art));
 	ret = build_kernel(j->cfg, j->db, &req, &art);
 	if (ser)
 		series_free(ser);
-	strvec_clear(&lp);
 	if (ret)
-		return step_fail(j, "build of side %c (%s) failed", side, spec_str(s, "label"));
+		return step_fail(j, "build of side %c (%s) failed", side, s->label);
 	json_object_object_add(j->detail, "kernel_id", json_object_new_int64(art.id));
 	json_object_object_add(j->detail, "release", json_str(art.release));
 	json_object_object_add(j->detail, "cached", json_object_new_boolean(art.cached));
@@ -106,7 +101,7 @@ int step_build(struct job_ctx *j, const char *key)
 		kernel_artifact_release(&art);
 		return step_fail(j, "cannot record the kernel of side %c", side);
 	}
-	if (!strcmp(spec_str(j->spec, "kind"), "tuning"))
+	if (!strcmp(j->spec.kind, "tuning"))
 		db_run(j->db, "UPDATE job_sides SET kernel_id = ? WHERE job_id = ? AND side = 'B'", "ii",
 		       art.id, j->id);
 	kernel_artifact_release(&art);
@@ -119,8 +114,8 @@ same_as_a:
 
 int step_lease(struct job_ctx *j, const char *key)
 {
-	struct json_object *m = spec_get(j->spec, "machines");
-	const char *pool = spec_str(j->spec, "pool");
+	const struct strvec *m = &j->spec.machines;
+	const char *pool = j->spec.pool;
 	int64_t waited = now_ms(), said = 0;
 
 	if (lease_sync_machines(j->db, j->cfg))
@@ -130,9 +125,9 @@ int step_lease(struct job_ctx *j, const char *key)
 		const char *dut = NULL, *peer = NULL;
 		enum lease_status s;
 
-		if (m && json_object_array_length(m) == 2) {
-			dut = json_object_get_string(json_object_array_get_idx(m, 0));
-			peer = json_object_get_string(json_object_array_get_idx(m, 1));
+		if (m->n == 2) {
+			dut = m->v[0];
+			peer = m->v[1];
 			s = lease_acquire(j->db, j->id, dut, peer, j->ttl_s, &why);
 		} else if (pool) {
 			s = lease_acquire_pool(j->db, j->cfg, j->id, pool, j->ttl_s, &dut, &peer, &why);
@@ -209,7 +204,7 @@ int step_deploy(struct job_ctx *j, const char *key)
 	       "iisisds", j->id, (int64_t)b, side == 'A' ? "A" : "B", kid, j->dut->name, now_wall(),
 	       machine_clock(j->dut));
 	if (j->dut->boot == BOOT_NONE) {
-		if (kid && strcmp(spec_str(j->spec, "kind"), "tuning"))
+		if (kid && strcmp(j->spec.kind, "tuning"))
 			return step_fail(j, "machine '%s' has boot = none and cannot boot kernel %lld of side %c",
 				    j->dut->name, (long long)kid, side);
 		return skip_step(j, "boot = none: machine '%s' keeps its kernel", j->dut->name);
@@ -336,13 +331,12 @@ int step_agent(struct job_ctx *j, const char *key)
 	if (deploy_agent(j->cpeer, j->agent_local, j->agent_remote, &up_peer))
 		return step_fail(j, "cannot put klab-agent on machine '%s'", j->peer->name);
 	{
-		struct json_object *wl = spec_get(j->spec, "workloads");
-		for (size_t i = 0; wl && i < json_object_array_length(wl); i++) {
-			const char *t = tx_target(json_object_array_get_idx(wl, i));
+		for (size_t i = 0; i < j->spec.n_workloads; i++) {
+			const char *t = tx_target(&j->spec.workloads[i]);
 			if (t && !strcmp(t, "blackhole"))
 				return step_fail(j, "workload '%s': target = blackhole cannot be used: a connected UDP "
 					    "socket cannot send into a blackhole route (use target = dummy)",
-					    spec_str(json_object_array_get_idx(wl, i), "name"));
+					    j->spec.workloads[i].name);
 			if (t && !strcmp(t, "dummy") && qlab_dummy_target(j->cdut))
 				return step_fail(j, "no udp_tx dummy target on machine '%s'", j->dut->name);
 		}
@@ -362,8 +356,8 @@ int step_agent(struct job_ctx *j, const char *key)
 
 static const char *boot_profile(struct job_ctx *j, int b)
 {
-	struct json_object *s = side_obj(j, j->order[b - 1]);
-	return s ? spec_str(s, "profile") : NULL;
+	const struct job_spec_side *s = job_spec_side(&j->spec, j->order[b - 1]);
+	return s ? s->profile : NULL;
 }
 
 int step_prepare(struct job_ctx *j, const char *key)
@@ -378,7 +372,7 @@ int step_prepare(struct job_ctx *j, const char *key)
 	name = boot_profile(j, b);
 	if (!name)
 		return skip_step(j, "no tuning profile for side %c", j->order[b - 1]);
-	p = spec_get(spec_get(j->spec, "profiles"), name);
+	p = j->spec.profiles ? obj_get(j->spec.profiles, name) : NULL;
 	if (!p)
 		return step_fail(j, "profile '%s' is missing from the job spec", name);
 	/*
@@ -493,7 +487,7 @@ static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b,
 
 	if (result_parse(doc, strlen(doc), what, &o))
 		goto out;
-	doc_id = spec_str(o, "run_id");
+	doc_id = obj_str(o, "run_id");
 	if (!doc_id || strcmp(doc_id, uid)) {
 		error("%s: it is the result of run '%s'", what, doc_id ? doc_id : "?");
 		goto out;
@@ -525,7 +519,7 @@ int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
 {
 	const char *argv[] = { "prepare", "--check", NULL };
 	struct buf out = BUF_INIT, err = BUF_INIT;
-	struct json_object *o = NULL, *w;
+	struct json_object *o = NULL;
 	char *boot = NULL, *rel = NULL, *pst = NULL, *pkey = xasprintf("boot:%d:prepare", b);
 	const char *now_boot, *now_rel, *tuning;
 	int rc, lost = 1;
@@ -540,7 +534,7 @@ int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
 	}
 	if (doc) {
 		struct json_object *d = json_parse(doc, strlen(doc), "run result");
-		const char *db_ = d ? spec_str(spec_get(d, "kernel"), "boot_id") : NULL;
+		const char *db_ = d ? obj_str(obj_get(d, "kernel"), "boot_id") : NULL;
 		if (db_ && strcmp(db_, boot)) {
 			buf_addf(why, "the run ran in boot %s of machine '%s', not in boot %d's (%s)", db_,
 				 j->dut->name, b, boot);
@@ -566,24 +560,23 @@ int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
 		buf_release(&nb);
 		goto out;
 	}
-	now_boot = spec_str(o, "boot_id");
-	now_rel = spec_str(o, "release");
-	tuning = spec_str(o, "tuning");
+	now_boot = obj_str(o, "boot_id");
+	now_rel = obj_str(o, "release");
+	tuning = obj_str(o, "tuning");
 	if (now_boot && strcmp(now_boot, boot))
 		buf_addf(why, "machine '%s' rebooted since boot %d (boot id %s, was %s)", j->dut->name, b, now_boot, boot);
 	else if (rel && now_rel && strcmp(now_rel, rel))
 		buf_addf(why, "machine '%s' runs %s, not %s of boot %d", j->dut->name, now_rel, rel, b);
 	else if (rc != 0 || (tuning && !strcmp(tuning, "lost")))
 		buf_addf(why, "the tuning of boot %d is gone from machine '%s': %s", b, j->dut->name,
-			 spec_str(o, "why") ? spec_str(o, "why") : last_line(err.buf));
+			 obj_str(o, "why") ? obj_str(o, "why") : last_line(err.buf));
 	else if (pst && !strcmp(pst, "done") && tuning && !strcmp(tuning, "none"))
 		buf_addf(why, "the tuning of boot %d is gone from machine '%s' (no saved tuning there)", b,
 			 j->dut->name);
 	if (why->len)
 		goto out;
-	w = spec_get(j->spec, "workloads");
-	for (size_t i = 0; w && i < json_object_array_length(w); i++) {
-		const char *t = tx_target(json_object_array_get_idx(w, i));
+	for (size_t i = 0; i < j->spec.n_workloads; i++) {
+		const char *t = tx_target(&j->spec.workloads[i]);
 		if (t && !strcmp(t, "dummy")) {
 			const char *route[] = { "ip", "route", "get", QLAB_DUMMY_TARGET, NULL };
 			int lvl = log_get_level();
@@ -619,14 +612,14 @@ static int run_stored(struct job_ctx *j, const char *uid)
 }
 
 /* One try: server on the peer, client on the dut. 0 with the client's document in doc. */
-static int run_once(struct job_ctx *j, struct json_object *w, const char *key, const char *uid, int retry,
+static int run_once(struct job_ctx *j, const struct job_spec_workload *w, const char *key, const char *uid, int retry,
 		    struct buf *doc, struct buf *why)
 {
 	struct server_run sr = { 0, NULL, SERVER_LINGER_S, SERVER_START_WAIT_S };
 	char *suid = xasprintf("%s-srv", uid);
 	char *spec = NULL;
 	struct buf err = BUF_INIT, sout = BUF_INIT;
-	double warm = spec_double(w, "warmup_s", 2), dur = spec_double(w, "duration_s", 10);
+	double warm = w->warmup_s, dur = w->duration_s;
 	const char *argv[] = { "run", NULL };
 	int rc, ret = -1;
 
@@ -640,7 +633,7 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *key, c
 		if (retry)
 			agent_ack(j, 1, suid);
 		if (server_start(j, w, suid, &sr)) {
-			buf_addf(why, "cannot start the %s on machine '%s'", role_server(spec_str(w, "type")),
+			buf_addf(why, "cannot start the %s on machine '%s'", role_server(w->type),
 				 j->peer->name);
 			goto stop_server;
 		}
@@ -665,9 +658,9 @@ static int run_once(struct job_ctx *j, struct json_object *w, const char *key, c
 	ret = 0;
 stop_server:
 	if (sr.pid) {
-		debug("run %s: waiting for the %s", uid, role_server(spec_str(w, "type")));
+		debug("run %s: waiting for the %s", uid, role_server(w->type));
 		if (server_finish(&sr, guest_ms(j, (long)((sr.start_wait_s + warm + dur + sr.linger_s) * 1000) + 30000), &sout) && ret == 0) {
-			warn("run '%s': the %s on '%s' failed: %s", uid, role_server(spec_str(w, "type")),
+			warn("run '%s': the %s on '%s' failed: %s", uid, role_server(w->type),
 			     j->peer->name, last_line(sout.buf));
 		} else if (ret == 0) {
 			struct json_object *so = json_parse(sout.buf, sout.len, "server result");
@@ -675,7 +668,7 @@ stop_server:
 				json_object_object_add(j->detail, "server", so);
 			}
 		}
-		debug("run %s: %s done", uid, role_server(spec_str(w, "type")));
+		debug("run %s: %s done", uid, role_server(w->type));
 	}
 out:
 	free(suid);
@@ -707,7 +700,7 @@ static int fetch_while_running(struct job_ctx *j, int peer, const char *uid, str
  * end, to its deadline at most, and forget its result. Nothing to do on a
  * first attempt.
  */
-static void earlier_server_gone(struct job_ctx *j, struct json_object *w, const char *uid)
+static void earlier_server_gone(struct job_ctx *j, const struct job_spec_workload *w, const char *uid)
 {
 	char *suid;
 	struct buf doc = BUF_INIT;
@@ -718,11 +711,11 @@ static void earlier_server_gone(struct job_ctx *j, struct json_object *w, const 
 		return;
 	suid = xasprintf("%s-srv", uid);
 	hard = (j->step_started_prev > 0 ? j->step_started_prev : now_wall()) + SERVER_START_WAIT_S +
-	       spec_double(w, "warmup_s", 2) + spec_double(w, "duration_s", 10) + SERVER_LINGER_S + 120;
+	       w->warmup_s + w->duration_s + SERVER_LINGER_S + 120;
 	rc = agent_fetch(j, 1, suid, &doc);
 	if (rc == AGENT_FETCH_RUNNING)
 		job_print(j, "  the %s of an earlier attempt of %s still runs on '%s'; waiting for it to end",
-			  role_server(spec_str(w, "type")), uid, j->peer->name);
+			  role_server(w->type), uid, j->peer->name);
 	rc = fetch_while_running(j, 1, suid, &doc, rc, 0, hard);
 	if (rc == 0)
 		agent_ack(j, 1, suid);
@@ -734,16 +727,16 @@ int step_run(struct job_ctx *j, const char *key)
 {
 	char wl[256], uid[400];
 	int b, r, rc;
-	struct json_object *w;
+	const struct job_spec_workload *w;
 	struct buf doc = BUF_INIT, why = BUF_INIT;
 	int ret = STEP_FAIL;
 
 	if (run_key(key, &b, wl, sizeof(wl), &r) || b < 1 || (size_t)b > strlen(j->order))
 		return step_fail(j, "bad step key '%s'", key);
-	w = workload_obj(j, wl);
+	w = job_spec_workload(&j->spec, wl);
 	if (!w)
 		return step_fail(j, "workload '%s' is missing from the job spec", wl);
-	snprintf(uid, sizeof(uid), "j%lld-%s-b%d-%s-r%d", (long long)j->id, spec_str(j->spec, "uid_salt"),
+	snprintf(uid, sizeof(uid), "j%lld-%s-b%d-%s-r%d", (long long)j->id, j->spec.uid_salt,
 		 b, wl, r);
 	json_object_object_add(j->detail, "uid", json_str(uid));
 
@@ -769,7 +762,7 @@ int step_run(struct job_ctx *j, const char *key)
 		 * from before the lock, or one that has not started yet).
 		 */
 		double t0 = j->step_started_prev > 0 ? j->step_started_prev : now_wall(),
-		       len = spec_double(w, "warmup_s", 2) + spec_double(w, "duration_s", 10),
+		       len = w->warmup_s + w->duration_s,
 		       until = t0 + len + 20, hard = t0 + SERVER_START_WAIT_S + len + 120;
 		if (now_wall() < until || rc == AGENT_FETCH_RUNNING)
 			job_print(j, "  an earlier attempt of %s %s; waiting up to %.0f s for it", uid,
@@ -853,14 +846,10 @@ int step_release(struct job_ctx *j, const char *key)
 /* compare_opts.workload_info from the job's own spec (what the config said at submit). */
 static double spec_workload_info(void *arg, const char *workload, const char **headline)
 {
-	struct json_object *w = workload_obj(arg, workload), *v;
+	const struct job_spec_workload *w = job_spec_workload(arg, workload);
 
-	*headline = w ? spec_str(w, "headline") : NULL;
-	if (*headline && !**headline)
-		*headline = NULL;
-	if (w && json_object_object_get_ex(w, "threshold_pct", &v) && v)
-		return json_object_get_double(v);
-	return 0;
+	*headline = w ? w->headline : NULL;
+	return w ? w->threshold_pct : 0;
 }
 
 int decided_last_boot(struct job_ctx *j)
@@ -881,15 +870,15 @@ int step_look(struct job_ctx *j, const char *key)
 {
 	struct compare_opts co = COMPARE_OPTS_INIT;
 	struct compare_result res = { 0 };
-	int n = atoi(key + strlen("look:")), lmin, lmax, looks = spec_looks(j->spec, &lmin, &lmax);
+	int n = atoi(key + strlen("look:")), lmin, lmax, looks = spec_looks(&j->spec, &lmin, &lmax);
 	int look = stats_seq_look(lmin, lmax, COMPARE_LOOK_STEP, n), decided;
 	size_t heads = 0;
 
 	if (!looks || !look)
 		return step_fail(j, "step %s is not a look of boots = %d..%d", key, lmin, lmax);
-	co.warmup_runs = (int)spec_int(j->spec, "warmup_runs", 1);
+	co.warmup_runs = j->spec.warmup_runs;
 	co.workload_info = spec_workload_info;
-	co.workload_arg = j;
+	co.workload_arg = &j->spec;
 	co.alpha = stats_seq_alpha(looks);
 	if (compare_job(j->db, j->id, &co, &res))
 		return step_fail(j, "cannot compare the sides of job %lld at look %d", (long long)j->id, look);
@@ -932,13 +921,11 @@ int step_look(struct job_ctx *j, const char *key)
 int step_compare(struct job_ctx *j, const char *key)
 {
 	struct compare_opts co = COMPARE_OPTS_INIT;
-	char letters[3];
-
-	if (strlen(side_letters(j->spec, letters)) < 2)
+	if (strlen(j->spec.letters) < 2)
 		return skip_step(j, "one side only (first nightly: nothing to compare with yet)");
-	co.warmup_runs = (int)spec_int(j->spec, "warmup_runs", 1);
+	co.warmup_runs = j->spec.warmup_runs;
 	co.workload_info = spec_workload_info;	/* the same T and headline as `klab compare` */
-	co.workload_arg = j;
+	co.workload_arg = &j->spec;
 	if (compare_job(j->db, j->id, &co, NULL))
 		return step_fail(j, "cannot compare the sides of job %lld", (long long)j->id);
 	return DONE;
@@ -977,7 +964,7 @@ void notify_command(struct job_ctx *j, const char *state, const char *err)
 		return;
 	strvec_split(&argv, cmd, " \t");
 	strvec_pushf(&env, "KLAB_JOB_ID=%lld", (long long)j->id);
-	strvec_pushf(&env, "KLAB_JOB_NAME=%s", spec_str(j->spec, "name"));
+	strvec_pushf(&env, "KLAB_JOB_NAME=%s", j->spec.name);
 	strvec_pushf(&env, "KLAB_JOB_STATE=%s", state);
 	strvec_pushf(&env, "KLAB_JOB_ERROR=%s", err ? err : "");
 	c.argv = (const char *const *)argv.v;
@@ -998,7 +985,7 @@ int step_notify(struct job_ctx *j, const char *key)
 	db_get_int(j->db, &changed, "SELECT count(*) FROM comparisons WHERE job_id = ? AND verdict = 'CHANGED'",
 		   "i", j->id);
 	log_msg(j->o->progress ? LOG_INFO : LOG_NOTICE, "job %lld '%s' finished: %lld runs stored, %lld metrics CHANGED",
-		(long long)j->id, spec_str(j->spec, "name"), (long long)runs, (long long)changed);
+		(long long)j->id, j->spec.name, (long long)runs, (long long)changed);
 	json_object_object_add(j->detail, "runs", json_object_new_int64(runs));
 	json_object_object_add(j->detail, "changed", json_object_new_int64(changed));
 	notify_command(j, "done", NULL);

@@ -216,16 +216,16 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 	return 0;
 }
 
-int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, struct json_object *spec)
+int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, const struct job_spec *spec)
 {
-	const char *kind = spec_str(spec, "kind"), *name = spec_str(spec, "name");
+	const char *kind = spec->kind, *name = spec->name;
 
-	if (!kind || !name || !cfg)
+	if (!name || !cfg)
 		return 0;
 	if (!strcmp(kind, "nightly"))
 		return after_nightly(db, cfg, id, name) < 0 ? -1 : 0;
 	if (!strcmp(kind, "confirm"))
-		return after_confirmation(db, cfg, id, spec_int(spec, "confirms", 0), name);
+		return after_confirmation(db, cfg, id, spec->confirms, name);
 	return 0;
 }
 

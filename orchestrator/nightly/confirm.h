@@ -7,6 +7,7 @@
 
 #include "conf/conf.h"
 #include "store/db.h"
+#include "store/jobs.h"
 
 /*
  * Called when job ID (its spec SPEC) ended done (docs/bisect.md,
@@ -25,7 +26,7 @@
  *   kernels' commits, measured by the nightly's job.
  * 0, or -1 on an error (logged; the job stays done).
  */
-int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, struct json_object *spec);
+int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, const struct job_spec *spec);
 
 /*
  * What became of a nightly's change of WORKLOAD.METRIC, in words, appended

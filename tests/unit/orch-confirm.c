@@ -106,37 +106,36 @@ static char *mail_of(struct db *db, int64_t id)
 /* The mail of the last job finish() ended, as it was before its confirmation was queued or decided. */
 static char *mail;
 
-static struct json_object *spec_of(struct db *db, int64_t id)
+static void spec_of(struct db *db, int64_t id, struct job_spec *spec)
 {
 	char *s = NULL;
-	struct json_object *o;
 
 	db_get_str(db, &s, "SELECT spec FROM jobs WHERE id = ?", "i", id);
-	o = s ? json_parse(s, strlen(s), "spec") : NULL;
+	job_spec_parse(s, spec);
 	free(s);
-	return o;
 }
 
 /* Job ID ended done: compared, its history updated, its confirmation queued or decided (as job.c does). */
 static int finish(struct db *db, const struct klab_config *cfg, int64_t id)
 {
 	struct compare_opts co = COMPARE_OPTS_INIT;
-	struct json_object *spec = spec_of(db, id);
+	struct job_spec spec;
 	int ret = 0;
 	int64_t sides = 0;
 
+	spec_of(db, id, &spec);
 	co.warmup_runs = 1;
 	db_run(db, "UPDATE jobs SET state = 'done' WHERE id = ?", "i", id);
 	db_get_int(db, &sides, "SELECT count(*) FROM job_sides WHERE job_id = ?", "i", id);
 	if (sides == 2 && compare_job(db, id, &co, NULL))
 		ret = -1;
-	if (spec_str(spec, "schedule") && history_update_job(db, id, 1.0))
+	if (spec.schedule && history_update_job(db, id, 1.0))
 		ret = -1;
 	free(mail);
 	mail = sides == 2 ? mail_of(db, id) : NULL;	/* what the job's own notify would send */
-	if (confirm_after_job(db, cfg, id, spec))
+	if (confirm_after_job(db, cfg, id, &spec))
 		ret = -1;
-	json_object_put(spec);
+	job_spec_release(&spec);
 	return ret;
 }
 
@@ -237,13 +236,14 @@ int main(void)
 		db_finalize(st);
 	}
 	{
-		struct json_object *spec = spec_of(db, cj);
+		struct job_spec spec;
 
-		is_str(spec_str(spec, "kind"), "confirm", "the queued job is a confirmation");
-		is_int(spec_int(spec, "confirms", 0), count(db, f("SELECT job_id FROM confirmations WHERE id = %lld",
+		spec_of(db, cj, &spec);
+		is_str(spec.kind, "confirm", "the queued job is a confirmation");
+		is_int(spec.confirms, count(db, f("SELECT job_id FROM confirmations WHERE id = %lld",
 								  (long long)cid)),
 		       "of the nightly that found the change point");
-		json_object_put(spec);
+		job_spec_release(&spec);
 	}
 	{
 		struct buf t = BUF_INIT;
