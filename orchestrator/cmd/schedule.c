@@ -9,6 +9,7 @@
 #include "store/db.h"
 #include "log.h"
 #include "nightly/sched.h"
+#include "store/schedules.h"
 
 static const char *const sched_cols[] = {
 	"name", "cron", "job", "last_fire", "next_fire", "next_fire_local", "overdue", "error", NULL,
@@ -47,16 +48,9 @@ static int schedule_list(int argc, char **argv, struct klab_ctx *ctx)
 		struct cron c;
 		double last = 0, stored_next = 0;
 		time_t next;
-		struct db_stmt *q;
 		char tb[64], lb[64] = "never";
 
-		q = db_prepare(db, "SELECT last_fire, next_fire FROM schedules WHERE name = ? AND cron = ? AND job = ?",
-			       "sss", s->name, s->cron, s->job);
-		if (q && db_step(q) == DB_ROW) {
-			last = db_col_double(q, 0);
-			stored_next = db_col_double(q, 1);
-		}
-		db_finalize(q);
+		schedule_fire_times(db, s->name, s->cron, s->job, &last, &stored_next);
 		print_obj_begin(NULL);
 		print_str(PRINT_ANY, "name", "%-16s ", s->name);
 		print_str(PRINT_ANY, "cron", "%-20s ", s->cron);

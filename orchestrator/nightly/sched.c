@@ -9,6 +9,7 @@
 #include "store/db.h"
 #include "log.h"
 #include "nightly/sched.h"
+#include "store/schedules.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -327,7 +328,8 @@ int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int sla
 	for (size_t i = 0; i < cfg->n_schedules; i++) {
 		const struct conf_schedule *s = &cfg->schedules[i];
 		struct cron c;
-		char *cron = NULL, *job = NULL, what[64], tb[64];
+		struct schedule_row row;
+		char what[64], tb[64];
 		int64_t next = 0;
 		double next_raw = 0;
 		int found;
@@ -335,28 +337,17 @@ int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int sla
 		snprintf(what, sizeof(what), "schedule '%s'", s->name);
 		if (cron_parse(&c, s->cron, what))
 			continue;
-		struct db_stmt *st = db_prepare(db, "SELECT cron, job, next_fire FROM schedules WHERE name = ?",
-					      "s", s->name);
-		if (!st)
+		found = schedule_get(db, s->name, &row);
+		if (found < 0)
 			goto out;
-		found = db_step(st) == DB_ROW;
-		if (found) {
-			cron = xstrdup(db_col_text(st, 0));
-			job = xstrdup(db_col_text(st, 1));
-			next_raw = db_col_double(st, 2);
-			next = db_col_null(st, 2) ? 0 : (int64_t)next_raw;
-		}
-		db_finalize(st);
+		next_raw = row.next_fire;
+		next = (int64_t)next_raw;
 
-		if (!found || strcmp(cron, s->cron) || strcmp(job, s->job) || next <= 0) {
+		if (!found || strcmp(row.cron, s->cron) || strcmp(row.job, s->job) || next <= 0) {
 			time_t nf = cron_next(&c, now);
 			info("schedule '%s' (%s): next fire %s", s->name, s->cron, sched_fmt_time(nf, tb, sizeof(tb)));
-			if (db_run(db, "INSERT INTO schedules (name, cron, job, next_fire) VALUES (?, ?, ?, ?) "
-				   "ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, job = excluded.job, "
-				   "next_fire = excluded.next_fire",
-				   "sssd", s->name, s->cron, s->job, nf == (time_t)-1 ? 0.0 : (double)nf)) {
-				free(cron);
-				free(job);
+			if (schedule_put(db, s->name, s->cron, s->job, nf == (time_t)-1 ? 0.0 : (double)nf)) {
+				schedule_row_release(&row);
 				goto out;
 			}
 		} else if (next <= now) {
@@ -379,18 +370,14 @@ int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int sla
 			 * Only from the next_fire read: another klabd on the same
 			 * database (PostgreSQL) that moved it first fired it.
 			 */
-			int moved = db_run(db, "UPDATE schedules SET last_fire = ?, next_fire = ? WHERE name = ? "
-					   "AND next_fire = ?", "ddsd", (double)now, nf == (time_t)-1 ? 0.0 : (double)nf,
-					   s->name, next_raw);
-			if (moved || db_changes(db) == 0) {
-				int fired_elsewhere = !moved;
-
+			int moved = schedule_fired(db, s->name, (double)now, nf == (time_t)-1 ? 0.0 : (double)nf,
+						   next_raw);
+			if (moved <= 0) {
 				free(f.schedule);
 				free(f.job);
-				free(cron);
-				free(job);
-				if (fired_elsewhere)
-					continue;
+				schedule_row_release(&row);
+				if (moved == 0)
+					continue;	/* fired elsewhere */
 				goto out;
 			}
 			f.job_id = submit ? submit(arg, s) : 0;
@@ -401,28 +388,24 @@ int sched_tick(struct db *db, const struct klab_config *cfg, time_t now, int sla
 			*fires = xrealloc(*fires, (*n_fires + 1) * sizeof(**fires));
 			(*fires)[(*n_fires)++] = f;
 		}
-		free(cron);
-		free(job);
+		schedule_row_release(&row);
 	}
 	/* Forget schedules no longer configured. */
 	{
-		struct db_stmt *st = db_prepare(db, "SELECT name FROM schedules", "");
-		struct strvec gone = STRVEC_INIT;
-		if (!st)
+		struct strvec names = STRVEC_INIT;
+		if (schedule_names(db, &names)) {
+			strvec_clear(&names);
 			goto out;
-		while (db_step(st) == DB_ROW) {
-			const char *n = db_col_text(st, 0);
+		}
+		for (size_t i = 0; i < names.n; i++) {
 			size_t k;
 			for (k = 0; k < cfg->n_schedules; k++)
-				if (!strcmp(cfg->schedules[k].name, n))
+				if (!strcmp(cfg->schedules[k].name, names.v[i]))
 					break;
 			if (k == cfg->n_schedules)
-				strvec_push(&gone, n);
+				schedule_delete(db, names.v[i]);
 		}
-		db_finalize(st);
-		for (size_t k = 0; k < gone.n; k++)
-			db_run(db, "DELETE FROM schedules WHERE name = ?", "s", gone.v[k]);
-		strvec_clear(&gone);
+		strvec_clear(&names);
 	}
 	ret = 0;
 out:
