@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "conf/conf.h"
 #include "store/db.h"
+#include "store/machines.h"
 #include "job/job.h"
 #include "lab/lease.h"
 #include "lock.h"
@@ -336,9 +337,7 @@ static int machines_busy(struct daemon *d, int64_t id)
 {
 	int64_t n = 0;
 
-	db_get_int(d->db, &n, "SELECT count(*) FROM leases l JOIN jobs j ON j.id = ? JOIN jobs o ON o.id = l.job_id "
-		   "WHERE l.machine IN (j.dut, j.peer) AND l.job_id != j.id AND l.expires >= ? "
-		   "AND o.state IN ('queued', 'running')", "id", id, now_wall());
+	leases_held_by_others(d->db, id, now_wall(), &n);
 	return n > 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "cmd.h"
+#include "store/machines.h"
 #include "store/db.h"
 #include "lab/deploy.h"
 #include "lab/lease.h"
@@ -35,32 +36,21 @@ static void mrow_release(struct mrow *r)
 
 static int mrow_load(struct db *db, const struct conf_machine *m, struct mrow *r)
 {
-	struct db_stmt *st;
-	int rc;
+	struct machine_row row;
 
 	memset(r, 0, sizeof(*r));
 	r->m = m;
-	st = db_prepare(db, "SELECT m.state, m.state_since, m.state_reason, m.last_kernel, m.last_build_id, "
-			"m.last_seen, l.job_id, l.expires FROM machines m LEFT JOIN leases l ON l.machine = m.name "
-			"WHERE m.name = ?", "s", m->name);
-	if (!st)
+	if (machines_get(db, m->name, &row) < 0)
 		return -1;
-	rc = db_step(st);
-	if (rc == DB_ROW) {
-		r->state = db_col_strdup(st, 0);
-		r->since = db_col_double(st, 1);
-		r->reason = db_col_strdup(st, 2);
-		r->last_kernel = db_col_strdup(st, 3);
-		r->last_build_id = db_col_strdup(st, 4);
-		r->last_seen = db_col_double(st, 5);
-		if (!db_col_null(st, 6)) {
-			r->lease_job = db_col_int64(st, 6);
-			r->lease_expires = db_col_double(st, 7);
-		}
-	}
-	db_finalize(st);
-	if (rc != DB_ROW && rc != DB_DONE)
-		return error("cannot read machine '%s': %s", m->name, db_errmsg(db));
+	r->state = row.state;
+	r->since = row.state_since;
+	r->reason = row.state_reason;
+	r->last_kernel = row.last_kernel;
+	r->last_build_id = row.last_build_id;
+	r->last_seen = row.last_seen;
+	r->lease_job = row.lease_job;
+	r->lease_expires = row.lease_expires;
+	free(row.name);	/* the rest is r's now */
 	if (!r->state)
 		r->state = xstrdup("free");
 	return 0;
@@ -237,8 +227,7 @@ static int do_repair(const struct klab_config *cfg, struct db *db, const struct 
 	buf_addf(&why, "repaired: answers SSH, runs %s", rel.buf);
 	if (machine_set_state(db, m->name, "free", why.buf) < 0)
 		goto out;
-	if (db_run(db, "UPDATE machines SET last_kernel = ?, last_seen = ? WHERE name = ?", "sds", rel.buf,
-		   now_wall(), m->name) < 0)
+	if (machines_put_seen(db, m->name, rel.buf, now_wall()))
 		goto out;
 	print_data_str("machine", m->name);
 	print_data_str("state", "free");

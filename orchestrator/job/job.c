@@ -10,6 +10,7 @@
 #include "compare/compare.h"
 #include "nightly/confirm.h"
 #include "store/db.h"
+#include "store/machines.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "jsonh.h"
@@ -417,7 +418,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		   "idi", (int64_t)getpid(), now_wall(), id))
 		goto out;
 	j.last_boot = decided_last_boot(&j);
-	db_get_int(db, &leases, "SELECT count(*) FROM leases WHERE job_id = ?", "i", id);
+	leases_count_job(db, id, &leases);
 	if (leases) {
 		j.leased = 1;
 		resolve_machines(&j);

@@ -8,6 +8,7 @@
 #include "compare/compare.h"
 #include "compare/compare_fmt.h"
 #include "store/db.h"
+#include "store/machines.h"
 #include "lab/deploy.h"
 #include "job/job_int.h"
 #include "jsonh.h"
@@ -306,8 +307,7 @@ int step_verify(struct job_ctx *j, const char *key)
 		}
 	}
 	db_run(j->db, "UPDATE boots SET release = ? WHERE job_id = ? AND seq = ?", "sii", out.buf, j->id, (int64_t)b);
-	db_run(j->db, "UPDATE machines SET last_kernel = ?, last_seen = ? WHERE name = ?", "sds", out.buf,
-	       now_wall(), j->dut->name);
+	machines_put_seen(j->db, j->dut->name, out.buf, now_wall());
 	json_object_object_add(j->detail, "release", json_str(out.buf));
 	job_print(j, "  '%s' runs %s", j->dut->name, out.buf);
 	buf_release(&out);

@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "store/db.h"
 #include "lab/deploy.h"
+#include "store/machines.h"
 #include "log.h"
 #include "progress.h"
 #include "run.h"
@@ -195,10 +196,7 @@ static int read_boot_id(struct ssh_conn *c, struct buf *out, long timeout_ms)
 
 int machine_set_state(struct db *db, const char *name, const char *state, const char *reason)
 {
-	if (db_run(db, "INSERT INTO machines (name, state, state_since, state_reason) VALUES (?, ?, ?, ?) "
-		   "ON CONFLICT (name) DO UPDATE SET state = excluded.state, "
-		   "state_since = excluded.state_since, state_reason = excluded.state_reason",
-		   "ssds", name, state, now_wall(), reason) < 0)
+	if (machines_put_state(db, name, state, now_wall(), reason))
 		return error("cannot set machine '%s' to '%s'", name, state);
 	return 0;
 }
@@ -207,9 +205,7 @@ static void record_kernel(struct db *db, const char *name, const struct deploy_r
 {
 	if (!db)
 		return;
-	if (db_run(db, "INSERT INTO machines (name) VALUES (?) ON CONFLICT (name) DO NOTHING", "s", name) < 0 ||
-	    db_run(db, "UPDATE machines SET last_kernel = ?, last_build_id = ?, last_seen = ? WHERE name = ?",
-		   "ssds", r->release, r->build_id, now_wall(), name) < 0)
+	if (machines_put_kernel(db, name, r->release, r->build_id, now_wall()))
 		warn("cannot record the kernel of machine '%s' in the database", name);
 }
 
@@ -219,7 +215,7 @@ static int fence(struct db *db, const struct conf_machine *m, struct deploy_resu
 	r->fenced = 1;
 	if (db) {
 		machine_set_state(db, m->name, "broken", why);
-		if (db_run(db, "DELETE FROM leases WHERE machine = ?", "s", m->name) < 0)
+		if (leases_delete_machine(db, m->name))
 			warn("cannot release the lease of machine '%s'", m->name);
 	}
 	return error("machine '%s' is fenced (state broken): %s", m->name, why);

@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include "store/db.h"
+#include "store/jobs.h"
+#include "store/machines.h"
 #include "lab/lease.h"
 #include "log.h"
 #include "util.h"
@@ -23,11 +25,8 @@ int lease_sync_machines(struct db *db, const struct klab_config *cfg)
 {
 	for (size_t i = 0; i < cfg->n_machines; i++) {
 		const struct conf_machine *m = &cfg->machines[i];
-		if (db_run(db, "INSERT INTO machines (name, host, port, role, state, state_since, clock) "
-			   "VALUES (?, ?, ?, ?, 'free', ?, ?) ON CONFLICT (name) DO UPDATE SET "
-			   "host = excluded.host, port = excluded.port, role = excluded.role, clock = excluded.clock",
-			   "ssisds", m->name, m->host, (int64_t)m->port,
-			   m->role == ROLE_DUT ? "dut" : "peer", now_wall(), m->clock ? m->clock : "real"))
+		if (machines_put_config(db, m->name, m->host, m->port, m->role == ROLE_DUT ? "dut" : "peer",
+					m->clock ? m->clock : "real", now_wall()))
 			return -1;
 	}
 	return 0;
@@ -36,35 +35,24 @@ int lease_sync_machines(struct db *db, const struct klab_config *cfg)
 /* Inside a transaction: drop expired leases and leases of jobs that are not running. */
 static int reclaim_locked(struct db *db)
 {
-	struct db_stmt *st;
-	int n = 0;
+	struct lease_row *l;
+	size_t n;
 
-	st = db_prepare(db, "SELECT l.machine, l.job_id, l.expires, j.state FROM leases l "
-			"LEFT JOIN jobs j ON j.id = l.job_id "
-			"WHERE l.expires < ? OR j.state IS NULL OR j.state NOT IN ('queued', 'running')",
-			"d", now_wall());
-	if (!st)
+	if (leases_stale(db, now_wall(), &l, &n))
 		return -1;
-	while (db_step(st) == DB_ROW) {
+	for (size_t i = 0; i < n; i++) {
 		char tb[32];
-		const char *state = db_col_text(st, 3);
-		double exp = db_col_double(st, 2);
-		if (exp < now_wall())
+		if (l[i].expires < now_wall())
 			log_msg(LOG_NOTICE, "reclaiming machine '%s' from job %lld: its lease expired at %s",
-				db_col_text(st, 0), (long long)db_col_int64(st, 1),
-				fmt_clock(exp, tb, sizeof(tb)));
+				l[i].machine, (long long)l[i].job_id, fmt_clock(l[i].expires, tb, sizeof(tb)));
 		else
 			log_msg(LOG_NOTICE, "reclaiming machine '%s' from job %lld, which is %s",
-				db_col_text(st, 0), (long long)db_col_int64(st, 1),
-				state ? state : "gone");
-		n++;
+				l[i].machine, (long long)l[i].job_id, l[i].job_state ? l[i].job_state : "gone");
 	}
-	db_finalize(st);
-	if (n && db_run(db, "DELETE FROM leases WHERE machine IN (SELECT l.machine FROM leases l "
-			"LEFT JOIN jobs j ON j.id = l.job_id WHERE l.expires < ? OR j.state IS NULL "
-			"OR j.state NOT IN ('queued', 'running'))", "d", now_wall()))
+	leases_free(l, n);
+	if (n && leases_delete_stale(db, now_wall()))
 		return -1;
-	return n;
+	return (int)n;
 }
 
 int lease_reclaim(struct db *db)
@@ -87,50 +75,40 @@ int lease_reclaim(struct db *db)
  */
 static enum lease_status check_machine(struct db *db, int64_t job_id, const char *name, struct buf *why)
 {
-	struct db_stmt *st;
+	struct machine_row m;
 	enum lease_status ret = LEASE_ERROR;
+	int64_t holder = 0;
+	double expires = 0;
 	char tb[32];
+	int found = machines_get(db, name, &m);
 
-	st = db_prepare(db, "SELECT state, state_since, state_reason FROM machines WHERE name = ?", "s", name);
-	if (!st)
+	if (found < 0)
 		return LEASE_ERROR;
-	switch (db_step(st)) {
-	case DB_ROW: {
-		const char *state = db_col_text(st, 0);
-		if (strcmp(state, "free")) {
-			const char *reason = db_col_text(st, 2);
-			if (why)
-				buf_addf(why, "machine '%s' is %s since %s%s%s", name, state,
-					 fmt_clock(db_col_double(st, 1), tb, sizeof(tb)),
-					 reason ? ": " : "", reason ? reason : "");
-			ret = LEASE_UNUSABLE;
-			goto out;
-		}
-		break;
-	}
-	case DB_DONE:
+	if (!found) {
 		if (why)
 			buf_addf(why, "machine '%s' is not in the config", name);
+		return LEASE_UNUSABLE;
+	}
+	if (m.state && strcmp(m.state, "free")) {
+		if (why)
+			buf_addf(why, "machine '%s' is %s since %s%s%s", name, m.state,
+				 fmt_clock(m.state_since, tb, sizeof(tb)),
+				 m.state_reason ? ": " : "", m.state_reason ? m.state_reason : "");
 		ret = LEASE_UNUSABLE;
 		goto out;
-	default:
-		error("cannot read machine '%s': %s", name, db_errmsg(db));
-		goto out;
 	}
-	db_finalize(st);
-	st = db_prepare(db, "SELECT job_id, expires FROM leases WHERE machine = ?", "s", name);
-	if (!st)
-		return LEASE_ERROR;
+	found = leases_get(db, name, &holder, &expires);
+	if (found < 0)
+		goto out;
 	ret = LEASE_OK;
-	if (db_step(st) == DB_ROW && db_col_int64(st, 0) != job_id) {
+	if (found && holder != job_id) {
 		if (why)
-			buf_addf(why, "machine '%s' is leased to job %lld until %s", name,
-				 (long long)db_col_int64(st, 0),
-				 fmt_clock(db_col_double(st, 1), tb, sizeof(tb)));
+			buf_addf(why, "machine '%s' is leased to job %lld until %s", name, (long long)holder,
+				 fmt_clock(expires, tb, sizeof(tb)));
 		ret = LEASE_BUSY;
 	}
 out:
-	db_finalize(st);
+	machine_row_release(&m);
 	return ret;
 }
 
@@ -148,11 +126,9 @@ static enum lease_status acquire_locked(struct db *db, int64_t job_id, const cha
 			return s;
 	}
 	for (int i = 0; i < 2; i++)
-		if (db_run(db, "INSERT INTO leases (machine, job_id, acquired, expires) VALUES (?, ?, ?, ?) "
-			   "ON CONFLICT (machine) DO UPDATE SET expires = excluded.expires",
-			   "sidd", names[i], job_id, now, now + ttl_s))
+		if (leases_put(db, names[i], job_id, now, now + ttl_s))
 			return LEASE_ERROR;
-	if (db_run(db, "UPDATE jobs SET dut = ?, peer = ? WHERE id = ?", "ssi", dut, peer, job_id))
+	if (jobs_set_machines(db, job_id, dut, peer))
 		return LEASE_ERROR;
 	return LEASE_OK;
 }
@@ -202,8 +178,7 @@ enum lease_status lease_acquire_pool(struct db *db, const struct klab_config *cf
 	if (db_begin(db))
 		return LEASE_ERROR;
 	if (reclaim_locked(db) < 0 ||
-	    db_get_str(db, &ours, "SELECT machine FROM leases WHERE job_id = ? ORDER BY machine LIMIT 1", "i",
-		       job_id) < 0)
+	    leases_first_of_job(db, job_id, &ours))
 		goto fail;
 	for (int pass = ours ? 0 : 1; pass < 2; pass++) {
 		for (size_t i = 0; i < cfg->n_machines; i++) {
@@ -256,16 +231,18 @@ fail:
 
 int lease_renew(struct db *db, int64_t job_id, int ttl_s)
 {
-	if (db_run(db, "UPDATE leases SET expires = ? WHERE job_id = ?", "di", now_wall() + ttl_s, job_id))
+	int n = leases_renew(db, job_id, now_wall() + ttl_s);
+
+	if (n < 0)
 		return -1;
-	if (db_changes(db) == 0)
+	if (n == 0)
 		return error("job %lld holds no machine lease any more", (long long)job_id);
 	return 0;
 }
 
 int lease_release(struct db *db, int64_t job_id)
 {
-	return db_run(db, "DELETE FROM leases WHERE job_id = ?", "i", job_id);
+	return leases_delete_job(db, job_id);
 }
 
 int lease_free_pairs(struct db *db, const struct klab_config *cfg)
@@ -277,10 +254,7 @@ int lease_free_pairs(struct db *db, const struct klab_config *cfg)
 		int64_t busy = 0;
 		if (m->role != ROLE_DUT || !m->peer)
 			continue;
-		if (db_get_int(db, &busy, "SELECT count(*) FROM machines m WHERE m.name IN (?, ?) AND "
-			       "(m.state != 'free' OR EXISTS (SELECT 1 FROM leases l JOIN jobs j ON j.id = l.job_id "
-			       "WHERE l.machine = m.name AND l.expires >= ? AND j.state IN ('queued', 'running')))",
-			       "ssd", m->name, m->peer, now_wall()) < 0)
+		if (machines_count_busy(db, m->name, m->peer, now_wall(), &busy))
 			return -1;
 		if (busy == 0)
 			n++;

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "report/plot.h"
 #include "report/report_data.h"
+#include "store/machines.h"
 #include "stats/stats.h"
 #include "strvec.h"
 #include "util.h"
@@ -927,34 +928,32 @@ void rep_job_rows_free(struct rep_job_row *v, size_t n)
 
 int rep_machines_load(struct db *db, struct rep_machine **out, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT m.name, m.host, m.role, m.state, m.state_reason, m.last_kernel, m.last_seen, l.job_id "
-		"FROM machines m LEFT JOIN leases l ON l.machine = m.name ORDER BY m.name", "");
-	size_t alloc = 0;
+	struct machine_row *rows;
+	size_t nr;
 
 	*out = NULL;
 	*n = 0;
-	if (!st)
+	if (machines_list(db, &rows, &nr))
 		return -1;
-	while (db_step(st) == DB_ROW) {
-		struct rep_machine *m;
+	if (nr)
+		*out = xcalloc(nr, sizeof(**out));
+	for (size_t i = 0; i < nr; i++) {
+		struct rep_machine *m = &(*out)[i];
 
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 8;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		m = &(*out)[(*n)++];
-		m->name = db_col_strdup(st, 0);
-		m->host = db_col_strdup(st, 1);
-		m->role = db_col_strdup(st, 2);
-		m->state = db_col_strdup(st, 3);
-		m->reason = db_col_strdup(st, 4);
-		m->last_kernel = db_col_strdup(st, 5);
-		m->last_seen = db_col_num(st, 6);
-		m->leased = !db_col_null(st, 7);
-		m->lease_job = db_col_int64(st, 7);
+		/* the strings move over */
+		m->name = rows[i].name;
+		m->host = rows[i].host;
+		m->role = rows[i].role;
+		m->state = rows[i].state;
+		m->reason = rows[i].state_reason;
+		m->last_kernel = rows[i].last_kernel;
+		m->last_seen = rows[i].last_seen;
+		m->leased = rows[i].leased;
+		m->lease_job = rows[i].lease_job;
+		free(rows[i].last_build_id);
 	}
-	db_finalize(st);
+	*n = nr;
+	free(rows);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include "jsonh.h"
 #include "log.h"
+#include "store/db.h"
 #include "store/jobs.h"
 #include "util.h"
 
@@ -190,3 +191,9 @@ const struct job_spec_workload *job_spec_workload(const struct job_spec *spec, c
 	return NULL;
 }
 
+/* ---- jobs */
+
+int jobs_set_machines(struct db *db, int64_t id, const char *dut, const char *peer)
+{
+	return db_run(db, "UPDATE jobs SET dut = ?, peer = ? WHERE id = ?", "ssi", dut, peer, id);
+}

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/db.h"
 #include "strvec.h"
 
 /*
@@ -78,5 +79,10 @@ void job_spec_release(struct job_spec *spec);
 /* Side SIDE ('A', 'B') of the spec, a workload by name: NULL when it has none. */
 const struct job_spec_side *job_spec_side(const struct job_spec *spec, char side);
 const struct job_spec_workload *job_spec_workload(const struct job_spec *spec, const char *name);
+
+/* ---- jobs */
+
+/* Job ID runs on machines DUT and PEER (its lease): 0 or -1. */
+int jobs_set_machines(struct db *db, int64_t id, const char *dut, const char *peer);
 
 #endif
