@@ -180,14 +180,56 @@ test_expect_success SANDBOX 'a sandbox user that is root is refused' '
 	test_grep -v "attempt: uid" err out
 '
 
-test_expect_success SANDBOX 'intake reads mail as the sandbox user: a file only root may read is refused, named' '
-	cp hostile.patch secret.patch && chmod 0600 secret.patch &&
-	test_expect_code 1 "$KLAB" series show secret.patch >out 2>err &&
-	test_grep "cannot read .secret.patch.: Permission denied" err &&
+# Intake: klab opens the mail with its own rights and hands the bytes to the
+# helper on stdin; the sandbox binds no input path (docs/security.md).
+test_expect_success SANDBOX 'intake: a mail in a 0700 folder of root'"'"'s is read; the helper parses it as the sandbox user' '
+	mkdir -m 0700 rootonly && cp hostile.patch rootonly/m.patch && chmod 0600 rootonly/m.patch &&
+	test "$(stat -c %U:%a rootonly)" = root:700 &&
+	"$KLAB" series show --json rootonly/m.patch >show.json 2>err ||
+		{ cat err; false; } &&
+	python3 -c "import json; d=json.load(open(\"show.json\")); assert d[\"subject\"] == \"kbuild: speed up the build\", d[\"subject\"]; assert d[\"source\"] == \"rootonly/m.patch\", d[\"source\"]" &&
+	# the parser still runs as the sandbox user: an empty mail there fails in the helper
+	: >rootonly/empty.patch &&
+	test_expect_code 1 "$KLAB" series show rootonly/empty.patch >out 2>err &&
+	test_grep "empty input: no message found" err &&
 	test_grep "intake helper as user .klab." err &&
-	chmod 0644 secret.patch &&
-	"$KLAB" series show --json secret.patch >show.json &&
-	python3 -c "import json; d=json.load(open(\"show.json\")); assert d[\"subject\"] == \"kbuild: speed up the build\", d[\"subject\"]; assert d[\"source\"] == \"secret.patch\", d[\"source\"]"
+	# a file klab cannot read is named, and the helper never runs
+	test_expect_code 1 "$KLAB" series show rootonly/nope.patch >out 2>err &&
+	test_grep "cannot read .rootonly/nope.patch.: No such file or directory" err &&
+	test_grep -v "intake helper" err
+'
+
+test_expect_success SANDBOX 'intake: a path with .. through folders the sandbox does not show, and standard input' '
+	mkdir -p mails/a/b &&
+	"$KLAB" series show --json mails/a/b/../../../hostile.patch >dots.json 2>err ||
+		{ cat err; false; } &&
+	python3 -c "import json; d=json.load(open(\"dots.json\")); assert d[\"subject\"] == \"kbuild: speed up the build\", d; assert d[\"source\"] == \"mails/a/b/../../../hostile.patch\", d[\"source\"]" &&
+	"$KLAB" series show --json - <hostile.patch >stdin.json 2>err ||
+		{ cat err; false; } &&
+	python3 -c "import json; d=json.load(open(\"stdin.json\")); assert d[\"subject\"] == \"kbuild: speed up the build\", d; assert d[\"source\"] == \"-\", d[\"source\"]"
+'
+
+test_expect_success SANDBOX 'intake: a clone under /tmp runs the demo'"'"'s intake step (seed 003 through ../shared)' '
+	seed=$(cd "$SHARED/seeds" && ls 003_*.txt | head -n 1) && test -n "$seed" &&
+	tmp=$(mktemp -d /tmp/klab-t0460.XXXXXX) && test_cleanup "rm -rf $tmp" &&
+	case "$tmp" in /tmp/*) ;; *) false ;; esac &&
+	chmod 0755 "$tmp" &&
+	git clone -q "$SRCDIR" "$tmp/klab" &&
+	ln -s "$SHARED" "$tmp/shared" &&
+	cp "$KLAB" "$tmp/klab/orchestrator/klab" &&
+	# tests/demo.sh: from the project root, the seed named through ../shared
+	(cd "$tmp/klab" && ./orchestrator/klab --db "$tmp/klab.db" --json series import "$tmp/shared/seeds/$seed") >import.json 2>err ||
+		{ cat err; false; } &&
+	python3 -c "import json; d=json.load(open(\"import.json\")); assert d[\"subject\"] == \"optimise UDP skb completion wakeups\", d; assert d[\"patches\"] == 2 and d[\"expectations\"] == 2, d" &&
+	# the job of kernels/lab/demo-qemu.conf names it relative to the config file
+	(cd "$tmp/klab" && ./orchestrator/klab --db "$tmp/klab.db" --json series import "kernels/lab/../../../shared/seeds/$seed") >import2.json 2>err ||
+		{ cat err; false; } &&
+	python3 -c "import json; d=json.load(open(\"import2.json\")); assert d[\"existed\"] is True, d" &&
+	# the helper in a folder the sandbox user cannot enter (a clone under /root)
+	chmod 0700 "$tmp" &&
+	(cd "$tmp/klab" && ./orchestrator/klab --db "$tmp/klab.db" --json series import "$tmp/shared/seeds/$seed") >import3.json 2>err ||
+		{ cat err; false; } &&
+	python3 -c "import json; d=json.load(open(\"import3.json\")); assert d[\"existed\"] is True, d"
 '
 
 test_expect_success '[lab] sandbox is bwrap or none; sandbox_user is printed back' '

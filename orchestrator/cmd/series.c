@@ -137,8 +137,8 @@ static const struct opt import_opts[] = { FETCH_OPTS, OPT_JSON(), OPT_END() };
 static const struct opt list_opts[] = { OPT_JSON(), OPT_CSV(), OPT_END() };
 
 static const char sources_doc[] =
-	"SOURCE: FILE | mbox:FILE | lore:MSGID | patchwork:ID; several are read as one\n"
-	"thread (a series and the replies that carry its trailers).\n";
+	"SOURCE: FILE | mbox:FILE | - (standard input) | lore:MSGID | patchwork:ID; several\n"
+	"are read as one thread (a series and the replies that carry its trailers).\n";
 static const char *const show_usage[] = { "SOURCE... [--subject S] [--diff] [--json]", "--id ID [--diff] [--json]", NULL };
 static const char *const import_usage[] = { "SOURCE... [--subject S] [--json]", NULL };
 static const char *const list_usage[] = { "[--json|--csv]", NULL };
@@ -156,7 +156,8 @@ static const struct opt_spec list_spec = {
 
 static struct series_opts fetch_opts(void)
 {
-	struct series_opts o = { subject, lore_url, patchwork_url, timeout_ms };
+	struct series_opts o = { .subject = subject, .lore_url = lore_url, .patchwork_url = patchwork_url,
+				 .timeout_ms = timeout_ms };
 
 	return o;
 }
@@ -224,8 +225,21 @@ static int load(int argc, char **argv, struct klab_ctx *ctx, struct series **s)
 		strvec_push(&srcs, argv[i]);
 	joined = strvec_join(&srcs, "\n");
 	if (intake) {
-		/* we are the helper, already in the sandbox */
-		ret = series_load(joined, &o, s) < 0 ? -1 : 0;
+		/* we are the helper, already in the sandbox: the files' texts come from klab on stdin */
+		struct buf in = BUF_INIT;
+		struct series_text *texts = xcalloc(argc ? argc : 1, sizeof(*texts));
+
+		if (buf_read_fd(&in, 0) < 0) {
+			ret = error_errno("intake helper: cannot read standard input");
+		} else if (intake_read_texts(in.buf, in.len, argc, texts) < 0) {
+			ret = -1;
+		} else {
+			o.texts = texts;
+			o.n_texts = argc;
+			ret = series_load(joined, &o, s) < 0 ? -1 : 0;
+		}
+		free(texts);
+		buf_release(&in);
 	} else {
 		int failed;
 		const struct klab_config *cfg = ctx_config_optional(ctx, &failed);

@@ -1,4 +1,6 @@
 /* intake.c: a series fetched and parsed by a helper in the sandbox, as the sandbox user; klab reads back only its JSON. */
+#include <ctype.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -223,20 +225,73 @@ static char *klab_program(void)
 	return xasprintf("%s/klab", slash ? self : ".");
 }
 
-/* Does SRC (one line of a source) need the network, and which file does it read (malloc'd, or NULL)? */
-static int source_kind(const char *src, char **file)
+/*
+ * What klab hands its intake helper on standard input: for each source, in
+ * order, a line "-" (a source the helper fetches) or a line with the byte
+ * count of the source's text, then the text. klab opens the files (and its
+ * own standard input for "-") with its own rights, so nothing of the host's
+ * file system is bound into the sandbox for intake: a mail in a folder only
+ * root may enter, or a path through folders the sandbox does not show
+ * (kernels/lab/../../../shared/seeds/...), is read as klab itself reads it.
+ * Returns 1 when some source is fetched (the helper needs the network),
+ * 0 when none is, -1 when a file cannot be read (logged, naming it).
+ */
+static int intake_texts(const struct strvec *srcs, struct buf *in)
 {
-	const char *v;
+	int net = 0;
 
-	*file = NULL;
-	if (starts_with(src, "lore:") || starts_with(src, "patchwork:") || starts_with(src, "pw:") ||
-	    starts_with(src, "https://") || starts_with(src, "http://"))
-		return 1;
-	if ((v = skip_prefix(src, "mbox:")) || (v = skip_prefix(src, "file:")))
-		src = v;
-	else if (!file_exists(src) && strchr(src, '@') && !strchr(src, '/'))
-		return 1;	/* a bare Message-ID: lore */
-	*file = realpath(src, NULL);
+	for (size_t i = 0; i < srcs->n; i++) {
+		const char *f = series_source_file(srcs->v[i]);
+		struct buf t = BUF_INIT;
+
+		if (!f) {
+			net = 1;
+			buf_addstr(in, "-\n");
+			continue;
+		}
+		if (!strcmp(f, "-")) {
+			if (buf_read_fd(&t, 0) < 0) {
+				buf_release(&t);
+				return error_errno("cannot read standard input");
+			}
+		} else if (buf_read_file(&t, f) < 0) {
+			buf_release(&t);
+			return -1;
+		}
+		buf_addf(in, "%zu\n", t.len);
+		buf_add(in, t.buf, t.len);
+		buf_release(&t);
+	}
+	return net;
+}
+
+int intake_read_texts(const char *in, size_t len, size_t n, struct series_text *texts)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *nl = off < len ? memchr(in + off, '\n', len - off) : NULL;
+		unsigned long long l;
+		char *end;
+
+		if (!nl)
+			return error("intake helper: no header for source %zu on standard input", i + 1);
+		texts[i].text = NULL;
+		texts[i].len = 0;
+		if (nl - (in + off) == 1 && in[off] == '-') {
+			off = nl - in + 1;
+			continue;
+		}
+		l = strtoull(in + off, &end, 10);
+		if (end != nl || end == in + off || !isdigit((unsigned char)in[off]) || l > len - (nl - in + 1))
+			return error("intake helper: bad header for source %zu on standard input", i + 1);
+		off = nl - in + 1;
+		texts[i].text = in + off;
+		texts[i].len = (size_t)l;
+		off += (size_t)l;
+	}
+	if (off != len)
+		return error("intake helper: %zu bytes after the last source on standard input", len - off);
 	return 0;
 }
 
@@ -244,15 +299,16 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 			  struct series **out)
 {
 	struct sandbox sb = SANDBOX_INIT;
-	struct strvec srcs = STRVEC_INIT, files = STRVEC_INIT, av = STRVEC_INIT, env = STRVEC_INIT;
+	struct strvec srcs = STRVEC_INIT, av = STRVEC_INIT, env = STRVEC_INIT;
 	struct run_cmd c = RUN_CMD_INIT;
 	struct sandbox_spec sp = { NULL, NULL, NULL, 0, "patch intake" };
 	struct json_object *o = NULL;
-	char *prog = NULL, *what = NULL, cwd[PATH_MAX];
+	struct buf in = BUF_INIT;
+	char *prog = NULL, *what = NULL;
 	static const char *const pass[] = { "KLAB_LORE_URL", "KLAB_PATCHWORK_URL", "KLAB_FETCH_TIMEOUT", "ASAN_OPTIONS",
 					    "UBSAN_OPTIONS", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY",
 					    "HTTPS_PROXY", "NO_PROXY", NULL };
-	int ret = -1;
+	int ret = -1, net, exe = -1;
 
 	*out = NULL;
 	if (sandbox_init(&sb, cfg) < 0)
@@ -267,7 +323,25 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 		goto out;
 	}
 	prog = klab_program();
-	strvec_push(&av, prog);
+	if (!strchr(prog, '/')) {
+		char *found = run_which(prog);
+
+		if (found) {
+			free(prog);
+			prog = found;
+		}
+	}
+	/*
+	 * The helper is run through a descriptor klab opened (not O_CLOEXEC: bwrap
+	 * and the helper inherit it), so that it runs from a folder the sandbox
+	 * user may not enter (a clone under /root, a 0700 scratch folder) and no
+	 * path of the host's is bound into the sandbox for intake.
+	 */
+	if ((exe = open(prog, O_RDONLY)) < 0) {
+		error_errno("cannot open the intake helper '%s'", prog);
+		goto out;
+	}
+	strvec_pushf(&av, "/proc/self/fd/%d", exe);
 	strvec_push(&av, "series");
 	strvec_push(&av, "show");
 	strvec_push(&av, "--intake");
@@ -289,33 +363,18 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 		strvec_pushf(&av, "%ldms", opts->timeout_ms);
 	}
 	strvec_push(&av, "--");
-	for (size_t i = 0; i < srcs.n; i++) {
-		char *f;
-
-		sp.net |= source_kind(srcs.v[i], &f);
-		if (f) {
-			strvec_push(&files, f);
-			free(f);
-		}
-		strvec_push(&av, srcs.v[i]);
-	}
-	{
-		char *dir = xstrdup(prog), *slash = strrchr(dir, '/');
-
-		if (slash && slash != dir) {
-			*slash = 0;
-			strvec_push(&files, dir);	/* the helper itself */
-		}
-		free(dir);
-	}
+	for (size_t i = 0; i < srcs.n; i++)
+		strvec_push(&av, srcs.v[i]);	/* names only: the texts come on standard input */
+	if ((net = intake_texts(&srcs, &in)) < 0)
+		goto out;
+	sp.net = net;
 	for (size_t i = 0; pass[i]; i++)
 		if (getenv(pass[i]))
 			strvec_pushf(&env, "%s=%s", pass[i], getenv(pass[i]));
-	sp.visible = (const char *const *)files.v;
 	c.argv = (const char *const *)av.v;
 	c.env = (const char *const *)env.v;
-	/* relative file names are read from where klab was started (the files themselves are bound there) */
-	c.dir = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
+	c.in = in.buf;
+	c.in_len = in.len;
 	c.timeout_ms = 10L * 60 * 1000;
 	c.out_cap = ANSWER_CAP;
 	if (sandbox_run(&sb, &sp, &c) < 0)
@@ -339,10 +398,12 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 out:
 	if (o)
 		json_object_put(o);
+	if (exe >= 0)
+		close(exe);
 	run_release(&c);
+	buf_release(&in);
 	sandbox_release(&sb);
 	strvec_clear(&srcs);
-	strvec_clear(&files);
 	strvec_clear(&av);
 	strvec_clear(&env);
 	free(prog);

@@ -625,13 +625,36 @@ int series_parse(const char *text, size_t len, const char *what, const char *sou
 
 /* ---- sources ------------------------------------------------------------------ */
 
-/* Read one source into TEXT (appended as its own messages); sets *url for fetched ones. */
-static int read_source(const char *src, const struct series_opts *opts, struct buf *text,
-		       char **what, char **url)
+const char *series_source_file(const char *src)
 {
 	const char *v;
+
+	if (starts_with(src, "lore:") || starts_with(src, "patchwork:") || starts_with(src, "pw:") ||
+	    starts_with(src, "https://lore.kernel.org/") || starts_with(src, "http://lore.kernel.org/"))
+		return NULL;
+	if ((v = skip_prefix(src, "mbox:")) || (v = skip_prefix(src, "file:")))
+		return v;
+	if (strcmp(src, "-") && !file_exists(src) && strchr(src, '@') && !strchr(src, '/'))
+		return NULL;	/* a bare Message-ID: lore */
+	return src;
+}
+
+/*
+ * Read one source into TEXT (appended as its own messages); sets *url for
+ * fetched ones. GIVEN (may be NULL) is its text read already by klab.
+ */
+static int read_source(const char *src, const struct series_opts *opts, const struct series_text *given,
+		       struct buf *text, char **what, char **url)
+{
+	const char *v, *file;
 	long tmo = opts ? opts->timeout_ms : 0;
 
+	if (given && given->text) {
+		file = series_source_file(src);
+		*what = xasprintf("'%s'", file ? file : src);
+		buf_add(text, given->text, given->len);
+		return fetch_gunzip(text, *what);
+	}
 	if ((v = skip_prefix(src, "lore:"))) {
 		*what = xasprintf("lore thread '%s'", v);
 		return fetch_lore_thread(opts ? opts->lore_url : NULL, v, tmo, text, url);
@@ -659,15 +682,19 @@ static int read_source(const char *src, const struct series_opts *opts, struct b
 		free(base);
 		return r;
 	}
-	if ((v = skip_prefix(src, "mbox:")) || (v = skip_prefix(src, "file:")))
-		src = v;
-	else if (!file_exists(src) && strchr(src, '@') && !strchr(src, '/')) {
+	if (!(file = series_source_file(src))) {
 		*what = xasprintf("lore thread '%s'", src);
 		return fetch_lore_thread(opts ? opts->lore_url : NULL, src, tmo, text, url);
 	}
-	*what = xasprintf("'%s'", src);
-	if (buf_read_file(text, src) < 0)
+	*what = xasprintf("'%s'", file);
+	if (opts && opts->texts)
+		return error("cannot read %s: klab did not pass its text to the intake helper", *what);
+	if (!strcmp(file, "-")) {
+		if (buf_read_fd(text, 0) < 0)
+			return error_errno("cannot read standard input");
+	} else if (buf_read_file(text, file) < 0) {
 		return -1;
+	}
 	return fetch_gunzip(text, *what);
 }
 
@@ -689,7 +716,8 @@ int series_load(const char *source, const struct series_opts *opts, struct serie
 		struct buf text = BUF_INIT;
 		struct mail_list ml;
 		char *what = NULL, *url = NULL;
-		int r = read_source(srcs.v[i], opts, &text, &what, &url);
+		const struct series_text *given = opts && opts->texts && i < opts->n_texts ? &opts->texts[i] : NULL;
+		int r = read_source(srcs.v[i], opts, given, &text, &what, &url);
 
 		if (r == 0)
 			r = mail_parse(text.buf, text.len, what, &ml);

@@ -52,17 +52,39 @@ struct series {
 	struct strvec notes;	/* what the reader should know: missing patches, older versions dropped, ... */
 };
 
+/* The text of one source, read by someone else (klab, for its intake helper: intake.c). */
+struct series_text {
+	const char *text;		/* NULL: the source is fetched (lore, patchwork), not a file */
+	size_t len;
+};
+
 struct series_opts {
 	const char *subject;		/* subject of a bare patch (no mail headers) */
 	const char *lore_url;		/* NULL: $KLAB_LORE_URL, else https://lore.kernel.org/all */
 	const char *patchwork_url;	/* NULL: $KLAB_PATCHWORK_URL, else https://patchwork.kernel.org */
 	long timeout_ms;		/* per HTTP request; 0: $KLAB_FETCH_TIMEOUT, else 60 s */
+	/*
+	 * NULL, or one entry per source: a file source whose entry has a text
+	 * is that text (no file is opened), and a file source without one is
+	 * an error; the sources are still named as given.
+	 */
+	const struct series_text *texts;
+	size_t n_texts;
 };
+
+/*
+ * The file that SOURCE (one line of a series_load() source) reads: the
+ * path without its mbox: or file: prefix, "-" for standard input; NULL
+ * when the source is fetched (lore, patchwork, a bare Message-ID that is
+ * not the name of a file here).
+ */
+const char *series_source_file(const char *src);
 
 /*
  * Load a series from SOURCE:
  *   mbox:PATH or file:PATH or PATH   a file (mbox, format-patch, message,
- *                                    thread text, bare commit message + diff)
+ *                                    thread text, bare commit message + diff);
+ *                                    "-" is standard input
  *   lore:MSGID (or a lore URL)       the thread mbox BASE/MSGID/t.mbox.gz
  *   patchwork:ID                     BASE/api/series/ID/ then its mbox
  * Several sources may be given in one string separated by newlines: their

@@ -90,8 +90,31 @@ static void bad_answers(void)
 	}
 }
 
+/* What klab hands its helper on stdin: a header per source ("-" or a byte count), then the text. */
+static void texts(void)
+{
+	static const char in[] = "3\nabc-\n0\n2\n\n\n";
+	static const char *const bad[][2] = {
+		{ "3\nab", "a text shorter than its count" },
+		{ "x\nabc", "a count that is not a number" },
+		{ "-3\nabc", "a negative count" },
+		{ "\nabc", "an empty header" },
+		{ "-\n-\n-\n-\n", "more headers than sources" },
+		{ "-\n", "fewer headers than sources" },
+		{ "99999999999999999999\n", "a count out of range" },
+	};
+	struct series_text t[4];
+
+	ok(intake_read_texts(in, sizeof(in) - 1, 4, t) == 0 && t[0].len == 3 && !memcmp(t[0].text, "abc", 3) &&
+	   !t[1].text && t[2].text && t[2].len == 0 && t[3].len == 2 && !memcmp(t[3].text, "\n\n", 2),
+	   "texts: a file, a fetched source, an empty file, a file of newlines");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(intake_read_texts(bad[i][0], strlen(bad[i][0]), 3, t) < 0, "texts refused: %s", bad[i][1]);
+}
+
 int main(void)
 {
+	texts();
 	round_trip("000_951f765891bfd14f.txt");
 	round_trip("thread-v2.mbox");
 	round_trip("003_1ddf0ef0bfe7a1c4.txt");
