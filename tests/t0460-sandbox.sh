@@ -158,6 +158,60 @@ test_expect_success SANDBOX 'a hostile build that fails: the log is kept and the
 	test ! -e $PWN && test ! -s connections
 '
 
+# The build sandbox is an allow-list (docs/security.md): a hostile Makefile
+# finds nothing of the host beyond the toolchain, its tree, build folder and
+# ccache. Probes: another lab's results database under /work (world-readable,
+# as klab made them before it made them 0600), one under /var/lib beside
+# /var/lib/klab, /etc/gitconfig and /etc/shadow's neighbours, root's home.
+# (The one under /work is beside the scratch folder, not in it: $HOME is the
+# scratch folder, and $HOME was hidden already.)
+OTHERLIB=/var/lib/klab-t0460-$$ OTHERWORK=$(dirname "$SCRATCH")/otherlab-t0460-$$
+test_cleanup "rm -rf $OTHERLIB $OTHERWORK"
+test_expect_success SANDBOX 'a hostile build reads nothing outside the allow-list: not another lab'"'"'s database' '
+	mkdir -p $OTHERWORK $OTHERLIB &&
+	"$KLAB" --db $OTHERWORK/klab.db series import hostile.patch >/dev/null 2>&1 &&
+	echo "OTHER-LAB-MARKER-$$" >>$OTHERWORK/klab.db && chmod 0644 $OTHERWORK/klab.db && chmod 0755 $OTHERWORK &&
+	cp $OTHERWORK/klab.db $OTHERLIB/klab.db && chmod 0755 $OTHERLIB && chmod 0644 $OTHERLIB/klab.db &&
+	# outside the sandbox the sandbox user could read both: only the sandbox keeps them out
+	runuser -u klab -- grep -q "OTHER-LAB-MARKER-$$" $OTHERWORK/klab.db &&
+	runuser -u klab -- grep -q "OTHER-LAB-MARKER-$$" $OTHERLIB/klab.db &&
+	cp -r toy toy-r &&
+	cat >>toy-r/Makefile <<-EOF &&
+	>@for f in $OTHERWORK/klab.db $OTHERLIB/klab.db /etc/gitconfig /etc/os-release /var/log /home; do if cat \$\$f >/dev/null 2>&1 || ls \$\$f 2>/dev/null | grep -q .; then echo "PWNED: read \$\$f"; else echo "refused: read \$\$f"; fi; done
+	>@echo "root: \$\$(ls / | tr "\n" " ")"
+	>@echo "etc: \$\$(ls /etc | tr "\n" " ")"
+	>@echo "scratch: \$\$(ls $SCRATCH | tr "\n" " ")"
+	EOF
+	mkpatch toy-r "kbuild: look around" >look.patch &&
+	"$KLAB" kernels build --tree toy --series look.patch --json >r.json 2>err ||
+		{ cat err; false; } &&
+	log=$(python3 -c "import json; print(json.load(open(\"r.json\"))[\"artifact_dir\"])")/build.log &&
+	test -f "$(dirname "$log")/bzImage" &&
+	test_grep "^refused: read $OTHERWORK/klab.db$" "$log" &&
+	test_grep "^refused: read $OTHERLIB/klab.db$" "$log" &&
+	test_grep "^refused: read /etc/gitconfig$" "$log" &&
+	test_grep "^refused: read /etc/os-release$" "$log" &&
+	test_grep "^refused: read /var/log$" "$log" &&
+	test_grep "^refused: read /home$" "$log" &&
+	test_grep -v "PWNED" "$log" &&
+	test_grep -v "OTHER-LAB-MARKER" "$log" &&
+	# the root of the sandbox: the system folders, /dev /proc /tmp, and the way to the tree
+	grep "^root: " "$log" >root.txt &&
+	test_grep "^root: .*usr" root.txt &&
+	top=$(echo "$SCRATCH" | cut -d/ -f2) &&
+	for w in $(sed "s/^root: //" root.txt); do
+		case "$w" in bin|dev|etc|lib|lib32|lib64|libx32|proc|sbin|tmp|usr|"$top") ;;
+		*) echo "the sandbox shows /$w" >&2; false ;;
+		esac || return 1
+	done &&
+	grep "^etc: " "$log" >etc.txt &&
+	test_grep -v "gitconfig\|shadow\|ssh\|klab" etc.txt &&
+	test_grep "^etc: .*alternatives" etc.txt &&
+	# of the scratch folder (under /work), only the way to the build folders, the artifact being made and the repository of the tree
+	grep "^scratch: " "$log" >scratch.txt &&
+	test_grep "^scratch: artifacts kcache toy $" scratch.txt
+'
+
 test_expect_success SANDBOX 'bwrap missing: a clear error, nothing applied or built as root' '
 	before=$(git -c safe.directory=* -C kcache/src/toy rev-parse HEAD) &&
 	test_expect_code 1 env KLAB_BWRAP=/nonexistent/bwrap "$KLAB" kernels build --tree toy --series hostile.patch --force >out 2>err &&

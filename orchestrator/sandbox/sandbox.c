@@ -221,7 +221,7 @@ static int exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
-/* Is A an ancestor of (or the same folder as) an entry already in V? */
+/* Is A inside (or the same as) an entry of V? */
 static int under_any(const struct strvec *v, const char *a)
 {
 	for (size_t i = 0; i < v->n; i++) {
@@ -240,22 +240,73 @@ static int by_length(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void bind_list(struct strvec *av, const char *how, const char *const *list)
+/*
+ * What every sandboxed command sees of the host, read-only: the programs
+ * and libraries, and the files of /etc that the toolchain, git, make, tar,
+ * perl and python read (the dynamic linker's cache, the alternatives' links
+ * such as cc and ld, the names of users and groups for id, tar and git, the
+ * time zone for the kernel's build date). Nothing else: not /home, /root,
+ * /work, /var, /opt, /srv, /mnt, not /etc/gitconfig (credential helpers),
+ * /etc/ssh or /etc/klab. A symbolic link (/bin -> usr/bin) is made as a link.
+ */
+static const char *const system_ro[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", NULL,
+};
+
+/* ... and what a command that fetches needs: name resolution and the CA certificates. */
+static const char *const net_ro[] = {
+	"/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
+	"/etc/ssl", "/etc/ca-certificates", "/run/systemd/resolve", "/run/resolvconf", NULL,
+};
+
+/*
+ * HOW (--ro-bind, --bind) each existing path of LIST on itself, each bound
+ * path into BOUND; with LINKS, a symbolic link is made as the same link
+ * (else bwrap binds what it leads to).
+ */
+static void bind_list(struct strvec *av, struct strvec *bound, const char *how, const char *const *list, int links)
 {
 	for (size_t i = 0; list && list[i]; i++) {
-		if (!exists(list[i]))
+		struct stat st;
+
+		if (lstat(list[i], &st) < 0)
 			continue;
+		if (links && S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlink(list[i], target, sizeof(target) - 1);
+
+			if (n > 0) {
+				target[n] = 0;
+				strvec_push(av, "--symlink");
+				strvec_push(av, target);
+				strvec_push(av, list[i]);
+				continue;
+			}
+		}
 		strvec_push(av, how);
 		strvec_push(av, list[i]);
 		strvec_push(av, list[i]);
+		strvec_push(bound, list[i]);
 	}
+}
+
+/* The entries of LIST inside one of the folders of DIRS, bound again (they lie under a tmpfs of secrets). */
+static void rebind_under(struct strvec *av, const struct strvec *dirs, const char *how, const char *const *list)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		if (exists(list[i]) && under_any(dirs, list[i])) {
+			strvec_push(av, how);
+			strvec_push(av, list[i]);
+			strvec_push(av, list[i]);
+		}
 }
 
 void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const char *dir,
 		  const char *const *env, const char *const *argv, struct strvec *av)
 {
-	static const char *const resolvers[] = { "/run/systemd/resolve", "/run/resolvconf", NULL };
-	struct strvec dirs = STRVEC_INIT;
+	struct strvec dirs = STRVEC_INIT, bound = STRVEC_INIT;
 	const char *path = getenv("PATH");
 
 	strvec_push(av, sb->bwrap);
@@ -266,21 +317,29 @@ void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const
 		strvec_push(av, "--share-net");
 	strvec_push(av, "--hostname");
 	strvec_push(av, "klab-sandbox");
-	strvec_push(av, "--ro-bind");
-	strvec_push(av, "/");
-	strvec_push(av, "/");
+	/* an allow-list on an empty root (a tmpfs, read-only at the end), never the host's root */
+	bind_list(av, &bound, "--ro-bind", system_ro, 1);
 	strvec_push(av, "--dev");
 	strvec_push(av, "/dev");
 	strvec_push(av, "--proc");
 	strvec_push(av, "/proc");
 	strvec_push(av, "--tmpfs");
 	strvec_push(av, "/tmp");
-	/* folders of secrets: an empty tmpfs over each, outermost first (a shorter path is never inside a longer one) */
+	if (sp->net)
+		bind_list(av, &bound, "--ro-bind", net_ro, 1);
+	bind_list(av, &bound, "--ro-bind", sp->visible, 0);
+	bind_list(av, &bound, "--bind", sp->rw, 0);
+	bind_list(av, &bound, "--ro-bind", sp->ro, 0);
+	/*
+	 * A folder of secrets inside something shown (a config folder inside a
+	 * tree, say): an empty tmpfs over it, outermost first, then what the
+	 * command was given inside it bound again.
+	 */
 	{
 		struct strvec byl = STRVEC_INIT;
 
 		for (size_t i = 0; i < sb->hide.n; i++)
-			if (is_dir(sb->hide.v[i]))
+			if (is_dir(sb->hide.v[i]) && under_any(&bound, sb->hide.v[i]))
 				strvec_push(&byl, sb->hide.v[i]);
 		qsort(byl.v, byl.n, sizeof(*byl.v), by_length);
 		for (size_t i = 0; i < byl.n; i++) {
@@ -291,27 +350,30 @@ void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const
 			strvec_push(av, byl.v[i]);
 		}
 		strvec_clear(&byl);
+		if (dirs.n) {
+			rebind_under(av, &dirs, "--ro-bind", sp->visible);
+			rebind_under(av, &dirs, "--bind", sp->rw);
+			rebind_under(av, &dirs, "--ro-bind", sp->ro);
+		}
 	}
-	if (sp->net)
-		bind_list(av, "--ro-bind", resolvers);
-	bind_list(av, "--ro-bind", sp->visible);
-	bind_list(av, "--bind", sp->rw);
-	bind_list(av, "--ro-bind", sp->ro);
-	/* secret files: /dev/null over each, in case a bind above showed one again */
+	/* secret files inside something shown: /dev/null over each */
 	for (size_t i = 0; i < sb->hide.n; i++) {
 		struct stat st;
 
-		if (lstat(sb->hide.v[i], &st) < 0 || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))
+		if (lstat(sb->hide.v[i], &st) < 0 || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode) ||
+		    !under_any(&bound, sb->hide.v[i]))
 			continue;
 		strvec_push(av, "--ro-bind");
 		strvec_push(av, "/dev/null");
 		strvec_push(av, sb->hide.v[i]);
 	}
-	/* the tmpfs over the secrets stays empty: read-only (the binds under it keep their own mode) */
+	/* the tmpfs over the secrets stays empty, and so does the root: read-only (the binds keep their own mode) */
 	for (size_t i = 0; i < dirs.n; i++) {
 		strvec_push(av, "--remount-ro");
 		strvec_push(av, dirs.v[i]);
 	}
+	strvec_push(av, "--remount-ro");
+	strvec_push(av, "/");
 	strvec_push(av, "--clearenv");
 	strvec_push(av, "--setenv");
 	strvec_push(av, "PATH");
@@ -340,6 +402,7 @@ void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const
 	for (size_t i = 0; argv[i]; i++)
 		strvec_push(av, argv[i]);
 	strvec_clear(&dirs);
+	strvec_clear(&bound);
 }
 
 int sandbox_run(const struct sandbox *sb, const struct sandbox_spec *sp, struct run_cmd *c)

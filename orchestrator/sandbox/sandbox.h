@@ -12,11 +12,18 @@
  * The sandbox of this klab process (docs/security.md). Commands run as
  * [lab] sandbox_user (default "klab"; when klab itself is not root, as
  * klab's own user) inside bwrap: a new user, pid, ipc, uts, cgroup and
- * network namespace (the network only when asked for, for fetching), the
- * whole file system read-only, a fresh /tmp, /dev and /proc, klab's
- * secrets hidden (the config and its folder, the database and its folder,
- * the SSH key and known_hosts, /etc/klab, /var/lib/klab, /root, /run, the
- * ssh-agent socket), only the folders a command names writable, a clean
+ * network namespace (the network only when asked for, for fetching), and
+ * an allow-list of the file system on an empty, read-only root: /usr and
+ * the /bin, /sbin, /lib* links or folders, the few files of /etc that
+ * programs read (ld.so's cache and config, alternatives, passwd, group,
+ * nsswitch.conf, localtime; with the network also resolv.conf, hosts,
+ * gai.conf, services, protocols, ssl, ca-certificates), a fresh /tmp, /dev
+ * and /proc, and what the command's spec names; nothing else of the host
+ * (not /work, /home, /root, /var, /opt, other artifacts or labs). klab's
+ * secrets (the config and its folder, the database and its folder, the
+ * SSH key and known_hosts, /etc/klab, /var/lib/klab, /root, /run, the
+ * ssh-agent socket, $HOME) are hidden again where they lie inside
+ * something shown. Only the folders a command names are writable; a clean
  * environment, --die-with-parent and a new session.
  *
  * [lab] sandbox = none turns all of it off (trusted local use only: the
@@ -37,11 +44,14 @@ struct sandbox {
 #define SANDBOX_INIT { .hide = STRVEC_INIT }
 
 /*
- * What one command may touch beyond the read-only file system. Lists are
- * NULL-terminated (or NULL). RO entries are bound after RW ones, so a
- * folder inside a writable one can be made read-only again (the .git of a
- * tree while make runs in it); VISIBLE entries are read-only binds of
- * paths that may lie inside a hidden folder (a patch file, a fragment).
+ * What one command may see beyond the system folders. Lists are
+ * NULL-terminated (or NULL); paths that do not exist are left out. RW
+ * entries are writable; RO entries are bound after RW ones, so a folder
+ * inside a writable one can be made read-only again (the .git of a tree
+ * while make runs in it); VISIBLE entries are read-only (a fragment, a
+ * tarball, the repository a tree is cloned from), and are shown even when
+ * they lie inside a folder of secrets. bwrap binds them as the sandbox
+ * user: a path that user cannot reach fails with "Can't find source path".
  */
 struct sandbox_spec {
 	const char *const *rw;
