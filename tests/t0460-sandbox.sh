@@ -286,6 +286,23 @@ test_expect_success SANDBOX 'intake: a clone under /tmp runs the demo'"'"'s inta
 	python3 -c "import json; d=json.load(open(\"import3.json\")); assert d[\"existed\"] is True, d"
 '
 
+test_expect_success 'klab makes its database without world read: klab.db, -wal and -shm are 0600' '
+	mkdir -p modes &&
+	printf "[lab]\n\tdb = %s/modes/klab.db\n" "$SCRATCH" >modes/klab.conf &&
+	"$KLAB" --db modes/cli.db series import hostile.patch >/dev/null 2>&1 &&
+	test "$(stat -c %a modes/cli.db)" = 600 &&
+	# klabd keeps its connection open: the -wal and -shm files exist while it runs
+	{ "$KLABD" -d -c modes/klab.conf -D "$SCRATCH/modes/klab.db" >modes/klabd.log 2>&1 & } &&
+	echo $! >modes/klabd.pid && test_cleanup "kill $(cat modes/klabd.pid)" &&
+	test_wait_until 20 "test -e modes/klab.db-wal && test -e modes/klab.db-shm" &&
+	test "$(stat -c %a modes/klab.db modes/klab.db-wal modes/klab.db-shm | sort -u)" = 600 &&
+	kill $(cat modes/klabd.pid) &&
+	# a database that exists keeps the mode its admin gave it
+	chmod 0640 modes/cli.db &&
+	"$KLAB" --db modes/cli.db series list >/dev/null &&
+	test "$(stat -c %a modes/cli.db)" = 640
+'
+
 test_expect_success '[lab] sandbox is bwrap or none; sandbox_user is printed back' '
 	printf "[lab]\n\tsandbox = off\n" >bad.conf &&
 	test_expect_code 1 "$KLAB" config check bad.conf 2>err &&

@@ -1,4 +1,5 @@
 /* db_sqlite.c: the database backend for a sqlite file (the embedded default). */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,12 +246,32 @@ static int sq_profile(unsigned type, void *ctx, void *stmt, void *ns)
 	return 0;
 }
 
+/*
+ * A database klab makes is readable by its owner only (0600): the results
+ * of every job, the machines and their addresses are not for every local
+ * user, nor for a build that might see the file (docs/security.md). sqlite
+ * would make it 0644; made empty here first, it keeps this mode, and
+ * sqlite gives the -wal and -shm files the mode of the database. An
+ * existing database keeps the mode its admin gave it.
+ */
+static void sq_create_private(const char *path)
+{
+	int fd;
+
+	if (!*path || !strcmp(path, ":memory:") || !strncmp(path, "file:", 5))
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);	/* EEXIST and the rest: sqlite opens it, or says why not */
+}
+
 static int sq_open(struct db *db, const char *path)
 {
 	struct sq *s = xcalloc(1, sizeof(*s));
 
 	strvec_init(&s->locks);
 	db->be = s;
+	sq_create_private(path);
 	if (sqlite3_open_v2(path, &s->sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) != SQLITE_OK)
 		return error("cannot open database '%s': %s", path, s->sq ? sqlite3_errmsg(s->sq) : "out of memory");
