@@ -245,20 +245,21 @@ static int by_length(const void *a, const void *b)
  * and libraries, and the files of /etc that the toolchain, git, make, tar,
  * perl and python read (the dynamic linker's cache, the alternatives' links
  * such as cc and ld, the names of users and groups for id, tar and git, the
- * time zone for the kernel's build date). Nothing else: not /home, /root,
+ * time zone for the kernel's build date, openssl's config for the module
+ * signing key). Nothing else: not /home, /root,
  * /work, /var, /opt, /srv, /mnt, not /etc/gitconfig (credential helpers),
  * /etc/ssh or /etc/klab. A symbolic link (/bin -> usr/bin) is made as a link.
  */
 static const char *const system_ro[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 	"/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", NULL,
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/ssl/openssl.cnf", NULL,
 };
 
 /* ... and what a command that fetches needs: name resolution and the CA certificates. */
 static const char *const net_ro[] = {
 	"/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
-	"/etc/ssl", "/etc/ca-certificates", "/run/systemd/resolve", "/run/resolvconf", NULL,
+	"/etc/ssl/certs", "/etc/ca-certificates", "/run/systemd/resolve", "/run/resolvconf", NULL,
 };
 
 /*
