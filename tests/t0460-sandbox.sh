@@ -14,6 +14,10 @@ export KLAB_KERNEL_CACHE=$SCRATCH/kcache KLAB_DB=$SCRATCH/klab.db
 GIT="git -c user.name=t -c user.email=t@t"
 PWN=/etc/klab-pwned-$$
 test_cleanup "rm -f $PWN"
+# Made here, not in a test: a test runs in a subshell, where test_cleanup is lost.
+TMPCLONE=$(mktemp -d /tmp/klab-t0460.XXXXXX) || { echo "Bail out! cannot make a folder under /tmp"; exit 1; }
+test_cleanup "rm -rf $TMPCLONE"
+test_cleanup 'test -s "$SCRATCH/modes/klabd.pid" && kill $(cat "$SCRATCH/modes/klabd.pid")'
 
 mkpatch() {	# mkpatch DIR SUBJECT: an mbox patch turning toy/Makefile into DIR/Makefile
 	printf "From 0 Mon Sep 17 00:00:00 2001\nFrom: Mallory <m@example.org>\nSubject: [PATCH] %s\n\nFaster.\n\nSigned-off-by: Mallory <m@example.org>\n---\n" "$2"
@@ -265,7 +269,7 @@ test_expect_success SANDBOX 'intake: a path with .. through folders the sandbox 
 
 test_expect_success SANDBOX 'intake: a clone under /tmp runs the demo'"'"'s intake step (seed 003 through ../shared)' '
 	seed=$(cd "$SHARED/seeds" && ls 003_*.txt | head -n 1) && test -n "$seed" &&
-	tmp=$(mktemp -d /tmp/klab-t0460.XXXXXX) && test_cleanup "rm -rf $tmp" &&
+	tmp=$TMPCLONE &&
 	case "$tmp" in /tmp/*) ;; *) false ;; esac &&
 	chmod 0755 "$tmp" &&
 	git clone -q "$SRCDIR" "$tmp/klab" &&
@@ -293,10 +297,10 @@ test_expect_success 'klab makes its database without world read: klab.db, -wal a
 	test "$(stat -c %a modes/cli.db)" = 600 &&
 	# klabd keeps its connection open: the -wal and -shm files exist while it runs
 	{ "$KLABD" -d -c modes/klab.conf -D "$SCRATCH/modes/klab.db" >modes/klabd.log 2>&1 & } &&
-	echo $! >modes/klabd.pid && test_cleanup "kill $(cat modes/klabd.pid)" &&
+	echo $! >modes/klabd.pid &&
 	test_wait_until 20 "test -e modes/klab.db-wal && test -e modes/klab.db-shm" &&
 	test "$(stat -c %a modes/klab.db modes/klab.db-wal modes/klab.db-shm | sort -u)" = 600 &&
-	kill $(cat modes/klabd.pid) &&
+	kill $(cat modes/klabd.pid) && rm modes/klabd.pid &&
 	# a database that exists keeps the mode its admin gave it
 	chmod 0640 modes/cli.db &&
 	"$KLAB" --db modes/cli.db series list >/dev/null &&
