@@ -11,6 +11,7 @@
 #include "bisect/bisect_db.h"
 #include "buf.h"
 #include "conf/conf.h"
+#include "store/bisections.h"
 #include "store/db.h"
 #include "store/machines.h"
 #include "job/job.h"
@@ -281,7 +282,7 @@ static void reap(struct daemon *d)
 		d->kids[i] = d->kids[--d->n_kids];
 		if (bis) {
 			/* a killed runner is started again at the next tick: its state stays 'running' */
-			db_get_str(d->db, &state, "SELECT state FROM bisections WHERE id = ?", "i", bis);
+			bisection_state(d->db, bis, &state);
 			if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_TAKEN)
 				log_msg(LOG_INFO, "bisection %lld: another process runs it", (long long)bis);
 			else
@@ -385,25 +386,34 @@ static void start_jobs(struct daemon *d)
 	}
 }
 
+struct bis_pick {
+	struct daemon *d;
+	int64_t ids[16];
+	int n, resumed[16];
+};
+
+static int bis_pick(int64_t id, int running, void *data)
+{
+	struct bis_pick *p = data;
+
+	if (p->n >= 16)
+		return 1;
+	if (find_bisection(p->d, id) || bisect_is_live(p->d->db, id))
+		return 0;
+	p->resumed[p->n] = running;
+	p->ids[p->n++] = id;
+	return 0;
+}
+
 /* Queued bisections, and running ones whose runner died, each in a runner of its own (one slot each). */
 static void start_bisections(struct daemon *d)
 {
 	int limit = job_limit(d), running = (int)d->n_kids + foreign_live(d);
-	struct db_stmt *st = db_prepare(d->db, "SELECT id, state FROM bisections WHERE state IN ('running', 'queued') "
-					"AND cancel = 0 ORDER BY state = 'queued', id LIMIT 16", "");
-	int64_t ids[16];
-	int n = 0, resumed[16];
+	struct bis_pick p = { .d = d };
 
-	while (st && db_step(st) == DB_ROW && n < 16) {
-		int64_t id = db_col_int64(st, 0);
-		if (find_bisection(d, id) || bisect_is_live(d->db, id))
-			continue;
-		resumed[n] = !strcmp(db_col_text(st, 1), "running");
-		ids[n++] = id;
-	}
-	db_finalize(st);
-	for (int i = 0; i < n && running < limit; i++)
-		if (start_child(d, 0, ids[i], resumed[i] ? "resuming interrupted" : "starting") == 0)
+	bisections_active_each(d->db, bis_pick, &p);
+	for (int i = 0; i < p.n && running < limit; i++)
+		if (start_child(d, 0, p.ids[i], p.resumed[i] ? "resuming interrupted" : "starting") == 0)
 			running++;
 }
 

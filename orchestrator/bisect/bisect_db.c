@@ -8,6 +8,8 @@
 #include "jsonh.h"
 #include "log.h"
 #include "run.h"
+#include "store/bisections.h"
+#include "store/runs.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -140,10 +142,8 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
 			return error("workload '%s' has no headline metric: name one with --metric", o->workload);
 	}
 	/* a metric the workload never produced in any stored run is refused (when it has runs) */
-	db_get_int(db, &runs, "SELECT count(*) FROM runs WHERE workload = ?", "s", o->workload);
+	runs_workload_metric_count(db, o->workload, metric, &runs, &has);
 	if (runs) {
-		db_get_int(db, &has, "SELECT count(*) FROM metrics m JOIN runs r ON r.id = m.run_id "
-			   "WHERE r.workload = ? AND m.name = ?", "ss", o->workload, metric);
 		if (!has)
 			return error("workload '%s' does not produce metric '%s' (none in its %lld stored runs)",
 				     o->workload, metric, (long long)runs);
@@ -190,10 +190,11 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
 	{
 		struct buf js = BUF_INIT;
 		json_to_buf(&js, spec, 0);
-		if (!db_run(db, "INSERT INTO bisections (tree, good, bad, good_ref, bad_ref, workload, metric, alpha, "
-			    "spec, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "sssssssdsd", o->tree, good, bad,
-			    o->good, o->bad, o->workload, metric, o->alpha, js.buf, now_wall()))
-			id = db_last_id(db);
+		int64_t bid;
+
+		if (!bisection_insert(db, o->tree, good, bad, o->good, o->bad, o->workload, metric, o->alpha, js.buf,
+				      now_wall(), &bid))
+			id = bid;
 		buf_release(&js);
 	}
 out:
@@ -212,13 +213,12 @@ int bisect_cancel(struct db *db, int64_t id)
 	char *state = NULL;
 	int ret = 0;
 
-	if (db_get_str(db, &state, "SELECT state FROM bisections WHERE id = ?", "i", id) != 1)
+	if (bisection_state(db, id, &state) != 1)
 		return error("no bisection %lld (klab bisect list shows them)", (long long)id);
 	if (!strcmp(state, "queued") || !strcmp(state, "running")) {
 		struct db_stmt *q;
 
-		ret = db_run(db, "UPDATE bisections SET state = 'cancelled', cancel = 1, finished = ?, "
-			     "error = 'cancelled by request' WHERE id = ?", "di", now_wall(), id);
+		ret = bisection_set_cancelled(db, id, now_wall());
 		/* the job measuring a step stops at its next safe point (a queued one at once) */
 		q = db_prepare(db, "SELECT id FROM jobs WHERE bisection_id = ? AND state IN ('queued', 'running')", "i", id);
 		while (!ret && q && db_step(q) == DB_ROW)

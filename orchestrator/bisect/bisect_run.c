@@ -15,6 +15,8 @@
 #include "lock.h"
 #include "log.h"
 #include "stats/stats.h"
+#include "store/bisections.h"
+#include "store/runs.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -64,29 +66,29 @@ static const char *subject_at(struct brun *r, size_t i)
 	return s ? json_object_get_string(s) : "";
 }
 
+static void load_row(const struct bisection_spec *b, void *data)
+{
+	struct brun *r = data;
+
+	r->tree = xstrdup(b->tree);
+	r->good = xstrdup(b->good);
+	r->bad = xstrdup(b->bad);
+	r->workload = xstrdup(b->workload);
+	r->metric = xstrdup(b->metric);
+	r->alpha = b->alpha;
+	r->spec = json_tokener_parse(b->spec);
+}
+
 static int load(struct brun *r)
 {
-	struct db_stmt *q = db_prepare(r->db, "SELECT tree, good, bad, workload, metric, alpha, spec, state "
-				       "FROM bisections WHERE id = ?", "i", r->id);
-	int ret = -1;
+	int got = bisection_load(r->db, r->id, load_row, r);
 
-	if (!q)
+	if (got < 0)
 		return -1;
-	if (db_step(q) != DB_ROW) {
-		error("no bisection %lld (klab bisect list shows them)", (long long)r->id);
-		goto out;
-	}
-	r->tree = xstrdup(db_col_text(q, 0));
-	r->good = xstrdup(db_col_text(q, 1));
-	r->bad = xstrdup(db_col_text(q, 2));
-	r->workload = xstrdup(db_col_text(q, 3));
-	r->metric = xstrdup(db_col_text(q, 4));
-	r->alpha = db_col_double(q, 5);
-	r->spec = json_tokener_parse(db_col_text(q, 6));
-	if (!r->spec) {
-		error("bisection %lld: its spec is not JSON", (long long)r->id);
-		goto out;
-	}
+	if (got == 0)
+		return error("no bisection %lld (klab bisect list shows them)", (long long)r->id);
+	if (!r->spec)
+		return error("bisection %lld: its spec is not JSON", (long long)r->id);
 	r->commits = obj_get(r->spec, "commits");
 	r->subjects = obj_get(r->spec, "subjects");
 	r->n = r->commits ? json_object_array_length(r->commits) : 0;
@@ -94,17 +96,12 @@ static int load(struct brun *r)
 	r->max_boots = bspec_int(r->spec, "max_boots", 8);
 	r->end_boots = bspec_int(r->spec, "end_boots", 2 * r->min_boots);
 	r->job = obj_str(r->spec, "job") ? xstrdup(obj_str(r->spec, "job")) : NULL;
-	if (!r->n || !r->job) {
-		error("bisection %lld: its spec has no commits or no job (made by an older klab: start it again)",
-		      (long long)r->id);
-		goto out;
-	}
+	if (!r->n || !r->job)
+		return error("bisection %lld: its spec has no commits or no job (made by an older klab: start it again)",
+			     (long long)r->id);
 	r->v = xcalloc(r->n, sizeof(*r->v));
 	r->v[r->n - 1] = BISECT_BAD;	/* the bad end */
-	ret = 0;
-out:
-	db_finalize(q);
-	return ret;
+	return 0;
 }
 
 /*
@@ -114,23 +111,7 @@ out:
  */
 static int step_values(struct brun *r, int seq, const char *side, double **out, size_t *n)
 {
-	struct db_stmt *q = db_prepare(r->db,
-		"SELECT AVG(m.value) FROM runs x JOIN metrics m ON m.run_id = x.id JOIN jobs j ON j.id = x.job_id "
-		"WHERE j.bisection_id = ? AND j.bisect_seq = ? AND x.side = ? AND x.workload = ? AND m.name = ? "
-		"AND x.status = 'ok' AND x.seq >= COALESCE(CAST(json_extract(j.spec, '$.warmup_runs') AS DOUBLE PRECISION), 1) "
-		"GROUP BY COALESCE(x.boot_id, -x.id) ORDER BY MIN(x.id)",
-		"iisss", r->id, (int64_t)seq, side, r->workload, r->metric);
-
-	*out = NULL;
-	*n = 0;
-	if (!q)
-		return -1;
-	while (db_step(q) == DB_ROW) {
-		*out = xrealloc(*out, (*n + 1) * sizeof(double));
-		(*out)[(*n)++] = db_col_double(q, 0);
-	}
-	db_finalize(q);
-	return 0;
+	return runs_bisect_step_values(r->db, r->id, seq, side, r->workload, r->metric, out, n);
 }
 
 /* Why job JOB failed: 'b' its build, 'o' a boot (deploy or verify), 'l' anything else; the step's error in why. */
@@ -160,18 +141,12 @@ static char failure_kind(struct brun *r, int64_t job, struct buf *why)
 
 static int cancelled(struct brun *r)
 {
-	int64_t c = 0;
-
-	db_get_int(r->db, &c, "SELECT cancel FROM bisections WHERE id = ?", "i", r->id);
-	return c != 0;
+	return bisection_cancel_asked(r->db, r->id);
 }
 
 static void set_step_job(struct brun *r, int seq, int64_t job)
 {
-	db_run(r->db, "UPDATE bisect_steps SET job_id = ? WHERE bisection_id = ? AND seq = ?", "iii", job, r->id,
-	       (int64_t)seq);
-	if (seq == 0)	/* the ends are one job: both rows name it */
-		db_run(r->db, "UPDATE bisect_steps SET job_id = ? WHERE bisection_id = ? AND seq = 1", "ii", job, r->id);
+	bisect_step_set_job(r->db, r->id, seq, job);
 }
 
 /*
@@ -289,9 +264,7 @@ static enum measured measure(struct brun *r, int seq, const char *commit, int wa
 static int step_row(struct brun *r, int seq, const char *role, const char *commit, const char *subject,
 		    size_t remaining)
 {
-	return db_run(r->db, "INSERT INTO bisect_steps (bisection_id, seq, role, commit_id, subject, "
-		      "remaining, started) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", "iisssid", r->id, (int64_t)seq, role, commit,
-		      subject, (int64_t)remaining, now_wall());
+	return bisect_step_add(r->db, r->id, seq, role, commit, subject, (int64_t)remaining, now_wall());
 }
 
 static double mean_of(const double *x, size_t n)
@@ -306,17 +279,12 @@ static double mean_of(const double *x, size_t n)
 static int step_end(struct brun *r, int seq, size_t boots, double value, double pg, double pb, const char *verdict,
 		    const char *reason)
 {
-	return db_run(r->db, "UPDATE bisect_steps SET boots = ?, value = ?, p_good = ?, p_bad = ?, verdict = ?, "
-		      "reason = ?, finished = ?, kernel_id = (SELECT s.kernel_id FROM job_sides s WHERE s.job_id = "
-		      "bisect_steps.job_id AND s.side = CASE role WHEN 'good' THEN 'A' ELSE 'B' END) "
-		      "WHERE bisection_id = ? AND seq = ?", "idddssdii", (int64_t)boots, value,
-		      pg, pb, verdict, reason, now_wall(), r->id, (int64_t)seq);
+	return bisect_step_end(r->db, r->id, seq, (int64_t)boots, value, pg, pb, verdict, reason, now_wall());
 }
 
 static int finish(struct brun *r, const char *state, const char *result, const char *error_msg)
 {
-	return db_run(r->db, "UPDATE bisections SET state = ?, result = ?, error = ?, finished = ?, pid = NULL "
-		      "WHERE id = ?", "sssdi", state, result, error_msg, now_wall(), r->id);
+	return bisection_finish(r->db, r->id, state, result, error_msg, now_wall());
 }
 
 /* The ends: one ABBA job of good against bad, end_boots (2 * min_boots) a side; *differ: at alpha (Welch). */
@@ -347,18 +315,19 @@ static enum measured measure_ends(struct brun *r, int *differ)
 	return M_OK;
 }
 
+static void verdict_of(const char *commit, const char *verdict, void *data)
+{
+	struct brun *r = data;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(commit_at(r, i), commit))
+			r->v[i] = !strcmp(verdict, "good") ? BISECT_GOOD : !strcmp(verdict, "bad") ? BISECT_BAD : BISECT_SKIP;
+}
+
 /* Verdicts of the steps already classified (a resumed runner), by commit. */
 static void load_verdicts(struct brun *r)
 {
-	struct db_stmt *q = db_prepare(r->db, "SELECT commit_id, verdict FROM bisect_steps WHERE bisection_id = ? "
-				       "AND role = 'step' AND verdict IS NOT NULL", "i", r->id);
-
-	while (q && db_step(q) == DB_ROW)
-		for (size_t i = 0; i < r->n; i++)
-			if (!strcmp(commit_at(r, i), db_col_text(q, 0)))
-				r->v[i] = !strcmp(db_col_text(q, 1), "good") ? BISECT_GOOD :
-					  !strcmp(db_col_text(q, 1), "bad") ? BISECT_BAD : BISECT_SKIP;
-	db_finalize(q);
+	bisect_step_verdicts_each(r->db, r->id, verdict_of, r);
 }
 
 /* The seq of the step row of commit C (a resumed runner's unfinished step), or the next free one. */
@@ -366,11 +335,10 @@ static int step_seq(struct brun *r, const char *c)
 {
 	int64_t seq = 0;
 
-	if (db_get_int(r->db, &seq, "SELECT seq FROM bisect_steps WHERE bisection_id = ? AND commit_id = ? "
-		       "AND role = 'step'", "is", r->id, c) == 1)
+	if (bisect_step_seq(r->db, r->id, c, &seq) == 1)
 		return (int)seq;
 	seq = 1;
-	db_get_int(r->db, &seq, "SELECT MAX(seq) FROM bisect_steps WHERE bisection_id = ?", "i", r->id);
+	bisect_steps_max_seq(r->db, r->id, &seq);
 	return (int)seq + 1;
 }
 
@@ -437,8 +405,7 @@ static int found(struct brun *r, int *ambiguous)
 	db_finalize(q);
 	if (isnan(ch) && r->ng && r->nb)
 		ch = 100.0 * (mean_of(r->bv, r->nb) / mean_of(r->gv, r->ng) - 1);
-	return db_run(r->db, "UPDATE bisections SET first_bad = ?, first_bad_subject = ?, change_pct = ?, ci_lo = ?, "
-		      "ci_hi = ? WHERE id = ?", "ssdddi", commit_at(r, k), subject_at(r, k), ch, lo, hi, r->id);
+	return bisection_set_answer(r->db, r->id, commit_at(r, k), subject_at(r, k), ch, lo, hi);
 }
 
 static void brun_release(struct brun *r)
@@ -472,7 +439,7 @@ int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int6
 	r.id = id;
 	r.o = o;
 	buf_init(&r.why, 0);
-	if (db_get_str(db, &state, "SELECT state FROM bisections WHERE id = ?", "i", id) != 1) {
+	if (bisection_state(db, id, &state) != 1) {
 		error("no bisection %lld (klab bisect list shows them)", (long long)id);
 		goto out;
 	}
@@ -495,8 +462,7 @@ int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int6
 	}
 	if (locked < 0 || load(&r))
 		goto out;
-	db_run(db, "UPDATE bisections SET state = 'running', pid = ?, started = COALESCE(started, ?) WHERE id = ?",
-	       "idi", (int64_t)getpid(), now_wall(), id);
+	bisection_set_running(db, id, (int64_t)getpid(), now_wall());
 	m = measure_ends(&r, &differ);
 	if (m == M_OK && !differ) {
 		info("bisection %lld: the ends do not differ at alpha %g: no regression confirmed", (long long)id, r.alpha);

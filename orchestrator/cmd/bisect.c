@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "job/job.h"
 #include "buf.h"
+#include "store/bisections.h"
 #include "store/db.h"
 #include "log.h"
 #include "util.h"
@@ -99,27 +100,46 @@ static const struct opt_spec show_spec = {
 	"klab bisect show", show_usage, "one bisection and its steps", NULL, show_opts,
 };
 
-static void print_row(struct db_stmt *q)
+static void print_row(const struct bisection_row *b, void *data)
 {
-	print_int(PRINT_ANY, "id", "%-4lld ", (long long)db_col_int(q, 0));
-	print_str(PRINT_ANY, "tree", "%-12s ", db_col_text(q, 1));
-	print_str(PRINT_ANY, "good", "%.12s ", db_col_text(q, 2));
-	print_str(PRINT_ANY, "bad", "%.12s ", db_col_text(q, 3));
-	print_str(PRINT_ANY, "workload", "%s", db_col_text(q, 4));
-	print_str(PRINT_ANY, "metric", ".%-10s ", db_col_text(q, 5));
-	print_str(PRINT_ANY, "state", "%-9s ", db_col_text(q, 6));
-	print_int(PRINT_ANY, "commits", "%lld commits ", (long long)db_col_int(q, 7));
-	print_str(PRINT_ANY, "first_bad", "%s ", db_col_text(q, 8) ? db_col_text(q, 8) : "-");
-	print_str(PRINT_ANY, "error", "%s\n", db_col_text(q, 9) ? db_col_text(q, 9) : "");
+	print_int(PRINT_ANY, "id", "%-4lld ", (long long)b->id);
+	print_str(PRINT_ANY, "tree", "%-12s ", b->tree);
+	print_str(PRINT_ANY, "good", "%.12s ", b->good);
+	print_str(PRINT_ANY, "bad", "%.12s ", b->bad);
+	print_str(PRINT_ANY, "workload", "%s", b->workload);
+	print_str(PRINT_ANY, "metric", ".%-10s ", b->metric);
+	print_str(PRINT_ANY, "state", "%-9s ", b->state);
+	print_int(PRINT_ANY, "commits", "%lld commits ", (long long)b->commits);
+	print_str(PRINT_ANY, "first_bad", "%s ", b->first_bad ? b->first_bad : "-");
+	print_str(PRINT_ANY, "error", "%s\n", b->error ? b->error : "");
 }
 
-#define ROW_SQL "SELECT id, tree, good, bad, workload, metric, state, " \
-	"json_array_length(json_extract(spec, '$.commits')), first_bad, error FROM bisections "
+static int list_row(const struct bisection_row *b, void *data)
+{
+	print_obj_begin(NULL);
+	print_row(b, data);
+	print_obj_end();
+	return 0;
+}
+
+static int step_row(const struct bisect_step_row *s, void *data)
+{
+	print_obj_begin(NULL);
+	print_int(PRINT_ANY, "seq", "  %-3lld ", (long long)s->seq);
+	print_str(PRINT_ANY, "role", "%-5s ", s->role);
+	print_str(PRINT_ANY, "commit", "%.12s ", s->commit);
+	print_int(PRINT_ANY, "boots", "%lld boots ", (long long)s->boots);
+	print_num(PRINT_ANY, "value", "%g ", s->value);
+	print_str(PRINT_ANY, "verdict", "%-5s ", s->verdict ? s->verdict : "-");
+	print_str(PRINT_ANY, "subject", "%s", s->subject);
+	print_str(PRINT_ANY, "reason", " %s\n", s->reason);
+	print_obj_end();
+	return 0;
+}
 
 static int bisect_list_cmd(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct db *db;
-	struct db_stmt *q;
 	int st;
 
 	if ((argc = cmd_parse(&list_spec, argc, argv, &st)) < 0)
@@ -130,13 +150,7 @@ static int bisect_list_cmd(int argc, char **argv, struct klab_ctx *ctx)
 		return 1;
 	cmd_print_begin();
 	print_list_begin(NULL, list_cols);
-	q = db_prepare(db, ROW_SQL "ORDER BY id DESC", "");
-	while (q && db_step(q) == DB_ROW) {
-		print_obj_begin(NULL);
-		print_row(q);
-		print_obj_end();
-	}
-	db_finalize(q);
+	bisections_each(db, list_row, NULL);
 	print_list_end();
 	return cmd_print_end();
 }
@@ -144,7 +158,6 @@ static int bisect_list_cmd(int argc, char **argv, struct klab_ctx *ctx)
 static int bisect_show_cmd(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct db *db;
-	struct db_stmt *q;
 	long id;
 	int st, found = 0;
 
@@ -167,33 +180,14 @@ static int bisect_show_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	}
 	cmd_print_begin();
 	print_obj_begin(NULL);
-	q = db_prepare(db, ROW_SQL "WHERE id = ?", "i", (int64_t)id);
-	if (q && db_step(q) == DB_ROW) {
-		found = 1;
-		print_row(q);
-	}
-	db_finalize(q);
+	found = bisection_get(db, id, print_row, NULL) == 1;
 	if (!found) {
 		print_obj_end();
 		cmd_print_end();
 		return error("no bisection %ld (klab bisect list shows them)", id), 1;
 	}
 	print_list_begin("steps", NULL);
-	q = db_prepare(db, "SELECT seq, role, commit_id, coalesce(subject, ''), boots, value, verdict, "
-		       "coalesce(reason, '') FROM bisect_steps WHERE bisection_id = ? ORDER BY seq", "i", (int64_t)id);
-	while (q && db_step(q) == DB_ROW) {
-		print_obj_begin(NULL);
-		print_int(PRINT_ANY, "seq", "  %-3lld ", (long long)db_col_int(q, 0));
-		print_str(PRINT_ANY, "role", "%-5s ", db_col_text(q, 1));
-		print_str(PRINT_ANY, "commit", "%.12s ", db_col_text(q, 2));
-		print_int(PRINT_ANY, "boots", "%lld boots ", (long long)db_col_int(q, 4));
-		print_num(PRINT_ANY, "value", "%g ", db_col_null(q, 5) ? NAN : db_col_double(q, 5));
-		print_str(PRINT_ANY, "verdict", "%-5s ", db_col_text(q, 6) ? db_col_text(q, 6) : "-");
-		print_str(PRINT_ANY, "subject", "%s", db_col_text(q, 3));
-		print_str(PRINT_ANY, "reason", " %s\n", db_col_text(q, 7));
-		print_obj_end();
-	}
-	db_finalize(q);
+	bisect_steps_each(db, id, step_row, NULL);
 	print_list_end();
 	print_obj_end();
 	return cmd_print_end();
@@ -232,16 +226,18 @@ static int bisect_run_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	o.stop = cmd_stop_on_signals();
 	ret = bisect_run(cfg, db, NULL, id, &o);
 	if (ret >= 0 && !r_quiet) {
-		struct db_stmt *q = db_prepare(db, "SELECT state, COALESCE(result, '-'), first_bad, "
-					       "COALESCE(first_bad_subject, '') FROM bisections WHERE id = ?", "i", (int64_t)id);
-		if (q && db_step(q) == DB_ROW) {
-			const char *result = db_col_text(q, 1), *fb = db_col_text(q, 2);
+		char *state, *result, *fb, *subject;
+
+		if (bisection_outcome(db, id, &state, &result, &fb, &subject) == 1) {
 			int named = fb && strcmp(result, "no-regression");
 
-			printf("bisection %ld: %s, %s%s%s%s%s\n", id, db_col_text(q, 0), result, named ? ": " : "",
-			       named ? fb : "", named ? " " : "", named ? db_col_text(q, 3) : "");
+			printf("bisection %ld: %s, %s%s%s%s%s\n", id, state, result, named ? ": " : "",
+			       named ? fb : "", named ? " " : "", named ? subject : "");
 		}
-		db_finalize(q);
+		free(state);
+		free(result);
+		free(fb);
+		free(subject);
 	}
 	if (fflush(stdout) || ferror(stdout))
 		return 1;

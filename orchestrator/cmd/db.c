@@ -81,8 +81,7 @@ static int db_rebuild(int argc, char **argv, struct klab_ctx *ctx)
 		return 1;
 	if (db_refresh_stats(db))
 		warn("the rows are made; the query planner's statistics were not refreshed");
-	if (db_get_int(db, &n, "SELECT count(*) FROM boot_metrics", "") < 0 ||
-	    db_get_int(db, &k, "SELECT count(*) FROM kernel_samples", "") < 0)
+	if (ksample_row_counts(db, &n, &k) < 0)
 		return 1;
 	cmd_print_begin();
 	print_str(PRINT_ANY, "path", "database '%s'", db_file(db));

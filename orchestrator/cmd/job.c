@@ -11,7 +11,9 @@
 #include "cmd.h"
 #include "compare/compare.h"
 #include "nightly/confirm.h"
+#include "store/bisections.h"
 #include "store/db.h"
+#include "store/runs.h"
 #include "job/job.h"
 #include "jsonh.h"
 #include "log.h"
@@ -477,13 +479,74 @@ out:
 	return ret;
 }
 
+/* A nightly's change of `klab job ID` and how its confirmation stands (confirm.h). */
+static int confirmation_print(const struct confirmation_row *c, void *data)
+{
+	struct db *db = data;
+	struct buf t = BUF_INIT;
+
+	print_obj_begin(NULL);
+	print_data_str("workload", c->workload);
+	print_data_str("metric", c->metric);
+	if (!isnan(c->change_pct))
+		print_data_num("change_pct", c->change_pct);
+	else
+		print_data_null("change_pct");
+	print_data_str("state", c->state);
+	if (c->confirm_job)
+		print_data_int("confirm_job", c->confirm_job);
+	else
+		print_data_null("confirm_job");
+	if (c->bisection_id)
+		print_data_int("bisection_id", c->bisection_id);
+	else
+		print_data_null("bisection_id");
+	print_obj_end();
+	confirm_text(db, c->job_id, c->workload ? c->workload : "", c->metric ? c->metric : "", &t);
+	print_text("  %s.%s %+.2f%%: %s\n", c->workload ? c->workload : "", c->metric ? c->metric : "",
+		   isnan(c->change_pct) ? 0 : c->change_pct, t.buf);
+	buf_release(&t);
+	return 0;
+}
+
+/* A run of `klab job ID`: its row in JSON and CSV, its line in the text. */
+static int run_print(const struct job_run *r, void *data)
+{
+	char hl[40] = "-", seq[24], boot[24] = "-";
+
+	print_obj_begin(NULL);
+	print_data_int("id", r->id);
+	print_data_str("uid", r->uid);
+	print_data_str("side", r->side);
+	print_data_str("workload", r->workload);
+	print_data_int("seq", r->seq);
+	if (r->boot_seq >= 0)
+		print_data_int("boot", r->boot_seq);
+	else
+		print_data_null("boot");
+	print_data_str("status", r->status);
+	print_data_str("machine", r->machine);
+	print_data_str("profile", r->profile);
+	if (!isnan(r->headline))
+		print_data_num("headline", r->headline);
+	else
+		print_data_null("headline");
+	print_obj_end();
+	if (!isnan(r->headline))
+		print_fmt_num(hl, r->headline);
+	snprintf(seq, sizeof(seq), "%lld", (long long)r->seq);
+	if (r->boot_seq >= 0)
+		snprintf(boot, sizeof(boot), "%lld", (long long)r->boot_seq);
+	print_text("  %-6lld %-44s %-4s %-16s %-4s %-4s %-7s %s\n", (long long)r->id, r->uid ? r->uid : "",
+		   r->side ? r->side : "-", r->workload ? r->workload : "", boot, seq, r->status ? r->status : "", hl);
+	return 0;
+}
+
 static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 {
 	static const char *const cols[] = { "id", "name", "state", NULL, "order_seed", "created", "started",
 					    "finished", "dut", "peer", "schedule", "error", "pid", "series_id",
 					    "tree", "cancel" };
-	static const char *const run_cols[] = { "id", "uid", "side", "workload", "seq", "boot", "status",
-						"machine", "profile", "headline" };
 	struct db_stmt *st;
 	struct db *db;
 	int64_t id, done = 0, total = 0, n_runs = 0;
@@ -551,24 +614,7 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 
 	/* a nightly's changes: confirmed, not confirmed, or waiting for their confirmation (confirm.h) */
 	print_list_begin("confirmations", NULL);
-	st = db_prepare(db, "SELECT workload, metric, change_pct, state, confirm_job, bisection_id FROM confirmations "
-			"WHERE job_id = ? ORDER BY id", "i", id);
-	while (st && db_step(st) == DB_ROW) {
-		struct buf t = BUF_INIT;
-
-		print_obj_begin(NULL);
-		col_data(st, 0, "workload");
-		col_data(st, 1, "metric");
-		col_data(st, 2, "change_pct");
-		col_data(st, 3, "state");
-		col_data(st, 4, "confirm_job");
-		col_data(st, 5, "bisection_id");
-		print_obj_end();
-		confirm_text(db, id, col_text(st, 0), col_text(st, 1), &t);
-		print_text("  %s.%s %+.2f%%: %s\n", col_text(st, 0), col_text(st, 1), db_col_double(st, 2), t.buf);
-		buf_release(&t);
-	}
-	db_finalize(st);
+	confirmations_of_job_each(db, id, confirmation_print, db);
 	print_list_end();
 
 	print_text("\n  %-28s %-8s %-3s %-19s %8s  %s\n", "STEP", "STATE", "TRY", "STARTED", "SECONDS", "ERROR");
@@ -599,29 +645,13 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 	db_finalize(st);
 	print_list_end();
 
-	db_get_int(db, &n_runs, "SELECT count(*) FROM runs WHERE job_id = ?", "i", id);
+	n_runs = runs_count_of_job(db, id);
 	print_text("\n  %lld runs stored\n", (long long)n_runs);
 	if (n_runs)
 		print_text("  %-6s %-44s %-4s %-16s %-4s %-4s %-7s %s\n", "RUN", "UID", "SIDE", "WORKLOAD", "BOOT",
 			   "SEQ", "STATUS", "HEADLINE");
 	print_list_begin("runs", NULL);
-	st = db_prepare(db, "SELECT r.id, r.uid, r.side, r.workload, r.seq, b.seq, r.status, r.machine, r.profile, "
-			"(SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name IN ('tps', 'tx_pps') LIMIT 1) "
-			"FROM runs r LEFT JOIN boots b ON b.id = r.boot_id WHERE r.job_id = ? ORDER BY r.id", "i", id);
-	while (st && db_step(st) == DB_ROW) {
-		char hl[40] = "-";
-
-		print_obj_begin(NULL);
-		for (int i = 0; i < (int)ARRAY_SIZE(run_cols); i++)
-			col_data(st, i, run_cols[i]);
-		print_obj_end();
-		if (!db_col_null(st, 9))
-			print_fmt_num(hl, db_col_double(st, 9));
-		print_text("  %-6s %-44s %-4s %-16s %-4s %-4s %-7s %s\n", col_text(st, 0), col_text(st, 1),
-			   db_col_text(st, 2) ? db_col_text(st, 2) : "-", col_text(st, 3),
-			   db_col_text(st, 5) ? db_col_text(st, 5) : "-", col_text(st, 4), col_text(st, 6), hl);
-	}
-	db_finalize(st);
+	runs_of_job_each(db, id, run_print, NULL);
 	print_list_end();
 	return cmd_print_end();
 }

@@ -11,6 +11,7 @@
 #include "compare/compare.h"
 #include "conf/conf.h"
 #include "store/db.h"
+#include "store/runs.h"
 #include "log.h"
 #include "util.h"
 
@@ -86,31 +87,6 @@ static int opt_pct(const char *arg, void *value)
 
 /* ---- klab query ------------------------------------------------------------ */
 
-/*
- * The runs of kernel K, as three disjoint branches of a UNION ALL, each an
- * index search: a run with a kernel id is that kernel's, found by the ids K
- * names (compare_kernel_ids(), a literal list); a run without one is K's by
- * its own kernel_label or by its job side's label. With the ids behind a
- * subquery and the branches in one IN (...), PostgreSQL guessed 20M runs
- * and hashed every run and every tps row (3.8 s at 100M metric rows;
- * docs/query-scale.md). CROSS JOIN keeps sqlite on the runs first: it
- * started from the 2M tps rows otherwise (1.2 s against 0.3). Each branch
- * ends with its kernel condition, after the other filters and the join's;
- * '?' are K's name.
- */
-#define QUERY_COLS \
-	"SELECT r.id, r.job_id, r.side, COALESCE(r.kernel_label, k.release, k.variant, CAST(r.kernel_id AS TEXT))," \
-	" r.machine, r.workload, r.boot_id, r.seq, COALESCE(r.started, r.created), m.name, m.value, m.unit"
-#define QUERY_FROM " FROM runs r JOIN metrics m ON m.run_id = r.id LEFT JOIN kernels k ON k.id = r.kernel_id"
-#define QUERY_FROM_KERNEL " FROM runs r CROSS JOIN metrics m LEFT JOIN kernels k ON k.id = r.kernel_id"
-#define QUERY_FROM_SIDES \
-	" FROM job_sides js CROSS JOIN runs r CROSS JOIN metrics m LEFT JOIN kernels k ON k.id = r.kernel_id"
-#define QUERY_BY_ID " AND m.run_id = r.id AND r.kernel_id IN "
-#define QUERY_BY_LABEL " AND m.run_id = r.id AND r.kernel_id IS NULL AND r.kernel_label = ?"
-#define QUERY_BY_SIDE \
-	" AND r.job_id = js.job_id AND r.side = js.side AND m.run_id = r.id AND js.label = ?" \
-	" AND r.kernel_id IS NULL AND (r.kernel_label IS NULL OR r.kernel_label <> ?)"
-
 static const char *q_tree, *q_kernel, *q_machine, *q_workload, *q_metric, *q_side;
 static long q_job, q_limit = -1;
 static double q_since = NAN, q_until = NAN;
@@ -153,187 +129,75 @@ static const char *const query_cols[] = {
 	"run", "job", "side", "kernel", "machine", "workload", "boot", "seq", "time", "metric", "value", "unit", NULL,
 };
 
-/* The first NF bound values once more, after the *NB there are. */
-static void rebind(char *types, const char **sv, int64_t *iv, double *dv, size_t *nb, size_t nf)
-{
-	for (size_t i = 0; i < nf; i++, (*nb)++) {
-		types[*nb] = types[i];
-		sv[*nb] = sv[i];
-		iv[*nb] = iv[i];
-		dv[*nb] = dv[i];
-	}
-}
-
 static int query(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct buf sql = BUF_INIT, flt = BUF_INIT;
-	/* bound values, in order: 'i' int, 'd' double, 's' text (the filters' up to 3 times) */
-	char types[48];
-	const char *sv[48] = { NULL };
-	int64_t iv[48] = { 0 };
-	double dv[48] = { 0 };
-	size_t nb = 0, nf, rows = 0;
+	struct run_query q = { 0 };
+	struct run_query_iter *it;
+	struct run_metric_row row;
+	size_t rows = 0;
 	struct db *db;
-	struct db_stmt *st = NULL;
-	int ret = 1, rc;
-	const char *tree, *kernel, *machine, *workload, *metric, *side;
-	double t_since, t_until;
-	int since, until, job;
-	long lim, job_id;
+	int rc;
 
 	if ((argc = cmd_parse(&query_spec, argc, argv, &rc)) < 0)
 		return rc;
 	if (argc)
 		return cmd_usage_error(&query_spec, "unexpected argument '%s'", argv[0]);
-	tree = q_tree, kernel = q_kernel, machine = q_machine, workload = q_workload;
-	metric = q_metric, side = q_side, t_since = q_since, t_until = q_until;
-	since = !isnan(t_since), until = !isnan(t_until), job = q_job > 0, job_id = q_job, lim = q_limit;
+	q.job = q_job > 0 ? q_job : 0;
+	q.side = q_side, q.tree = q_tree, q.kernel = q_kernel, q.machine = q_machine;
+	q.workload = q_workload, q.metric = q_metric, q.since = q_since, q.until = q_until, q.limit = q_limit;
 	db = ctx_db(ctx);
 	if (!db)
 		return 1;
-
-#define BIND_S(v) (types[nb] = 's', sv[nb++] = (v))
-#define BIND_I(v) (types[nb] = 'i', iv[nb++] = (v))
-#define BIND_D(v) (types[nb] = 'd', dv[nb++] = (v))
-	if (job) {
-		buf_addstr(&flt, " AND r.job_id = ?");
-		BIND_I(job_id);
-	}
-	if (side) {
-		buf_addstr(&flt, " AND r.side = ?");
-		BIND_S(side);
-	}
-	if (tree) {
-		buf_addstr(&flt, " AND (r.job_id IN (SELECT id FROM jobs WHERE tree = ?) OR k.tree = ?)");
-		BIND_S(tree);
-		BIND_S(tree);
-	}
-	if (machine) {
-		buf_addstr(&flt, " AND r.machine = ?");
-		BIND_S(machine);
-	}
-	if (workload) {
-		buf_addstr(&flt, strpbrk(workload, "*?[") ? " AND glob(?, r.workload)" : " AND r.workload = ?");
-		BIND_S(workload);
-	}
-	if (metric) {
-		buf_addstr(&flt, strpbrk(metric, "*?[") ? " AND glob(?, m.name)" : " AND m.name = ?");
-		BIND_S(metric);
-	}
-	if (since) {
-		buf_addstr(&flt, " AND COALESCE(r.started, r.created) >= ?");
-		BIND_D(t_since);
-	}
-	if (until) {
-		buf_addstr(&flt, " AND COALESCE(r.started, r.created) < ?");
-		BIND_D(t_until);
-	}
-	nf = nb;
-	if (kernel) {
-		char *ids = compare_kernel_ids(db, kernel);
-
-		if (!ids)
-			goto out;
-		buf_addf(&sql, "%s%s WHERE r.status = 'ok'%s" QUERY_BY_ID "%s", QUERY_COLS, QUERY_FROM_KERNEL,
-			 flt.buf ? flt.buf : "", ids);
-		free(ids);
-		/* the filters' values again for each branch, then the name */
-		buf_addf(&sql, " UNION ALL %s%s WHERE r.status = 'ok'%s" QUERY_BY_LABEL, QUERY_COLS, QUERY_FROM_KERNEL,
-			 flt.buf ? flt.buf : "");
-		rebind(types, sv, iv, dv, &nb, nf);
-		BIND_S(kernel);
-		buf_addf(&sql, " UNION ALL %s%s WHERE r.status = 'ok'%s" QUERY_BY_SIDE, QUERY_COLS, QUERY_FROM_SIDES,
-			 flt.buf ? flt.buf : "");
-		rebind(types, sv, iv, dv, &nb, nf);
-		BIND_S(kernel);
-		BIND_S(kernel);
-		buf_addstr(&sql, " ORDER BY 1, 10");
-	} else {
-		buf_addf(&sql, "%s%s WHERE r.status = 'ok'%s ORDER BY r.id, m.name", QUERY_COLS, QUERY_FROM,
-			 flt.buf ? flt.buf : "");
-	}
-	if (lim >= 0) {
-		buf_addstr(&sql, " LIMIT ?");
-		BIND_I(lim);
-	}
-#undef BIND_S
-#undef BIND_I
-#undef BIND_D
-	st = db_prepare(db, sql.buf, "");
-	if (!st)
-		goto out;
-	for (size_t i = 0; i < nb; i++) {
-		int b = types[i] == 'i' ? db_bind_int64(st, (int)i + 1, iv[i]) :
-			types[i] == 'd' ? db_bind_double(st, (int)i + 1, dv[i]) :
-			db_bind_text(st, (int)i + 1, sv[i]);
-
-		if (b)
-			goto out;
-	}
+	if (!(it = runs_query_open(db, &q)))
+		return 1;
 	cmd_print_begin();
 	print_text("%7s %5s %4s %-20s %-10s %-16s %6s %3s %-19s %-22s %14s %s\n", "run", "job", "side",
 		   "kernel", "machine", "workload", "boot", "seq", "time (UTC)", "metric", "value", "unit");
 	print_list_begin(NULL, query_cols);
-	while ((rc = db_step(st)) == DB_ROW) {
-		const char *c_side = db_col_text(st, 2);
-		const char *c_kernel = db_col_text(st, 3);
-		const char *c_machine = db_col_text(st, 4);
-		const char *c_wl = db_col_text(st, 5);
-		const char *c_metric = db_col_text(st, 9);
-		const char *c_unit = db_col_text(st, 11);
-		int64_t run = db_col_int64(st, 0);
-		int has_job = !db_col_null(st, 1);
-		int has_boot = !db_col_null(st, 6);
-		int64_t c_job = db_col_int64(st, 1), boot = db_col_int64(st, 6);
-		int seq = db_col_int(st, 7);
-		double t = db_col_double(st, 8), v = db_col_double(st, 10);
+	while ((rc = runs_query_next(it, &row)) == 1) {
 		char ts[32], vs[40], jb[24] = "-", bt[24] = "-";
 
 		rows++;
 		print_obj_begin(NULL);
-		print_data_int("run", run);
-		if (has_job)
-			print_data_int("job", c_job);
+		print_data_int("run", row.run);
+		if (row.job)
+			print_data_int("job", row.job);
 		else
 			print_data_null("job");
-		print_data_str("side", c_side);
-		print_data_str("kernel", c_kernel);
-		print_data_str("machine", c_machine);
-		print_data_str("workload", c_wl ? c_wl : "");
-		if (has_boot)
-			print_data_int("boot", boot);
+		print_data_str("side", row.side);
+		print_data_str("kernel", row.kernel);
+		print_data_str("machine", row.machine);
+		print_data_str("workload", row.workload ? row.workload : "");
+		if (row.boot)
+			print_data_int("boot", row.boot);
 		else
 			print_data_null("boot");
-		print_data_int("seq", seq);
-		print_data_time("time", t);
-		print_data_str("metric", c_metric ? c_metric : "");
-		print_data_num("value", v);
-		print_data_str("unit", c_unit);
+		print_data_int("seq", row.seq);
+		print_data_time("time", row.time);
+		print_data_str("metric", row.metric ? row.metric : "");
+		print_data_num("value", row.value);
+		print_data_str("unit", row.unit);
 		print_obj_end();
-		if (has_job)
-			snprintf(jb, sizeof(jb), "%lld", (long long)c_job);
-		if (has_boot)
-			snprintf(bt, sizeof(bt), "%lld", (long long)boot);
-		fmt_time(ts, sizeof(ts), t);
-		snprintf(vs, sizeof(vs), "%.6g", v);
-		print_text("%7lld %5s %4s %-20s %-10s %-16s %6s %3d %-19s %-22s %14s %s\n", (long long)run, jb,
-			   c_side ? c_side : "-", c_kernel ? c_kernel : "-", c_machine ? c_machine : "-",
-			   c_wl ? c_wl : "-", bt, seq, ts, c_metric ? c_metric : "-", vs, c_unit ? c_unit : "");
+		if (row.job)
+			snprintf(jb, sizeof(jb), "%lld", (long long)row.job);
+		if (row.boot)
+			snprintf(bt, sizeof(bt), "%lld", (long long)row.boot);
+		fmt_time(ts, sizeof(ts), row.time);
+		snprintf(vs, sizeof(vs), "%.6g", row.value);
+		print_text("%7lld %5s %4s %-20s %-10s %-16s %6s %3d %-19s %-22s %14s %s\n", (long long)row.run, jb,
+			   row.side ? row.side : "-", row.kernel ? row.kernel : "-", row.machine ? row.machine : "-",
+			   row.workload ? row.workload : "-", bt, row.seq, ts, row.metric ? row.metric : "-", vs,
+			   row.unit ? row.unit : "");
 	}
 	print_list_end();
-	if (rc != DB_DONE) {
-		error("database '%s': cannot query results: %s", db_file(db), db_errmsg(db));
+	runs_query_close(it);
+	if (rc < 0) {
 		cmd_print_end();
-		goto out;
+		return 1;
 	}
 	if (!rows)
 		print_text("(no results match)\n");
-	ret = cmd_print_end();
-out:
-	db_finalize(st);
-	buf_release(&sql);
-	buf_release(&flt);
-	return ret;
+	return cmd_print_end();
 }
 
 /* ---- klab compare ---------------------------------------------------------- */

@@ -7,11 +7,11 @@
 
 #include "buf.h"
 #include "compare/compare.h"
-#include "compare/compare_side.h"
 #include "store/jobs.h"
 #include "store/db.h"
 #include "store/series.h"
 #include "store/ksample.h"
+#include "store/side.h"
 #include "log.h"
 #include "strvec.h"
 #include "util.h"
@@ -287,21 +287,20 @@ static int clock_of_counts(const struct side_sel *s, const int64_t runs[2], cons
 	return ret;
 }
 
+static void clock_count(const char *clock, int64_t n, void *data)
+{
+	int64_t *runs = data;
+
+	runs[!strcmp(clock_name(clock), COMPARE_CLOCK_ICOUNT)] += n;
+}
+
 static int side_clock(struct db *db, const struct side_sel *s, const char **clock)
 {
-	struct db_stmt *st = side_prepare(db, "SELECT r.clock, COUNT(*) FROM runs r WHERE ",
-					  " AND r.status = 'ok' AND r.seq >= ?3 GROUP BY r.clock", s);
 	int64_t runs[2] = { 0, 0 };
-	int rc;
 
 	*clock = COMPARE_CLOCK_REAL;
-	if (!st)
+	if (side_runs_by_clock(db, s, clock_count, runs) < 0)
 		return -1;
-	while ((rc = db_step(st)) == DB_ROW)
-		runs[!strcmp(clock_name(db_col_text(st, 0)), COMPARE_CLOCK_ICOUNT)] += db_col_int64(st, 1);
-	db_finalize(st);
-	if (rc != DB_DONE)
-		return error("database '%s': cannot read the clock of the runs: %s", db_file(db), db_errmsg(db));
 	return clock_of_counts(s, runs, clock);
 }
 
@@ -369,7 +368,7 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 			goto out;
 	} else if (side_clock(db, sa, &clock_a) || side_clock(db, sb, &clock_b) ||
 		   same_clock(sa, clock_a, sb, clock_b, res) ||
-		   load_side_metrics(db, sa, o, &ma) || load_side_metrics(db, sb, o, &mb) ||
+		   load_side_metrics(db, sa, &ma) || load_side_metrics(db, sb, &mb) ||
 		   load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
 		   load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
 		goto out;
@@ -823,10 +822,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		o.workload_info = spec_workload_info;
 		o.workload_arg = &si;
 	}
-	if (db_get_int(db, &na, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'A' AND status = 'ok'",
-		       "i", job_id) < 0 ||
-	    db_get_int(db, &nb, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'B' AND status = 'ok'",
-		       "i", job_id) < 0)
+	if (side_job_runs(db, job_id, "A", &na) < 0 || side_job_runs(db, job_id, "B", &nb) < 0)
 		goto out;
 	if (!na || !nb) {
 		error("cannot compare job %lld: it has no runs on side %s", (long long)job_id, na ? "B" : "A");
@@ -870,16 +866,13 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 		return -1;
 	}
 	if (!res->n_rows) {
-		int64_t n = 0;
 		const char *which = kernel_a;
-		char *sql = xasprintf("SELECT COUNT(*) FROM runs r WHERE %s", KERNEL_SIDE);
+		int64_t n = side_kernel_runs(db, kernel_a);
 
-		if (db_get_int(db, &n, sql, "sn", kernel_a) == 1 && n > 0) {
+		if (n > 0) {
 			which = kernel_b;
-			n = 0;
-			db_get_int(db, &n, sql, "sn", kernel_b);
+			n = side_kernel_runs(db, kernel_b);
 		}
-		free(sql);
 		if (!n)
 			error("no runs of kernel '%s' (give a kernel id, release, label or variant)", which);
 		else

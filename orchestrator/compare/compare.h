@@ -140,15 +140,6 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 		    const struct compare_opts *opts, struct compare_result *res);
 
 /*
- * The ids of the kernels NAME names (by id, release, variant or a job
- * side's label) as an SQL list, "(1, 5)", or "(NULL)" when none; NULL on
- * error (logged). For a statement to hold literally: behind a subquery the
- * planners guess how many ids there are, and PostgreSQL guessed the 2000
- * job sides a label names (docs/query-scale.md).
- */
-char *compare_kernel_ids(struct db *db, const char *name);
-
-/*
  * The one loader of a job's stored comparisons: the latest row per
  * (workload, metric), in the order they were stored. The statistics are
  * not recomputed; what `comparisons` does not store is read again: the

@@ -10,7 +10,9 @@
 
 #include "compare/compare.h"
 #include "stats/changepoint.h"
+#include "store/bisections.h"
 #include "store/db.h"
+#include "store/runs.h"
 #include "log.h"
 #include "strvec.h"
 #include "util.h"
@@ -69,52 +71,29 @@ static size_t series_of(struct history_series **ser, size_t *n, size_t *alloc, c
 
 static int store_changepoints(struct db *db, const struct history_series *s)
 {
-	double now = now_wall();
+	struct changepoint_row *v = xcalloc(s->cps.n ? s->cps.n : 1, sizeof(*v));
+	size_t n = 0;
+	int r;
 
-	if (db_begin(db))
-		return -1;
-	if (db_run(db, "DELETE FROM changepoints WHERE workload = ?1 AND metric = ?2"
-		       " AND tree IS NOT DISTINCT FROM ?3 AND machines IS NOT DISTINCT FROM ?4", "ssss", s->workload, s->metric, s->tree,
-		   s->machines))
-		goto fail;
 	for (size_t i = 0; i < s->cps.n; i++) {
 		const struct cp_point *c = &s->cps.pts[i];
 
 		if (!c->alert)
 			continue;
-		if (db_run(db, "INSERT INTO changepoints (tree, machines, workload, metric, job_id, idx,"
-			       " mean_before, mean_after, change_pct, p, created)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", "ssssiidddd" "d",
-			   s->tree, s->machines, s->workload, s->metric, s->pts[c->idx].job_id,
-			   (int64_t)c->idx, c->mean_before, c->mean_after, c->change_pct, c->p, now))
-			goto fail;
+		v[n++] = (struct changepoint_row){ s->pts[c->idx].job_id, (int64_t)c->idx, c->mean_before,
+						   c->mean_after, c->change_pct, c->p };
 	}
-	return db_commit(db);
-fail:
-	db_rollback(db);
-	return -1;
+	r = changepoints_replace(db, s->tree, s->machines, s->workload, s->metric, v, n, now_wall());
+	free(v);
+	return r;
 }
 
 int history_analyse(struct db *db, const char *workload, const char *metric,
 		    const char *tree, const char *machines, double threshold_pct,
 		    struct history_series **out, size_t *n_out)
 {
-	/*
-	 * One row per (job, side, boot): the boot value, the mean of its
-	 * measured runs, as boot_metrics keeps it (result_store()). In the
-	 * order of boot_metrics_series, which holds every column read
-	 * (migration 0018): PostgreSQL merges it with the jobs by id, where
-	 * ordering by tree first had it fetch 20000 scattered rows and sort
-	 * them (130 ms against 15 at 100M metric rows). The series are
-	 * gathered here and sorted by tree and machines at the end.
-	 */
-	struct db_stmt *st = db_prepare(db,
-		"SELECT j.tree, j.dut || '+' || j.peer, j.id, j.created, b.side, b.value"
-		" FROM boot_metrics b JOIN jobs j ON j.id = b.job_id"
-		" WHERE b.workload = ?1 AND b.name = ?2 AND j.schedule IS NOT NULL AND j.state = 'done'"
-		" AND (CAST(?3 AS TEXT) IS NULL OR j.tree = ?3)"
-		" AND (CAST(?4 AS TEXT) IS NULL OR j.dut || '+' || j.peer = ?4)"
-		" ORDER BY b.job_id, b.side, b.bkey", "ssss", workload, metric, tree, machines);
+	/* one boot value a row, by job, side and boot (nightly_boots_open()); the series sorted at the end */
+	struct nightly_boot_iter *st = nightly_boots_open(db, workload, metric, tree, machines);
 	struct history_series *ser = NULL;
 	size_t n = 0, alloc = 0, cur = 0;
 	int rc, ret = -1;
@@ -128,15 +107,15 @@ int history_analyse(struct db *db, const char *workload, const char *metric,
 	if (!st)
 		return -1;
 	for (;;) {
-		const char *side;
+		struct nightly_boot b;
 		int64_t job;
 		int row, k;
 
-		rc = db_step(st);
-		row = rc == DB_ROW;
-		if (!row && rc != DB_DONE)
+		rc = nightly_boots_next(st, &b);
+		row = rc == 1;
+		if (rc < 0)
 			break;
-		job = row ? db_col_int64(st, 2) : -2;
+		job = row ? b.job_id : -2;
 		/* flush the previous job when the job changes (or at the end): its newer side's boots */
 		if (cur_job >= 0 && job != cur_job) {
 			k = cnt[1] ? 1 : 0;
@@ -146,19 +125,18 @@ int history_analyse(struct db *db, const char *workload, const char *metric,
 		if (!row)
 			break;
 		if (cur_job < 0) {
-			cur = series_of(&ser, &n, &alloc, db_col_text(st, 0), db_col_text(st, 1), workload, metric);
+			cur = series_of(&ser, &n, &alloc, b.tree, b.machines, workload, metric);
 			cur_job = job;
-			cur_t = db_col_double(st, 3);
+			cur_t = b.created;
 			sum[0] = sum[1] = 0;
 			cnt[0] = cnt[1] = 0;
 		}
-		side = db_col_text(st, 4);
-		k = side && !strcmp(side, "B") ? 1 : 0;
-		sum[k] += db_col_double(st, 5);
+		k = b.side && !strcmp(b.side, "B") ? 1 : 0;
+		sum[k] += b.value;
 		cnt[k]++;
 	}
-	db_finalize(st);
-	if (rc != DB_DONE) {
+	nightly_boots_close(st);
+	if (rc < 0) {
 		error("database '%s': cannot read the history of %s/%s: %s", db_file(db), workload, metric, db_errmsg(db));
 		goto out;
 	}
@@ -203,29 +181,33 @@ void history_free(struct history_series *s, size_t n)
 	free(s);
 }
 
+struct job_keys {
+	struct strvec keys;
+	char *tree, *machines;
+};
+
+static void job_key(const char *workload, const char *metric, const char *tree, const char *machines, void *data)
+{
+	struct job_keys *k = data;
+
+	strvec_push(&k->keys, workload);
+	strvec_push(&k->keys, metric);
+	if (!k->tree && tree)
+		k->tree = xstrdup(tree);
+	if (!k->machines && machines)
+		k->machines = xstrdup(machines);
+}
+
 int history_update_job(struct db *db, int64_t job_id, double threshold_pct)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT DISTINCT r.workload, m.name, j.tree, j.dut || '+' || j.peer"
-		" FROM runs r JOIN metrics m ON m.run_id = r.id JOIN jobs j ON j.id = r.job_id"
-		" WHERE r.job_id = ?1 ORDER BY 1, 2", "i", job_id);
-	struct strvec keys = STRVEC_INIT;
-	char *tree = NULL, *machines = NULL;
-	int rc, ret = 0;
+	struct job_keys jk = { STRVEC_INIT, NULL, NULL };
+	struct strvec keys;
+	char *tree, *machines;
+	int ret = 0;
 
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		strvec_push(&keys, db_col_text(st, 0));
-		strvec_push(&keys, db_col_text(st, 1));
-		if (!tree && db_col_text(st, 2))
-			tree = db_col_strdup(st, 2);
-		if (!machines && db_col_text(st, 3))
-			machines = db_col_strdup(st, 3);
-	}
-	db_finalize(st);
-	if (rc != DB_DONE)
-		ret = error("database '%s': %s", db_file(db), db_errmsg(db));
+	if (job_metric_keys_each(db, job_id, job_key, &jk) < 0)
+		ret = -1;
+	keys = jk.keys, tree = jk.tree, machines = jk.machines;
 	for (size_t i = 0; !ret && i + 1 < keys.n; i += 2) {
 		struct history_series *s;
 		size_t n;

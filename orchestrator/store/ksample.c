@@ -535,3 +535,11 @@ int ksample_rebuild(struct db *db)
 		debug("database: %zu rows of kernel samples made", b.rows);
 	return ret ? -1 : 0;
 }
+
+int ksample_row_counts(struct db *db, int64_t *boots, int64_t *samples)
+{
+	if (db_get_int(db, boots, "SELECT count(*) FROM boot_metrics", "") < 0 ||
+	    db_get_int(db, samples, "SELECT count(*) FROM kernel_samples", "") < 0)
+		return -1;
+	return 0;
+}

@@ -59,4 +59,7 @@ int ksample_update_boot(struct db *db, int64_t job_id, int64_t old_kernel, int64
 /* Make every row again from the boot tables and runs, in the caller's transaction, and mark them ready. */
 int ksample_rebuild(struct db *db);
 
+/* How many rows boot_metrics (*BOOTS) and kernel_samples (*SAMPLES) have: 0, or -1. */
+int ksample_row_counts(struct db *db, int64_t *boots, int64_t *samples);
+
 #endif

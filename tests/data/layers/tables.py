@@ -7,9 +7,10 @@ the table under "## Who owns which table": `| tables, ... | owning files, ... |`
 literals of SRCDIR/orchestrator/**/*.c, adjacent literals joined as the compiler joins them (a
 statement built from several macros is checked macro by macro). SQL names a table where an
 uppercase FROM, JOIN, INTO, UPDATE or TABLE is followed by its name (and in a FROM list, each name
-after a comma). A file may name a table in SQL when it owns the table, or when it is a file of
-store/ and the same statement names a table that it owns (a join belongs to the family whose rows
-it returns). Prints `file:line: SQL on 'table' outside its owners (...)` for every other name,
+after a comma). A file may name a table in SQL when it owns the table; a file of store/ that owns
+a table may also read (FROM, JOIN) another family's: a join belongs to the family whose rows it
+returns, and a statement may be built from fragments. Writing (INSERT INTO, UPDATE, DELETE FROM,
+a TABLE statement) is for the owners alone. Prints `file:line: SQL on 'table' outside its owners (...)` for every other name,
 and `table 'x' has no owner` for a table of the schema that the map leaves out; exits 1 when it
 printed anything.
 
@@ -101,10 +102,12 @@ STOP = re.compile(r"\s*\b(WHERE|GROUP|ORDER|LIMIT|JOIN|LEFT|INNER|CROSS|ON|USING
 
 
 def named(sql):
-    """(offset, table name) for each table an SQL text names."""
+    """(offset, table name, writes) for each table an SQL text names."""
     for m in KEY.finditer(sql):
-        yield m.start(2), m.group(2)
-        if m.group(1) != "FROM":
+        write = m.group(1) in ("INTO", "UPDATE", "TABLE") or \
+            (m.group(1) == "FROM" and re.search(r"\bDELETE\s+$", sql[:m.start()]) is not None)
+        yield m.start(2), m.group(2), write
+        if m.group(1) != "FROM" or write:
             continue
         # FROM a x, b y: the names after the commas, at the FROM's depth
         i, depth = m.end(), 0
@@ -119,22 +122,23 @@ def named(sql):
             elif depth == 0 and c == ",":
                 n = re.match(r"\s*([A-Za-z_]\w*)", sql[i + 1:])
                 if n:
-                    yield i + 1 + n.start(1), n.group(1)
+                    yield i + 1 + n.start(1), n.group(1), False
             elif depth == 0 and (c == ";" or c.isspace() and STOP.match(sql, i)):
                 break
             i += 1
 
 
 found = {}                  # table -> {file: [lines]}
-joined = {}                 # table -> {file: [lines]} where a statement of a store/ file joins it to its own
+joined = {}                 # table -> {file: [lines]} where a store/ file that owns a table reads it
+store_owners = {f for fs in owners.values() for f in fs if f.startswith("store/")}
 for path in sorted(glob.glob(os.path.join(src, "orchestrator/**/*.c"), recursive=True)):
     rel = os.path.relpath(path, os.path.join(src, "orchestrator"))
     for sql, lines in literals(open(path, errors="replace").read()):
-        names = [(off, t) for off, t in named(sql) if t in tables]
-        own = rel.startswith("store/") and any(rel in owners.get(t, ()) for _, t in names)
-        for off, t in names:
+        for off, t, write in named(sql):
+            if t not in tables:
+                continue
             found.setdefault(t, {}).setdefault(rel, []).append(lines[off])
-            if own:
+            if rel in store_owners and not write:
                 joined.setdefault(t, {}).setdefault(rel, []).append(lines[off])
 
 todo = set()

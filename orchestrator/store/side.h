@@ -1,15 +1,16 @@
 /*
- * compare_side.h: reading a comparison side's boot values (compare_side.c),
- * for compare.c only: from the per-boot summaries, from the runs (a warm-up
- * count given), or for a kernel from the per-kernel samples.
+ * side.h: reading a comparison side's boot values (store/side.c), for
+ * compare/compare.c: from the per-boot summaries, from the runs (a warm-up
+ * count given), or for a kernel from the per-kernel samples. The large
+ * analytic queries of a comparison live here, with the tables they read
+ * (docs/query-scale.md).
  */
-#ifndef KLAB_COMPARE_SIDE_H
-#define KLAB_COMPARE_SIDE_H
+#ifndef KLAB_STORE_SIDE_H
+#define KLAB_STORE_SIDE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compare/compare.h"
 #include "store/db.h"
 
 /* Boot values of one (workload, metric) on one side, in query order. */
@@ -86,7 +87,7 @@ struct db_stmt *side_prepare(struct db *db, const char *pre, const char *post, c
  * metric) groups in that order, per-CPU groups cpuN.FIELD (unsorted), and
  * the mean profile share per (workload, symbol) in that order.
  */
-int load_side_metrics(struct db *db, const struct side_sel *s, const struct compare_opts *o, struct groups *gs);
+int load_side_metrics(struct db *db, const struct side_sel *s, struct groups *gs);
 int load_side_cpus(struct db *db, const struct side_sel *s, struct groups *gs);
 int load_side_profile(struct db *db, const struct side_sel *s, struct profrow **out, size_t *n);
 
@@ -100,5 +101,24 @@ int load_side_profile(struct db *db, const struct side_sel *s, struct profrow **
  */
 int load_kernel_side(struct db *db, const struct side_sel *s, const char *other, struct groups *m, struct groups *c,
 		     struct profrow **prof, size_t *nprof, int64_t runs[2]);
+
+/*
+ * The ids of the kernels NAME names (by id, release, variant or a job
+ * side's label) as an SQL list, "(1, 5)", or "(NULL)" when none; NULL on
+ * error (logged). For a statement to hold literally: behind a subquery the
+ * planners guess how many ids there are, and PostgreSQL guessed the 2000
+ * job sides a label names (docs/query-scale.md).
+ */
+char *side_kernel_ids(struct db *db, const char *name);
+
+/* Call FN with each clock (runs.clock) of side S's measured runs and how many there are on it. 0, or -1 (logged). */
+int side_runs_by_clock(struct db *db, const struct side_sel *s, void (*fn)(const char *clock, int64_t n, void *data),
+		       void *data);
+
+/* *N: the runs with status ok of side SIDE ("A" or "B") of job JOB_ID. 1, or -1. */
+int side_job_runs(struct db *db, int64_t job_id, const char *side, int64_t *n);
+
+/* The runs of kernel side KERNEL (KERNEL_SIDE): 0 also on an error. */
+int64_t side_kernel_runs(struct db *db, const char *kernel);
 
 #endif

@@ -1,16 +1,17 @@
 /*
- * compare_side.c: a comparison side's boot values: from the per-boot
+ * store/side.c: a comparison side's boot values: from the per-boot
  * summaries (migration 0014), from the runs when a warm-up count is given,
  * and for two kernels from the per-kernel samples (migration 0016,
  * ksample.c) and the boots without a kernel id beside them.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare/compare_side.h"
-#include "store/ksample.h"
 #include "log.h"
+#include "store/ksample.h"
 #include "store/result.h"
+#include "store/side.h"
 #include "util.h"
 
 void groups_free(struct groups *gs)
@@ -153,12 +154,10 @@ static struct db_stmt *boots_prepare(struct db *db, const struct side_sel *s, co
 	return st;
 }
 
-int load_side_metrics(struct db *db, const struct side_sel *s, const struct compare_opts *o,
-			     struct groups *gs)
+int load_side_metrics(struct db *db, const struct side_sel *s, struct groups *gs)
 {
 	struct db_stmt *st;
 
-	(void)o;
 	/* in the boot order (bkey) both ways, so that a side's values come in the same order */
 	if (s->own_warmup) {
 		st = boots_prepare(db, s, "b.workload, b.name, b.unit, b.better, b.value, b.bkey", "boot_metrics",
@@ -309,7 +308,7 @@ void profrows_free(struct profrow *p, size_t n)
 
 /*
  * The workloads of the kernel side named P, to read only those both sides
- * have; its kernel ids are the list in the format's %s (compare_kernel_ids()).
+ * have; its kernel ids are the list in the format's %s (side_kernel_ids()).
  */
 #define SIDE_WORKLOADS(p) \
 	"SELECT workload FROM kernel_samples WHERE kernel_id IN %s" \
@@ -416,8 +415,8 @@ static int piece_cmp(const void *pa, const void *pb)
 	return c;
 }
 
-/* compare.h; KERNEL_IDS_OF */
-char *compare_kernel_ids(struct db *db, const char *name)
+/* side.h; KERNEL_IDS_OF */
+char *side_kernel_ids(struct db *db, const char *name)
 {
 	struct db_stmt *st = db_prepare(db, "SELECT id FROM " KERNEL_IDS_OF("?1") " k WHERE id IS NOT NULL ORDER BY id",
 					"s", name);
@@ -458,8 +457,8 @@ static int load_sample_rows(struct db *db, const struct side_sel *s, const char 
 	 * scanned all of kernel_samples (130 ms more on sqlite at 100M rows,
 	 * 500 ms on PostgreSQL).
 	 */
-	mine = compare_kernel_ids(db, s->kernel);
-	theirs = mine ? compare_kernel_ids(db, other) : NULL;
+	mine = side_kernel_ids(db, s->kernel);
+	theirs = mine ? side_kernel_ids(db, other) : NULL;
 	if (!theirs) {
 		free(mine);
 		return -1;
@@ -677,7 +676,7 @@ int load_kernel_side(struct db *db, const struct side_sel *s, const char *other,
 		case KSAMPLE_CLOCK:
 			for (size_t k = i; k < j; k++)
 				for (size_t e = 0; e < ps.p[k].s.n; e++)
-					runs[!strcmp(ps.p[k].name, COMPARE_CLOCK_ICOUNT)] += (int64_t)ps.p[k].s.v[e];
+					runs[!strcmp(ps.p[k].name, "icount")] += (int64_t)ps.p[k].s.v[e];
 			break;
 		}
 	}
@@ -685,4 +684,42 @@ int load_kernel_side(struct db *db, const struct side_sel *s, const char *other,
 out:
 	pieces_free(&ps);
 	return ret;
+}
+/* ---- what compare.c counts ---- */
+
+int side_runs_by_clock(struct db *db, const struct side_sel *s, void (*fn)(const char *clock, int64_t n, void *data),
+		       void *data)
+{
+	struct db_stmt *st = side_prepare(db, "SELECT r.clock, COUNT(*) FROM runs r WHERE ",
+					  " AND r.status = 'ok' AND r.seq >= ?3 GROUP BY r.clock", s);
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW)
+		fn(db_col_text(st, 0), db_col_int64(st, 1), data);
+	db_finalize(st);
+	if (rc != DB_DONE)
+		return error("database '%s': cannot read the clock of the runs: %s", db_file(db), db_errmsg(db));
+	return 0;
+}
+
+int side_job_runs(struct db *db, int64_t job_id, const char *side, int64_t *n)
+{
+	if (!strcmp(side, "A"))
+		return db_get_int(db, n, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'A' AND status = 'ok'",
+				  "i", job_id);
+	return db_get_int(db, n, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'B' AND status = 'ok'",
+			  "i", job_id);
+}
+
+int64_t side_kernel_runs(struct db *db, const char *kernel)
+{
+	char *sql = xasprintf("SELECT COUNT(*) FROM runs r WHERE %s", KERNEL_SIDE);
+	int64_t n = 0;
+
+	if (db_get_int(db, &n, sql, "sn", kernel) != 1)
+		n = 0;
+	free(sql);
+	return n;
 }

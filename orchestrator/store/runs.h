@@ -1,0 +1,113 @@
+/*
+ * runs.h: reading the stored runs and their metrics (klab query, a job's
+ * runs, a bisection step's boot values) and the boots of a job. The runs
+ * are written by store/result.c; a comparison side's boot values are read
+ * by store/side.c.
+ */
+#ifndef KLAB_STORE_RUNS_H
+#define KLAB_STORE_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/db.h"
+
+/* ---- klab query ---- */
+
+/* Which runs and metrics: every field optional (0, NULL, NAN; limit -1 for none). Only runs with status ok. */
+struct run_query {
+	int64_t job;
+	const char *side;		/* A or B */
+	const char *tree;		/* of the run's job, or of its kernel */
+	const char *kernel;		/* an id, a release, a variant or a side's label (store/side.h) */
+	const char *machine;
+	const char *workload;		/* a glob when it has * ? [ */
+	const char *metric;		/* the same */
+	double since, until;		/* COALESCE(started, created) in [since, until) */
+	long limit;
+};
+
+/* One row: a run and one of its metrics. Strings are valid until the next runs_query_next(). */
+struct run_metric_row {
+	int64_t run;
+	int64_t job, boot;		/* 0: none */
+	const char *side, *kernel;	/* kernel: the run's label, else its kernel's release, variant or id */
+	const char *machine, *workload;
+	int seq;
+	double time;			/* COALESCE(started, created) */
+	const char *metric;
+	double value;
+	const char *unit;
+};
+
+struct run_query_iter;
+
+/* Start the query: NULL on an error (logged). Rows come by run and metric name. */
+struct run_query_iter *runs_query_open(struct db *db, const struct run_query *q);
+/* The next row into ROW: 1, 0 at the end, -1 on an error (logged). */
+int runs_query_next(struct run_query_iter *it, struct run_metric_row *row);
+void runs_query_close(struct run_query_iter *it);
+
+/* ---- a job's runs ---- */
+
+/* How many runs job JOB_ID has stored. */
+int64_t runs_count_of_job(struct db *db, int64_t job_id);
+
+/* A run of a job as `klab job ID` lists it (strings NULL where the column is). */
+struct job_run {
+	int64_t id;
+	const char *uid, *side, *workload;
+	int64_t seq;
+	int64_t boot_seq;		/* its boot's seq, -1 without a boot */
+	const char *status, *machine, *profile;
+	double headline;		/* its tps or tx_pps, NAN without either */
+};
+
+/* Call FN with the runs of job JOB_ID in id order; stops at FN's first nonzero, which it returns. 0, or -1. */
+int runs_of_job_each(struct db *db, int64_t job_id, int (*fn)(const struct job_run *r, void *data), void *data);
+
+/* ---- a bisection's steps ---- */
+
+/*
+ * The per-boot values (mean of the measured runs of each boot) of METRIC
+ * in WORKLOAD's runs of side SIDE of the jobs of step SEQ of bisection ID,
+ * in boot order, into *OUT (malloc'd, *N of them). 0, or -1.
+ */
+int runs_bisect_step_values(struct db *db, int64_t id, int seq, const char *side, const char *workload,
+			    const char *metric, double **out, size_t *n);
+
+/* How many runs of WORKLOAD are stored (*RUNS), and how many of their metric rows are METRIC (*HAS). */
+void runs_workload_metric_count(struct db *db, const char *workload, const char *metric, int64_t *runs, int64_t *has);
+
+/* ---- the nightly history ---- */
+
+/* A boot value of a nightly job (boot_metrics, in job, side and boot order). Strings valid until the next call. */
+struct nightly_boot {
+	const char *tree, *machines;	/* machines: dut+peer */
+	int64_t job_id;
+	double created;			/* the job's */
+	const char *side;
+	double value;
+};
+
+struct nightly_boot_iter;
+
+/*
+ * The boot values of WORKLOAD's METRIC in the nightly jobs that are done,
+ * of TREE and MACHINES (NULL: any). NULL on an error (logged).
+ */
+struct nightly_boot_iter *nightly_boots_open(struct db *db, const char *workload, const char *metric,
+					     const char *tree, const char *machines);
+/* The next boot value: 1, 0 at the end, -1 on an error (not logged: db_errmsg() has it). */
+int nightly_boots_next(struct nightly_boot_iter *it, struct nightly_boot *b);
+void nightly_boots_close(struct nightly_boot_iter *it);
+
+/*
+ * Call FN with each (workload, metric) job JOB_ID measured, in that order,
+ * with its job's tree and machines (dut+peer). 0, or -1 (logged).
+ */
+int job_metric_keys_each(struct db *db, int64_t job_id,
+			 void (*fn)(const char *workload, const char *metric, const char *tree, const char *machines,
+				    void *data), void *data);
+
+#endif
