@@ -42,8 +42,10 @@ ALL_CPPFLAGS := -I$(PG_INCLUDE) -iquote lib -iquote orchestrator -iquote agents 
 	-DKLAB_SRCDIR='"$(CURDIR)"' $(CPPFLAGS)
 ALL_LDFLAGS := $(LDFLAGS)
 
+# The checked build turns every warning into an error, so a warning cannot
+# reach main unseen.
 ifeq ($(SAN),1)
-ALL_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ALL_CFLAGS += -Werror -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ALL_LDFLAGS += -fsanitize=address,undefined
 endif
 
