@@ -239,6 +239,31 @@ test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# test_qemu_lab_index: set K to a qemu lab index (49 down to 1; 0 is the
+# default of `klab lab up --qemu`) that no other lab uses, and keep it for
+# this script: an flock on /run/lock/klab-qemu-lab-K.test, held until the
+# script ends (the netns lab has `--index auto` of its own). An index is in
+# use when another script holds its lock, a qemu runs with its name
+# (klab-K-dut or klab-K-peer), or its bridge klqbrK exists. Call it at the
+# top level of a script (the lock is an open file of the script's shell).
+test_qemu_lab_index() {
+	local k fd=
+	for ((k = 49; k >= 1; k--)); do
+		if [ "$(id -u)" = 0 ]; then	# (without root there is no qemu lab to keep apart)
+			exec {fd}>>"/run/lock/klab-qemu-lab-$k.test" || continue
+			flock -n "$fd" || { exec {fd}>&-; continue; }
+		fi
+		if ! pgrep -f -- "-name klab-$k-(dut|peer)( |\$)" >/dev/null &&
+		   ! [ -e "/sys/class/net/klqbr$k" ]; then
+			K=$k
+			return 0
+		fi
+		[ -z "$fd" ] || exec {fd}>&-
+	done
+	echo "Bail out! no free qemu lab index (1 to 49)"
+	exit 1
+}
+
 # A private PostgreSQL 15 server for one test script (prerequisite POSTGRES).
 # test_pg_start makes a cluster in $SCRATCH/pg (initdb; as root it runs as
 # the postgres user, which owns the folder), listening on 127.0.0.1:$PG_PORT

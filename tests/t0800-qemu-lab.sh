@@ -2,8 +2,8 @@
 test_description='qemu lab: up boots dut and peer from a klab-built kernel, ssh and the workload link work, status, down'
 . "$(dirname "$0")/lib.sh"
 
-# lab index of this script (t0801 uses another, so both can run at once)
-K=40
+# a qemu lab index of its own (tests/lib.sh), so that labs of tests running at once never collide
+test_qemu_lab_index
 L=$SCRATCH/lab
 ssh_g() {	# ssh_g PORT CMD...: OpenSSH with the lab's key and known_hosts only
 	local port=$1; shift

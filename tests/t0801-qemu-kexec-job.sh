@@ -1,8 +1,9 @@
 #!/bin/bash
 test_description='qemu lab: a baseline-vs-patched job kexecs the guests into each kernel, verifies it, runs, stores, reports'
+# run.sh: group kernel-tree (a series is applied in the work tree of /var/cache/klab/src/linux-source-6.1 under its build lock; t0450 checks that tree outside the lock, t0902 copies it)
 . "$(dirname "$0")/lib.sh"
 
-K=41
+test_qemu_lab_index	# a qemu lab index of its own (tests/lib.sh)
 L=$SCRATCH/lab
 PATCH=$SRCDIR/tests/data/qemu/0001-klab-test-marker.patch
 ssh_g() {	# ssh_g GUEST CMD: OpenSSH with the lab's key and known_hosts only

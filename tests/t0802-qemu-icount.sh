@@ -2,8 +2,8 @@
 test_description='qemu lab under icount: the guest clock counts instructions, the peer is a namespace of the dut, runs record the clock and agree to parts per million, compare refuses to mix clocks'
 . "$(dirname "$0")/lib.sh"
 
-# lab index of this script (t0800 uses 40, t0801 41)
-K=42
+# a qemu lab index of its own (tests/lib.sh), so that labs of tests running at once never collide
+test_qemu_lab_index
 L=$SCRATCH/lab
 ssh_g() {	# ssh_g GUEST CMD: OpenSSH with the lab's key and known_hosts only
 	local port

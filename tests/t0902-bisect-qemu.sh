@@ -1,9 +1,10 @@
 #!/bin/bash
 test_description='nightly regressions found, confirmed and bisected on the icount qemu lab: a 9-commit tree whose commit 5 adds a known cost to udp_sendmsg; klabd fires three nights (a test clock), the third is CHANGED, a confirmation job agrees, the bisection klabd starts names commit 5, and resumes after klabd is killed; a range of commits that change nothing ends "no regression confirmed"'
+# run.sh: group kernel-tree (a series is applied in the work tree of /var/cache/klab/src/linux-source-6.1 under its build lock; t0450 checks that tree outside the lock, t0902 copies it)
 . "$(dirname "$0")/lib.sh"
 
-# lab index of this script (t0800 40, t0801 41, t0802 42)
-K=43
+# a qemu lab index of its own (tests/lib.sh), so that labs of tests running at once never collide
+test_qemu_lab_index
 L=$SCRATCH/lab
 CACHE=${KLAB_KERNEL_CACHE:-/var/cache/klab}
 q() { sqlite3 "$SCRATCH/klab.db" "$1"; }
