@@ -1,5 +1,6 @@
 #!/bin/bash
 test_description='kernel builds on linux-source-6.1 (tinyconfig + qemu.config): baseline, patched, cache hit, a patch that does not apply, seed 003 with fuzz'
+# run.sh: group kernel-tree (a series is applied in the work tree of /var/cache/klab/src/linux-source-6.1 under its build lock; t0450 checks that tree outside the lock, t0902 copies it)
 . "$(dirname "$0")/lib.sh"
 
 # The tree, its build folder and the ccache live in the kernel cache

@@ -1,5 +1,6 @@
 #!/bin/bash
 test_description='64 pairs, one klabd: a netns lab of 64 machine pairs in a pool, 72 short jobs at once, each done exactly once, no lease held by two jobs (from lease_history), klabd bounded'
+# run.sh: exclusive (64 netns pairs, 16 jobs at once on 2 cores: a run's client must start within the server's 2 s linger, klabd within its RSS bound and every job within 900 s; tests beside it would load the machine it measures)
 . "$(dirname "$0")/lib.sh"
 . "$SRCDIR/tests/data/jobs/lab.sh"
 

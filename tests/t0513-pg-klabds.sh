@@ -1,5 +1,6 @@
 #!/bin/bash
 test_description='several klabd on one PostgreSQL: 4 klabd share the queue and the leases of a netns lab of pairs; one is killed with SIGKILL (with its job processes) in the middle; its jobs resume on the others; every job done once, no run stored twice, no lease held by two jobs'
+# run.sh: exclusive (4 klabd, 8 netns pairs, 32 jobs, a klabd killed mid-job and its jobs resumed by the others within 600 s: a scale test that wants the machine to itself, as t0505)
 . "$(dirname "$0")/lib.sh"
 . "$SRCDIR/tests/data/jobs/lab.sh"
 
