@@ -1,5 +1,6 @@
 #!/bin/bash
 test_description='klab-agent run: udp_rr and udp_tx between two network namespaces, with every monitor that works here'
+# run.sh: exclusive (perf_profile_cpus profiles whole CPUs: the sender's share of the samples of CPU 0 and 1, <= 5% and >= 20%, is diluted by any other test's klab-agent in udp_sendmsg; seen at -j3: CPU 0 15.5%)
 . "$(dirname "$0")/lib.sh"
 
 NS_A=klab$TEST_NUM-a-$$

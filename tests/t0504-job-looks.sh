@@ -1,5 +1,6 @@
 #!/bin/bash
 test_description='adaptive boots (boots = 2..4) on the netns lab: a look after each ABBA round stops the job once every headline verdict is decided; killed and resumed over a look'
+# run.sh: exclusive (the first look must call a paced tx_pps EQUIVALENT within 5% after 2 boots per side: a measurement that tests beside it turn INCONCLUSIVE, seen at -j4)
 . "$(dirname "$0")/lib.sh"
 . "$SRCDIR/tests/data/jobs/lab.sh"
 

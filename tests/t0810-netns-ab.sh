@@ -1,5 +1,6 @@
 #!/bin/bash
 test_description='netns lab end to end: an A/A tuning job is not CHANGED; an injected slowdown (a qdisc) on side B is CHANGED, tps down'
+# run.sh: exclusive (an A/A job must not be CHANGED and a 2 Mbit/s tbf must be: real tps measurements, which the load of tests beside it would disturb between boots)
 . "$(dirname "$0")/lib.sh"
 
 K=	# netns lab index: a free one (--index auto), read from the lab's state
