@@ -3,8 +3,9 @@
 # make              build everything into build/rel and copy the programs to
 #                   orchestrator/klab, orchestrator/klabd, agents/klab-agent,
 #                   workloads/klab-udp-rr, workloads/klab-udp-tx
-# make check        sanitizer build (ASan + UBSan) into build/asan, then run
-#                   the C unit tests and the shell tests against it
+# make check        sanitizer build (ASan + UBSan, -Werror) into build/asan, then
+#                   run the C unit tests and the shell tests against it, J test
+#                   files at once (default 3); T='t04* lib-*' selects some
 # make deps         install the Debian packages the build and the tests need
 # make install      PREFIX, DESTDIR as usual
 # make fuzz         libFuzzer targets (clang) into build/fuzz
@@ -154,15 +155,18 @@ $(BUILD)/tests/wl-%: $(BUILD)/obj/tests/unit/wl-%.o $(WL_OBJ) $(LIB_OBJ)
 
 # --- check -------------------------------------------------------------------
 # The sanitizer build lives beside the release build; tests/run.sh runs every
-# unit test binary and every tests/tNNNN-*.sh against it and prints the
-# closing "N passed, N failed, N skipped" line.
+# unit test binary and every tests/tNNNN-*.sh against it, J files at once, and
+# prints the closing "N passed, N failed, N skipped" line. J=3: the files
+# mostly wait (sshd, qemu, sleeps), so 3 keep 2 cores busy without slowing
+# the timed ones (docs/building.md); J=1 runs them one after another.
+J ?= 3
 check:
 	$(MAKE) BUILD=build/asan SAN=1 bins unit-tests
-	KLAB_BUILD=$(CURDIR)/build/asan bash tests/run.sh $(T)
+	KLAB_BUILD=$(CURDIR)/build/asan bash tests/run.sh -j $(J) $(T)
 
 # test: the same suites against the release build (faster, for benchmarks)
 test: all unit-tests
-	KLAB_BUILD=$(CURDIR)/build/rel bash tests/run.sh $(T)
+	KLAB_BUILD=$(CURDIR)/build/rel bash tests/run.sh -j $(J) $(T)
 
 # --- fuzz --------------------------------------------------------------------
 # Every tests/fuzz/GROUP-NAME.c is linked with libFuzzer (clang, and
