@@ -1,0 +1,58 @@
+/* monitor_cost.h: what each monitor costs a workload, from the observation runs beside the measurement runs of a boot. */
+#ifndef KLAB_MONITOR_COST_H
+#define KLAB_MONITOR_COST_H
+
+#include <stddef.h>
+
+/*
+ * A run of one workload as the cost table needs it: its side and boot, its
+ * kind (measure or observe), what an observation run observes (a monitor's
+ * name, or "bare": no monitor at all), its position in the boot, and two
+ * values: the workload's rate headline (tps, tx_pps, ...) and its cost per
+ * operation (insn_per_op on the icount lab, cpu_us_per_op elsewhere; NaN
+ * when the run has none: a bare run has no cpu monitor).
+ */
+struct mc_run {
+	char side;		/* 'A' or 'B' */
+	int boot;		/* the boot's number in the job (boots.seq) */
+	int observe;		/* 0: a measurement run, 1: an observation run */
+	const char *observes;	/* observation runs: the monitor, or "bare" */
+	int seq;		/* measurement runs: the run's index in its boot */
+	double rate;		/* the rate headline; NaN: none */
+	double per_op;		/* the cost per operation; NaN: none */
+};
+
+/* One monitor's cost on one side: NaN where it could not be measured. */
+struct mc_side {
+	int boots;		/* observation boots that measured it */
+	double rate_pct;	/* extra time per operation, in % of the measurement runs' */
+	double per_op;		/* extra cost per operation (insn or CPU us) */
+	double per_op_pct;	/* the same in % of the measurement runs' cost per operation */
+};
+
+/*
+ * One row of the table. For monitor "bare" the sign is turned round: its row
+ * is what the measurement runs' own (edge) monitors cost against a run with
+ * no monitor, the figure that must be negligible.
+ */
+struct mc_row {
+	char monitor[32];
+	struct mc_side a, b;
+	int differs;		/* the sides' costs differ by more than the threshold */
+};
+
+/*
+ * The cost table of one workload from its runs. Measurement runs with
+ * seq < warmup are left out of the reference, which is the mean of a boot's
+ * other measurement runs; an observation run is compared with the reference
+ * of its own boot only. rate_better_higher says how the rate headline reads
+ * (1 for tps or tx_pps). A row's sides differ when their rate_pct (else
+ * per_op_pct) are both known and further apart than threshold_pct: the
+ * monitor would have moved the comparison by more than what its verdict
+ * treats as equal. Fills at most max rows in order of first appearance and
+ * returns how many.
+ */
+size_t monitor_cost_table(const struct mc_run *runs, size_t n, int warmup, int rate_better_higher,
+			  double threshold_pct, struct mc_row *rows, size_t max);
+
+#endif

@@ -1,0 +1,84 @@
+/* orch-monitor-cost.c: the monitor-cost table from observation runs against the measurement runs of their boot. */
+#include <math.h>
+#include <string.h>
+
+#include "compare/monitor_cost.h"
+#include "tap.h"
+
+#define M(side, boot, seq, rate, per_op) { side, boot, 0, NULL, seq, rate, per_op }
+#define O(side, boot, what, rate, per_op) { side, boot, 1, what, 0, rate, per_op }
+
+/*
+ * The demo's case on the icount lab (issue 34): udp_tx_dummy with a bpftrace
+ * probe on sock_wfree, which only the baseline calls. Measurement runs (edge
+ * monitors) take 3081 instructions a packet on A and 3064 on B; with the
+ * probe, 6654 and 6229. A warm-up run (seq 0) with a wild value must not
+ * count; boot 3 of A has no observation run and must not count either.
+ */
+static void test_demo(void)
+{
+	const struct mc_run runs[] = {
+		M('A', 1, 0, 1e6, 9999), M('A', 1, 1, 1e9 / 3081, 3081), M('A', 1, 2, 1e9 / 3081, 3081),
+		O('A', 1, "bpftrace", 1e9 / 6654, 6654), O('A', 1, "bare", 1e9 / 3080.9, NAN),
+		M('B', 2, 1, 1e9 / 3064, 3064), M('B', 2, 2, 1e9 / 3064, 3064),
+		O('B', 2, "bpftrace", 1e9 / 6229, 6229), O('B', 2, "bare", 1e9 / 3063.95, NAN),
+		M('A', 3, 1, 1e9 / 5000, 5000), M('A', 3, 2, 1e9 / 5000, 5000),
+	};
+	struct mc_row rows[4];
+	size_t n = monitor_cost_table(runs, sizeof(runs) / sizeof(runs[0]), 1, 1, 0.1, rows, 4);
+
+	is_int(n, 2, "two monitors: bpftrace and bare");
+	is_str(rows[0].monitor, "bpftrace", "rows in order of appearance");
+	is_double(rows[0].a.per_op, 6654 - 3081, 1e-9, "bpftrace costs A 3573 insn/op");
+	is_double(rows[0].b.per_op, 6229 - 3064, 1e-9, "and B 3165");
+	is_double(rows[0].a.per_op_pct, 3573.0 / 3081 * 100, 1e-9, "+116%% of A's path");
+	is_double(rows[0].a.rate_pct, (6654.0 / 3081 - 1) * 100, 1e-9, "the rate tells the same on a CPU-bound run");
+	is_int(rows[0].a.boots, 1, "one observation boot on A (boot 3 has none)");
+	ok(rows[0].differs, "a probe that costs the sides differently is flagged");
+	is_str(rows[1].monitor, "bare", "the bare run's row");
+	is_double(rows[1].a.rate_pct, (3081 / 3080.9 - 1) * 100, 1e-9, "the edge monitors' cost on A, from the rate");
+	ok(isnan(rows[1].a.per_op), "a bare run has no cost per op (no cpu monitor)");
+	ok(!rows[1].differs, "edge monitors that cost both sides alike are not flagged");
+}
+
+/* A sampler that costs both sides the same is not flagged; a lower-is-better rate turns round. */
+static void test_alike(void)
+{
+	const struct mc_run runs[] = {
+		M('A', 1, 0, 100, 10), M('A', 1, 1, 100, 10), O('A', 1, "perf-profile", 101, 10.1),
+		M('B', 2, 0, 50, 5), M('B', 2, 1, 50, 5), O('B', 2, "perf-profile", 50.5, 5.05),
+	};
+	struct mc_row rows[2];
+	size_t n = monitor_cost_table(runs, sizeof(runs) / sizeof(runs[0]), 0, 0, 0.1, rows, 2);
+
+	is_int(n, 1, "one monitor");
+	is_double(rows[0].a.rate_pct, 1.0, 1e-9, "latency-like rate: +1%% with the sampler");
+	is_double(rows[0].b.per_op_pct, 1.0, 1e-9, "B's cost per op +1%%");
+	ok(!rows[0].differs, "1%% on both sides is not flagged");
+}
+
+/* Observation runs without measurement runs in their boot, or of no side, give no row. */
+static void test_no_reference(void)
+{
+	const struct mc_run runs[] = {
+		O('A', 1, "bpftrace", 100, 10), M('B', 2, 0, 100, 10), O('B', 2, "bpftrace", 90, 11),
+		O('X', 2, "bpftrace", 90, 11),
+	};
+	struct mc_row rows[2];
+	size_t n = monitor_cost_table(runs, sizeof(runs) / sizeof(runs[0]), 1, 1, 0.1, rows, 2);
+
+	is_int(n, 0, "the only measurement run is a warm-up: no reference, no row");
+	n = monitor_cost_table(runs, sizeof(runs) / sizeof(runs[0]), 0, 1, 0.1, rows, 2);
+	is_int(n, 1, "with no warm-up B's boot has a reference");
+	is_int(rows[0].a.boots, 0, "A measured nothing");
+	ok(isnan(rows[0].a.rate_pct), "and its cost is unknown");
+	ok(!rows[0].differs, "an unknown side is not flagged");
+}
+
+int main(void)
+{
+	test_demo();
+	test_alike();
+	test_no_reference();
+	return done_testing();
+}
