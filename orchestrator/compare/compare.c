@@ -9,6 +9,7 @@
 #include "compare/compare.h"
 #include "store/jobs.h"
 #include "store/db.h"
+#include "store/result.h"
 #include "store/series.h"
 #include "store/ksample.h"
 #include "store/side.h"

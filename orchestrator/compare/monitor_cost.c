@@ -7,14 +7,14 @@
 #include "util.h"
 
 /* The mean rate and cost per operation of the measured runs of (side, boot): 0, or -1 when there are none. */
-static int boot_reference(const struct mc_run *runs, size_t n, int warmup, char side, int boot,
+static int boot_reference(const struct run_cost *runs, size_t n, int warmup, char side, int boot,
 			  double *rate, double *per_op)
 {
 	double sr = 0, sp = 0;
 	size_t nr = 0, np = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct mc_run *r = &runs[i];
+		const struct run_cost *r = &runs[i];
 
 		if (r->observe || r->side != side || r->boot != boot || r->seq < warmup)
 			continue;
@@ -77,7 +77,7 @@ static size_t row_of(struct mc_row *rows, size_t *nrows, size_t max, const char 
 	return (*nrows)++;
 }
 
-size_t monitor_cost_table(const struct mc_run *runs, size_t n, int warmup, int rate_better_higher,
+size_t monitor_cost_table(const struct run_cost *runs, size_t n, int warmup, int rate_better_higher,
 			  double threshold_pct, struct mc_row *rows, size_t max)
 {
 	struct acc acc[2][64];
@@ -87,7 +87,7 @@ size_t monitor_cost_table(const struct mc_run *runs, size_t n, int warmup, int r
 		max = ARRAY_SIZE(acc[0]);
 	memset(acc, 0, sizeof(acc));
 	for (size_t i = 0; i < n; i++) {
-		const struct mc_run *r = &runs[i];
+		const struct run_cost *r = &runs[i];
 		double ref_rate, ref_per_op, rate_pct = NAN, per_op = NAN, per_op_pct = NAN;
 		int bare;
 		size_t k;

@@ -4,23 +4,7 @@
 
 #include <stddef.h>
 
-/*
- * A run of one workload as the cost table needs it: its side and boot, its
- * kind (measure or observe), what an observation run observes (a monitor's
- * name, or "bare": no monitor at all), its position in the boot, and two
- * values: the workload's rate headline (tps, tx_pps, ...) and its cost per
- * operation (insn_per_op on the icount lab, cpu_us_per_op elsewhere; NaN
- * when the run has none: a bare run has no cpu monitor).
- */
-struct mc_run {
-	char side;		/* 'A' or 'B' */
-	int boot;		/* the boot's number in the job (boots.seq) */
-	int observe;		/* 0: a measurement run, 1: an observation run */
-	const char *observes;	/* observation runs: the monitor, or "bare" */
-	int seq;		/* measurement runs: the run's index in its boot */
-	double rate;		/* the rate headline; NaN: none */
-	double per_op;		/* the cost per operation; NaN: none */
-};
+#include "store/result.h"
 
 /* One monitor's cost on one side: NaN where it could not be measured. */
 struct mc_side {
@@ -52,7 +36,7 @@ struct mc_row {
  * treats as equal. Fills at most max rows in order of first appearance and
  * returns how many.
  */
-size_t monitor_cost_table(const struct mc_run *runs, size_t n, int warmup, int rate_better_higher,
+size_t monitor_cost_table(const struct run_cost *runs, size_t n, int warmup, int rate_better_higher,
 			  double threshold_pct, struct mc_row *rows, size_t max);
 
 #endif

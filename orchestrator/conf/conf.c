@@ -209,7 +209,7 @@ static const struct keydef job_keys[] = {
 	{ "tree", 0 }, { "base", 0 }, { "test", 0 }, { "series", 0 }, { "local_patches", 0 },
 	{ "profile_a", 0 }, { "profile_b", 0 }, { "machines", 0 }, { "pool", 0 },
 	{ "workloads", 1 }, { "boots", 0 }, { "runs", 0 }, { "warmup_runs", 0 }, { "order", 0 },
-	{ "seed", 0 }, { "warmup", 0 } /* the old name of warmup_runs */, { NULL, 0 },
+	{ "seed", 0 }, { "observe_boots", 0 }, { "warmup", 0 } /* the old name of warmup_runs */, { NULL, 0 },
 };
 
 static const struct keydef schedule_keys[] = {
@@ -593,6 +593,7 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 	} else {
 		j->warmup_runs = (int)num(p, s, "warmup_runs", 1, 0, 100);
 	}
+	j->observe_boots = (int)num(p, s, "observe_boots", 1, 0, 1000);
 	j->order = dupv(s, "order", "abba");
 	one_of(p, s, "order", orders, 0);
 	j->seed = num(p, s, "seed", -1, -1, 0x7fffffffL);

@@ -119,6 +119,7 @@ struct conf_job {
 	int boots_min;		/* boots = MIN..MAX: the first look (docs/jobs.md); 0: a plain count */
 	int runs;		/* runs per boot */
 	int warmup_runs;	/* runs per boot discarded before the measured ones (default 1) */
+	int observe_boots;	/* the first N boots of each side carry observation runs (default 1; docs/observation.md) */
 	char *order;		/* abba (default) | fixed */
 	long seed;		/* order seed, -1: random (stored) */
 	int line;

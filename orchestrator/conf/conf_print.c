@@ -174,6 +174,7 @@ void conf_print(const struct klab_config *c, FILE *out)
 			pn(out, "boots", j->boots);
 		pn(out, "runs", j->runs);
 		pn(out, "warmup_runs", j->warmup_runs);
+		pn(out, "observe_boots", j->observe_boots);
 		pv(out, "order", j->order);
 		if (j->seed >= 0)
 			pn(out, "seed", j->seed);

@@ -238,8 +238,23 @@ static struct json_object *role_params(struct json_object *params, const char *t
 }
 
 /* The run spec (docs/protocol.md section 2) of one side of a run. */
+/* The monitors of a client's run: the workload's edge monitors, and in an observation run the one it observes. */
+static struct json_object *run_monitors(const struct job_spec_workload *w, const char *observes)
+{
+	struct json_object *a = json_object_new_array();
+	size_t n = w->monitors ? json_object_array_length(w->monitors) : 0;
+
+	for (size_t i = 0; i < n && !(observes && !strcmp(observes, OBSERVE_BARE)); i++) {
+		const char *m = json_object_get_string(json_object_array_get_idx(w->monitors, i));
+
+		if (m && (!monitor_observes(m) || (observes && !strcmp(m, observes))))
+			json_object_array_add(a, json_str(m));
+	}
+	return a;
+}
+
 char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, int server,
-	       const struct server_run *sr)
+	       const struct server_run *sr, const char *observes)
 {
 	struct json_object *o = json_object_new_object(), *wo = json_object_new_object();
 	struct buf b = BUF_INIT;
@@ -271,7 +286,7 @@ char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char 
 		json_object_object_add(o, "start_wait_s", json_object_new_double(sr->start_wait_s));
 		json_object_object_add(o, "monitors", json_object_new_array());
 	} else {
-		json_object_object_add(o, "monitors", json_object_get(w->monitors));
+		json_object_object_add(o, "monitors", run_monitors(w, observes));
 		if (w->perf_events)
 			json_object_object_add(o, "perf_events", json_str(w->perf_events));
 		if (w->profile_cpus)
@@ -360,7 +375,7 @@ static int wait_ready_byte(int fd, long timeout_ms)
  */
 int server_start(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, struct server_run *sr)
 {
-	char *spec = run_spec(j, w, uid, 1, sr);
+	char *spec = run_spec(j, w, uid, 1, sr, NULL);
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char *path = xasprintf("%s/klab-server-XXXXXX", tmp);
 	int fd = mkstemp(path), ready[2];

@@ -126,6 +126,7 @@ static const struct step_def step_table[] = {
 	{ ":agent", "agent", step_agent, 1 },
 	{ ":prepare", "prepare", step_prepare, 1 },
 	{ "run:", "run", step_run, 1 },
+	{ "obs:", "observe", step_run, 1 },
 	{ ":restore", "restore", step_restore, 1 },
 	{ "look:", "look", step_look, 0 },
 	{ "release", "release", step_release, 0 },
@@ -145,12 +146,12 @@ static const struct step_def *lookup_step(const char *key)
 	return NULL;
 }
 
-/* The boot a key belongs to: N of boot:N:..., run:N:..., 2N of look:N (a look follows boot 2N); 0 for others. */
+/* The boot a key belongs to: N of boot:N:..., run:N:..., obs:N:..., 2N of look:N (a look follows boot 2N); 0 for others. */
 static int key_boot(const char *key)
 {
 	unsigned long n = 0;
 
-	if (sscanf(key, "boot:%lu:", &n) == 1 || sscanf(key, "run:%lu:", &n) == 1)
+	if (sscanf(key, "boot:%lu:", &n) == 1 || sscanf(key, "run:%lu:", &n) == 1 || sscanf(key, "obs:%lu:", &n) == 1)
 		return (int)n;
 	if (sscanf(key, "look:%lu", &n) == 1)
 		return (int)(2 * n);
@@ -178,8 +179,8 @@ static void step_expect(struct job_ctx *j, const char *key, double *expect_s, ch
 	if (job_expected(j->db, j->id, &j->plan, e) == 0) {
 		double left;
 
-		if (e[j->pos] < 0 && starts_with(key, "run:")) {
-			/* run:BOOT:WORKLOAD:N: no run of it ended yet; its time as the spec says, 3 s for the server and the agent */
+		if (e[j->pos] < 0 && (starts_with(key, "run:") || starts_with(key, "obs:"))) {
+			/* run:BOOT:WORKLOAD:N, obs:BOOT:WORKLOAD:MONITOR: no run of it ended yet; its time as the spec says, 3 s for the server and the agent */
 			const char *w = strchr(key + 4, ':'), *end = w ? strrchr(w + 1, ':') : NULL;
 			char *name = end ? xstrndup(w + 1, (size_t)(end - w - 1)) : NULL;
 			const struct job_spec_workload *wo = name ? job_spec_workload(&j->spec, name) : NULL;
@@ -302,7 +303,7 @@ static int redo_boot(struct job_ctx *j, int *redone)
 	char *first;
 	int b;
 
-	if (sscanf(j->plan.v[j->pos], "run:%d:", &b) != 1)
+	if (sscanf(j->plan.v[j->pos], "run:%d:", &b) != 1 && sscanf(j->plan.v[j->pos], "obs:%d:", &b) != 1)
 		return step_fail(j, "bad step key '%s'", j->plan.v[j->pos]);
 	if (++*redone > 2)
 		return step_fail(j, "machine '%s' lost its boot's state again after boot %d was redone twice: %s",

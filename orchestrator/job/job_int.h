@@ -71,6 +71,15 @@ struct job_ctx {
 #define SERVER_READY_MS 60000
 
 /* ---- job_plan.c */
+/*
+ * 1 when monitor NAME adds work per event (a probe, a sampler: perf-profile,
+ * bpftrace), so that it runs only in observation runs; 0 for the monitors
+ * read at the window's edges (cpu, nic, perf-stat), which measurement runs
+ * carry (docs/observation.md).
+ */
+int monitor_observes(const char *name);
+/* What an observation run without any monitor observes (runs.observes). */
+#define OBSERVE_BARE "bare"
 /* The boot order of a spec, malloc'd ("ABBA..." or "BBB" for a one-sided job). */
 char *spec_order(const struct job_spec *spec, int64_t seed);
 /* boots = MIN..MAX of an A/B spec: the looks K of its plan (the keys "look:N"), 0 for a plain count. */
@@ -163,9 +172,16 @@ struct server_run {
 	double linger_s;	/* set by the caller: how long the server outlives the client */
 	double start_wait_s;	/* set by the caller: how long the server waits for the client's first datagram */
 };
-/* The run spec (docs/protocol.md) of the client (server 0, sr NULL) or the server (1, with sr's linger and start wait) of run UID: malloc'd JSON. */
+/*
+ * The run spec (docs/protocol.md) of the client (server 0, sr NULL) or the
+ * server (1, with sr's linger and start wait) of run UID: malloc'd JSON.
+ * OBSERVES NULL: a measurement run, whose client carries only the edge
+ * monitors of the workload's list; OBSERVE_BARE: an observation run with no
+ * monitor; a monitor's name: an observation run with that monitor beside the
+ * edge monitors (docs/observation.md). The server never runs monitors.
+ */
 char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, int server,
-	       const struct server_run *sr);
+	       const struct server_run *sr, const char *observes);
 /* Start the server of run UID on the peer and wait until it is up: 0 or -1 (logged). */
 int server_start(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, struct server_run *sr);
 /* Wait for the server (at most timeout_ms, then kill it); its output into out. 0 ok, -1 failed. */

@@ -50,12 +50,33 @@ char *spec_order(const struct job_spec *spec, int64_t seed)
 	return out;
 }
 
+int monitor_observes(const char *name)
+{
+	return !strcmp(name, "perf-profile") || !strcmp(name, "bpftrace");
+}
+
+/*
+ * Whether boot B (1-based) of ORDER carries observation runs: the first
+ * spec->observe_boots boots of each side (docs/observation.md: an
+ * explanation needs no replication across boots).
+ */
+static int observation_boot(const struct job_spec *spec, const char *order, size_t b)
+{
+	int before = 0;
+
+	for (size_t i = 0; i + 1 < b; i++)
+		before += order[i] == order[b - 1];
+	return before < spec->observe_boots;
+}
+
 /*
  * The keys of boot B: deploy, verify, agent, prepare, RUNS rounds of every
- * workload, restore. A plan that grows (more boots while a comparison is
+ * workload (the measurement runs), in an observation boot the observation
+ * runs of every workload (one per observation monitor it lists, then a bare
+ * one), restore. A plan that grows (more boots while a comparison is
  * undecided) appends boots with this, in the order spec_order() gives.
  */
-static void plan_boot(struct strvec *keys, size_t b, const struct job_spec *spec, int runs)
+static void plan_boot(struct strvec *keys, size_t b, const struct job_spec *spec, int runs, int observe)
 {
 	strvec_pushf(keys, "boot:%zu:deploy", b);
 	strvec_pushf(keys, "boot:%zu:verify", b);
@@ -64,6 +85,18 @@ static void plan_boot(struct strvec *keys, size_t b, const struct job_spec *spec
 	for (int r = 0; r < runs; r++)
 		for (size_t w = 0; w < spec->n_workloads; w++)
 			strvec_pushf(keys, "run:%zu:%s:%d", b, spec->workloads[w].name, r);
+	for (size_t w = 0; observe && w < spec->n_workloads; w++) {
+		const struct job_spec_workload *wl = &spec->workloads[w];
+		size_t n = wl->monitors ? json_object_array_length(wl->monitors) : 0;
+
+		for (size_t i = 0; i < n; i++) {
+			const char *m = json_object_get_string(json_object_array_get_idx(wl->monitors, i));
+			if (m && monitor_observes(m))
+				strvec_pushf(keys, "obs:%zu:%s:%s", b, wl->name, m);
+		}
+		if (n)
+			strvec_pushf(keys, "obs:%zu:%s:" OBSERVE_BARE, b, wl->name);
+	}
 	strvec_pushf(keys, "boot:%zu:restore", b);
 }
 
@@ -91,7 +124,7 @@ int job_plan(const struct job_spec *spec, int64_t seed, struct strvec *keys)
 		strvec_pushf(keys, "build:%c", *l);
 	strvec_push(keys, "lease");
 	for (size_t b = 1; b <= strlen(order); b++) {
-		plan_boot(keys, b, spec, runs);
+		plan_boot(keys, b, spec, runs, observation_boot(spec, order, b));
 		/* boots = MIN..MAX: a look after boot 2n, when each side has n boots (ABBA rounds) */
 		if (looks && b % 2 == 0 && stats_seq_look(lmin, lmax, COMPARE_LOOK_STEP, (int)(b / 2)))
 			strvec_pushf(keys, "look:%zu", b / 2);

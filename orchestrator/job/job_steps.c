@@ -453,21 +453,27 @@ int step_restore(struct job_ctx *j, const char *key)
 	return DONE;
 }
 
-/* Parse "run:B:WORKLOAD:R". */
-static int run_key(const char *key, int *b, char *wl, size_t wlen, int *r)
+/*
+ * Parse "run:B:WORKLOAD:R" (a measurement run, *observes set to NULL) or
+ * "obs:B:WORKLOAD:MONITOR" (an observation run, *observes pointing at
+ * MONITOR in KEY, *r 0).
+ */
+static int run_key(const char *key, int *b, char *wl, size_t wlen, int *r, const char **observes)
 {
 	const char *p = key + 4, *last = strrchr(key, ':');
+	int obs = starts_with(key, "obs:");
 	char *end;
 	long v;
 
-	if (!starts_with(key, "run:") || !last)
+	if ((!starts_with(key, "run:") && !obs) || !last)
 		return -1;
 	v = strtol(p, &end, 10);
-	if (end == p || *end != ':' || end + 1 >= last)
+	if (end == p || *end != ':' || end + 1 >= last || !last[1])
 		return -1;
 	*b = (int)v;
 	snprintf(wl, wlen, "%.*s", (int)(last - end - 1), end + 1);
-	*r = atoi(last + 1);
+	*r = obs ? 0 : atoi(last + 1);
+	*observes = obs ? last + 1 : NULL;
 	return 0;
 }
 
@@ -475,7 +481,8 @@ static int run_key(const char *key, int *b, char *wl, size_t wlen, int *r)
  * Store one agent result as run UID: one transaction, idempotent by uid.
  * Uses result_store() of orchestrator/result.c.
  */
-static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b, const char *wl, int r)
+static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b, const char *wl, int r,
+		     const char *observes)
 {
 	struct result_meta m;
 	struct json_object *o = NULL;
@@ -500,6 +507,7 @@ static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b,
 	m.kernel_id = side_kernel(j, side[0]);
 	m.workload = wl;
 	m.seq = r;
+	m.observes = observes;
 	m.machine = j->dut->name;
 	m.peer = j->peer->name;
 	m.profile = boot_profile(j, b);
@@ -612,8 +620,8 @@ static int run_stored(struct job_ctx *j, const char *uid)
 }
 
 /* One try: server on the peer, client on the dut. 0 with the client's document in doc. */
-static int run_once(struct job_ctx *j, const struct job_spec_workload *w, const char *key, const char *uid, int retry,
-		    struct buf *doc, struct buf *why)
+static int run_once(struct job_ctx *j, const struct job_spec_workload *w, const char *key, const char *uid,
+		    const char *observes, int retry, struct buf *doc, struct buf *why)
 {
 	struct server_run sr = { 0, NULL, SERVER_LINGER_S, SERVER_START_WAIT_S };
 	char *suid = xasprintf("%s-srv", uid);
@@ -639,7 +647,7 @@ static int run_once(struct job_ctx *j, const struct job_spec_workload *w, const 
 		}
 		test_kill_point(j, key, "server-up");
 	}
-	spec = run_spec(j, w, uid, 0, NULL);
+	spec = run_spec(j, w, uid, 0, NULL, observes);
 	debug("run %s: client starts on '%s'", uid, j->dut->name);
 	rc = agent_call(j, 0, argv, spec, doc, guest_ms(j, (long)((warm + dur) * 1000) + 60000), 0, &err);
 	debug("run %s: client ended (status %d)", uid, rc);
@@ -726,18 +734,23 @@ static void earlier_server_gone(struct job_ctx *j, const struct job_spec_workloa
 int step_run(struct job_ctx *j, const char *key)
 {
 	char wl[256], uid[400];
+	const char *observes;
 	int b, r, rc;
 	const struct job_spec_workload *w;
 	struct buf doc = BUF_INIT, why = BUF_INIT;
 	int ret = STEP_FAIL;
 
-	if (run_key(key, &b, wl, sizeof(wl), &r) || b < 1 || (size_t)b > strlen(j->order))
+	if (run_key(key, &b, wl, sizeof(wl), &r, &observes) || b < 1 || (size_t)b > strlen(j->order))
 		return step_fail(j, "bad step key '%s'", key);
 	w = job_spec_workload(&j->spec, wl);
 	if (!w)
 		return step_fail(j, "workload '%s' is missing from the job spec", wl);
-	snprintf(uid, sizeof(uid), "j%lld-%s-b%d-%s-r%d", (long long)j->id, j->spec.uid_salt,
-		 b, wl, r);
+	if (observes)
+		snprintf(uid, sizeof(uid), "j%lld-%s-b%d-%s-obs-%s", (long long)j->id, j->spec.uid_salt,
+			 b, wl, observes);
+	else
+		snprintf(uid, sizeof(uid), "j%lld-%s-b%d-%s-r%d", (long long)j->id, j->spec.uid_salt,
+			 b, wl, r);
 	json_object_object_add(j->detail, "uid", json_str(uid));
 
 	/* 1. Stored already (the process died between store and step end)? */
@@ -796,7 +809,7 @@ int step_run(struct job_ctx *j, const char *key)
 		goto lost;
 	for (int attempt = 1; attempt <= 2; attempt++) {
 		buf_reset(&why);
-		if (run_once(j, w, key, uid, attempt > 1 || j->attempt > 1, &doc, &why) == 0)
+		if (run_once(j, w, key, uid, observes, attempt > 1 || j->attempt > 1, &doc, &why) == 0)
 			break;
 		if (attempt == 2) {
 			step_fail(j, "run %s failed twice: %s", uid, why.buf);
@@ -814,7 +827,7 @@ int step_run(struct job_ctx *j, const char *key)
 	}
 store:
 	test_kill_point(j, key, "before-store");
-	if (store_run(j, uid, doc.buf, b, wl, r)) {
+	if (store_run(j, uid, doc.buf, b, wl, r, observes)) {
 		step_fail(j, "cannot store run %s", uid);
 		goto out;
 	}

@@ -13,6 +13,7 @@
 #include "report/plot.h"
 #include "report/report.h"
 #include "report/report_data.h"
+#include "report/report_observe.h"
 #include "strvec.h"
 #include "util.h"
 
@@ -274,6 +275,35 @@ static void gaps(struct db *db, const struct rep_job *j, const struct compare_re
 		rep_gaps_free(&g);
 	}
 	buf_release(&t);
+}
+
+/* What each monitor cost each workload, from its observation runs (docs/observation.md). */
+static void monitor_costs(struct db *db, const struct rep_job *j, const struct compare_result *res, FILE *out)
+{
+	struct buf t = BUF_INIT, l = BUF_INIT;
+	int any = 0;
+
+	for (size_t i = 0; i < res->n_rows; i++) {
+		struct mc_row rows[16];
+		const char *per_op;
+		size_t n;
+
+		if (i && !strcmp(res->rows[i].workload, res->rows[i - 1].workload))
+			continue;
+		n = rep_monitor_costs(db, j->id, res->rows[i].workload, compare_headline_row(res, res->rows[i].workload),
+				      rows, ARRAY_SIZE(rows), &per_op);
+		for (size_t k = 0; k < n; k++) {
+			if (!any++)
+				fprintf(out, "\nmonitor cost (observation runs against the measurement runs of their boot; "
+					     "no verdict reads an observation run):\n");
+			buf_reset(&l);
+			rep_monitor_cost_line(&l, &rows[k], per_op);
+			fprintf(out, "  %s: ", clean(&t, res->rows[i].workload));
+			fprintf(out, "%s\n", clean(&t, l.buf));
+		}
+	}
+	buf_release(&t);
+	buf_release(&l);
 }
 
 /*
@@ -544,6 +574,7 @@ int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_ma
 	fprintf(out, "\n");
 	supported = claims(db, &j, &res, out, &why);
 	gaps(db, &j, &res, out);
+	monitor_costs(db, &j, &res, out);
 	profiles(db, job_id, &res, out);
 	if (opts && opts->png_dir && attachments(db, &j, &res, opts->png_dir, out) < 0)
 		goto out;

@@ -18,6 +18,7 @@
 #include "report/plot.h"
 #include "report/report.h"
 #include "report/report_data.h"
+#include "report/report_observe.h"
 #include "report/report_history.h"
 #include "report/report_site.h"
 #include "strvec.h"
@@ -885,6 +886,13 @@ static void workload_section(struct rep *r, const struct rep_job *j, const struc
 		free(ca);
 		free(cb);
 	}
+
+	/* what observation runs found, and what each monitor cost */
+	rep_monitor_cost_section(r->db, j->id, wl, head, h);
+	buf_addstr(h, "<p class=\"note observe\">The histograms, profiles and flame graphs below are the "
+		      "explanation, not a measurement: bpftrace's histograms and the profiles come from "
+		      "observation runs (docs/observation.md), whose probes and samplers add work to every "
+		      "event they see; the generator's own histograms come from the measurement runs.</p>\n");
 
 	/* histograms */
 	buf_addstr(h, "<h3>Histograms</h3>\n");

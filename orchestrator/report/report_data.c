@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "store/db.h"
+#include "store/result.h"
 #include "store/series.h"
 #include "jsonh.h"
 #include "log.h"
@@ -262,7 +263,7 @@ void rep_counts_load(struct db *db, int64_t job, struct rep_count **out, size_t 
 {
 	struct db_stmt *st = db_prepare(db,
 		"SELECT workload, side, COUNT(DISTINCT boot_id), COUNT(*) FROM runs "
-		"WHERE job_id = ? AND status = 'ok' GROUP BY workload, side ORDER BY workload, side", "i", job);
+		"WHERE job_id = ? AND status = 'ok' AND kind = 'measure' GROUP BY workload, side ORDER BY workload, side", "i", job);
 	size_t alloc = 0;
 
 	*out = NULL;
@@ -359,7 +360,7 @@ void rep_runs_load(struct db *db, int64_t job, const char *wl, const char *metri
 		"SELECT r.side, COALESCE(b.seq, 0), m.value, r.id FROM runs r "
 		"LEFT JOIN boots b ON b.id = r.boot_id "
 		"JOIN metrics m ON m.run_id = r.id AND m.name = ? "
-		"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
+		"WHERE r.job_id = ? AND r.workload = ? AND " RESULT_MEASURED_SQL " "
 		"ORDER BY COALESCE(b.seq, 0), r.seq, r.id", "sis", metric, job, wl);
 	struct plot_run *v = NULL;
 	int64_t *ids = NULL;
@@ -468,7 +469,7 @@ size_t rep_cpus_load(struct db *db, int64_t job, const char *wl, char side, stru
 		"SELECT c.cpu, AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), "
 		"AVG(COALESCE(c.nice, 0) + COALESCE(c.iowait, 0) + COALESCE(c.steal, 0)), AVG(c.idle) "
 		"FROM cpu_stats c JOIN runs r ON r.id = c.run_id "
-		"WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok' "
+		"WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND " RESULT_MEASURED_SQL " "
 		"GROUP BY c.cpu ORDER BY c.cpu", "iss", job, wl, sd);
 	struct plot_cpu *v = NULL, all;
 	size_t n = 0, a = 0, i;
@@ -558,6 +559,8 @@ void rep_hists_load(struct db *db, int64_t job, const char *wl, struct rep_hist 
 		"SUM(CASE WHEN r.side = 'B' THEN h.count ELSE 0 END) "
 		"FROM histograms h JOIN runs r ON r.id = h.run_id "
 		"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
+		/* the generator's histograms are measurements; bpftrace's (@map) come from observation runs */
+		"AND (r.kind = 'measure' OR h.name LIKE '@%') "
 		"GROUP BY h.name, h.lo, h.hi ORDER BY h.name, h.lo", "is", job, wl);
 	size_t alloc = 0, balloc = 0;
 

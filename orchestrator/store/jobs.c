@@ -102,6 +102,7 @@ int job_spec_parse(const char *text, struct job_spec *spec)
 	spec->boots = 1;
 	spec->runs = 1;
 	spec->warmup_runs = 1;
+	spec->observe_boots = 1;
 	o = text ? json_parse(text, strlen(text), "job spec") : NULL;
 	if (!o)
 		return -1;
@@ -137,6 +138,8 @@ int job_spec_parse(const char *text, struct job_spec *spec)
 		spec->warmup_runs = json_object_get_int(v);
 	if (spec->warmup_runs < 0)
 		spec->warmup_runs = 0;
+	if ((v = get(o, "observe_boots")) && json_object_is_type(v, json_type_int) && json_object_get_int(v) >= 0)
+		spec->observe_boots = json_object_get_int(v);
 	spec->seed = int_or(o, "seed", 0);
 	spec->confirms = int_or(o, "confirms", 0);
 	spec->bisection = int_or(o, "bisection", 0);

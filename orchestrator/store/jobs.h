@@ -56,6 +56,11 @@ struct job_spec {
 	 * up to 100), else 1; never below 0. The plan runs runs + warmup_runs.
 	 */
 	int warmup_runs;
+	/*
+	 * The first N boots of each side carry observation runs after their
+	 * measurement runs (default 1; 0: none): docs/observation.md.
+	 */
+	int observe_boots;
 	int64_t seed;
 	int64_t confirms;		/* a confirmation: the nightly job it measures again (0: none) */
 	int64_t bisection;		/* a bisection's job: its bisection (0: none) and step */

@@ -226,7 +226,7 @@ static int boot_entries(struct db *db, int64_t job_id, int64_t bkey, const char 
 		return -1;
 	sql = xasprintf("SELECT MAX(r.kernel_id), CASE WHEN r.clock = 'icount' THEN 'icount' ELSE 'real' END AS c,"
 			" COUNT(*) FROM runs r JOIN jobs j ON j.id = r.job_id WHERE %s"
-			" AND r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " GROUP BY c", RESULT_BOOT_RUNS_SQL(bkey));
+			" AND " RESULT_MEASURED_SQL " AND r.seq >= " RESULT_JOB_WARMUP_SQL " GROUP BY c", RESULT_BOOT_RUNS_SQL(bkey));
 	st = db_prepare(db, sql, "isi", bkey, workload, job_id);
 	free(sql);
 	while (st && (rc = db_step(st)) == DB_ROW) {
@@ -521,7 +521,7 @@ int ksample_rebuild(struct db *db)
 			 " CASE WHEN r.clock = 'icount' THEN 'icount' ELSE 'real' END AS c, NULL, NULL,"
 			 " COALESCE(r.boot_id, -r.id) AS bk, COUNT(*)"
 			 " FROM runs r JOIN jobs j ON j.id = r.job_id"
-			 " WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL
+			 " WHERE " RESULT_MEASURED_SQL " AND r.seq >= " RESULT_JOB_WARMUP_SQL
 			 " GROUP BY r.job_id, bk, r.workload, c HAVING MAX(r.kernel_id) IS NOT NULL"
 			 " ORDER BY k, r.workload, c, bk") ||
 	      db_run(db, "UPDATE summary_state SET ready = 1 WHERE name = 'kernel_samples'", "");

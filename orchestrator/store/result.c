@@ -496,19 +496,19 @@ static const struct { const char *table, *head, *tail; } summary_sql[] = {
 	" SELECT r.job_id, COALESCE(r.boot_id, -r.id), MAX(r.side), MAX(r.kernel_id), MAX(r.kernel_label), r.workload,"
 	" m.name, MAX(m.unit), MAX(m.better), AVG(m.value), COUNT(*)"
 	" FROM runs r JOIN jobs j ON j.id = r.job_id JOIN metrics m ON m.run_id = r.id"
-	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
+	" WHERE " RESULT_MEASURED_SQL " AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
 	  " GROUP BY r.job_id, COALESCE(r.boot_id, -r.id), r.workload, m.name" },
 
 	{ "boot_cpus", "INSERT INTO boot_cpus (job_id, bkey, side, kernel_id, kernel_label, workload, cpu, usr, sys, irq, soft, idle)"
 	" SELECT r.job_id, COALESCE(r.boot_id, -r.id), MAX(r.side), MAX(r.kernel_id), MAX(r.kernel_label), r.workload,"
 	" c.cpu, AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
 	" FROM runs r JOIN jobs j ON j.id = r.job_id JOIN cpu_stats c ON c.run_id = r.id"
-	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
+	" WHERE " RESULT_MEASURED_SQL " AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
 	  " GROUP BY r.job_id, COALESCE(r.boot_id, -r.id), r.workload, c.cpu" },
 
 	{ "boot_profile", "WITH rr AS (SELECT r.id, r.job_id, COALESCE(r.boot_id, -r.id) AS bkey, r.side, r.kernel_id, r.kernel_label,"
 	" r.workload FROM runs r JOIN jobs j ON j.id = r.job_id"
-	" WHERE r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
+	" WHERE " RESULT_MEASURED_SQL " AND r.seq >= " RESULT_JOB_WARMUP_SQL " AND ",
 	  " AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
 	" nb AS (SELECT bkey, workload, COUNT(*) AS runs FROM rr GROUP BY bkey, workload)"
 	" INSERT INTO boot_profile (job_id, bkey, side, kernel_id, kernel_label, workload, symbol, dso, pct_sum, runs)"
@@ -632,8 +632,8 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	}
 	if (!(st = prep(db, "INSERT INTO runs (uid, job_id, boot_id, side, kernel_id, kernel_label, workload, seq,"
 			" machine, peer, profile, started, duration_s, warmup_s, status, result, created, clock,"
-			" machine_boot_id, machine_release, machine_build_id)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+			" machine_boot_id, machine_release, machine_build_id, kind, observes)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
 		goto out;
 	bind_text(st, 1, uid);
 	bind_int_or_null(st, 2, meta->job_id);
@@ -660,11 +660,13 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	bind_text(st, 19, str_at(kernel, "boot_id"));
 	bind_text(st, 20, str_at(kernel, "release"));
 	bind_text(st, 21, str_at(kernel, "build_id"));
+	bind_text(st, 22, meta->observes ? "observe" : "measure");
+	bind_text(st, 23, meta->observes);
 	if (step_done(db, st, "the run"))
 		goto out;
 	id = db_last_id(db);
 	if (store_rows(db, id, o, meta->clock && !strcmp(meta->clock, "icount")) || store_monitors(db, id, o) ||
-	    store_stacks(db, id, o) || store_boot_summaries(db, id, meta, workload))
+	    store_stacks(db, id, o) || (!meta->observes && store_boot_summaries(db, id, meta, workload)))
 		goto out;
 	if (db_commit(db))
 		goto out;
@@ -683,4 +685,56 @@ out:
 	json_object_put(o);
 	free(what);
 	return ret;
+}
+
+int result_cost_runs(struct db *db, int64_t job, const char *wl, const char *rate, const char *per_op,
+		     struct run_cost **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT r.side, COALESCE(b.seq, 0), r.kind, r.observes, r.seq, mr.value, mp.value FROM runs r "
+		"LEFT JOIN boots b ON b.id = r.boot_id "
+		"LEFT JOIN metrics mr ON mr.run_id = r.id AND mr.name = ?3 "
+		"LEFT JOIN metrics mp ON mp.run_id = r.id AND mp.name = ?4 "
+		"WHERE r.job_id = ?1 AND r.workload = ?2 AND r.status = 'ok' AND r.boot_id IN "
+		"(SELECT o.boot_id FROM runs o WHERE o.job_id = ?1 AND o.workload = ?2 AND o.kind = 'observe') "
+		"ORDER BY COALESCE(b.seq, 0), r.kind, r.seq, r.id", "isss", job, wl, rate, per_op);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct run_cost *c;
+		const char *side = db_col_text(st, 0), *kind = db_col_text(st, 2), *obs = db_col_text(st, 3);
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		c = &(*out)[(*n)++];
+		c->side = side ? side[0] : '?';
+		c->boot = (int)db_col_int64(st, 1);
+		c->observe = kind && !strcmp(kind, "observe");
+		c->observes = obs ? xstrdup(obs) : NULL;
+		c->seq = (int)db_col_int64(st, 4);
+		c->rate = db_col_type(st, 5) == DB_NULL ? NAN : db_col_double(st, 5);
+		c->per_op = db_col_type(st, 6) == DB_NULL ? NAN : db_col_double(st, 6);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		run_costs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return error("cannot read the observation runs of job %lld: %s", (long long)job, db_errmsg(db));
+	}
+	return 0;
+}
+
+void run_costs_free(struct run_cost *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].observes);
+	free(v);
 }

@@ -39,6 +39,13 @@ struct result_meta {
 	const char *peer;
 	const char *profile;
 	const char *clock;		/* "real" (NULL) or "icount": runs.clock; icount stores insn_per_op */
+	/*
+	 * NULL: a measurement run (runs.kind 'measure'); else an observation
+	 * run (kind 'observe') and what it observes: a monitor's name or
+	 * "bare" (docs/observation.md). No verdict, summary or sample reads an
+	 * observation run.
+	 */
+	const char *observes;
 };
 
 /*
@@ -50,6 +57,14 @@ struct result_meta {
 #define RESULT_BOOT_RUNS_SQL(bkey) \
 	((bkey) > 0 ? "r.boot_id = ?1 AND r.workload = ?2 AND r.job_id = ?3" \
 		    : "r.id = -?1 AND r.workload = ?2 AND r.job_id = ?3")
+
+/*
+ * SQL for the runs (r) whose values a verdict, a summary, a history point or
+ * a bisection step may read: stored whole (status ok) and measurement runs,
+ * never an observation run, which carried a probe or a sampler
+ * (docs/observation.md). Every such reader says it with this.
+ */
+#define RESULT_MEASURED_SQL "r.status = 'ok' AND r.kind = 'measure'"
 
 /*
  * SQL for the warm-up runs per boot of job `j` (a jobs row in the query),
@@ -74,6 +89,34 @@ struct result_meta {
  */
 int result_store(struct db *db, const char *json, size_t len, const struct result_meta *meta,
 		 int64_t *run_id);
+
+/*
+ * A run of one workload as the monitor-cost table reads it
+ * (compare/monitor_cost.h, docs/observation.md): its side and boot, its
+ * kind, what an observation run observes (a monitor's name, or "bare": no
+ * monitor at all), its position in the boot, and two values: the workload's
+ * rate headline (tps, tx_pps, ...) and its cost per operation (insn_per_op
+ * on the icount lab, cpu_us_per_op elsewhere); NaN when the run has none (a
+ * bare run has no cpu monitor).
+ */
+struct run_cost {
+	char side;		/* 'A' or 'B' */
+	int boot;		/* the boot's number in the job (boots.seq) */
+	int observe;		/* 0: a measurement run, 1: an observation run */
+	char *observes;		/* observation runs: the monitor, or "bare"; NULL otherwise */
+	int seq;		/* the run's index in its boot */
+	double rate;		/* the rate headline; NaN: none */
+	double per_op;		/* the cost per operation; NaN: none */
+};
+
+/*
+ * The stored (status ok) runs of workload WL of job JOB in the boots that
+ * have an observation run, with their metrics RATE and PER_OP, into *OUT
+ * (malloc'd, *N of them; free with run_costs_free()). 0, or -1 (logged).
+ */
+int result_cost_runs(struct db *db, int64_t job, const char *wl, const char *rate, const char *per_op,
+		     struct run_cost **out, size_t *n);
+void run_costs_free(struct run_cost *v, size_t n);
 
 /*
  * Make the per-boot summaries (boot_metrics, boot_cpus, boot_profile) of

@@ -227,7 +227,7 @@ int runs_bisect_step_values(struct db *db, int64_t id, int seq, const char *side
 	struct db_stmt *q = db_prepare(db,
 		"SELECT AVG(m.value) FROM runs x JOIN metrics m ON m.run_id = x.id JOIN jobs j ON j.id = x.job_id "
 		"WHERE j.bisection_id = ? AND j.bisect_seq = ? AND x.side = ? AND x.workload = ? AND m.name = ? "
-		"AND x.status = 'ok' AND x.seq >= COALESCE(CAST(json_extract(j.spec, '$.warmup_runs') AS DOUBLE PRECISION), 1) "
+		"AND x.status = 'ok' AND x.kind = 'measure' AND x.seq >= COALESCE(CAST(json_extract(j.spec, '$.warmup_runs') AS DOUBLE PRECISION), 1) "
 		"GROUP BY COALESCE(x.boot_id, -x.id) ORDER BY MIN(x.id)",
 		"iisss", id, (int64_t)seq, side, workload, metric);
 

@@ -170,7 +170,7 @@ int load_side_metrics(struct db *db, const struct side_sel *s, struct groups *gs
 			"SELECT r.workload, m.name, MAX(m.unit), MAX(m.better), AVG(m.value)"
 			" FROM runs r JOIN metrics m ON m.run_id = r.id"
 			" WHERE ",
-			" AND r.status = 'ok' AND r.seq >= ?3"
+			" AND " RESULT_MEASURED_SQL " AND r.seq >= ?3"
 			" GROUP BY r.workload, m.name, COALESCE(r.boot_id, -r.id)"
 			" ORDER BY r.workload, m.name, COALESCE(r.boot_id, -r.id)", s);
 	return load_groups(db, st, gs);
@@ -196,7 +196,7 @@ int load_side_cpus(struct db *db, const struct side_sel *s, struct groups *gs)
 			" AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), AVG(c.idle)"
 			" FROM runs r JOIN cpu_stats c ON c.run_id = r.id"
 			" WHERE ",
-			" AND r.status = 'ok' AND r.seq >= ?3"
+			" AND " RESULT_MEASURED_SQL " AND r.seq >= ?3"
 			" GROUP BY r.workload, c.cpu, bk ORDER BY r.workload, c.cpu, bk", s);
 	}
 
@@ -263,7 +263,7 @@ int load_side_profile(struct db *db, const struct side_sel *s, struct profrow **
 		st = side_prepare(db,
 			"WITH pr AS (SELECT r.id, r.workload FROM runs r"
 			"  WHERE ",
-			" AND r.status = 'ok' AND r.seq >= ?3"
+			" AND " RESULT_MEASURED_SQL " AND r.seq >= ?3"
 			"  AND EXISTS (SELECT 1 FROM profile_rows p WHERE p.run_id = r.id)),"
 			" nr AS (SELECT workload, COUNT(*) AS n FROM pr GROUP BY workload)"
 			" SELECT pr.workload, p.symbol, MAX(p.dso), SUM(p.percent) / MAX(nr.n)"
@@ -352,7 +352,7 @@ static const struct { const char *table, *cols, *raw; } extra_sql[] = {
 		" WHERE r.id IN (SELECT id FROM runs WHERE kernel_id IS NULL AND kernel_label = ?1"
 		"  UNION SELECT r2.id FROM job_sides js JOIN runs r2 ON r2.job_id = js.job_id AND r2.side = js.side"
 		"  WHERE js.label = ?1 AND r2.kernel_id IS NULL)"
-		" AND r.status = 'ok' AND r.seq >= " RESULT_JOB_WARMUP_SQL " GROUP BY c"
+		" AND " RESULT_MEASURED_SQL " AND r.seq >= " RESULT_JOB_WARMUP_SQL " GROUP BY c"
 		" UNION ALL SELECT NULL, CASE WHEN r.clock = 'icount' THEN 'icount' ELSE 'real' END AS c, NULL, NULL, 0,"
 		" COUNT(*), 0 FROM runs r" RAW_KERNEL_RUNS " GROUP BY c" },
 };
@@ -691,7 +691,7 @@ int side_runs_by_clock(struct db *db, const struct side_sel *s, void (*fn)(const
 		       void *data)
 {
 	struct db_stmt *st = side_prepare(db, "SELECT r.clock, COUNT(*) FROM runs r WHERE ",
-					  " AND r.status = 'ok' AND r.seq >= ?3 GROUP BY r.clock", s);
+					  " AND " RESULT_MEASURED_SQL " AND r.seq >= ?3 GROUP BY r.clock", s);
 	int rc;
 
 	if (!st)
@@ -707,9 +707,9 @@ int side_runs_by_clock(struct db *db, const struct side_sel *s, void (*fn)(const
 int side_job_runs(struct db *db, int64_t job_id, const char *side, int64_t *n)
 {
 	if (!strcmp(side, "A"))
-		return db_get_int(db, n, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'A' AND status = 'ok'",
+		return db_get_int(db, n, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'A' AND status = 'ok' AND kind = 'measure'",
 				  "i", job_id);
-	return db_get_int(db, n, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'B' AND status = 'ok'",
+	return db_get_int(db, n, "SELECT COUNT(*) FROM runs WHERE job_id = ?1 AND side = 'B' AND status = 'ok' AND kind = 'measure'",
 			  "i", job_id);
 }
 

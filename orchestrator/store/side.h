@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "store/db.h"
+#include "store/result.h"
 
 /* Boot values of one (workload, metric) on one side, in query order. */
 struct group {
@@ -65,7 +66,7 @@ struct side_sel {
 
 /* The runs outside jobs of a kernel side, for side_boots_sql()'s RAW. */
 #define RAW_KERNEL_RUNS \
-	" WHERE r.kernel_label = ?1 AND r.job_id IS NULL AND r.status = 'ok' AND r.seq >= ?3" \
+	" WHERE r.kernel_label = ?1 AND r.job_id IS NULL AND " RESULT_MEASURED_SQL " AND r.seq >= ?3" \
 	" AND CAST(?2 AS TEXT) IS NULL"
 
 /* Mean profile share per (workload, symbol) over the measured runs that have a profile. */

@@ -81,6 +81,17 @@ static void runs(struct db *db, int64_t id, double la, double lb)
 			       "id", run_id, seq ? level * wiggle[(b + seq) % 4] : 5.0);
 			run_id++;
 		}
+		/*
+		 * Its observation run (issue 34): a probe that halves side A's tps and
+		 * doubles B's. Were it read by a comparison, a history point, a
+		 * confirmation or the summaries, every verdict below would change.
+		 */
+		db_run(db, "INSERT INTO runs (id, uid, job_id, boot_id, side, workload, seq, status, created, kind, observes) "
+		       "VALUES (?, ?, ?, ?, ?, 'rr', 3, 'ok', 0, 'observe', 'bpftrace')", "isiis", run_id,
+		       f("r%lld", (long long)run_id), id, boot, order[b] == 'A' ? "A" : "B");
+		db_run(db, "INSERT INTO metrics (run_id, name, value, unit, better) VALUES (?, 'tps', ?, '1/s', 'higher')",
+		       "id", run_id, order[b] == 'A' ? level / 2 : level * 2);
+		run_id++;
 	}
 	result_rebuild_summaries(db);	/* runs written by SQL: their per-boot summaries */
 }

@@ -61,8 +61,69 @@ static const char *jstr(struct json_object *o, const char *path1, int idx, const
 	return v ? json_object_get_string(v) : NULL;
 }
 
+/* The monitors of a run spec as one string ("cpu nic"). */
+static void spec_monitors(const char *spec_text, char *out, size_t n)
+{
+	struct json_object *o = json_tokener_parse(spec_text), *m = NULL;
+
+	out[0] = '\0';
+	if (o && json_object_object_get_ex(o, "monitors", &m))
+		for (size_t i = 0; i < json_object_array_length(m); i++)
+			snprintf(out + strlen(out), n - strlen(out), "%s%s", i ? " " : "",
+				 json_object_get_string(json_object_array_get_idx(m, i)));
+	json_object_put(o);
+}
+
+/*
+ * Measurement runs carry only the monitors read at the window's edges;
+ * an observation run adds the one it observes, a bare one none; the
+ * server never runs a monitor (issue 34, docs/observation.md).
+ */
+static void test_run_monitors(void)
+{
+	struct conf_machine dut = { .name = "d", .addr = "198.18.0.1" }, peer = { .name = "p", .addr = "198.18.0.2" };
+	struct job_ctx j;
+	struct job_spec_workload w;
+	struct server_run sr = { 0, NULL, 2, 30 };
+	struct json_object *mon = json_tokener_parse("[\"cpu\", \"perf-profile\", \"nic\", \"bpftrace\", \"perf-stat\"]");
+	char got[256], *spec;
+
+	memset(&j, 0, sizeof(j));
+	memset(&w, 0, sizeof(w));
+	j.dut = &dut;
+	j.peer = &peer;
+	w.name = "rr";
+	w.type = "udp_rr";
+	w.monitors = mon;
+	w.params = json_object_new_object();
+	w.duration_s = 2;
+	w.warmup_s = 1;
+	ok(monitor_observes("bpftrace") && monitor_observes("perf-profile"), "probes and samplers observe");
+	ok(!monitor_observes("cpu") && !monitor_observes("nic") && !monitor_observes("perf-stat"),
+	   "counters read at the window's edges measure");
+	spec = run_spec(&j, &w, "u1", 0, NULL, NULL);
+	spec_monitors(spec, got, sizeof(got));
+	is_str(got, "cpu nic perf-stat", "a measurement run carries the edge monitors only");
+	free(spec);
+	spec = run_spec(&j, &w, "u2", 0, NULL, "bpftrace");
+	spec_monitors(spec, got, sizeof(got));
+	is_str(got, "cpu nic bpftrace perf-stat", "an observation run adds the monitor it observes");
+	free(spec);
+	spec = run_spec(&j, &w, "u3", 0, NULL, OBSERVE_BARE);
+	spec_monitors(spec, got, sizeof(got));
+	is_str(got, "", "a bare observation run has no monitor");
+	free(spec);
+	spec = run_spec(&j, &w, "u4", 1, &sr, "bpftrace");
+	spec_monitors(spec, got, sizeof(got));
+	is_str(got, "", "the server runs no monitor");
+	free(spec);
+	json_object_put(mon);
+	json_object_put(w.params);
+}
+
 int main(void)
 {
+	test_run_monitors();
 	char order[64], order2[64], path[512], *text;
 	struct klab_config cfg;
 	struct db *db;
@@ -133,14 +194,21 @@ int main(void)
 		typed(spec, &js);
 		ok(!job_plan(&js, 42, &plan), "plan");
 		job_spec_release(&js);
-		/* 3 (intake, 2 builds) + lease + 4 boots x (4 + 3 runs x 2 workloads + restore) + 4 */
-		is_int(plan.n, 3 + 1 + 4 * (4 + 6 + 1) + 4, "plan has every step");
+		/*
+		 * 3 (intake, 2 builds) + lease + 4 boots x (4 + 3 runs x 2 workloads + restore) + 4,
+		 * and in the first boot of each side (ABBA or BAAB: boots 1 and 2) the observation
+		 * runs of rr, whose only monitor (cpu) is read at the edges: its bare run
+		 */
+		is_int(plan.n, 3 + 1 + 4 * (4 + 6 + 1) + 2 + 4, "plan has every step");
 		is_str(plan.v[0], "intake", "first step");
 		is_str(plan.v[3], "lease", "lease after the builds");
 		is_str(plan.v[4], "boot:1:deploy", "then boot 1");
 		is_str(plan.v[8], "run:1:rr:0", "runs: warm-up run first");
 		is_str(plan.v[9], "run:1:tx:0", "workloads interleaved within a run index");
-		is_str(plan.v[14], "boot:1:restore", "restore closes the boot");
+		is_str(plan.v[14], "obs:1:rr:bare", "observation runs after the measurement runs");
+		is_str(plan.v[15], "boot:1:restore", "restore closes the boot");
+		is_str(plan.v[16 + 10], "obs:2:rr:bare", "the first boot of the other side observes too");
+		is_str(plan.v[16 + 12 + 10], "boot:3:restore", "boot 3 has no observation run");
 		is_str(plan.v[plan.n - 1], "notify", "notify last");
 		strvec_clear(&plan);
 		json_object_put(spec);

@@ -17,7 +17,7 @@
  */
 static void test_demo(void)
 {
-	const struct mc_run runs[] = {
+	const struct run_cost runs[] = {
 		M('A', 1, 0, 1e6, 9999), M('A', 1, 1, 1e9 / 3081, 3081), M('A', 1, 2, 1e9 / 3081, 3081),
 		O('A', 1, "bpftrace", 1e9 / 6654, 6654), O('A', 1, "bare", 1e9 / 3080.9, NAN),
 		M('B', 2, 1, 1e9 / 3064, 3064), M('B', 2, 2, 1e9 / 3064, 3064),
@@ -44,7 +44,7 @@ static void test_demo(void)
 /* A sampler that costs both sides the same is not flagged; a lower-is-better rate turns round. */
 static void test_alike(void)
 {
-	const struct mc_run runs[] = {
+	const struct run_cost runs[] = {
 		M('A', 1, 0, 100, 10), M('A', 1, 1, 100, 10), O('A', 1, "perf-profile", 101, 10.1),
 		M('B', 2, 0, 50, 5), M('B', 2, 1, 50, 5), O('B', 2, "perf-profile", 50.5, 5.05),
 	};
@@ -60,7 +60,7 @@ static void test_alike(void)
 /* Observation runs without measurement runs in their boot, or of no side, give no row. */
 static void test_no_reference(void)
 {
-	const struct mc_run runs[] = {
+	const struct run_cost runs[] = {
 		O('A', 1, "bpftrace", 100, 10), M('B', 2, 0, 100, 10), O('B', 2, "bpftrace", 90, 11),
 		O('X', 2, "bpftrace", 90, 11),
 	};
