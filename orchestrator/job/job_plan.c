@@ -72,8 +72,8 @@ static int observation_boot(const struct job_spec *spec, const char *order, size
 /*
  * The keys of boot B: deploy, verify, agent, prepare, RUNS rounds of every
  * workload (the measurement runs), in an observation boot the observation
- * runs of every workload (one per observation monitor it lists, then a bare
- * one), restore. A plan that grows (more boots while a comparison is
+ * runs of every workload that lists an observation monitor (one per such
+ * monitor, then a bare one), restore. A plan that grows (more boots while a comparison is
  * undecided) appends boots with this, in the order spec_order() gives.
  */
 static void plan_boot(struct strvec *keys, size_t b, const struct job_spec *spec, int runs, int observe)
@@ -87,14 +87,16 @@ static void plan_boot(struct strvec *keys, size_t b, const struct job_spec *spec
 			strvec_pushf(keys, "run:%zu:%s:%d", b, spec->workloads[w].name, r);
 	for (size_t w = 0; observe && w < spec->n_workloads; w++) {
 		const struct job_spec_workload *wl = &spec->workloads[w];
-		size_t n = wl->monitors ? json_object_array_length(wl->monitors) : 0;
+		size_t n = wl->monitors ? json_object_array_length(wl->monitors) : 0, observers = 0;
 
 		for (size_t i = 0; i < n; i++) {
 			const char *m = json_object_get_string(json_object_array_get_idx(wl->monitors, i));
-			if (m && monitor_observes(m))
+			if (m && monitor_observes(m)) {
 				strvec_pushf(keys, "obs:%zu:%s:%s", b, wl->name, m);
+				observers++;
+			}
 		}
-		if (n)
+		if (observers)
 			strvec_pushf(keys, "obs:%zu:%s:" OBSERVE_BARE, b, wl->name);
 	}
 	strvec_pushf(keys, "boot:%zu:restore", b);

@@ -22,7 +22,7 @@
 	"[profile \"a\"]\n\txps = off\n" \
 	"[profile \"b\"]\n\txps = auto\n\tsysctl.net.core.busy_poll = 50\n" \
 	"[workload \"rr\"]\n\ttype = udp_rr\n\tflows = 8\n\tduration = 3s\n\twarmup = 1s\n\tmonitors = cpu nic\n" \
-	"[workload \"tx\"]\n\ttype = udp_tx\n\tpayload_size = 64\n\tduration = 2s\n" \
+	"[workload \"tx\"]\n\ttype = udp_tx\n\tpayload_size = 64\n\tduration = 2s\n\tmonitors = cpu perf-profile\n" \
 	"[job \"tune\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr tx\n\tboots = 2\n\truns = 2\n\twarmup_runs = 1\n\tseed = 42\n" \
 	"[job \"refs\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = dut peer\n\tworkloads = rr\n" \
 	"[job \"refs-none\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = ndut npeer\n\tworkloads = rr\n" \
@@ -197,18 +197,19 @@ int main(void)
 		/*
 		 * 3 (intake, 2 builds) + lease + 4 boots x (4 + 3 runs x 2 workloads + restore) + 4,
 		 * and in the first boot of each side (ABBA or BAAB: boots 1 and 2) the observation
-		 * runs of rr, whose only monitor (cpu) is read at the edges: its bare run
+		 * runs of tx (perf-profile, then bare); rr lists only edge monitors (cpu nic): none
 		 */
-		is_int(plan.n, 3 + 1 + 4 * (4 + 6 + 1) + 2 + 4, "plan has every step");
+		is_int(plan.n, 3 + 1 + 4 * (4 + 6 + 1) + 2 * 2 + 4, "plan has every step");
 		is_str(plan.v[0], "intake", "first step");
 		is_str(plan.v[3], "lease", "lease after the builds");
 		is_str(plan.v[4], "boot:1:deploy", "then boot 1");
 		is_str(plan.v[8], "run:1:rr:0", "runs: warm-up run first");
 		is_str(plan.v[9], "run:1:tx:0", "workloads interleaved within a run index");
-		is_str(plan.v[14], "obs:1:rr:bare", "observation runs after the measurement runs");
-		is_str(plan.v[15], "boot:1:restore", "restore closes the boot");
-		is_str(plan.v[16 + 10], "obs:2:rr:bare", "the first boot of the other side observes too");
-		is_str(plan.v[16 + 12 + 10], "boot:3:restore", "boot 3 has no observation run");
+		is_str(plan.v[14], "obs:1:tx:perf-profile", "observation runs after the measurement runs");
+		is_str(plan.v[15], "obs:1:tx:bare", "then the bare one");
+		is_str(plan.v[16], "boot:1:restore", "restore closes the boot");
+		is_str(plan.v[17 + 11], "obs:2:tx:bare", "the first boot of the other side observes too");
+		is_str(plan.v[17 + 13 + 10], "boot:3:restore", "boot 3 has no observation run");
 		is_str(plan.v[plan.n - 1], "notify", "notify last");
 		strvec_clear(&plan);
 		json_object_put(spec);
