@@ -216,6 +216,12 @@ static const struct keydef schedule_keys[] = {
 	{ "cron", 1 }, { "job", 1 }, { NULL, 0 },
 };
 
+static const struct keydef patchwork_keys[] = {
+	{ "url", 1 }, { "project", 1 }, { "token_file", 1 }, { "tree", 0 }, { "job", 1 }, { "paths", 0 },
+	{ "delegate", 0 }, { "states", 0 }, { "interval", 0 }, { "context", 0 }, { "report_url", 0 },
+	{ "max_lag", 0 }, { "since", 0 }, { "timeout", 0 }, { NULL, 0 },
+};
+
 static const char *const monitors_known[] = { "cpu", "perf-stat", "perf-profile", "bpftrace", "nic", NULL };
 
 static void grow(void **arr, size_t *n, size_t size)
@@ -666,6 +672,60 @@ static void load_schedule(struct parser *p, struct klab_config *c, const struct 
 		check_cron(p, s, sc->cron);
 }
 
+/*
+ * [patchwork "NAME"]: checked here as far as a config can be (URL scheme, a
+ * context patchwork takes: letters, digits, '-', '_', '.'); the token file
+ * is read by the watcher when it polls, so a config check does not need
+ * root's secrets, and its content never enters the config.
+ */
+static void load_patchwork(struct parser *p, struct klab_config *c, const struct raw_section *s)
+{
+	struct conf_patchwork *w;
+	int line;
+
+	check_keys(p, s, patchwork_keys, NULL);
+	grow((void **)&c->patchworks, &c->n_patchworks, sizeof(*w));
+	w = &c->patchworks[c->n_patchworks - 1];
+	w->name = xstrdup(s->name);
+	w->line = s->line;
+	w->url = dupv(s, "url", "");
+	while (*w->url && w->url[strlen(w->url) - 1] == '/')
+		w->url[strlen(w->url) - 1] = 0;
+	if (*w->url && strncmp(w->url, "https://", 8) && strncmp(w->url, "http://", 7)) {
+		get(s, "url", &line);
+		conf_perr(p, s->file, line, "%s: 'url' must start with https:// or http://, not '%s'", sec_label(s), w->url);
+	}
+	w->project = dupv(s, "project", "");
+	w->token_file = path_value(s, "token_file", "");
+	w->tree = dupv(s, "tree", NULL);
+	w->job = dupv(s, "job", "");
+	split_words(p, s, "paths", &w->paths);
+	w->delegate = dupv(s, "delegate", NULL);
+	split_words(p, s, "states", &w->states);
+	w->interval_ms = dur(p, s, "interval", 300000, 1000);
+	w->timeout_ms = dur(p, s, "timeout", 30000, 1000);
+	w->max_lag_ms = dur(p, s, "max_lag", 0, 1000);
+	{
+		char def[200];
+
+		snprintf(def, sizeof(def), "klab-%s", s->name);
+		w->context = dupv(s, "context", def);
+	}
+	for (const char *q = w->context; *q; q++) {
+		if (!isalnum((unsigned char)*q) && !strchr("-_.", *q)) {
+			get(s, "context", &line);
+			conf_perr(p, s->file, line, "%s: 'context' may hold letters, digits, '-', '_' and '.' only, not '%s'",
+			     sec_label(s), w->context);
+			break;
+		}
+	}
+	w->report_url = dupv(s, "report_url", NULL);
+	if (w->report_url)
+		while (*w->report_url && w->report_url[strlen(w->report_url) - 1] == '/')
+			w->report_url[strlen(w->report_url) - 1] = 0;
+	w->since = dupv(s, "since", NULL);
+}
+
 static const struct raw_section *find_raw(const struct parser *p, const char *type, const char *name)
 {
 	for (size_t i = 0; i < p->n; i++)
@@ -766,6 +826,29 @@ static void check_refs(struct parser *p, struct klab_config *c)
 	}
 }
 
+static void check_patchwork_refs(struct parser *p, struct klab_config *c)
+{
+	for (size_t i = 0; i < c->n_patchworks; i++) {
+		const struct conf_patchwork *w = &c->patchworks[i];
+		const struct raw_section *s = find_raw(p, "patchwork", w->name);
+		int line;
+
+		if (*w->job && !conf_job(c, w->job)) {
+			get(s, "job", &line);
+			conf_perr(p, s->file, line, "%s: job '%s' is not a [job]", sec_label(s), w->job);
+		}
+		if (w->tree && !conf_tree(c, w->tree)) {
+			get(s, "tree", &line);
+			conf_perr(p, s->file, line, "%s: tree '%s' is not a [tree]", sec_label(s), w->tree);
+		} else if (w->tree && conf_job(c, w->job) && conf_job(c, w->job)->tree &&
+			   strcmp(conf_job(c, w->job)->tree, w->tree)) {
+			get(s, "tree", &line);
+			conf_perr(p, s->file, line, "%s: tree '%s' is not the tree of job '%s' ('%s')", sec_label(s),
+				  w->tree, w->job, conf_job(c, w->job)->tree);
+		}
+	}
+}
+
 static void set_lab_defaults(struct conf_lab *l)
 {
 	if (!l->db)
@@ -789,7 +872,8 @@ static void set_lab_defaults(struct conf_lab *l)
 int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
 {
 	struct parser p;
-	static const char *const named[] = { "machine", "tree", "profile", "workload", "job", "schedule", NULL };
+	static const char *const named[] = { "machine", "tree", "profile", "workload", "job", "schedule",
+					     "patchwork", NULL };
 
 	memset(&p, 0, sizeof(p));
 	strvec_init(&p.files);
@@ -814,7 +898,7 @@ int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
 		}
 		if (!is_named) {
 			conf_perr(&p, s->file, s->line, "unknown section '%s' (lab, include, machine, tree, profile, "
-			     "workload, job, schedule)", s->type);
+			     "workload, job, schedule, patchwork)", s->type);
 			continue;
 		}
 		if (!s->name) {
@@ -843,9 +927,13 @@ int conf_load_many(struct klab_config *cfg, const char *const *paths, size_t n)
 			load_job(&p, cfg, s);
 		else if (!strcmp(s->type, "schedule"))
 			load_schedule(&p, cfg, s);
+		else if (!strcmp(s->type, "patchwork"))
+			load_patchwork(&p, cfg, s);
 	}
-	if (!p.errors)
+	if (!p.errors) {
 		check_refs(&p, cfg);
+		check_patchwork_refs(&p, cfg);
+	}
 	set_lab_defaults(&cfg->lab);
 	if (p.errors) {
 		fprintf(stderr, "%s: %d error%s in the configuration\n", n ? paths[0] : "config", p.errors,
@@ -933,6 +1021,14 @@ void conf_free(struct klab_config *c)
 		free(c->schedules[i].job);
 	}
 	free(c->schedules);
+	for (size_t i = 0; i < c->n_patchworks; i++) {
+		struct conf_patchwork *w = &c->patchworks[i];
+
+		free(w->name); free(w->url); free(w->project); free(w->token_file); free(w->tree);
+		free(w->job); strvec_clear(&w->paths); free(w->delegate); strvec_clear(&w->states);
+		free(w->context); free(w->report_url); free(w->since);
+	}
+	free(c->patchworks);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -969,6 +1065,7 @@ FINDER(conf_tree, struct conf_tree, trees, n_trees)
 FINDER(conf_profile, struct conf_profile, profiles, n_profiles)
 FINDER(conf_workload, struct conf_workload, workloads, n_workloads)
 FINDER(conf_job, struct conf_job, jobs, n_jobs)
+FINDER(conf_patchwork, struct conf_patchwork, patchworks, n_patchworks)
 
 const char *conf_workload_param(const struct conf_workload *w, const char *key, const char *def)
 {

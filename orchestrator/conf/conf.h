@@ -132,6 +132,25 @@ struct conf_schedule {
 	int line;
 };
 
+struct conf_patchwork {		/* [patchwork "NAME"]: a patchwork project klabd watches (docs/patchwork.md) */
+	char *name;
+	char *url;		/* the instance, e.g. https://patchwork.kernel.org (no /api) */
+	char *project;		/* the project's linkname or id, e.g. netdevbpf */
+	char *token_file;	/* a file holding the API token (root's, mode 0600/0400) */
+	char *tree;		/* [tree] the series apply to (NULL: the job's) */
+	char *job;		/* [job] queued for each series (the template) */
+	struct strvec paths;	/* globs; a series must touch a file matching one (empty: any) */
+	char *delegate;		/* only series whose patches are delegated to this user (NULL: any) */
+	struct strvec states;	/* only patches in these states (empty: any) */
+	long interval_ms;	/* poll interval (default 5m) */
+	char *context;		/* the check's context (default klab-NAME) */
+	char *report_url;	/* base URL of the report site for target_url (NULL: no link) */
+	long max_lag_ms;	/* a series waiting longer than this is "behind" (0: not checked) */
+	char *since;		/* where a new watcher starts (ISO 8601; NULL: now) */
+	long timeout_ms;	/* one HTTP request (default 30s) */
+	int line;
+};
+
 struct klab_config {
 	char *path;
 	struct conf_lab lab;
@@ -141,6 +160,7 @@ struct klab_config {
 	struct conf_workload *workloads; size_t n_workloads;
 	struct conf_job *jobs; size_t n_jobs;
 	struct conf_schedule *schedules; size_t n_schedules;
+	struct conf_patchwork *patchworks; size_t n_patchworks;
 };
 
 /*
@@ -164,6 +184,7 @@ const struct conf_tree *conf_tree(const struct klab_config *c, const char *name)
 const struct conf_profile *conf_profile(const struct klab_config *c, const char *name);
 const struct conf_workload *conf_workload(const struct klab_config *c, const char *name);
 const struct conf_job *conf_job(const struct klab_config *c, const char *name);
+const struct conf_patchwork *conf_patchwork(const struct klab_config *c, const char *name);
 /* A workload parameter's value, or `def`. */
 const char *conf_workload_param(const struct conf_workload *w, const char *key, const char *def);
 

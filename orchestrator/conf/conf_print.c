@@ -184,4 +184,24 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pv(out, "cron", c->schedules[i].cron);
 		pv(out, "job", c->schedules[i].job);
 	}
+	for (size_t i = 0; i < c->n_patchworks; i++) {
+		const struct conf_patchwork *w = &c->patchworks[i];
+
+		fprintf(out, "\n[patchwork \"%s\"]\n", w->name);
+		pv(out, "url", w->url);
+		pv(out, "project", w->project);
+		pv(out, "token_file", w->token_file);
+		pv(out, "tree", w->tree);
+		pv(out, "job", w->job);
+		pl(out, "paths", &w->paths);
+		pv(out, "delegate", w->delegate);
+		pl(out, "states", &w->states);
+		fprintf(out, "\tinterval = %ldms\n", w->interval_ms);
+		fprintf(out, "\ttimeout = %ldms\n", w->timeout_ms);
+		if (w->max_lag_ms)
+			fprintf(out, "\tmax_lag = %ldms\n", w->max_lag_ms);
+		pv(out, "context", w->context);
+		pv(out, "report_url", w->report_url);
+		pv(out, "since", w->since);
+	}
 }
