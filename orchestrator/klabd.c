@@ -21,6 +21,7 @@
 #include "opt.h"
 #include "rng.h"
 #include "nightly/sched.h"
+#include "watch/watch.h"
 #include "util.h"
 
 static volatile sig_atomic_t got_term, got_hup, job_stop;
@@ -52,6 +53,8 @@ struct daemon {
 	struct { int64_t job; int deaths; } *crashes;
 	size_t n_crashes;
 	int64_t stats_ms;	/* when the planner's statistics were last refreshed (0: not yet) */
+	int64_t *pw_next;	/* per [patchwork] section: when it is polled next (0: now) */
+	size_t n_pw;
 };
 
 static int foreground, check_only, want_man;
@@ -450,6 +453,36 @@ static void fire_schedules(struct daemon *d)
 	sched_fires_free(f, n);
 }
 
+/*
+ * Poll the [patchwork] sections that are due (docs/patchwork.md). A poll
+ * runs in klabd's own process and is bounded (watch_poll()): the jobs it
+ * queues run as children like any other.
+ */
+static void watch_patchworks(struct daemon *d)
+{
+	if (d->n_pw != d->cfg->n_patchworks) {
+		d->pw_next = xrealloc(d->pw_next, (d->cfg->n_patchworks + 1) * sizeof(*d->pw_next));
+		memset(d->pw_next, 0, (d->cfg->n_patchworks + 1) * sizeof(*d->pw_next));
+		d->n_pw = d->cfg->n_patchworks;
+	}
+	for (size_t i = 0; i < d->n_pw && !got_term; i++) {
+		const struct conf_patchwork *w = &d->cfg->patchworks[i];
+		struct watch_stats st;
+
+		if (now_ms() < d->pw_next[i])
+			continue;
+		if (watch_poll(d->db, d->cfg, w, &st))
+			log_msg(LOG_ERR, "patchwork '%s': the poll failed (above); trying again in %ld s", w->name,
+				w->interval_ms / 1000);
+		else if (st.events || st.posted || st.ended || st.transient)
+			log_msg(LOG_INFO, "patchwork '%s': %d event(s), %d new, %d queued, %d filtered, %d ended, "
+				"%d check(s) posted, %d found posted, %d request(s), %d retried%s", w->name, st.events,
+				st.seen, st.queued, st.filtered, st.ended, st.posted, st.found, st.requests, st.retries,
+				st.transient ? "; the server did not answer: the rest at the next poll" : "");
+		d->pw_next[i] = now_ms() + w->interval_ms;
+	}
+}
+
 static void reload(struct daemon *d)
 {
 	struct klab_config *cfg;
@@ -463,6 +496,7 @@ static void reload(struct daemon *d)
 	}
 	free_config(d->cfg);
 	d->cfg = cfg;
+	d->n_pw = (size_t)-1;	/* the watchers poll again at once with the new sections */
 	if (lease_sync_machines(d->db, d->cfg))
 		warn("cannot record the machines of the new configuration");
 	log_msg(LOG_NOTICE, "configuration reloaded: %zu machines, %zu jobs, %zu schedules",
@@ -581,6 +615,7 @@ int main(int argc, char **argv)
 			fire_schedules(&d);
 			start_jobs(&d);
 			start_bisections(&d);
+			watch_patchworks(&d);
 		}
 		nanosleep(&ts, NULL);
 	}
@@ -589,6 +624,7 @@ int main(int argc, char **argv)
 	free_config(d.cfg);
 	free(d.kids);
 	free(d.crashes);
+	free(d.pw_next);
 	free(d.db_path);
 	if (d.lock_fd >= 0)
 		close(d.lock_fd);
