@@ -111,6 +111,7 @@ extern const struct klab_cmd cmd_jobs;		/* cmd/job.c */
 extern const struct klab_cmd cmd_job;		/* cmd/job.c */
 extern const struct klab_cmd cmd_cancel;	/* cmd/job.c */
 extern const struct klab_cmd cmd_schedule;	/* cmd/schedule.c */
+extern const struct klab_cmd cmd_watch;	/* cmd/watch.c */
 extern const struct klab_cmd cmd_bisect;	/* cmd/bisect.c */
 extern const struct klab_cmd cmd_query;		/* cmd/query.c */
 extern const struct klab_cmd cmd_compare;	/* cmd/query.c */
