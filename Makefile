@@ -202,7 +202,8 @@ DEB_PKGS := build-essential pkg-config libjson-c-dev libcurl4-openssl-dev \
 	bpftrace kexec-tools qemu-system-x86 linux-source-6.1 ccache bc bison \
 	flex libelf-dev libssl-dev cpio python3-scipy sockperf iperf3 \
 	chromium busybox-static clang libclang-rt-14-dev xz-utils git curl \
-	python3 procps psmisc kmod util-linux nftables patch binutils bubblewrap
+	python3 procps psmisc kmod util-linux nftables patch binutils bubblewrap \
+	python3-django python3-djangorestframework python3-django-filters
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \

@@ -19,6 +19,7 @@
 #include "job/job.h"
 #include "jsonh.h"
 #include "log.h"
+#include "report/report_watch.h"
 #include "store/patchwork.h"
 #include "strvec.h"
 #include "util.h"
@@ -751,6 +752,9 @@ int watch_poll(struct db *db, const struct klab_config *cfg, const struct conf_p
 	if (pw_series_each(db, w->name, "done", finish, &p) < 0 ||
 	    pw_series_each(db, w->name, "superseded", finish, &p) < 0)
 		goto out;
+	/* the status page of the report site; a failure to write it is logged, not the poll's */
+	if (cfg->lab.report_dir)
+		report_watch_page(db, cfg, cfg->lab.report_dir);
 	ret = 0;
 out:
 	st->requests = p.api.requests;
