@@ -4,13 +4,18 @@
 #include <string.h>
 
 #include "compare/monitor_cost.h"
+#include "stats/stats.h"
 #include "util.h"
 
-/* The mean rate and cost per operation of the measured runs of (side, boot): 0, or -1 when there are none. */
+/*
+ * The mean rate and cost per operation of the measured runs of (side, boot),
+ * and half the 95% interval of one more run's rate in % of the mean (NaN
+ * with fewer than 2 runs): 0, or -1 when there are none.
+ */
 static int boot_reference(const struct run_cost *runs, size_t n, int warmup, char side, int boot,
-			  double *rate, double *per_op)
+			  double *rate, double *per_op, double *ci_pct)
 {
-	double sr = 0, sp = 0;
+	double sr = 0, sp = 0, ss = 0;
 	size_t nr = 0, np = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -29,21 +34,37 @@ static int boot_reference(const struct run_cost *runs, size_t n, int warmup, cha
 	}
 	*rate = nr ? sr / (double)nr : NAN;
 	*per_op = np ? sp / (double)np : NAN;
+	*ci_pct = NAN;
+	if (nr >= 2) {
+		for (size_t i = 0; i < n; i++) {
+			const struct run_cost *r = &runs[i];
+
+			if (!r->observe && r->side == side && r->boot == boot && r->seq >= warmup &&
+			    isfinite(r->rate) && r->rate > 0)
+				ss += (r->rate - *rate) * (r->rate - *rate);
+		}
+		*ci_pct = stats_t_ppf(0.975, (double)nr - 1) * sqrt(ss / (double)(nr - 1)) / *rate *
+			  sqrt(1 + 1 / (double)nr) * 100;
+	}
 	return nr || np ? 0 : -1;
 }
 
 struct acc {
 	int boots;
-	double rate, per_op, per_op_pct;
-	int nrate, nper;
+	double rate, ci2, per_op, per_op_pct;
+	int nrate, nci, nper;
 };
 
-static void acc_add(struct acc *a, double rate_pct, double per_op, double per_op_pct)
+static void acc_add(struct acc *a, double rate_pct, double ci, double per_op, double per_op_pct)
 {
 	a->boots++;
 	if (isfinite(rate_pct)) {
 		a->rate += rate_pct;
 		a->nrate++;
+		if (isfinite(ci)) {
+			a->ci2 += ci * ci;
+			a->nci++;
+		}
 	}
 	if (isfinite(per_op) && isfinite(per_op_pct)) {
 		a->per_op += per_op;
@@ -54,10 +75,12 @@ static void acc_add(struct acc *a, double rate_pct, double per_op, double per_op
 
 static struct mc_side acc_mean(const struct acc *a)
 {
-	struct mc_side s = { a->boots, NAN, NAN, NAN };
+	struct mc_side s = { a->boots, NAN, NAN, NAN, NAN };
 
 	if (a->nrate)
 		s.rate_pct = a->rate / a->nrate;
+	if (a->nci && a->nci == a->nrate)	/* the mean of independent estimates */
+		s.rate_ci = sqrt(a->ci2) / a->nci;
 	if (a->nper) {
 		s.per_op = a->per_op / a->nper;
 		s.per_op_pct = a->per_op_pct / a->nper;
@@ -88,13 +111,13 @@ size_t monitor_cost_table(const struct run_cost *runs, size_t n, int warmup, int
 	memset(acc, 0, sizeof(acc));
 	for (size_t i = 0; i < n; i++) {
 		const struct run_cost *r = &runs[i];
-		double ref_rate, ref_per_op, rate_pct = NAN, per_op = NAN, per_op_pct = NAN;
+		double ref_rate, ref_per_op, ref_ci, rate_pct = NAN, per_op = NAN, per_op_pct = NAN;
 		int bare;
 		size_t k;
 
 		if (!r->observe || !r->observes || (r->side != 'A' && r->side != 'B'))
 			continue;
-		if (boot_reference(runs, n, warmup, r->side, r->boot, &ref_rate, &ref_per_op))
+		if (boot_reference(runs, n, warmup, r->side, r->boot, &ref_rate, &ref_per_op, &ref_ci))
 			continue;
 		if ((k = row_of(rows, &nrows, max, r->observes)) == max)
 			continue;
@@ -109,7 +132,7 @@ size_t monitor_cost_table(const struct run_cost *runs, size_t n, int warmup, int
 			per_op = r->per_op - ref_per_op;
 			per_op_pct = per_op / ref_per_op * 100;
 		}
-		acc_add(&acc[r->side == 'B'][k], rate_pct, per_op, per_op_pct);
+		acc_add(&acc[r->side == 'B'][k], rate_pct, ref_ci, per_op, per_op_pct);
 	}
 	for (size_t k = 0; k < nrows; k++) {
 		struct mc_row *row = &rows[k];

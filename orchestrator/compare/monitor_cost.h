@@ -10,6 +10,14 @@
 struct mc_side {
 	int boots;		/* observation boots that measured it */
 	double rate_pct;	/* extra time per operation, in % of the measurement runs' */
+	/*
+	 * Half the approximate 95% interval of rate_pct from the run-to-run
+	 * spread of the measured runs of its boot(s) (an observation run is one
+	 * more run of that spread): t(.975, n - 1) * CoV * sqrt(1 + 1/n), in %.
+	 * NaN with fewer than 2 measured runs a boot. Under icount it is parts
+	 * per million; on a real clock it says whether a cost is told from noise.
+	 */
+	double rate_ci;
 	double per_op;		/* extra cost per operation (insn or CPU us) */
 	double per_op_pct;	/* the same in % of the measurement runs' cost per operation */
 };

@@ -43,21 +43,26 @@ size_t rep_monitor_costs(struct db *db, int64_t job, const char *wl, const struc
 	return n;
 }
 
-/* "+3573 insn/op (+116%)", or the rate's change alone, or "-". */
+/* "+3573 insn/op (+115.97%), time per op +116.0% [95% CI ...]", the parts that were measured, or "-". */
 static void cost_words(struct buf *b, const struct mc_side *s, const char *per_op)
 {
 	const char *unit = !strcmp(per_op, "insn_per_op") ? "insn/op" : "CPU us/op";
+	size_t len = b->len;
 
 	if (!s->boots) {
 		buf_addstr(b, "not measured");
-	} else if (isfinite(s->per_op)) {
+		return;
+	}
+	if (isfinite(s->per_op))
 		buf_addf(b, "%+.*f %s (%+.2f%%)", !strcmp(per_op, "insn_per_op") ? 0 : 3, s->per_op, unit,
 			 s->per_op_pct);
-	} else if (isfinite(s->rate_pct)) {
-		buf_addf(b, "%+.4f%% time per op", s->rate_pct);
-	} else {
-		buf_addstr(b, "-");
+	if (isfinite(s->rate_pct)) {
+		buf_addf(b, "%stime per op %+.4f%%", b->len > len ? ", " : "", s->rate_pct);
+		if (isfinite(s->rate_ci))
+			buf_addf(b, " [95%% CI %+.4f%%, %+.4f%%]", s->rate_pct - s->rate_ci, s->rate_pct + s->rate_ci);
 	}
+	if (b->len == len)
+		buf_addstr(b, "-");
 }
 
 void rep_monitor_cost_line(struct buf *b, const struct mc_row *row, const char *per_op)

@@ -39,6 +39,24 @@ static void test_demo(void)
 	is_double(rows[1].a.rate_pct, (3081 / 3080.9 - 1) * 100, 1e-9, "the edge monitors' cost on A, from the rate");
 	ok(isnan(rows[1].a.per_op), "a bare run has no cost per op (no cpu monitor)");
 	ok(!rows[1].differs, "edge monitors that cost both sides alike are not flagged");
+	ok(rows[0].a.rate_ci >= 0 && rows[0].a.rate_ci < 1e-9, "two equal measured runs: an interval of nothing");
+}
+
+/* The interval of a cost from the measured runs' spread: t(.975, n - 1) CoV sqrt(1 + 1/n). */
+static void test_interval(void)
+{
+	const struct run_cost runs[] = {
+		M('A', 1, 1, 99, NAN), M('A', 1, 2, 101, NAN), M('A', 1, 3, 100, NAN), O('A', 1, "bpftrace", 90, NAN),
+		M('B', 2, 1, 100, NAN), O('B', 2, "bpftrace", 90, NAN),
+	};
+	struct mc_row rows[1];
+	size_t n = monitor_cost_table(runs, sizeof(runs) / sizeof(runs[0]), 1, 1, 0.1, rows, 1);
+
+	is_int(n, 1, "one monitor");
+	is_double(rows[0].a.rate_pct, (100.0 / 90 - 1) * 100, 1e-9, "A: 11.1%% more time per op");
+	is_double(rows[0].a.rate_ci, 4.302652729749464 * 0.01 * sqrt(1 + 1.0 / 3) * 100, 1e-6,
+		  "A's interval: t(.975, 2) x CoV 1%% x sqrt(4/3)");
+	ok(isnan(rows[0].b.rate_ci), "one measured run on B: no interval");
 }
 
 /* A sampler that costs both sides the same is not flagged; a lower-is-better rate turns round. */
@@ -80,5 +98,6 @@ int main(void)
 	test_demo();
 	test_alike();
 	test_no_reference();
+	test_interval();
 	return done_testing();
 }
