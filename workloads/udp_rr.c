@@ -35,10 +35,11 @@ struct rr_hdr {
 static const char rr_usage[] =
 	"usage: klab-udp-rr server --port P [--addr A] [--threads T] [--response-size N]\n"
 	"                          --duration S [--cpus LIST] [--busy-poll USEC] [-6]\n"
-	"                          [--ready-fd N] [--start-wait S]\n"
+	"                          [--ready-fd N] [--start-wait S] [--idle-end S]\n"
 	"       klab-udp-rr client --addr A --port P --flows F [--threads T] [--request-size N]\n"
 	"                          [--response-size N] --duration S [--warmup S] [--burst K]\n"
-	"                          [--cpus LIST] [--busy-poll USEC] [--rto-ms MS] [-6]\n";
+	"                          [--cpus LIST] [--busy-poll USEC] [--rto-ms MS] [-6]\n"
+	"                          [--ops N [--warmup-ops N]] [--seed S [--src-ports LO-HI]]\n";
 
 struct rr_params {
 	struct wl_gen g;	/* g.listen: the server */
@@ -60,6 +61,8 @@ static int rr_parse(int argc, char **argv, struct wl_gen *g)
 		{ "warmup", 1, &g->arg.warmup }, { "burst", 1, &burst }, { "cpus", 1, &g->cpus_s },
 		{ "busy-poll", 1, &bp }, { "rto-ms", 1, &rto }, { "6", 0, &g->arg.v6 },
 		{ "ready-fd", 1, &g->arg.ready_fd }, { "start-wait", 1, &g->arg.start_wait },
+		{ "ops", 1, &g->arg.ops }, { "warmup-ops", 1, &g->arg.warmup_ops }, { "seed", 1, &g->arg.seed },
+		{ "src-ports", 1, &g->arg.src_ports }, { "idle-end", 1, &g->arg.idle_end },
 		{ NULL, 0, NULL },
 	};
 	int role = wl_gen_role(argc, argv, "server", "client");
@@ -107,7 +110,7 @@ static int rr_parse(int argc, char **argv, struct wl_gen *g)
 	}
 	if (!g->listen && g->threads > p->flows)
 		g->threads = p->flows;
-	return 0;
+	return wl_gen_work(g, g->listen ? 0 : p->flows, 1);
 }
 
 static struct json_object *rr_params_json(const struct rr_params *p)
@@ -130,6 +133,7 @@ static struct json_object *rr_params_json(const struct rr_params *p)
 		json_object_object_add(o, "start_wait_s", wl_jdouble((double)p->g.start_wait_ms / 1000.0));
 	json_object_object_add(o, "busy_poll_us", wl_jint((uint64_t)p->busy_poll));
 	json_object_object_add(o, "cpus", p->g.cpus_s ? json_object_new_string(p->g.cpus_s) : NULL);
+	wl_gen_params_work(&p->g, o);
 	return o;
 }
 
@@ -171,15 +175,24 @@ struct rr_cthread {
 
 struct rr_client {
 	struct rr_params *p;
+	/*
+	 * The measured window [warm_ns, end_ns). A run sized by work (--ops)
+	 * does not know its edges ahead: warm_ns is UINT64_MAX until the
+	 * warm-up's last transaction, end_ns the time limit until the window's
+	 * last one; the thread that completes it stores the edge (WL_STORE).
+	 */
 	uint64_t start_ns, warm_ns, end_ns, rto_ns;
+	struct wl_work work;	/* --ops */
+	uint64_t win_start, win_end;	/* --ops: the window's edges as reached (0: not yet) */
 	int stop;		/* set by the main thread */
 	struct rr_flow *flows;
 	struct rr_cthread *th;
+	uint16_t *src_ports;	/* --seed: flow i's source port */
 };
 
 static inline int in_window(const struct rr_client *c, uint64_t now)
 {
-	return now >= c->warm_ns && now < c->end_ns;
+	return now >= WL_LOAD(&c->warm_ns) && now < WL_LOAD(&c->end_ns);
 }
 
 /* Start a new transaction on a slot (a fresh seq); a failed send stays armed for the RTO. */
@@ -212,7 +225,7 @@ static void rr_send(struct rr_cthread *t, struct rr_flow *f, uint32_t slot, uint
 static void rr_response(struct rr_cthread *t, struct rr_flow *f, ssize_t r, uint64_t now)
 {
 	struct rr_client *c = t->c;
-	int win = in_window(c, now);
+	int win = in_window(c, now), done_win;
 	struct rr_hdr h;
 	struct rr_slot *s;
 
@@ -237,7 +250,21 @@ static void rr_response(struct rr_cthread *t, struct rr_flow *f, ssize_t r, uint
 	}
 	s = &f->slots[h.slot];
 	WL_ADD(&t->all.done, 1);
-	if (win) {
+	done_win = win;
+	if (c->p->g.ops) {	/* the window is operations W+1 .. W+N, in completion order */
+		int edges;
+
+		done_win = wl_work_done(&c->work, 1, &edges) > 0;
+		if (edges & WL_WORK_WARM) {
+			WL_STORE(&c->win_start, now);
+			WL_STORE(&c->warm_ns, now);
+		}
+		if (edges & WL_WORK_END) {
+			WL_STORE(&c->win_end, now);
+			WL_STORE(&c->end_ns, now);	/* every thread stops at its next look */
+		}
+	}
+	if (done_win) {
 		WL_ADD(&t->win.done, 1);
 		WL_ADD(&f->done_win, 1);
 		hist_add(&t->hist, now - s->t_sent);
@@ -339,7 +366,7 @@ static void *rr_client_thread(void *arg)
 		}
 		if (!now)
 			now = wl_now_ns();
-		if (now >= c->end_ns)
+		if (now >= WL_LOAD(&c->end_ns))
 			break;
 		if (now >= next_scan) {
 			rr_scan(t, now);
@@ -359,6 +386,11 @@ static int rr_client_setup(struct rr_client *c)
 
 	wl_addr_str(&p->g.addr, as, sizeof(as));
 	wl_raise_nofile(p->flows + p->g.threads + 64);
+	if (p->g.seeded) {
+		c->src_ports = xcalloc((size_t)p->flows, sizeof(*c->src_ports));
+		if (wl_seed_ports(p->g.seed, p->g.src_lo, p->g.src_hi, p->flows, c->src_ports))
+			return -1;
+	}
 	for (i = 0; i < p->flows; i++) {
 		struct rr_flow *f = &c->flows[i];
 
@@ -366,6 +398,13 @@ static int rr_client_setup(struct rr_client *c)
 		f->fd = socket(p->g.addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (f->fd < 0)
 			return error_errno("cannot open the socket of flow %ld of %ld", i + 1, p->flows);
+		if (c->src_ports) {
+			char what[32];
+
+			snprintf(what, sizeof(what), "flow %ld", i + 1);
+			if (wl_bind_src(&p->g, f->fd, c->src_ports[i], what))
+				return -1;
+		}
 		if (connect(f->fd, (struct sockaddr *)&p->g.addr, p->g.addrlen))
 			return error_errno("cannot connect flow %ld to %s", i + 1, as);
 		if (wl_set_busy_poll(f->fd, p->busy_poll) || wl_set_timeouts(f->fd, tick_ms, 1000))
@@ -477,6 +516,11 @@ static int rr_client(struct rr_params *p)
 	c.start_ns = wl_now_ns();
 	c.warm_ns = c.start_ns + (uint64_t)p->g.warmup_ms * 1000000u;
 	c.end_ns = c.warm_ns + (uint64_t)p->g.duration_ms * 1000000u;
+	if (p->g.ops) {		/* --duration is the limit; the edges come with the work */
+		wl_work_init(&c.work, (uint64_t)p->g.warmup_ops, (uint64_t)p->g.ops);
+		c.win_start = p->g.warmup_ops ? 0 : c.start_ns;
+		c.warm_ns = p->g.warmup_ops ? UINT64_MAX : c.start_ns;
+	}
 	for (i = 0; i < p->g.threads; i++, started++) {
 		int err = pthread_create(&c.th[i].tid, NULL, rr_client_thread, &c.th[i]);
 
@@ -487,16 +531,19 @@ static int rr_client(struct rr_params *p)
 		}
 	}
 
-	/* per-second series of the measured window, sampled by this thread */
-	if (started == p->g.threads) {
+	/* per-second series of the measured window, sampled by this thread; a
+	 * run sized by work has none (its window's edges are not known ahead,
+	 * and this thread stays asleep in pthread_join meanwhile) */
+	if (started == p->g.threads && !p->g.ops) {
 		json_object_put(series);
 		series = wl_series(c.warm_ns, c.end_ns, "tps", rr_sum_done, &c, &c.stop);
 	}
-	if (wl_stop)
-		stopped_early = 1;
-	WL_STORE(&c.stop, 1);
+	if (!p->g.ops || started < p->g.threads)
+		WL_STORE(&c.stop, 1);	/* (a run sized by work ends by itself) */
 	for (i = 0; i < started; i++)
 		pthread_join(c.th[i].tid, NULL);
+	if (wl_stop)
+		stopped_early = 1;
 	for (i = 0; i < started; i++)
 		if (c.th[i].failed)
 			goto out;
@@ -511,8 +558,14 @@ static int rr_client(struct rr_params *p)
 		hist_merge(h, &c.th[i].hist);
 	}
 	measured_ns = wl_now_ns();
-	measured_ns = measured_ns > c.end_ns ? c.end_ns : measured_ns;
-	measured_ns = measured_ns > c.warm_ns ? measured_ns - c.warm_ns : 0;
+	if (p->g.ops) {		/* the window from the warm-up's last transaction to its own last */
+		uint64_t a = c.win_start, b = c.win_end ? c.win_end : measured_ns < c.end_ns ? measured_ns : c.end_ns;
+
+		measured_ns = a && b > a ? b - a : 0;
+	} else {
+		measured_ns = measured_ns > c.end_ns ? c.end_ns : measured_ns;
+		measured_ns = measured_ns > c.warm_ns ? measured_ns - c.warm_ns : 0;
+	}
 	secs = (double)measured_ns / 1e9;
 	per_flow = xcalloc((size_t)p->flows, sizeof(*per_flow));
 	for (i = 0; i < p->flows; i++)
@@ -588,9 +641,16 @@ static int rr_client(struct rr_params *p)
 			      (unsigned long long)all.sent);
 		rc = 1;
 	}
+	if (!rc && p->g.ops && !c.win_end && !stopped_early)
+	{
+		error("the run did %llu of %ld transactions before its time limit of %.1f s",
+		      (unsigned long long)win.done, p->g.ops, (double)p->g.duration_ms / 1000.0);
+		rc = 1;
+	}
 out:
 	json_object_put(series);
 	json_object_put(doc);
+	free(c.src_ports);
 	for (i = 0; i < p->flows; i++) {
 		if (c.flows[i].fd >= 0)
 			close(c.flows[i].fd);
@@ -650,7 +710,7 @@ static void *rr_server_thread(void *arg)
 	struct sockaddr_storage from[RR_SRV_BATCH];
 	struct wl_rxbatch bt = { 0 };
 	int i, used = RR_SRV_BATCH;
-	unsigned iter = 0;
+	unsigned iter = 0, idle = 0;	/* receive timeouts (100 ms) in a row */
 
 	if (wl_pin_self(&t->p->g.cpus, t->idx)) {
 		t->failed = 1;
@@ -692,9 +752,13 @@ static void *rr_server_thread(void *arg)
 			used = 0;
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				wl_errs_add(&t->errs, errno);
+			else if (errno != EINTR && t->p->g.idle_end_ms && WL_LOAD(t->first_ns) &&
+				 (long)++idle * 100 >= t->p->g.idle_end_ms)
+				break;	/* --idle-end: the client is done */
 			iter = 31;	/* read the deadline next */
 			continue;
 		}
+		idle = 0;
 		used = n;
 		if (!WL_LOAD(t->first_ns))
 			rr_first_request(t);

@@ -39,8 +39,10 @@ static const char tx_usage[] =
 	"usage: klab-udp-tx send --addr A --port P [--threads T] [--size N]\n"
 	"                        [--engine sendmmsg|sendto|io_uring] [--batch B] [--gso N]\n"
 	"                        [--rate PPS] --duration S [--warmup S] [--cpus LIST] [-6]\n"
+	"                        [--ops N [--warmup-ops N]] [--seed S [--src-ports LO-HI]]\n"
 	"       klab-udp-tx sink --port P [--addr A] [--threads T] --duration S [--warmup S]\n"
-	"                        [--poll-us N] [--cpus LIST] [-6] [--ready-fd N] [--start-wait S]\n";
+	"                        [--poll-us N] [--cpus LIST] [-6] [--ready-fd N] [--start-wait S]\n"
+	"                        [--idle-end S]\n";
 
 enum tx_engine { ENGINE_SENDMMSG, ENGINE_SENDTO, ENGINE_IO_URING };
 static const char *const engine_names[] = { "sendmmsg", "sendto", "io_uring" };
@@ -65,7 +67,10 @@ static int tx_parse(int argc, char **argv, struct wl_gen *g)
 		{ "gso", 1, &gso }, { "rate", 1, &rate }, { "duration", 1, &g->arg.duration },
 		{ "warmup", 1, &g->arg.warmup }, { "cpus", 1, &g->cpus_s }, { "6", 0, &g->arg.v6 },
 		{ "poll-us", 1, &poll }, { "ready-fd", 1, &g->arg.ready_fd },
-		{ "start-wait", 1, &g->arg.start_wait }, { NULL, 0, NULL },
+		{ "start-wait", 1, &g->arg.start_wait },
+		{ "ops", 1, &g->arg.ops }, { "warmup-ops", 1, &g->arg.warmup_ops }, { "seed", 1, &g->arg.seed },
+		{ "src-ports", 1, &g->arg.src_ports }, { "idle-end", 1, &g->arg.idle_end },
+		{ NULL, 0, NULL },
 	};
 	int role = wl_gen_role(argc, argv, "send", "sink");
 	size_t i;
@@ -111,7 +116,9 @@ static int tx_parse(int argc, char **argv, struct wl_gen *g)
 			return error("invalid --gso '%s': --size %ld would make %ld segments (at most %ld)",
 				     gso, p->size, p->segs, TX_MAX_SEGS);
 	}
-	return wl_gen_where(g);
+	if (wl_gen_where(g))
+		return -1;
+	return wl_gen_work(g, g->listen ? 0 : g->threads, p->segs);
 }
 
 static struct json_object *tx_params_json(const struct tx_params *p)
@@ -131,6 +138,7 @@ static struct json_object *tx_params_json(const struct tx_params *p)
 	json_object_object_add(o, "duration_s", wl_jdouble((double)p->g.duration_ms / 1000.0));
 	json_object_object_add(o, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
 	json_object_object_add(o, "cpus", p->g.cpus_s ? json_object_new_string(p->g.cpus_s) : NULL);
+	wl_gen_params_work(&p->g, o);
 	return o;
 }
 
@@ -142,6 +150,7 @@ struct tx_thread {
 	const struct tx_params *p;
 	uint64_t warm_ns, end_ns;	/* a sink's first packet may move them (--start-wait) */
 	struct tx_run *run;
+	struct wl_work *work;		/* --ops: the run's, shared */
 	const int *stop;
 	uint64_t pkts_all, bytes_all, calls_all;
 	uint64_t pkts_win, bytes_win;	/* read by the main thread for the series */
@@ -153,11 +162,23 @@ struct tx_thread {
 	int failed;
 };
 
+static void tx_work_edges(struct tx_thread *t, uint64_t now, int edges);
+
 static void tx_count(struct tx_thread *t, uint64_t now, uint64_t pkts, uint64_t bytes)
 {
 	t->pkts_all += pkts;
 	t->bytes_all += bytes;
-	if (now >= WL_LOAD(&t->warm_ns) && now < WL_LOAD(&t->end_ns)) {
+	if (t->p->g.ops && !t->p->g.listen) {	/* the window is packets W+1 .. W+N, as they complete */
+		int edges;
+		uint64_t in = wl_work_done(t->work, pkts, &edges);
+
+		if (in) {
+			WL_ADD(&t->pkts_win, in);
+			WL_ADD(&t->bytes_win, bytes * in / pkts);
+		}
+		if (edges)
+			tx_work_edges(t, now, edges);
+	} else if (now >= WL_LOAD(&t->warm_ns) && now < WL_LOAD(&t->end_ns)) {
 		WL_ADD(&t->pkts_win, pkts);
 		WL_ADD(&t->bytes_win, bytes);
 	}
@@ -208,14 +229,24 @@ static int tx_send_loop(struct tx_thread *t)
 			msgs[i].msg_hdr.msg_iovlen = 1;
 		}
 	}
-	while (!wl_stop && !WL_LOAD(t->stop) && now < t->end_ns) {
+	while (!wl_stop && !WL_LOAD(t->stop) && now < WL_LOAD(&t->end_ns)) {
 		int r;
 
 		tx_pace(t, start, sent, pps);
 		if (p->engine == ENGINE_SENDMMSG) {
-			r = sendmmsg(t->fd, msgs, batch, 0);
+			unsigned n = batch;
+
+			if (p->g.ops) {	/* never more than the budget: the last batch is cut */
+				n = (unsigned)(wl_work_take(t->work, (uint64_t)batch * (uint64_t)p->segs) /
+					       (uint64_t)p->segs);
+				if (!n)
+					break;
+			}
+			r = sendmmsg(t->fd, msgs, n, 0);
 			now = wl_now_ns();
 			t->calls_all++;
+			if (p->g.ops && (unsigned)(r < 0 ? 0 : r) < n)
+				wl_work_give(t->work, (uint64_t)(n - (unsigned)(r < 0 ? 0 : r)) * (uint64_t)p->segs);
 			if (r < 0) {
 				tx_error(t, now, errno);
 				continue;
@@ -226,11 +257,16 @@ static int tx_send_loop(struct tx_thread *t)
 			unsigned k;
 
 			for (k = 0; k < batch; k++) {
-				ssize_t n = sendto(t->fd, t->buf, (size_t)p->size, 0, NULL, 0);
+				ssize_t n;
 
+				if (p->g.ops && !wl_work_take(t->work, (uint64_t)p->segs))
+					goto done;
+				n = sendto(t->fd, t->buf, (size_t)p->size, 0, NULL, 0);
 				now = wl_now_ns();
 				t->calls_all++;
 				if (n < 0) {
+					if (p->g.ops)
+						wl_work_give(t->work, (uint64_t)p->segs);
 					tx_error(t, now, errno);
 					continue;
 				}
@@ -244,11 +280,19 @@ static int tx_send_loop(struct tx_thread *t)
 
 			/* keep `ring_entries` sends in flight (a send that waits for
 			 * buffer space completes later: never more than the ring) */
-			while (inflight < t->ring_entries && (sqe = io_uring_get_sqe(&t->ring))) {
+			while (inflight < t->ring_entries &&
+			       (!p->g.ops || wl_work_take(t->work, (uint64_t)p->segs))) {
+				if (!(sqe = io_uring_get_sqe(&t->ring))) {
+					if (p->g.ops)
+						wl_work_give(t->work, (uint64_t)p->segs);
+					break;
+				}
 				io_uring_prep_send(sqe, 0, t->buf, (size_t)p->size, 0);
 				sqe->flags |= IOSQE_FIXED_FILE;
 				inflight++;
 			}
+			if (!inflight)
+				break;	/* --ops: the budget is spent and every send completed */
 			r = io_uring_submit_and_wait(&t->ring, 1);
 			now = wl_now_ns();
 			t->calls_all++;
@@ -261,6 +305,8 @@ static int tx_send_loop(struct tx_thread *t)
 				seen++;
 				inflight--;
 				if (cqe->res < 0) {
+					if (p->g.ops)
+						wl_work_give(t->work, (uint64_t)p->segs);
 					tx_error(t, now, -cqe->res);
 					continue;
 				}
@@ -270,6 +316,7 @@ static int tx_send_loop(struct tx_thread *t)
 			io_uring_cq_advance(&t->ring, seen);
 		}
 	}
+done:
 	if (p->engine == ENGINE_IO_URING) {
 		/* drain what is still in flight so every counted send completed */
 		struct io_uring_cqe *cqe;
@@ -299,6 +346,9 @@ struct tx_run {
 	struct tx_thread *th;
 	long n;
 	int stop;
+	struct wl_work work;	/* --ops */
+	long idle;		/* sink threads ended by --idle-end */
+	uint64_t win_start, win_end;	/* --ops: the window's edges as reached (0: not yet) */
 	uint64_t first_ns;	/* a sink's first packet (0: none yet) */
 	uint64_t wait_end_ns;	/* --start-wait: a first packet after this moves nothing */
 };
@@ -321,12 +371,31 @@ static void tx_first_packet(struct tx_thread *t, uint64_t now)
 	}
 }
 
+/* --ops: the thread that completed packet W or W + N records the edge; at the end every sender stops. */
+static void tx_work_edges(struct tx_thread *t, uint64_t now, int edges)
+{
+	struct tx_run *r = t->run;
+	long i;
+
+	if (edges & WL_WORK_WARM) {
+		WL_STORE(&r->win_start, now);
+		for (i = 0; i < r->n; i++)
+			WL_STORE(&r->th[i].warm_ns, now);
+	}
+	if (edges & WL_WORK_END) {
+		WL_STORE(&r->win_end, now);
+		for (i = 0; i < r->n; i++)
+			WL_STORE(&r->th[i].end_ns, now);
+	}
+}
+
 static void *tx_sink_thread(void *arg)
 {
 	struct tx_thread *t = arg;
 	struct mmsghdr msgs[TX_SINK_BATCH];
 	struct iovec iov[TX_SINK_BATCH];
 	struct timespec poll = { t->p->poll_us / 1000000, t->p->poll_us % 1000000 * 1000 };
+	uint64_t last = 0;	/* the last datagram (--idle-end) */
 	int i;
 
 	if (wl_pin_self(&t->p->g.cpus, t->idx)) {
@@ -350,10 +419,18 @@ static void *tx_sink_thread(void *arg)
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				tx_error(t, now, errno);
+			else if (t->p->g.idle_end_ms && last &&
+				 now - last >= (uint64_t)t->p->g.idle_end_ms * 1000000u) {
+				/* --idle-end: the sender is done; the last thread to see it ends the series */
+				if (__atomic_add_fetch(&t->run->idle, 1, __ATOMIC_RELAXED) == t->run->n)
+					WL_STORE(&t->run->stop, 1);
+				break;
+			}
 			else if (poll.tv_nsec)
 				nanosleep(&poll, NULL);
 			continue;
 		}
+		last = now;
 		if (n > 0 && !WL_LOAD(&t->run->first_ns))
 			tx_first_packet(t, now);
 		for (i = 0; i < n; i++)
@@ -363,8 +440,8 @@ static void *tx_sink_thread(void *arg)
 	return NULL;
 }
 
-/* Open and connect a sender's socket (and its ring): 0 or -1 (logged). */
-static int tx_open_sender(struct tx_thread *t)
+/* Open and connect a sender's socket (and its ring), bound to src_port when not 0: 0 or -1 (logged). */
+static int tx_open_sender(struct tx_thread *t, uint16_t src_port)
 {
 	const struct tx_params *p = t->p;
 	char as[80];
@@ -373,6 +450,13 @@ static int tx_open_sender(struct tx_thread *t)
 	t->fd = socket(p->g.addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (t->fd < 0)
 		return error_errno("cannot open a UDP socket");
+	if (src_port) {
+		char what[32];
+
+		snprintf(what, sizeof(what), "sender thread %d", t->idx);
+		if (wl_bind_src(&p->g, t->fd, src_port, what))
+			return -1;
+	}
 	if (connect(t->fd, (const struct sockaddr *)&p->g.addr, p->g.addrlen))
 		return error_errno("cannot connect to %s%s", wl_addr_str(&p->g.addr, as, sizeof(as)),
 				   errno == EINVAL ? " (a blackhole or prohibit route?)" : "");
@@ -426,12 +510,20 @@ static int tx_run(struct tx_params *p)
 	struct json_object *doc = NULL, *series = NULL, *o;
 	uint64_t start, warm, end, first = 0, pkts = 0, bytes = 0, pkts_all = 0, bytes_all = 0, calls = 0, now;
 	int *fds = xcalloc((size_t)p->g.threads, sizeof(int));
+	uint16_t *ports = NULL;	/* --seed: thread i's source port */
 	long i, started = 0;
 	int rc = 1;
 	double secs;
 
 	run.th = th;
 	run.n = p->g.threads;
+	if (p->g.ops)
+		wl_work_init(&run.work, (uint64_t)p->g.warmup_ops, (uint64_t)p->g.ops);
+	if (p->g.seeded && !p->g.listen) {
+		ports = xcalloc((size_t)p->g.threads, sizeof(*ports));
+		if (wl_seed_ports(p->g.seed, p->g.src_lo, p->g.src_hi, p->g.threads, ports))
+			goto out;
+	}
 	for (i = 0; i < p->g.threads; i++)
 		th[i].fd = fds[i] = -1;
 	if (p->g.listen) {
@@ -446,6 +538,7 @@ static int tx_run(struct tx_params *p)
 		t->idx = (int)i;
 		t->p = p;
 		t->run = &run;
+		t->work = &run.work;
 		t->stop = &run.stop;
 		if (p->g.listen) {
 			t->buf = xcalloc(TX_SINK_BATCH, TX_SINK_BUF);
@@ -454,7 +547,7 @@ static int tx_run(struct tx_params *p)
 				goto out;
 		} else {
 			t->buf = xcalloc(1, (size_t)p->size);
-			if (tx_open_sender(t))
+			if (tx_open_sender(t, ports ? ports[i] : 0))
 				goto out;
 		}
 	}
@@ -463,6 +556,11 @@ static int tx_run(struct tx_params *p)
 	/* a sink with --start-wait: this window if no packet comes, else its first packet's */
 	warm = start + (uint64_t)(p->g.start_wait_ms + p->g.warmup_ms) * 1000000u;
 	end = warm + (uint64_t)p->g.duration_ms * 1000000u;
+	if (p->g.ops) {		/* --duration is the limit; the edges come with the work */
+		run.win_start = p->g.warmup_ops ? 0 : start;
+		warm = p->g.warmup_ops ? UINT64_MAX : start;
+		end = start + (uint64_t)p->g.duration_ms * 1000000u;
+	}
 	for (i = 0; i < p->g.threads; i++) {
 		th[i].warm_ns = warm;
 		th[i].end_ns = end;
@@ -488,9 +586,12 @@ static int tx_run(struct tx_params *p)
 				end = warm + (uint64_t)p->g.duration_ms * 1000000u;
 			}
 		}
-		series = wl_series(warm, end, "pps", tx_sum_pkts, &run, &run.stop);
+		/* a run sized by work has no series: its edges are not known ahead */
+		if (!p->g.ops)
+			series = wl_series(warm, end, "pps", tx_sum_pkts, &run, &run.stop);
 	}
-	WL_STORE(&run.stop, 1);
+	if (!p->g.ops || started < p->g.threads)
+		WL_STORE(&run.stop, 1);	/* (a run sized by work ends by itself) */
 	for (i = 0; i < started; i++)
 		pthread_join(th[i].tid, NULL);
 	if (started < p->g.threads)
@@ -507,8 +608,14 @@ static int tx_run(struct tx_params *p)
 		wl_errs_merge(errs_win, &th[i].errs_win);
 	}
 	now = wl_now_ns();
-	now = now > end ? end : now;
-	secs = now > warm ? (double)(now - warm) / 1e9 : 0;
+	if (p->g.ops) {		/* from the warm-up's last packet to the window's last */
+		uint64_t a = run.win_start, b = run.win_end ? run.win_end : now < end ? now : end;
+
+		secs = a && b > a ? (double)(b - a) / 1e9 : 0;
+	} else {
+		now = now > end ? end : now;
+		secs = now > warm ? (double)(now - warm) / 1e9 : 0;
+	}
 
 	doc = json_object_new_object();
 	json_object_object_add(doc, "schema", json_object_new_string("klab-udp-tx/1"));
@@ -546,8 +653,13 @@ static int tx_run(struct tx_params *p)
 		      wl_addr_str(&p->g.addr, as, sizeof(as)),
 		      (unsigned long long)wl_errs_total(errs_all));
 		rc = 1;
+	} else if (!rc && p->g.ops && !run.win_end && !wl_stop) {
+		error("the run sent %llu of %ld packets before its time limit of %.1f s",
+		      (unsigned long long)pkts, p->g.ops, (double)p->g.duration_ms / 1000.0);
+		rc = 1;
 	}
 out:
+	free(ports);
 	json_object_put(series);
 	json_object_put(doc);
 	for (i = 0; i < p->g.threads; i++) {

@@ -139,6 +139,188 @@ struct json_object *wl_gen_params_json(const struct wl_gen *g)
 	return o;
 }
 
+int wl_gen_work(struct wl_gen *g, long nsock, long unit)
+{
+	const struct {
+		const char *name, *val;
+		int listen;	/* 1: the listening role's only */
+	} only[] = {
+		{ "ops", g->arg.ops, 0 }, { "warmup-ops", g->arg.warmup_ops, 0 }, { "seed", g->arg.seed, 0 },
+		{ "src-ports", g->arg.src_ports, 0 }, { "idle-end", g->arg.idle_end, 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(only); i++)
+		if (only[i].val && only[i].listen != g->listen)
+			return error("option '--%s' is for the %s only", only[i].name,
+				     only[i].listen ? "listening role (server, sink)" : "sending role (client, send)");
+	if (g->arg.ops) {
+		if (wl_arg_long("ops", g->arg.ops, 1, 1000000000000L, &g->ops))
+			return -1;
+		if (g->arg.warmup)
+			return error("option '--warmup' does not go with '--ops': size the warm-up by work with '--warmup-ops'");
+		if (g->ops % unit)
+			return error("invalid --ops '%s': expected a multiple of %ld (the packets of one send)",
+				     g->arg.ops, unit);
+	}
+	if (g->arg.warmup_ops) {
+		if (!g->arg.ops)
+			return error("option '--warmup-ops' needs '--ops'");
+		if (wl_arg_long("warmup-ops", g->arg.warmup_ops, 0, 1000000000000L, &g->warmup_ops))
+			return -1;
+		if (g->warmup_ops % unit)
+			return error("invalid --warmup-ops '%s': expected a multiple of %ld (the packets of one send)",
+				     g->arg.warmup_ops, unit);
+	}
+	g->src_lo = WL_SRC_PORTS_LO;
+	g->src_hi = WL_SRC_PORTS_HI;
+	if (g->arg.seed) {
+		long v;
+
+		if (wl_arg_long("seed", g->arg.seed, 0, 4294967295L, &v))
+			return -1;
+		g->seed = (unsigned long)v;
+		g->seeded = 1;
+	}
+	if (g->arg.src_ports) {
+		char *end;
+		long lo, hi;
+
+		if (!g->arg.seed)
+			return error("option '--src-ports' needs '--seed'");
+		errno = 0;
+		lo = strtol(g->arg.src_ports, &end, 10);
+		if (end == g->arg.src_ports || *end != '-' || errno)
+			goto bad_range;
+		hi = strtol(end + 1, &end, 10);
+		if (*end || errno || lo < 1 || hi > 65535 || hi < lo)
+			goto bad_range;
+		g->src_lo = lo;
+		g->src_hi = hi;
+	}
+	if (g->seeded) {
+		long span = g->src_hi - g->src_lo + 1;
+
+		if (nsock > span)
+			return error("invalid --src-ports '%ld-%ld': %ld sockets need %ld source ports, the range has %ld",
+				     g->src_lo, g->src_hi, nsock, nsock, span);
+	}
+	if (g->arg.idle_end &&
+	    wl_arg_duration("idle-end", g->arg.idle_end, 100, 3600000L, &g->idle_end_ms))
+		return -1;
+	return 0;
+bad_range:
+	return error("invalid --src-ports '%s': expected a port range LO-HI within 1-65535", g->arg.src_ports);
+}
+
+void wl_gen_params_work(const struct wl_gen *g, struct json_object *o)
+{
+	if (g->ops) {
+		json_object_object_add(o, "ops", wl_jint((uint64_t)g->ops));
+		json_object_object_add(o, "warmup_ops", wl_jint((uint64_t)g->warmup_ops));
+	}
+	if (g->seeded) {
+		char r[32];
+
+		snprintf(r, sizeof(r), "%ld-%ld", g->src_lo, g->src_hi);
+		json_object_object_add(o, "seed", wl_jint(g->seed));
+		json_object_object_add(o, "src_ports", json_object_new_string(r));
+	}
+	if (g->idle_end_ms)
+		json_object_object_add(o, "idle_end_s", wl_jdouble((double)g->idle_end_ms / 1000.0));
+}
+
+/* splitmix64: a fixed, portable sequence from one 64-bit state */
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+int wl_seed_ports(unsigned long seed, long lo, long hi, long n, uint16_t *out)
+{
+	long span = hi - lo + 1, m = 0, i;
+	uint16_t *all = xcalloc((size_t)span, sizeof(*all));
+	uint64_t x = seed;
+
+	for (i = 0; i < span; i++)
+		all[m++] = (uint16_t)(lo + i);
+	if (n > m) {
+		free(all);
+		return error("%ld source ports do not fit in %ld-%ld", n, lo, hi);
+	}
+	for (i = 0; i < n; i++) {
+		long j = i + (long)(splitmix64(&x) % (uint64_t)(m - i));
+		uint16_t t = all[i];
+
+		all[i] = all[j];
+		all[j] = t;
+		out[i] = all[i];
+	}
+	free(all);
+	return 0;
+}
+
+int wl_bind_src(const struct wl_gen *g, int fd, uint16_t port, const char *what)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1;
+
+	wl_arg_addr("addr", NULL, g->v6, port, &ss, &len);	/* the wildcard: cannot fail */
+	if (g->v6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (!bind(fd, (struct sockaddr *)&ss, len))
+		return 0;
+	if (errno == EADDRINUSE)
+		return error("cannot bind %s to source port %u (--seed %lu, ports %ld-%ld): port in use; "
+			     "give another --seed or --src-ports", what, port, g->seed, g->src_lo, g->src_hi);
+	return error_errno("cannot bind %s to source port %u", what, port);
+}
+
+void wl_work_init(struct wl_work *w, uint64_t warm, uint64_t ops)
+{
+	w->warm = warm;
+	w->ops = ops;
+	w->done = 0;
+	w->left = warm + ops;
+}
+
+uint64_t wl_work_done(struct wl_work *w, uint64_t n, int *edges)
+{
+	uint64_t old = __atomic_fetch_add(&w->done, n, __ATOMIC_RELAXED), new = old + n;
+	uint64_t lo = old > w->warm ? old : w->warm, hi = new < w->warm + w->ops ? new : w->warm + w->ops;
+
+	*edges = 0;
+	if (w->warm && old < w->warm && w->warm <= new)
+		*edges |= WL_WORK_WARM;
+	if (old < w->warm + w->ops && w->warm + w->ops <= new)
+		*edges |= WL_WORK_END;
+	return hi > lo ? hi - lo : 0;
+}
+
+uint64_t wl_work_take(struct wl_work *w, uint64_t n)
+{
+	uint64_t r = __atomic_load_n(&w->left, __ATOMIC_RELAXED), take;
+
+	do {
+		uint64_t lim = r > w->ops ? r - w->ops : r;
+
+		if (!r)
+			return 0;
+		take = n < lim ? n : lim;
+	} while (!__atomic_compare_exchange_n(&w->left, &r, r - take, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return take;
+}
+
+void wl_work_give(struct wl_work *w, uint64_t n)
+{
+	__atomic_fetch_add(&w->left, n, __ATOMIC_RELAXED);
+}
+
 /* How long past its planned end a run may take before the hard deadline ends it. */
 #define WL_HARD_MARGIN_MS 5000L
 

@@ -79,8 +79,15 @@ struct wl_gen {
 	struct wl_cpus cpus;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
+	/* the sending role: a run sized by work, seeded source ports (wl_gen_work) */
+	long ops, warmup_ops;		/* --ops, --warmup-ops (0: the window is timed by --duration) */
+	int seeded;			/* --seed was given */
+	unsigned long seed;
+	long src_lo, src_hi;		/* --src-ports LO-HI (default WL_SRC_PORTS_LO-HI) */
+	long idle_end_ms;		/* listener: --idle-end (0: run to the deadline) */
 	struct {			/* the other shared options, as given */
 		const char *port, *threads, *duration, *warmup, *v6, *ready_fd, *start_wait;
+		const char *ops, *warmup_ops, *seed, *src_ports, *idle_end;
 	} arg;
 };
 
@@ -106,6 +113,73 @@ int wl_gen_listen(struct wl_gen *g);
 int wl_gen_where(struct wl_gen *g);
 /* The shared head of a document's "params": addr (when given), port, ipv6, threads. */
 struct json_object *wl_gen_params_json(const struct wl_gen *g);
+
+/*
+ * Work and seed (docs/workloads.md, "Runs sized by work" and "Seeded
+ * ports"), checked after wl_gen_where(): --ops N and --warmup-ops W (the
+ * sending role; with --ops the warm-up is W operations, so --warmup is
+ * refused, and --duration is the time limit of the whole run), --seed S and
+ * --src-ports LO-HI (the sending role: its `nsock` sockets bind source ports
+ * drawn from LO-HI by S, wl_seed_ports(); `nsock` must fit in the range),
+ * --idle-end S (the listening role). `unit` is how many operations one send
+ * makes (GSO segments): --ops and --warmup-ops must be multiples of it.
+ * 0 or -1 (message printed).
+ */
+int wl_gen_work(struct wl_gen *g, long nsock, long unit);
+/* Add what wl_gen_work() parsed to a document's "params", only the options given (so documents without them keep their shape). */
+void wl_gen_params_work(const struct wl_gen *g, struct json_object *o);
+
+/*
+ * Seeded source ports. A sending socket bound by the kernel (connect()
+ * without bind()) gets a random ephemeral port, so every run of a many-flow
+ * workload lays its sockets out over different hash chains; under icount
+ * that alone spreads udp_rr by 0.5-1.6% from run to run. With --seed the
+ * generator binds the ports itself: n distinct ports of [lo, hi], the first n of a Fisher-Yates shuffle of
+ * the range driven by splitmix64(seed): the same seed gives the same ports
+ * in the same order, another seed other ports (the destination port is not
+ * left out: on loopback a port the server holds fails to bind, naming it).
+ * The default range lies just below Linux's ephemeral range (32768-60999),
+ * where no autobind lands.
+ * 0, or -1 when n ports do not fit (message printed).
+ */
+#define WL_SRC_PORTS_LO 16384
+#define WL_SRC_PORTS_HI 32767
+int wl_seed_ports(unsigned long seed, long lo, long hi, long n, uint16_t *out);
+/*
+ * Bind socket fd (family of g->addr) to source port `port` on the wildcard
+ * address, before its connect(): 0, or -1 after "cannot bind WHAT to source
+ * port P (--seed S, ports LO-HI): port in use; give another --seed or
+ * --src-ports".
+ */
+int wl_bind_src(const struct wl_gen *g, int fd, uint16_t port, const char *what);
+
+/*
+ * A run sized by work: operations (transactions, packets) are numbered in
+ * the order they complete, over all threads; operation k is in the measured
+ * window when W < k <= W + N (W = --warmup-ops, N = --ops). The window is
+ * timed from the completion of operation W (the run's start when W is 0)
+ * to that of operation W + N, by the caller's clock.
+ *
+ * wl_work_done() counts n operations completed: the number of them in the
+ * window, with WL_WORK_WARM / WL_WORK_END set in *edges when operation W /
+ * W + N is among them (the caller then records its clock as that edge).
+ * wl_work_take() reserves up to n operations not yet started (a sender that
+ * must not send more than the budget): how many it may start, 0 when the
+ * budget is spent; a reservation never straddles the end of the warm-up.
+ * wl_work_give() returns reserved operations that were not done (a failed
+ * send).
+ */
+struct wl_work {
+	uint64_t warm, ops;	/* W, N */
+	uint64_t done;		/* operations completed */
+	uint64_t left;		/* operations not yet reserved (wl_work_take) */
+};
+#define WL_WORK_WARM 1
+#define WL_WORK_END 2
+void wl_work_init(struct wl_work *w, uint64_t warm, uint64_t ops);
+uint64_t wl_work_done(struct wl_work *w, uint64_t n, int *edges);
+uint64_t wl_work_take(struct wl_work *w, uint64_t n);
+void wl_work_give(struct wl_work *w, uint64_t n);
 
 /*
  * A generator's main: "--help", "-h" or "help" prints `usage` on stdout

@@ -1,0 +1,156 @@
+#!/bin/bash
+test_description='klab-udp-rr and klab-udp-tx: seeded source ports (--seed) and runs sized by work (--ops) on loopback'
+. "$(dirname "$0")/lib.sh"
+
+JV="python3 $SRCDIR/tests/data/workloads/jv.py"
+test_cleanup 'for p in $(cat "$SCRATCH/pids" 2>/dev/null); do kill -9 $p; done'
+
+# echo_ports NAME PORT: a UDP echo server on 127.0.0.1:PORT that writes the
+# sorted source ports it heard from into NAME.ports once it has been idle for
+# 1 s (or after 20 s); "ready" goes into NAME.ready once it is bound
+echo_ports() {
+	python3 - "$1" "$2" <<'PY' &
+import socket, sys, time
+name, port = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", port))
+s.settimeout(1.0)
+open(name + ".ready", "w").write("ready\n")
+seen, t0, got = set(), time.time(), False
+while time.time() - t0 < 20:
+    try:
+        data, addr = s.recvfrom(2048)
+    except socket.timeout:
+        if got:
+            break
+        continue
+    got = True
+    seen.add(addr[1])
+    s.sendto(data, addr)
+open(name + ".ports", "w").write("".join("%d\n" % p for p in sorted(seen)))
+PY
+	echo $! >>"$SCRATCH/pids"
+}
+
+# rr_ports NAME CLIENT_ARGS...: a client of 16 flows against echo_ports; its ports in NAME.ports
+rr_ports() {
+	local name=$1 port pid; shift
+	port=$(test_free_port)
+	echo_ports "$name" "$port"
+	pid=$!
+	wait_ready "$name.ready" 10 $pid &&
+	"$KLAB_UDP_RR" client --addr 127.0.0.1 --port "$port" --flows 16 --threads 1 --duration 0.3 "$@" \
+		>"$name.json" 2>"$name.err" &&
+	wait $pid &&
+	test "$(wc -l <"$name.ports")" = 16
+}
+
+test_expect_success 'udp-rr: one seed binds the same 16 ports twice, another seed others' '
+	rr_ports s7a --seed 7 && rr_ports s7b --seed 7 && rr_ports s8 --seed 8 &&
+	test_cmp s7a.ports s7b.ports &&
+	! cmp -s s7a.ports s8.ports &&
+	test "$(sort -n s7a.ports s8.ports | uniq -d | wc -l)" -lt 8 &&
+	awk "\$1 < 16384 || \$1 > 32767 { bad = 1 } END { exit bad }" s7a.ports s8.ports &&
+	$JV s7a.json --check "d[\"params\"][\"seed\"] == 7" "d[\"params\"][\"src_ports\"] == \"16384-32767\""
+'
+
+test_expect_success 'udp-rr: without --seed the kernel picks ephemeral ports, and the document has no seed' '
+	rr_ports rnd &&
+	awk "\$1 < 32768 { bad = 1 } END { exit bad }" rnd.ports &&
+	$JV rnd.json --check "\"seed\" not in d[\"params\"]" "\"ops\" not in d[\"params\"]"
+'
+
+test_expect_success 'udp-rr: --src-ports bounds the ports; a port in use is an error naming it' '
+	rr_ports narrow --seed 3 --src-ports 40100-40115 &&
+	seq 40100 40115 >want && test_cmp want narrow.ports &&
+	port=$(test_free_port) &&
+	{ "$KLAB_UDP_RR" server --port "$port" --duration 5 --addr 0.0.0.0 --ready-fd 3 >/dev/null 2>srv.err 3>srv.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready srv.ready 10 $spid &&
+	test_expect_code 1 "$KLAB_UDP_RR" client --addr 127.0.0.1 --port 9 --flows 1 --duration 0.2 \
+		--seed 1 --src-ports "$port-$port" >out 2>err &&
+	test_grep "cannot bind flow 1 to source port $port (--seed 1, ports $port-$port): port in use" err &&
+	kill $spid && ! test -s out
+'
+
+test_expect_success 'udp-tx: senders bind seeded ports too' '
+	port=$(test_free_port) &&
+	echo_ports tx "$port" && pid=$! && wait_ready tx.ready 10 $pid &&
+	"$KLAB_UDP_TX" send --addr 127.0.0.1 --port "$port" --threads 2 --rate 2000 --duration 0.3 \
+		--seed 7 --src-ports 41000-41999 >tx.json &&
+	wait $pid && test "$(wc -l <tx.ports)" = 2 &&
+	rr_ports tx7 --seed 7 --src-ports 41000-41999 &&
+	test -z "$(comm -23 tx.ports tx7.ports)" &&
+	awk "\$1 < 41000 || \$1 > 41999 { bad = 1 } END { exit bad }" tx.ports
+'
+
+# rr_ops NAME SERVER_ARGS -- CLIENT_ARGS: server (with --ready-fd) and client on a free port
+rr_ops() {
+	local name=$1 port sargs=() spid; shift
+	while [ "$1" != -- ]; do sargs+=("$1"); shift; done; shift
+	port=$(test_free_port)
+	"$KLAB_UDP_RR" server --port "$port" "${sargs[@]}" --ready-fd 3 >"$name.srv.json" 2>"$name.srv.err" 3>"$name.srv.ready" &
+	spid=$!
+	echo $spid >>"$SCRATCH/pids"
+	wait_ready "$name.srv.ready" 10 $spid || return 1
+	"$KLAB_UDP_RR" client --addr 127.0.0.1 --port "$port" "$@" >"$name.cli.json" 2>"$name.cli.err"
+	echo $? >"$name.rc"
+	wait $spid
+}
+
+test_expect_success 'udp-rr --ops: N transactions in the window, the rate over its own time, the server ends when idle' '
+	start=$(date +%s%N) &&
+	rr_ops ops --duration 20 --idle-end 0.5 -- --flows 4 --threads 2 --duration 20 --ops 5000 --warmup-ops 500 --seed 5 &&
+	end=$(date +%s%N) &&
+	test "$(cat ops.rc)" = 0 &&
+	$JV ops.cli.json --check "d[\"transactions\"] == 5000" \
+		"abs(d[\"tps\"] - 5000 / d[\"duration_s\"]) <= 0.01 * d[\"tps\"] + 1" \
+		"d[\"duration_s\"] > 0" "d[\"total\"][\"transactions\"] >= 5500" "d[\"series\"] == []" \
+		"d[\"params\"][\"ops\"] == 5000 and d[\"params\"][\"warmup_ops\"] == 500" \
+		"sum(b[\"count\"] for b in d[\"histogram\"][\"buckets\"]) == 5000" &&
+	$JV ops.srv.json --check "d[\"duration_s\"] < 10" "d[\"received\"] >= 5500" &&
+	test $(((end - start) / 1000000000)) -lt 10
+'
+
+test_expect_success 'udp-rr --ops: a run that cannot finish its work ends at its time limit, exit 1' '
+	rr_ops lim --duration 5 --idle-end 0.3 -- --flows 1 --duration 0.3 --ops 1000000000 &&
+	test "$(cat lim.rc)" = 1 &&
+	test_grep "the run did [0-9]* of 1000000000 transactions before its time limit of 0.3 s" lim.cli.err &&
+	$JV lim.cli.json --check "0 < d[\"transactions\"] < 1000000000" "d[\"duration_s\"] <= 0.31"
+'
+
+test_expect_success 'udp-tx --ops: exactly N packets in the window for every engine, the last batch cut' '
+	for e in sendmmsg sendto io_uring; do
+		"$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --engine $e --batch 64 --duration 20 \
+			--ops 30001 --warmup-ops 999 >tx-$e.json 2>tx-$e.err || return 1
+		$JV tx-$e.json --check "d[\"packets\"] == 30001" "d[\"total\"][\"packets\"] == 31000" \
+			"d[\"bytes\"] == 30001 * 64" "abs(d[\"pps\"] - 30001 / d[\"duration_s\"]) <= 0.01 * d[\"pps\"] + 1" \
+			"d[\"series\"] == []" || return 1
+	done
+'
+
+test_expect_success 'udp-tx: a sink with --idle-end ends after the sender, with every packet' '
+	port=$(test_free_port) &&
+	{ "$KLAB_UDP_TX" sink --port "$port" --duration 20 --idle-end 0.5 --ready-fd 3 >sink.json 2>sink.err 3>sink.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready sink.ready 10 $spid &&
+	"$KLAB_UDP_TX" send --addr 127.0.0.1 --port "$port" --rate 20000 --duration 20 --ops 4000 >snd.json &&
+	wait $spid &&
+	$JV sink.json --check "d[\"total\"][\"packets\"] == 4000" "d[\"duration_s\"] < 5"
+'
+
+test_expect_success 'usage: the new options are checked and named' '
+	for a in "--ops 0:invalid --ops .0." "--warmup-ops 5:--warmup-ops. needs .--ops." \
+		 "--ops 10 --warmup 1:--warmup. does not go with .--ops." "--src-ports 1-2:--src-ports. needs .--seed." \
+		 "--seed -1:invalid --seed .-1." "--seed 1 --src-ports 9-8:invalid --src-ports .9-8." \
+		 "--seed 1 --src-ports 100-102 --flows 4:4 sockets need 4 source ports, the range has 3" \
+		 "--idle-end 1:--idle-end. is for the listening role"; do
+		test_expect_code 2 "$KLAB_UDP_RR" client --addr 127.0.0.1 --port 9 --flows 1 --duration 1 ${a%%:*} \
+			>out 2>err || return 1
+		test_grep "${a#*:}" err || return 1
+	done &&
+	test_expect_code 2 "$KLAB_UDP_RR" server --port 9 --duration 1 --seed 1 2>err &&
+	test_grep "seed. is for the sending role" err &&
+	test_expect_code 2 "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 1 --size 3000 --gso 1000 --ops 10 2>err &&
+	test_grep "invalid --ops .10.: expected a multiple of 3" err
+'
+
+test_done
