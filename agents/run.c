@@ -50,6 +50,10 @@ static const struct param_def params[] = {
 	{ "udp_tx", "poll_us", "sink" },
 	{ "udp_tx", "cpus", "send sink" },
 	{ "udp_tx", "port", "" },
+	{ "udp_rr", "seed", "client" },
+	{ "udp_rr", "src_ports", "client" },
+	{ "udp_tx", "seed", "send" },
+	{ "udp_tx", "src_ports", "send" },
 };
 
 static const struct param_def *param_find(const char *type, const char *key)

@@ -203,6 +203,8 @@ static const struct param {
 	{ "udp_tx", "batch", 1 }, { "udp_tx", "gso_size", 1 }, { "udp_tx", "rate_pps", 1 },
 	{ "udp_tx", "target", 0 }, { "udp_tx", "port", 1 }, { "udp_tx", "ipv6", 1 },
 	{ "udp_tx", "cpus", 0 }, { "udp_tx", "sink_threads", 1 }, { "udp_tx", "sink_poll_us", 1 },
+	/* seeded source ports (docs/workloads.md) */
+	{ "udp_rr", "seed", 1 }, { "udp_rr", "src_ports", 0 }, { "udp_tx", "seed", 1 }, { "udp_tx", "src_ports", 0 },
 };
 
 static const struct keydef job_keys[] = {

@@ -222,6 +222,8 @@ static struct json_object *role_params(struct json_object *params, const char *t
 		{ "udp_tx", "gso_size", "gso", 0 }, { "udp_tx", "rate_pps", "rate", 0 },
 		{ "udp_tx", "cpus", "cpus", 0 }, { "udp_tx", "port", "port", 2 },
 		{ "udp_tx", "sink_threads", "threads", 1 }, { "udp_tx", "sink_poll_us", "poll_us", 1 },
+		{ "udp_rr", "seed", "seed", 0 }, { "udp_rr", "src_ports", "src_ports", 0 },
+		{ "udp_tx", "seed", "seed", 0 }, { "udp_tx", "src_ports", "src_ports", 0 },
 	};
 	struct json_object *out = json_object_new_object();
 

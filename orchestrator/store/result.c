@@ -208,6 +208,19 @@ static int num_at(struct json_object *o, const char *key, double *out)
 	return 1;
 }
 
+/* The seed the generator drew its source ports from (workload.params.seed), else NULL: the kernel picked them. */
+static void bind_seed(struct db_stmt *st, int i, struct json_object *res)
+{
+	struct json_object *doc, *params, *v;
+
+	if (json_object_object_get_ex(res, "workload", &doc) &&
+	    json_object_object_get_ex(doc, "params", &params) &&
+	    json_object_object_get_ex(params, "seed", &v) && json_object_is_type(v, json_type_int))
+		db_bind_int64(st, i, json_object_get_int64(v));
+	else
+		db_bind_null(st, i);
+}
+
 static void bind_int_or_null(struct db_stmt *st, int i, int64_t v)
 {
 	if (v)
@@ -632,8 +645,8 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	}
 	if (!(st = prep(db, "INSERT INTO runs (uid, job_id, boot_id, side, kernel_id, kernel_label, workload, seq,"
 			" machine, peer, profile, started, duration_s, warmup_s, status, result, created, clock,"
-			" machine_boot_id, machine_release, machine_build_id, kind, observes)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+			" machine_boot_id, machine_release, machine_build_id, kind, observes, seed)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
 		goto out;
 	bind_text(st, 1, uid);
 	bind_int_or_null(st, 2, meta->job_id);
@@ -662,6 +675,7 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	bind_text(st, 21, str_at(kernel, "build_id"));
 	bind_text(st, 22, meta->observes ? "observe" : "measure");
 	bind_text(st, 23, meta->observes);
+	bind_seed(st, 24, o);
 	if (step_done(db, st, "the run"))
 		goto out;
 	id = db_last_id(db);
