@@ -10,6 +10,7 @@
 #include "compare/compare.h"
 #include "nightly/confirm.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "store/machines.h"
 #include "job/job.h"
 #include "job/job_int.h"
@@ -27,12 +28,14 @@ int job_find(struct db *db, const char *name_or_id, int64_t *id)
 	int r;
 
 	if (!parse_long(name_or_id, 1, LONG_MAX, &v)) {
-		r = db_get_int(db, id, "SELECT id FROM jobs WHERE id = ?", "i", (int64_t)v);
-		if (r == 1)
+		r = jobs_exists(db, v);
+		if (r == 1) {
+			*id = v;
 			return 0;
+		}
 		return r < 0 ? -1 : error("no job %ld", v);
 	}
-	r = db_get_int(db, id, "SELECT id FROM jobs WHERE name = ? ORDER BY id DESC LIMIT 1", "s", name_or_id);
+	r = jobs_find_name(db, name_or_id, id);
 	if (r == 1)
 		return 0;
 	return r < 0 ? -1 : error("no job named '%s' (klab jobs lists them)", name_or_id);
@@ -45,16 +48,15 @@ int job_cancel(struct db *db, int64_t id)
 
 	if (db_begin(db))
 		return -1;
-	if (db_get_str(db, &state, "SELECT state FROM jobs WHERE id = ?", "i", id) != 1) {
+	if (jobs_get_str(db, id, JOB_STATE, &state) != 1) {
 		db_rollback(db);
 		return error("no job %lld", (long long)id);
 	}
 	if (!strcmp(state, "queued")) {
-		if (db_run(db, "UPDATE jobs SET state = 'cancelled', cancel = 1, finished = ?, "
-			   "error = 'cancelled before it started' WHERE id = ?", "di", now_wall(), id))
+		if (jobs_cancel_queued(db, id, now_wall()))
 			goto out;
 	} else if (!strcmp(state, "running")) {
-		if (db_run(db, "UPDATE jobs SET cancel = 1 WHERE id = ?", "i", id))
+		if (jobs_request_cancel(db, id))
 			goto out;
 	} else {
 		error("job %lld is already %s", (long long)id, state);
@@ -208,7 +210,7 @@ static void step_expect(struct job_ctx *j, const char *key, double *expect_s, ch
  */
 static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 {
-	struct db_stmt *st;
+	struct step_row row;
 	struct progress_clock clock;
 	double expect_s;
 	char eta[48];
@@ -217,22 +219,20 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	const char *state_after;
 	struct buf detail = BUF_INIT;
 
-	st = db_prepare(j->db, "SELECT state, attempts, started FROM steps WHERE job_id = ? AND key = ?", "is",
-			j->id, key);
-	if (!st)
+	rc = steps_get(j->db, j->id, key, &row);
+	if (rc < 0)
 		return step_fail(j, "cannot read step '%s'", key);
 	j->attempt = 1;
 	j->step_started_prev = 0;
-	if (db_step(st) == DB_ROW) {
-		const char *state = db_col_text(st, 0);
-		if (!strcmp(state, "done") || !strcmp(state, "skipped")) {
-			db_finalize(st);
+	if (rc == 1) {
+		if (!strcmp(row.state, "done") || !strcmp(row.state, "skipped")) {
+			free(row.state);
 			return STEP_OK;
 		}
-		j->attempt = db_col_int(st, 1) + 1;
-		j->step_started_prev = db_col_double(st, 2);
+		j->attempt = row.attempts + 1;
+		j->step_started_prev = row.started;
 	}
-	db_finalize(st);
+	free(row.state);
 
 	if (cancel_requested(j))
 		return STEP_CANCEL;
@@ -242,10 +242,7 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 		return step_fail(j, "lost the machines");
 
 	log_clear_error();	/* step_fail() adds the error logged during this step only */
-	if (db_run(j->db, "INSERT INTO steps (job_id, key, name, state, attempts, started) "
-		   "VALUES (?, ?, ?, 'running', 1, ?) ON CONFLICT (job_id, key) DO UPDATE SET "
-		   "state = 'running', attempts = steps.attempts + 1, started = excluded.started, "
-		   "finished = NULL, error = NULL", "issd", j->id, key, s->name, now_wall()))
+	if (steps_start(j->db, j->id, key, s->name, now_wall()))
 		return step_fail(j, "cannot record step '%s'", key);
 	step_expect(j, key, &expect_s, eta, sizeof(eta));
 	job_print(j, "%zu/%zu %s%s%s", j->pos + 1, j->plan.n, key, j->attempt > 1 ? " (resumed)" : "", eta);
@@ -268,9 +265,7 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	json_object_put(j->detail);
 	j->detail = NULL;
 	if (state_after) {
-		db_run(j->db, "UPDATE steps SET state = ?, finished = ?, error = ?, detail = ? "
-		       "WHERE job_id = ? AND key = ?", "sdssis", state_after, now_wall(),
-		       rc == DONE ? NULL : j->why.buf, detail.buf, j->id, key);
+		steps_end(j->db, j->id, key, state_after, now_wall(), rc == DONE ? NULL : j->why.buf, detail.buf);
 		if (rc == SKIPPED)
 			job_print(j, "%zu/%zu %s skipped: %s", j->pos + 1, j->plan.n, key, j->why.buf);
 		else if (rc == STEP_FAIL)
@@ -280,9 +275,8 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 			job_print(j, "%zu/%zu %s done in %.1f s", j->pos + 1, j->plan.n, key, (now_ms() - t) / 1000.0);
 	} else {
 		/* Interrupted (cancel, stop, busy): the step starts over next time. */
-		db_run(j->db, "UPDATE steps SET state = 'failed', finished = ?, error = ? WHERE job_id = ? AND key = ?",
-		       "dsis", now_wall(), rc == STEP_CANCEL ? "cancelled" : rc == STEP_STOP ? "stopped" :
-		       j->why.buf, j->id, key);
+		steps_interrupted(j->db, j->id, key, now_wall(), rc == STEP_CANCEL ? "cancelled" :
+				  rc == STEP_STOP ? "stopped" : j->why.buf);
 	}
 	buf_release(&detail);
 	return rc == DONE || rc == SKIPPED ? STEP_OK : rc;
@@ -314,8 +308,7 @@ static int redo_boot(struct job_ctx *j, int *redone)
 		     (long long)j->id, b);
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
 		char *k = xasprintf("boot:%d:%s", b, parts[i]);
-		db_run(j->db, "UPDATE steps SET state = 'failed', error = ? WHERE job_id = ? AND key = ?", "sis",
-		       j->why.buf, j->id, k);
+		steps_redo(j->db, j->id, k, j->why.buf);
 		free(k);
 	}
 	first = xasprintf("boot:%d:deploy", b);
@@ -352,8 +345,7 @@ static void cleanup(struct job_ctx *j)
 
 static int finish(struct job_ctx *j, const char *state, const char *err)
 {
-	return db_run(j->db, "UPDATE jobs SET state = ?, error = ?, finished = ?, pid = NULL WHERE id = ?",
-		      "ssdi", state, err, now_wall(), j->id);
+	return jobs_finish(j->db, j->id, state, err, now_wall());
 }
 
 int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t id,
@@ -381,20 +373,19 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		return error("job %lld is being run by another process", (long long)id);
 	if (lock < 0)
 		return -1;
-	if (db_get_str(db, &state, "SELECT state FROM jobs WHERE id = ?", "i", id) != 1 ||
-	    db_get_str(db, &spec, "SELECT spec FROM jobs WHERE id = ?", "i", id) != 1) {
+	if (jobs_get_str(db, id, JOB_STATE, &state) != 1 || jobs_get_str(db, id, JOB_SPEC, &spec) != 1) {
 		error("no job %lld", (long long)id);
 		goto out;
 	}
 	if (strcmp(state, "queued") && strcmp(state, "running")) {
-		db_get_str(db, &err, "SELECT error FROM jobs WHERE id = ?", "i", id);
+		jobs_get_str(db, id, JOB_ERROR, &err);
 		printf("job %lld is already %s%s%s\n", (long long)id, state, err ? ": " : "", err ? err : "");
 		ret = !strcmp(state, "done") ? 0 : 1;
 		goto out;
 	}
 	if (job_spec_parse(spec, &j.spec))
 		goto out;
-	db_get_int(db, &seed, "SELECT order_seed FROM jobs WHERE id = ?", "i", id);
+	jobs_get_int(db, id, JOB_ORDER_SEED, &seed);
 	j.seed = seed;
 	j.order = spec_order(&j.spec, seed);
 	if (job_plan(&j.spec, seed, &j.plan))
@@ -415,8 +406,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	snprintf(prefix, sizeof(prefix), "job %lld", (long long)id);
 	if (!o->progress)
 		log_set_prefix(prefix);
-	if (db_run(db, "UPDATE jobs SET state = 'running', pid = ?, started = coalesce(started, ?) WHERE id = ?",
-		   "idi", (int64_t)getpid(), now_wall(), id))
+	if (jobs_set_running(db, id, (int64_t)getpid(), now_wall()))
 		goto out;
 	j.last_boot = decided_last_boot(&j);
 	leases_count_job(db, id, &leases);
@@ -490,14 +480,14 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		break;
 	case STEP_WAIT:
 		/* Machines busy and no waiting: the job goes back to the queue. */
-		db_run(db, "UPDATE jobs SET state = 'queued', pid = NULL WHERE id = ?", "i", id);
+		jobs_requeue(db, id);
 		job_print(&j, "job %lld stays queued: %s", (long long)id, j.why.buf);
 		ret = 2;
 		break;
 	case STEP_STOP:
 	default:
 		close_machines(&j);
-		db_run(db, "UPDATE jobs SET pid = NULL WHERE id = ?", "i", id);
+		jobs_clear_pid(db, id);
 		job_print(&j, "job %lld stopped; it resumes from step %s", (long long)id,
 			 j.plan.v[j.pos < j.plan.n ? j.pos : 0]);
 		ret = 2;

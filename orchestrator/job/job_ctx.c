@@ -74,10 +74,8 @@ struct json_object *obj_get(struct json_object *o, const char *key)
 int64_t side_kernel(struct job_ctx *j, char side)
 {
 	int64_t k = 0;
-	char s[2] = { side, 0 };
 
-	if (db_get_int(j->db, &k, "SELECT kernel_id FROM job_sides WHERE job_id = ? AND side = ?", "is",
-		       j->id, s) != 1)
+	if (job_sides_kernel(j->db, j->id, side, &k) != 1)
 		return 0;
 	return k;
 }
@@ -110,8 +108,8 @@ int resolve_machines(struct job_ctx *j)
 
 	if (j->dut)
 		return 0;
-	db_get_str(j->db, &dut, "SELECT dut FROM jobs WHERE id = ?", "i", j->id);
-	db_get_str(j->db, &peer, "SELECT peer FROM jobs WHERE id = ?", "i", j->id);
+	jobs_get_str(j->db, j->id, JOB_DUT, &dut);
+	jobs_get_str(j->db, j->id, JOB_PEER, &peer);
 	if (!dut || !peer) {
 		ret = error("job %lld has no machines yet", (long long)j->id);
 		goto out;
@@ -136,14 +134,14 @@ int cancel_requested(struct job_ctx *j)
 {
 	int64_t c = 0;
 
-	db_get_int(j->db, &c, "SELECT cancel FROM jobs WHERE id = ?", "i", j->id);
+	jobs_get_int(j->db, j->id, JOB_CANCEL, &c);
 	return c != 0;
 }
 
 int step_state(struct job_ctx *j, const char *key, char **state)
 {
 	*state = NULL;
-	return db_get_str(j->db, state, "SELECT state FROM steps WHERE job_id = ? AND key = ?", "is", j->id, key);
+	return steps_get_state(j->db, j->id, key, state);
 }
 
 long guest_ms(const struct job_ctx *j, long ms)

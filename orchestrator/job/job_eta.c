@@ -5,6 +5,7 @@
 
 #include "buf.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "job/job.h"
 #include "progress.h"
 #include "util.h"
@@ -42,27 +43,24 @@ static struct kind_time *find_kind(struct kind_time *t, size_t n, const char *ki
 	return NULL;
 }
 
-/* Add the durations of SQL's rows (key, seconds) to the kinds in T that have fewer than ETA_SAMPLES. */
-static int add_rows(struct db *db, struct kind_time *t, size_t n, const char *sql, int64_t id, const char *name)
+struct kinds {
+	struct kind_time *t;
+	size_t n;
+};
+
+/* Add a step's duration (steps_durations()) to its kind in the kinds, when that has fewer than ETA_SAMPLES. */
+static void add_duration(const char *key, double seconds, void *data)
 {
-	struct db_stmt *st = db_prepare(db, sql, "si", name, id);
-	int rc;
+	struct kinds *ks = data;
+	char kind[128];
+	struct kind_time *k;
 
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		char kind[128];
-		struct kind_time *k;
-
-		job_step_kind(db_col_text(st, 0), kind, sizeof(kind));
-		k = find_kind(t, n, kind);
-		if (k && k->n < ETA_SAMPLES && db_col_double(st, 1) >= 0) {
-			k->sum += db_col_double(st, 1);
-			k->n++;
-		}
+	job_step_kind(key, kind, sizeof(kind));
+	k = find_kind(ks->t, ks->n, kind);
+	if (k && k->n < ETA_SAMPLES && seconds >= 0) {
+		k->sum += seconds;
+		k->n++;
 	}
-	db_finalize(st);
-	return rc == DB_DONE ? 0 : -1;
 }
 
 int job_expected(struct db *db, int64_t id, const struct strvec *plan, double *expected)
@@ -72,7 +70,7 @@ int job_expected(struct db *db, int64_t id, const struct strvec *plan, double *e
 	char *name = NULL;
 	size_t nk = 0;
 	int ret = -1;
-	struct db_stmt *st;
+	struct kinds ks;
 
 	for (size_t i = 0; i < plan->n; i++) {
 		char kind[128];
@@ -82,22 +80,14 @@ int job_expected(struct db *db, int64_t id, const struct strvec *plan, double *e
 			snprintf(t[nk++].kind, sizeof(t[0].kind), "%s", kind);
 	}
 	/* the steps this job has ended already take no more time */
-	st = db_prepare(db, "SELECT key FROM steps WHERE job_id = ? AND state IN ('done', 'skipped')", "i", id);
-	if (!st)
+	if (steps_ended_keys(db, id, &finished) < 0)
 		goto out;
-	while (db_step(st) == DB_ROW)
-		strvec_push(&finished, db_col_text(st, 0));
-	db_finalize(st);
-	db_get_str(db, &name, "SELECT name FROM jobs WHERE id = ?", "i", id);
+	jobs_get_str(db, id, JOB_NAME, &name);
 	/* this job's own steps and its earlier runs (same name) first, then any job's */
-	if (add_rows(db, t, nk,
-		     "SELECT s.key, s.finished - s.started FROM steps s JOIN jobs j ON j.id = s.job_id "
-		     "WHERE s.state = 'done' AND s.finished IS NOT NULL AND (j.name = ? OR s.job_id = ?) "
-		     "ORDER BY s.finished DESC LIMIT 5000", id, name ? name : "") < 0 ||
-	    add_rows(db, t, nk,
-		     "SELECT s.key, s.finished - s.started FROM steps s JOIN jobs j ON j.id = s.job_id "
-		     "WHERE s.state = 'done' AND s.finished IS NOT NULL AND j.name <> ? AND s.job_id <> ? "
-		     "ORDER BY s.finished DESC LIMIT 5000", id, name ? name : "") < 0)
+	ks.t = t;
+	ks.n = nk;
+	if (steps_durations(db, id, name ? name : "", 0, add_duration, &ks) < 0 ||
+	    steps_durations(db, id, name ? name : "", 1, add_duration, &ks) < 0)
 		goto out;
 	for (size_t i = 0; i < plan->n; i++) {
 		char kind[128];

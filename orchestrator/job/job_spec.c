@@ -108,19 +108,10 @@ static int64_t random_seed(void)
 static int64_t previous_nightly_kernel(struct db *db, const char *schedule, const char *dut,
 				       const char *peer, int64_t *job)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT s.kernel_id, j.id FROM jobs j JOIN job_sides s ON "
-				      "s.job_id = j.id AND s.side = 'B' WHERE j.schedule = ? AND j.state = 'done' "
-				      "AND j.dut IS NOT DISTINCT FROM ? AND j.peer IS NOT DISTINCT FROM ? AND s.kernel_id IS NOT NULL "
-				      "ORDER BY j.id DESC LIMIT 1", "sss", schedule, dut, peer);
 	int64_t k = 0;
 
-	if (!st)
+	if (jobs_last_nightly_kernel(db, schedule, dut, peer, &k, job) != 1)
 		return 0;
-	if (db_step(st) == DB_ROW) {
-		k = db_col_int64(st, 0);
-		*job = db_col_int64(st, 1);
-	}
-	db_finalize(st);
 	return k;
 }
 
@@ -145,6 +136,7 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	const char *series, *base, *test, *kind, *dut_profile = NULL;
 	const struct conf_machine *dut = NULL, *peer = NULL;
 	int64_t id = -1, seed, prev_job = 0, prev_kernel = 0;
+	struct job_new nj;
 	int boot_none = 0;
 	struct buf text = BUF_INIT;
 	struct job_spec js = { 0 };
@@ -324,19 +316,26 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 
 	if (db_begin(db))
 		goto out;
-	if (db_run(db, "INSERT INTO jobs (name, state, spec, tree, schedule, order_seed, dut, peer, created, "
-		   "bisection_id, bisect_seq) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, -1))",
-		   "ssssissdii", cj->name, text.buf, cj->tree, o->schedule, seed, dut ? dut->name : NULL,
-		   peer ? peer->name : NULL, now_wall(), o->bisection, o->bisection ? (int64_t)o->bisect_seq : -1)) {
+	memset(&nj, 0, sizeof(nj));
+	nj.name = cj->name;
+	nj.spec = text.buf;
+	nj.tree = cj->tree;
+	nj.schedule = o->schedule;
+	nj.order_seed = seed;
+	nj.dut = dut ? dut->name : NULL;
+	nj.peer = peer ? peer->name : NULL;
+	nj.created = now_wall();
+	nj.bisection = o->bisection;
+	nj.bisect_seq = o->bisection ? (int64_t)o->bisect_seq : -1;
+	if (jobs_add(db, &nj, &id)) {
+		id = -1;
 		db_rollback(db);
 		goto out;
 	}
-	id = db_last_id(db);
 	for (size_t i = 0; i < js.n_sides; i++) {
 		const struct job_spec_side *s = &js.sides[i];
 		char side[2] = { s->side, '\0' };
-		if (db_run(db, "INSERT INTO job_sides (job_id, side, label, kernel_id, profile) "
-			   "VALUES (?, ?, ?, NULLIF(?, 0), ?)", "issis", id, side, s->label, s->kernel_id, s->profile)) {
+		if (job_sides_add(db, id, side, s->label, s->kernel_id, s->profile)) {
 			db_rollback(db);
 			id = -1;
 			goto out;

@@ -44,7 +44,7 @@ int step_intake(struct job_ctx *j, const char *key)
 	json_object_object_add(j->detail, "subject", json_str(s->subject));
 	json_object_object_add(j->detail, "patches", json_object_new_int((int)s->n_patches));
 	series_free(s);
-	if (db_run(j->db, "UPDATE jobs SET series_id = ? WHERE id = ?", "ii", sid, j->id))
+	if (jobs_set_series(j->db, j->id, sid))
 		return step_fail(j, "cannot record the series of job %lld", (long long)j->id);
 	job_print(j, "  series %lld%s", (long long)sid, existed ? " (already stored)" : "");
 	return DONE;
@@ -76,7 +76,7 @@ int step_build(struct job_ctx *j, const char *key)
 	req.variant = s->variant;
 	req.progress = j->o->progress;
 	if (side == 'B' && j->spec.series) {
-		db_get_int(j->db, &sid, "SELECT series_id FROM jobs WHERE id = ?", "i", j->id);
+		jobs_get_int(j->db, j->id, JOB_SERIES_ID, &sid);
 		if (!sid)
 			return step_fail(j, "job %lld has no stored series (intake did not run)", (long long)j->id);
 		if (series_load_db(j->db, sid, &ser))
@@ -97,19 +97,16 @@ int step_build(struct job_ctx *j, const char *key)
 	json_object_object_add(j->detail, "cached", json_object_new_boolean(art.cached));
 	json_object_object_add(j->detail, "duration_s", json_object_new_double(art.duration_s));
 	job_print(j, "  kernel %lld %s%s", (long long)art.id, art.release, art.cached ? " (cached)" : "");
-	if (db_run(j->db, "UPDATE job_sides SET kernel_id = ? WHERE job_id = ? AND side = ?", "iis",
-		   art.id, j->id, side == 'A' ? "A" : "B")) {
+	if (job_sides_set_kernel(j->db, j->id, side == 'A' ? 'A' : 'B', art.id)) {
 		kernel_artifact_release(&art);
 		return step_fail(j, "cannot record the kernel of side %c", side);
 	}
 	if (!strcmp(j->spec.kind, "tuning"))
-		db_run(j->db, "UPDATE job_sides SET kernel_id = ? WHERE job_id = ? AND side = 'B'", "ii",
-		       art.id, j->id);
+		job_sides_set_kernel(j->db, j->id, 'B', art.id);
 	kernel_artifact_release(&art);
 	return DONE;
 same_as_a:
-	db_run(j->db, "UPDATE job_sides SET kernel_id = ? WHERE job_id = ? AND side = 'B'", "ii",
-	       side_kernel(j, 'A'), j->id);
+	job_sides_set_kernel(j->db, j->id, 'B', side_kernel(j, 'A'));
 	return skip_step(j, "side B boots the kernel of side A (tuning A/B)");
 }
 
@@ -869,7 +866,7 @@ int decided_last_boot(struct job_ctx *j)
 {
 	int64_t n = 0;
 
-	if (db_get_int(j->db, &n, "SELECT min(boots) FROM looks WHERE job_id = ? AND decided = 1", "i", j->id) <= 0)
+	if (looks_decided_boots(j->db, j->id, &n) <= 0)
 		return 0;
 	return (int)(2 * n);
 }
@@ -995,8 +992,7 @@ int step_notify(struct job_ctx *j, const char *key)
 	int64_t runs = 0, changed = 0;
 
 	db_get_int(j->db, &runs, "SELECT count(*) FROM runs WHERE job_id = ?", "i", j->id);
-	db_get_int(j->db, &changed, "SELECT count(*) FROM comparisons WHERE job_id = ? AND verdict = 'CHANGED'",
-		   "i", j->id);
+	comparisons_count_changed(j->db, j->id, &changed);
 	log_msg(j->o->progress ? LOG_INFO : LOG_NOTICE, "job %lld '%s' finished: %lld runs stored, %lld metrics CHANGED",
 		(long long)j->id, j->spec.name, (long long)runs, (long long)changed);
 	json_object_object_add(j->detail, "runs", json_object_new_int64(runs));

@@ -200,3 +200,234 @@ int jobs_set_machines(struct db *db, int64_t id, const char *dut, const char *pe
 {
 	return db_run(db, "UPDATE jobs SET dut = ?, peer = ? WHERE id = ?", "ssi", dut, peer, id);
 }
+
+static const char *const job_field_sql[] = {
+	[JOB_NAME] = "SELECT name FROM jobs WHERE id = ?",
+	[JOB_STATE] = "SELECT state FROM jobs WHERE id = ?",
+	[JOB_SPEC] = "SELECT spec FROM jobs WHERE id = ?",
+	[JOB_ERROR] = "SELECT error FROM jobs WHERE id = ?",
+	[JOB_TREE] = "SELECT tree FROM jobs WHERE id = ?",
+	[JOB_DUT] = "SELECT dut FROM jobs WHERE id = ?",
+	[JOB_PEER] = "SELECT peer FROM jobs WHERE id = ?",
+	[JOB_ORDER_SEED] = "SELECT order_seed FROM jobs WHERE id = ?",
+	[JOB_CANCEL] = "SELECT cancel FROM jobs WHERE id = ?",
+	[JOB_SERIES_ID] = "SELECT series_id FROM jobs WHERE id = ?",
+};
+
+int jobs_get_str(struct db *db, int64_t id, enum job_field f, char **out)
+{
+	return db_get_str(db, out, job_field_sql[f], "i", id);
+}
+
+int jobs_get_int(struct db *db, int64_t id, enum job_field f, int64_t *out)
+{
+	return db_get_int(db, out, job_field_sql[f], "i", id);
+}
+
+int jobs_exists(struct db *db, int64_t id)
+{
+	int64_t v;
+
+	return db_get_int(db, &v, "SELECT id FROM jobs WHERE id = ?", "i", id);
+}
+
+int jobs_find_name(struct db *db, const char *name, int64_t *id)
+{
+	return db_get_int(db, id, "SELECT id FROM jobs WHERE name = ? ORDER BY id DESC LIMIT 1", "s", name);
+}
+
+int jobs_add(struct db *db, const struct job_new *j, int64_t *id)
+{
+	if (db_run(db, "INSERT INTO jobs (name, state, spec, tree, schedule, order_seed, dut, peer, created, "
+		   "bisection_id, bisect_seq) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0), NULLIF(?, -1))",
+		   "ssssissdii", j->name, j->spec, j->tree, j->schedule, j->order_seed, j->dut, j->peer, j->created,
+		   j->bisection, j->bisect_seq))
+		return -1;
+	*id = db_last_id(db);
+	return 0;
+}
+
+int job_sides_add(struct db *db, int64_t id, const char *side, const char *label, int64_t kernel_id,
+		  const char *profile)
+{
+	return db_run(db, "INSERT INTO job_sides (job_id, side, label, kernel_id, profile) "
+		      "VALUES (?, ?, ?, NULLIF(?, 0), ?)", "issis", id, side, label, kernel_id, profile);
+}
+
+int jobs_cancel_queued(struct db *db, int64_t id, double now)
+{
+	return db_run(db, "UPDATE jobs SET state = 'cancelled', cancel = 1, finished = ?, "
+		      "error = 'cancelled before it started' WHERE id = ?", "di", now, id);
+}
+
+int jobs_request_cancel(struct db *db, int64_t id)
+{
+	return db_run(db, "UPDATE jobs SET cancel = 1 WHERE id = ?", "i", id);
+}
+
+int jobs_set_running(struct db *db, int64_t id, int64_t pid, double now)
+{
+	return db_run(db, "UPDATE jobs SET state = 'running', pid = ?, started = coalesce(started, ?) WHERE id = ?",
+		      "idi", pid, now, id);
+}
+
+int jobs_finish(struct db *db, int64_t id, const char *state, const char *err, double now)
+{
+	return db_run(db, "UPDATE jobs SET state = ?, error = ?, finished = ?, pid = NULL WHERE id = ?",
+		      "ssdi", state, err, now, id);
+}
+
+int jobs_requeue(struct db *db, int64_t id)
+{
+	return db_run(db, "UPDATE jobs SET state = 'queued', pid = NULL WHERE id = ?", "i", id);
+}
+
+int jobs_clear_pid(struct db *db, int64_t id)
+{
+	return db_run(db, "UPDATE jobs SET pid = NULL WHERE id = ?", "i", id);
+}
+
+int jobs_set_series(struct db *db, int64_t id, int64_t series_id)
+{
+	return db_run(db, "UPDATE jobs SET series_id = ? WHERE id = ?", "ii", series_id, id);
+}
+
+int jobs_last_nightly_kernel(struct db *db, const char *schedule, const char *dut, const char *peer,
+			     int64_t *kernel, int64_t *job)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT s.kernel_id, j.id FROM jobs j JOIN job_sides s ON "
+				      "s.job_id = j.id AND s.side = 'B' WHERE j.schedule = ? AND j.state = 'done' "
+				      "AND j.dut IS NOT DISTINCT FROM ? AND j.peer IS NOT DISTINCT FROM ? AND s.kernel_id IS NOT NULL "
+				      "ORDER BY j.id DESC LIMIT 1", "sss", schedule, dut, peer);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		*kernel = db_col_int64(st, 0);
+		*job = db_col_int64(st, 1);
+	}
+	db_finalize(st);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
+
+/* ---- job_sides */
+
+int job_sides_kernel(struct db *db, int64_t id, char side, int64_t *kernel)
+{
+	char s[2] = { side, 0 };
+
+	return db_get_int(db, kernel, "SELECT kernel_id FROM job_sides WHERE job_id = ? AND side = ?", "is", id, s);
+}
+
+int job_sides_set_kernel(struct db *db, int64_t id, char side, int64_t kernel)
+{
+	char s[2] = { side, 0 };
+
+	return db_run(db, "UPDATE job_sides SET kernel_id = ? WHERE job_id = ? AND side = ?", "iis", kernel, id, s);
+}
+
+/* ---- steps */
+
+int steps_get(struct db *db, int64_t id, const char *key, struct step_row *r)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT state, attempts, started FROM steps WHERE job_id = ? AND key = ?",
+					"is", id, key);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		r->state = db_col_strdup(st, 0);
+		r->attempts = db_col_int(st, 1);
+		r->started = db_col_double(st, 2);
+	}
+	db_finalize(st);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
+
+int steps_get_state(struct db *db, int64_t id, const char *key, char **state)
+{
+	return db_get_str(db, state, "SELECT state FROM steps WHERE job_id = ? AND key = ?", "is", id, key);
+}
+
+int steps_start(struct db *db, int64_t id, const char *key, const char *name, double now)
+{
+	return db_run(db, "INSERT INTO steps (job_id, key, name, state, attempts, started) "
+		      "VALUES (?, ?, ?, 'running', 1, ?) ON CONFLICT (job_id, key) DO UPDATE SET "
+		      "state = 'running', attempts = steps.attempts + 1, started = excluded.started, "
+		      "finished = NULL, error = NULL", "issd", id, key, name, now);
+}
+
+int steps_end(struct db *db, int64_t id, const char *key, const char *state, double now, const char *err,
+	      const char *detail)
+{
+	return db_run(db, "UPDATE steps SET state = ?, finished = ?, error = ?, detail = ? "
+		      "WHERE job_id = ? AND key = ?", "sdssis", state, now, err, detail, id, key);
+}
+
+int steps_interrupted(struct db *db, int64_t id, const char *key, double now, const char *err)
+{
+	return db_run(db, "UPDATE steps SET state = 'failed', finished = ?, error = ? WHERE job_id = ? AND key = ?",
+		      "dsis", now, err, id, key);
+}
+
+int steps_redo(struct db *db, int64_t id, const char *key, const char *err)
+{
+	return db_run(db, "UPDATE steps SET state = 'failed', error = ? WHERE job_id = ? AND key = ?", "sis",
+		      err, id, key);
+}
+
+int steps_ended_keys(struct db *db, int64_t id, struct strvec *keys)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT key FROM steps WHERE job_id = ? AND state IN ('done', 'skipped')",
+					"i", id);
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW)
+		strvec_push(keys, db_col_text(st, 0));
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int steps_durations(struct db *db, int64_t id, const char *name, int others,
+		    void (*fn)(const char *key, double seconds, void *data), void *data)
+{
+	static const char *const sql[] = {
+		"SELECT s.key, s.finished - s.started FROM steps s JOIN jobs j ON j.id = s.job_id "
+		"WHERE s.state = 'done' AND s.finished IS NOT NULL AND (j.name = ? OR s.job_id = ?) "
+		"ORDER BY s.finished DESC LIMIT 5000",
+		"SELECT s.key, s.finished - s.started FROM steps s JOIN jobs j ON j.id = s.job_id "
+		"WHERE s.state = 'done' AND s.finished IS NOT NULL AND j.name <> ? AND s.job_id <> ? "
+		"ORDER BY s.finished DESC LIMIT 5000",
+	};
+	struct db_stmt *st = db_prepare(db, sql[others != 0], "si", name, id);
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW)
+		fn(db_col_text(st, 0), db_col_double(st, 1), data);
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+/* ---- looks */
+
+int looks_decided_boots(struct db *db, int64_t id, int64_t *boots)
+{
+	return db_get_int(db, boots, "SELECT min(boots) FROM looks WHERE job_id = ? AND decided = 1", "i", id);
+}
+
+/* ---- comparisons */
+
+int comparisons_count_changed(struct db *db, int64_t id, int64_t *n)
+{
+	return db_get_int(db, n, "SELECT count(*) FROM comparisons WHERE job_id = ? AND verdict = 'CHANGED'",
+			  "i", id) < 0 ? -1 : 0;
+}

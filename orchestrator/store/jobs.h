@@ -85,9 +85,136 @@ void job_spec_release(struct job_spec *spec);
 const struct job_spec_side *job_spec_side(const struct job_spec *spec, char side);
 const struct job_spec_workload *job_spec_workload(const struct job_spec *spec, const char *name);
 
+/*
+ * The tables of a job: `jobs` (one row a job: its spec, state, machines),
+ * `job_sides` (side A and B: label, kernel, profile), `steps` (one row a
+ * step of its plan as it ran), `looks` (the verdicts of each look of a
+ * boots = MIN..MAX job) and `comparisons` (the verdicts a job's comparison
+ * stored). This file holds the only SQL on them (docs/database.md, "Who
+ * owns which table"); the job runner, the daemon, the commands and the
+ * reports call the functions below. Unless said otherwise a function
+ * returns 0 or -1 (logged with the SQL), and a getter of one value 1 (a
+ * row: a NULL value reads as NULL, or leaves an integer *OUT untouched), 0
+ * (no such row) or -1.
+ */
+
 /* ---- jobs */
 
 /* Job ID runs on machines DUT and PEER (its lease): 0 or -1. */
 int jobs_set_machines(struct db *db, int64_t id, const char *dut, const char *peer);
+
+/* A column of a job's row, for jobs_get_str() and jobs_get_int(). */
+enum job_field {
+	JOB_NAME,		/* text */
+	JOB_STATE,		/* queued, running, done, failed, cancelled */
+	JOB_SPEC,		/* the JSON spec (job_spec_parse()) */
+	JOB_ERROR,		/* why it failed or was cancelled; NULL */
+	JOB_TREE,		/* the tree of its spec; NULL */
+	JOB_DUT,		/* its machines, once leased; NULL before */
+	JOB_PEER,
+	JOB_ORDER_SEED,		/* integer: the seed of its boot order */
+	JOB_CANCEL,		/* integer: 1 once a cancel was asked for */
+	JOB_SERIES_ID,		/* integer: the series intake stored; NULL */
+};
+
+/* Field F (a text one) of job ID into *OUT (malloc'd, NULL when NULL): 1, 0 (no job), -1. */
+int jobs_get_str(struct db *db, int64_t id, enum job_field f, char **out);
+/* Field F (an integer one) of job ID into *OUT (untouched when NULL): 1, 0 (no job), -1. */
+int jobs_get_int(struct db *db, int64_t id, enum job_field f, int64_t *out);
+/* 1 when job ID exists, 0 when not, -1 on error. */
+int jobs_exists(struct db *db, int64_t id);
+/* The newest job named NAME into *ID: 1, 0 (none), -1. */
+int jobs_find_name(struct db *db, const char *name, int64_t *id);
+
+/* What jobs_add() inserts: a queued job and its sides. */
+struct job_new {
+	const char *name, *spec, *tree, *schedule;	/* schedule, tree: NULL when none */
+	int64_t order_seed;
+	const char *dut, *peer;		/* the machines named at submit; NULL: leased later */
+	double created;
+	int64_t bisection;		/* its bisection (0: none) and step (-1: none) */
+	int64_t bisect_seq;
+};
+/*
+ * Insert job J, queued, into *ID (not in a transaction of its own: the
+ * caller holds one with the sides, job_sides_add()): 0 or -1.
+ */
+int jobs_add(struct db *db, const struct job_new *j, int64_t *id);
+/* Side SIDE ("A", "B") of job ID: its LABEL, its KERNEL_ID (0: none yet) and PROFILE (NULL: none). */
+int job_sides_add(struct db *db, int64_t id, const char *side, const char *label, int64_t kernel_id,
+		  const char *profile);
+
+/* A queued job ID is cancelled at NOW before it started: 0 or -1. */
+int jobs_cancel_queued(struct db *db, int64_t id, double now);
+/* Ask running job ID to stop at its next step (jobs.cancel = 1): 0 or -1. */
+int jobs_request_cancel(struct db *db, int64_t id);
+/* Job ID runs in process PID since NOW (its first start stays): 0 or -1. */
+int jobs_set_running(struct db *db, int64_t id, int64_t pid, double now);
+/* Job ID ended at NOW in STATE (done, failed, cancelled) for ERR (NULL: none); no process runs it. 0 or -1. */
+int jobs_finish(struct db *db, int64_t id, const char *state, const char *err, double now);
+/* Job ID goes back to the queue (its machines were busy): 0 or -1. */
+int jobs_requeue(struct db *db, int64_t id);
+/* No process runs job ID any more (stopped, to resume): 0 or -1. */
+int jobs_clear_pid(struct db *db, int64_t id);
+/* Job ID measures series SERIES_ID (intake stored it): 0 or -1. */
+int jobs_set_series(struct db *db, int64_t id, int64_t series_id);
+/*
+ * The kernel of side B of the newest job of SCHEDULE that ended done on
+ * machines DUT and PEER (NULL matches NULL) and has one, into *KERNEL and
+ * its job into *JOB: 1, 0 (none), -1.
+ */
+int jobs_last_nightly_kernel(struct db *db, const char *schedule, const char *dut, const char *peer,
+			     int64_t *kernel, int64_t *job);
+
+/* ---- job_sides */
+
+/* The kernel of side SIDE ('A', 'B') of job ID into *KERNEL (untouched when none yet): 1, 0 (no side), -1. */
+int job_sides_kernel(struct db *db, int64_t id, char side, int64_t *kernel);
+/* Side SIDE ('A', 'B') of job ID boots kernel KERNEL: 0 or -1. */
+int job_sides_set_kernel(struct db *db, int64_t id, char side, int64_t kernel);
+
+/* ---- steps */
+
+/* A step of a job as it ran: state (running, done, skipped, failed), attempts, started (0: NULL). */
+struct step_row {
+	char *state;			/* malloc'd */
+	int attempts;
+	double started;
+};
+/* Step KEY of job ID into *R (release R->state with free()): 1, 0 (not run yet: R zeroed), -1 (R zeroed). */
+int steps_get(struct db *db, int64_t id, const char *key, struct step_row *r);
+/* The state of step KEY of job ID into *STATE (malloc'd; NULL when it did not run): 1, 0, -1. */
+int steps_get_state(struct db *db, int64_t id, const char *key, char **state);
+/*
+ * Step KEY (NAME) of job ID starts at NOW: inserted running, attempt 1, or
+ * its row running again with one more attempt and no end nor error. 0 or -1.
+ */
+int steps_start(struct db *db, int64_t id, const char *key, const char *name, double now);
+/* Step KEY of job ID ended at NOW in STATE (done, skipped, failed), with ERR and DETAIL (JSON; NULL: none). */
+int steps_end(struct db *db, int64_t id, const char *key, const char *state, double now, const char *err,
+	      const char *detail);
+/* Step KEY of job ID was interrupted at NOW (ERR: cancelled, stopped, why): failed, to start over. */
+int steps_interrupted(struct db *db, int64_t id, const char *key, double now, const char *err);
+/* Step KEY of job ID is to run again (its boot is redone, for ERR): failed, its end kept. */
+int steps_redo(struct db *db, int64_t id, const char *key, const char *err);
+/* The keys of the steps job ID ended (done or skipped) onto *KEYS: 0 or -1. */
+int steps_ended_keys(struct db *db, int64_t id, struct strvec *keys);
+/*
+ * The durations of the latest 5000 steps done (newest first), with FN(KEY,
+ * SECONDS, DATA) for each: OTHERS 0, the steps of job ID and of the jobs
+ * named NAME; OTHERS 1, those of every other job. 0 or -1.
+ */
+int steps_durations(struct db *db, int64_t id, const char *name, int others,
+		    void (*fn)(const char *key, double seconds, void *data), void *data);
+
+/* ---- looks */
+
+/* The fewest boots a side had at a look that decided job ID, into *BOOTS (untouched when none did): 1 or -1. */
+int looks_decided_boots(struct db *db, int64_t id, int64_t *boots);
+
+/* ---- comparisons */
+
+/* How many verdicts of job ID are CHANGED, into *N: 0 or -1. */
+int comparisons_count_changed(struct db *db, int64_t id, int64_t *n);
 
 #endif
