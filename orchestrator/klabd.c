@@ -13,6 +13,7 @@
 #include "conf/conf.h"
 #include "store/bisections.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "store/machines.h"
 #include "job/job.h"
 #include "lab/lease.h"
@@ -295,7 +296,7 @@ static void reap(struct daemon *d)
 			free(state);
 			continue;
 		}
-		db_get_str(d->db, &state, "SELECT state FROM jobs WHERE id = ?", "i", job);
+		jobs_get_str(d->db, job, JOB_STATE, &state);
 		if (WIFSIGNALED(st)) {
 			int *n = crash_count(d, job);
 			(*n)++;
@@ -304,8 +305,7 @@ static void reap(struct daemon *d)
 			if (*n >= 3 && state && !strcmp(state, "running")) {
 				char *msg = xasprintf("the job process died %d times (last: signal %d); giving up",
 						      *n, WTERMSIG(st));
-				db_run(d->db, "UPDATE jobs SET state = 'failed', error = ?, finished = ?, pid = NULL "
-				       "WHERE id = ?", "sdi", msg, now_wall(), job);
+				jobs_finish(d->db, job, "failed", msg, now_wall());
 				lease_release(d->db, job);
 				log_msg(LOG_ERR, "job %lld failed: %s", (long long)job, msg);
 				free(msg);
@@ -324,15 +324,16 @@ static void reap(struct daemon *d)
 /* Jobs run now by processes that are not our children (a klabd before us, or `klab run`). */
 static int foreign_live(struct daemon *d)
 {
-	struct db_stmt *st = db_prepare(d->db, "SELECT id FROM jobs WHERE state = 'running'", "");
+	struct job_brief *v;
+	size_t nv;
 	int n = 0;
 
-	while (st && db_step(st) == DB_ROW) {
-		int64_t id = db_col_int64(st, 0);
-		if (!find_kid(d, id) && job_is_live(d->db, id) == 1)
+	if (jobs_list_running(d->db, &v, &nv))
+		return 0;
+	for (size_t i = 0; i < nv; i++)
+		if (!find_kid(d, v[i].id) && job_is_live(d->db, v[i].id) == 1)
 			n++;
-	}
-	db_finalize(st);
+	job_briefs_free(v, nv);
 	return n;
 }
 
@@ -361,7 +362,8 @@ static int tick_starts(struct daemon *d)
 static void start_jobs(struct daemon *d)
 {
 	int limit = job_limit(d), running = (int)d->n_kids + foreign_live(d), started = 0;
-	struct db_stmt *st;
+	struct job_brief *v = NULL;
+	size_t nv = 0;
 	int64_t ids[64];
 	int n = 0, resumed[64];
 
@@ -369,16 +371,15 @@ static void start_jobs(struct daemon *d)
 		return;
 	/* Interrupted jobs first (state running, nobody runs them), then the queue. */
 	/* a bisection's jobs are run by its runner (start_bisections) */
-	st = db_prepare(d->db, "SELECT id, state FROM jobs WHERE state IN ('running', 'queued') "
-			"AND bisection_id IS NULL ORDER BY state = 'queued', id LIMIT 64", "");
-	while (st && db_step(st) == DB_ROW && n < 64) {
-		int64_t id = db_col_int64(st, 0);
+	jobs_list_startable(d->db, &v, &nv);
+	for (size_t i = 0; i < nv && n < 64; i++) {
+		int64_t id = v[i].id;
 		if (find_kid(d, id) || job_is_live(d->db, id))
 			continue;
-		resumed[n] = !strcmp(db_col_text(st, 1), "running");
+		resumed[n] = !strcmp(v[i].state, "running");
 		ids[n++] = id;
 	}
-	db_finalize(st);
+	job_briefs_free(v, nv);
 	for (int i = 0; i < n && running < limit && started < tick_starts(d); i++) {
 		if (machines_busy(d, ids[i]))
 			continue;

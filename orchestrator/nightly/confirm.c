@@ -8,6 +8,7 @@
 #include "compare/compare.h"
 #include "compare/compare_fmt.h"
 #include "nightly/confirm.h"
+#include "store/jobs.h"
 #include "store/kernels.h"
 #include "job/job.h"
 #include "job/job_int.h"
@@ -25,8 +26,8 @@ static int worse(double change, const char *better)
 static void side_kernels(struct db *db, int64_t id, int64_t *ka, int64_t *kb)
 {
 	*ka = *kb = 0;
-	db_get_int(db, ka, "SELECT COALESCE(kernel_id, 0) FROM job_sides WHERE job_id = ? AND side = 'A'", "i", id);
-	db_get_int(db, kb, "SELECT COALESCE(kernel_id, 0) FROM job_sides WHERE job_id = ? AND side = 'B'", "i", id);
+	job_sides_kernel(db, id, 'A', ka);
+	job_sides_kernel(db, id, 'B', kb);
 }
 
 /*
@@ -155,7 +156,7 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 	if (compare_load(db, id, 0, &res) != 1)
 		return 0;
 	side_kernels(db, id, &ka, &kb);
-	db_get_str(db, &tree, "SELECT tree FROM jobs WHERE id = ?", "i", nightly);
+	jobs_get_str(db, nightly, JOB_TREE, &tree);
 	good = kernel_commit(db, ka);
 	bad = kernel_commit(db, kb);
 	q = db_prepare(db, "SELECT id, workload, metric, change_pct, better FROM confirmations WHERE confirm_job = ? "

@@ -236,6 +236,53 @@ int jobs_find_name(struct db *db, const char *name, int64_t *id)
 	return db_get_int(db, id, "SELECT id FROM jobs WHERE name = ? ORDER BY id DESC LIMIT 1", "s", name);
 }
 
+void job_briefs_free(struct job_brief *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].state);
+	free(v);
+}
+
+/* The rows (id, state) of ST, finalized, into *OUT: 0 or -1. */
+static int read_briefs(struct db_stmt *st, struct job_brief **out, size_t *n)
+{
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		(*out)[*n].id = db_col_int64(st, 0);
+		(*out)[*n].state = db_col_count(st) > 1 ? db_col_strdup(st, 1) : NULL;
+		(*n)++;
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		job_briefs_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int jobs_list_running(struct db *db, struct job_brief **out, size_t *n)
+{
+	return read_briefs(db_prepare(db, "SELECT id FROM jobs WHERE state = 'running'", ""), out, n);
+}
+
+int jobs_list_startable(struct db *db, struct job_brief **out, size_t *n)
+{
+	return read_briefs(db_prepare(db, "SELECT id, state FROM jobs WHERE state IN ('running', 'queued') "
+				      "AND bisection_id IS NULL ORDER BY state = 'queued', id LIMIT 64", ""), out, n);
+}
+
 int jobs_add(struct db *db, const struct job_new *j, int64_t *id)
 {
 	if (db_run(db, "INSERT INTO jobs (name, state, spec, tree, schedule, order_seed, dut, peer, created, "

@@ -126,6 +126,20 @@ int jobs_exists(struct db *db, int64_t id);
 /* The newest job named NAME into *ID: 1, 0 (none), -1. */
 int jobs_find_name(struct db *db, const char *name, int64_t *id);
 
+/* A job's id and state, as the lists below give them. */
+struct job_brief {
+	int64_t id;
+	char *state;			/* malloc'd */
+};
+void job_briefs_free(struct job_brief *v, size_t n);
+/* The jobs running (state 'running', whoever runs them), by id, into *OUT: 0 or -1. */
+int jobs_list_running(struct db *db, struct job_brief **out, size_t *n);
+/*
+ * The jobs to start: running ones (interrupted) first, then the queued,
+ * each by id, at most 64, none of a bisection (its runner runs them): 0 or -1.
+ */
+int jobs_list_startable(struct db *db, struct job_brief **out, size_t *n);
+
 /* What jobs_add() inserts: a queued job and its sides. */
 struct job_new {
 	const char *name, *spec, *tree, *schedule;	/* schedule, tree: NULL when none */
