@@ -6,6 +6,7 @@
 #include "bisect/bisect_db.h"
 #include "job/job.h"
 #include "jsonh.h"
+#include "store/jobs.h"
 #include "log.h"
 #include "run.h"
 #include "store/bisections.h"
@@ -216,14 +217,16 @@ int bisect_cancel(struct db *db, int64_t id)
 	if (bisection_state(db, id, &state) != 1)
 		return error("no bisection %lld (klab bisect list shows them)", (long long)id);
 	if (!strcmp(state, "queued") || !strcmp(state, "running")) {
-		struct db_stmt *q;
+		struct job_brief *v = NULL;
+		size_t n = 0;
 
 		ret = bisection_set_cancelled(db, id, now_wall());
 		/* the job measuring a step stops at its next safe point (a queued one at once) */
-		q = db_prepare(db, "SELECT id FROM jobs WHERE bisection_id = ? AND state IN ('queued', 'running')", "i", id);
-		while (!ret && q && db_step(q) == DB_ROW)
-			ret = job_cancel(db, db_col_int64(q, 0));
-		db_finalize(q);
+		if (!ret)
+			jobs_list_bisection_open(db, id, &v, &n);
+		for (size_t i = 0; !ret && i < n; i++)
+			ret = job_cancel(db, v[i].id);
+		job_briefs_free(v, n);
 	} else
 		ret = error("bisection %lld is already %s", (long long)id, state);
 	free(state);

@@ -9,6 +9,7 @@
 #include "bisect/bisect.h"
 #include "bisect/bisect_db.h"
 #include "buf.h"
+#include "store/jobs.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "jsonh.h"
@@ -117,25 +118,24 @@ static int step_values(struct brun *r, int seq, const char *side, double **out, 
 /* Why job JOB failed: 'b' its build, 'o' a boot (deploy or verify), 'l' anything else; the step's error in why. */
 static char failure_kind(struct brun *r, int64_t job, struct buf *why)
 {
-	struct db_stmt *q = db_prepare(r->db, "SELECT key, COALESCE(error, '') FROM steps WHERE job_id = ? AND "
-				       "state = 'failed' ORDER BY finished DESC, id DESC LIMIT 1", "i", job);
+	char *key = NULL, *err = NULL;
 	char kind = 'l';
 
 	buf_reset(why);
-	if (q && db_step(q) == DB_ROW) {
-		const char *key = db_col_text(q, 0);
-		buf_addf(why, "job %lld, step %s: %s", (long long)job, key, db_col_text(q, 1));
+	if (steps_last_failed(r->db, job, &key, &err) == 1) {
+		buf_addf(why, "job %lld, step %s: %s", (long long)job, key, err);
 		if (!strncmp(key, "build:", 6))
 			kind = 'b';
 		else if (!strncmp(key, "boot:", 5) && (strstr(key, ":deploy") || strstr(key, ":verify")))
 			kind = 'o';
 	} else {
 		char *e = NULL;
-		db_get_str(r->db, &e, "SELECT COALESCE(error, '') FROM jobs WHERE id = ?", "i", job);
+		jobs_get_str(r->db, job, JOB_ERROR_TEXT, &e);
 		buf_addf(why, "job %lld: %s", (long long)job, e ? e : "failed");
 		free(e);
 	}
-	db_finalize(q);
+	free(key);
+	free(err);
 	return kind;
 }
 
@@ -159,8 +159,8 @@ static void set_step_job(struct brun *r, int seq, int64_t job)
 static enum measured measure(struct brun *r, int seq, const char *commit, int want)
 {
 	for (;;) {
-		struct db_stmt *q = db_prepare(r->db, "SELECT id, state FROM jobs WHERE bisection_id = ? AND "
-					       "bisect_seq = ? ORDER BY id", "ii", r->id, (int64_t)seq);
+		struct job_brief *v = NULL;
+		size_t nv = 0;
 		int64_t open_job = 0;
 		int boot_fail = 0, lab_fail = 0;
 		double *x = NULL;
@@ -168,11 +168,11 @@ static enum measured measure(struct brun *r, int seq, const char *commit, int wa
 		struct job_submit_opts so = JOB_SUBMIT_OPTS_INIT;
 		int64_t job;
 
-		if (!q)
+		if (jobs_list_bisect_step(r->db, r->id, seq, &v, &nv))
 			return M_FAILED;
-		while (db_step(q) == DB_ROW) {
-			const char *st = db_col_text(q, 1);
-			int64_t id = db_col_int64(q, 0);
+		for (size_t i = 0; i < nv; i++) {
+			const char *st = v[i].state;
+			int64_t id = v[i].id;
 			if (!strcmp(st, "queued") || !strcmp(st, "running")) {
 				if (!open_job)
 					open_job = id;
@@ -182,7 +182,7 @@ static enum measured measure(struct brun *r, int seq, const char *commit, int wa
 					char *w = buf_detach(&r->why, NULL);
 					buf_addf(&r->why, "does not build (%s)", w);
 					free(w);
-					db_finalize(q);
+					job_briefs_free(v, nv);
 					return M_SKIP;
 				}
 				if (k == 'o')
@@ -191,13 +191,13 @@ static enum measured measure(struct brun *r, int seq, const char *commit, int wa
 					lab_fail++;
 			} else if (!strcmp(st, "cancelled")) {
 				/* klab bisect cancel cancels its jobs too; a job cancelled alone ends the bisection */
-				db_finalize(q);
+				job_briefs_free(v, nv);
 				buf_reset(&r->why);
 				buf_addf(&r->why, "its job %lld was cancelled", (long long)id);
 				return cancelled(r) ? M_STOPPED : M_FAILED;
 			}
 		}
-		db_finalize(q);
+		job_briefs_free(v, nv);
 		if (open_job) {
 			int rc;
 			set_step_job(r, seq, open_job);
@@ -392,17 +392,9 @@ static enum measured measure_commit(struct brun *r, size_t i, size_t remaining)
 static int found(struct brun *r, int *ambiguous)
 {
 	size_t k = bisect_first_bad(r->v, r->n, ambiguous);
-	struct db_stmt *q = db_prepare(r->db, "SELECT c.change_pct, c.ci_lo, c.ci_hi FROM comparisons c JOIN jobs j "
-				       "ON j.id = c.job_id WHERE j.bisection_id = ? AND j.bisect_seq = 0 AND c.workload = ? "
-				       "AND c.metric = ? ORDER BY c.id DESC LIMIT 1", "iss", r->id, r->workload, r->metric);
 	double ch = NAN, lo = NAN, hi = NAN;
 
-	if (q && db_step(q) == DB_ROW) {
-		ch = db_col_double(q, 0);
-		lo = db_col_null(q, 1) ? NAN : db_col_double(q, 1);
-		hi = db_col_null(q, 2) ? NAN : db_col_double(q, 2);
-	}
-	db_finalize(q);
+	comparisons_bisection_ends(r->db, r->id, r->workload, r->metric, &ch, &lo, &hi);
 	if (isnan(ch) && r->ng && r->nb)
 		ch = 100.0 * (mean_of(r->bv, r->nb) / mean_of(r->gv, r->ng) - 1);
 	return bisection_set_answer(r->db, r->id, commit_at(r, k), subject_at(r, k), ch, lo, hi);

@@ -1,4 +1,5 @@
 /* jobs.c: the jobs family of tables and a job's spec, parsed once with its defaults. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,7 @@ static const char *const job_field_sql[] = {
 	[JOB_STATE] = "SELECT state FROM jobs WHERE id = ?",
 	[JOB_SPEC] = "SELECT spec FROM jobs WHERE id = ?",
 	[JOB_ERROR] = "SELECT error FROM jobs WHERE id = ?",
+	[JOB_ERROR_TEXT] = "SELECT COALESCE(error, '') FROM jobs WHERE id = ?",
 	[JOB_TREE] = "SELECT tree FROM jobs WHERE id = ?",
 	[JOB_DUT] = "SELECT dut FROM jobs WHERE id = ?",
 	[JOB_PEER] = "SELECT peer FROM jobs WHERE id = ?",
@@ -281,6 +283,18 @@ int jobs_list_startable(struct db *db, struct job_brief **out, size_t *n)
 {
 	return read_briefs(db_prepare(db, "SELECT id, state FROM jobs WHERE state IN ('running', 'queued') "
 				      "AND bisection_id IS NULL ORDER BY state = 'queued', id LIMIT 64", ""), out, n);
+}
+
+int jobs_list_bisection_open(struct db *db, int64_t bisection, struct job_brief **out, size_t *n)
+{
+	return read_briefs(db_prepare(db, "SELECT id FROM jobs WHERE bisection_id = ? AND state IN ('queued', 'running')",
+				      "i", bisection), out, n);
+}
+
+int jobs_list_bisect_step(struct db *db, int64_t bisection, int seq, struct job_brief **out, size_t *n)
+{
+	return read_briefs(db_prepare(db, "SELECT id, state FROM jobs WHERE bisection_id = ? AND "
+				      "bisect_seq = ? ORDER BY id", "ii", bisection, (int64_t)seq), out, n);
 }
 
 int jobs_add(struct db *db, const struct job_new *j, int64_t *id)
@@ -464,6 +478,24 @@ int steps_durations(struct db *db, int64_t id, const char *name, int others,
 	return rc == DB_DONE ? 0 : -1;
 }
 
+int steps_last_failed(struct db *db, int64_t id, char **key, char **err)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT key, COALESCE(error, '') FROM steps WHERE job_id = ? AND "
+					"state = 'failed' ORDER BY finished DESC, id DESC LIMIT 1", "i", id);
+	int rc;
+
+	*key = *err = NULL;
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		*key = db_col_strdup(st, 0);
+		*err = db_col_strdup(st, 1);
+	}
+	db_finalize(st);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
+
 /* ---- looks */
 
 int looks_decided_boots(struct db *db, int64_t id, int64_t *boots)
@@ -472,6 +504,26 @@ int looks_decided_boots(struct db *db, int64_t id, int64_t *boots)
 }
 
 /* ---- comparisons */
+
+int comparisons_bisection_ends(struct db *db, int64_t bisection, const char *workload, const char *metric,
+			       double *change_pct, double *ci_lo, double *ci_hi)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT c.change_pct, c.ci_lo, c.ci_hi FROM comparisons c JOIN jobs j "
+				       "ON j.id = c.job_id WHERE j.bisection_id = ? AND j.bisect_seq = 0 AND c.workload = ? "
+				       "AND c.metric = ? ORDER BY c.id DESC LIMIT 1", "iss", bisection, workload, metric);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		*change_pct = db_col_double(st, 0);
+		*ci_lo = db_col_null(st, 1) ? NAN : db_col_double(st, 1);
+		*ci_hi = db_col_null(st, 2) ? NAN : db_col_double(st, 2);
+	}
+	db_finalize(st);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
 
 int comparisons_count_changed(struct db *db, int64_t id, int64_t *n)
 {

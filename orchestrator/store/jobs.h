@@ -109,6 +109,7 @@ enum job_field {
 	JOB_STATE,		/* queued, running, done, failed, cancelled */
 	JOB_SPEC,		/* the JSON spec (job_spec_parse()) */
 	JOB_ERROR,		/* why it failed or was cancelled; NULL */
+	JOB_ERROR_TEXT,		/* the same, "" for NULL */
 	JOB_TREE,		/* the tree of its spec; NULL */
 	JOB_DUT,		/* its machines, once leased; NULL before */
 	JOB_PEER,
@@ -139,6 +140,10 @@ int jobs_list_running(struct db *db, struct job_brief **out, size_t *n);
  * each by id, at most 64, none of a bisection (its runner runs them): 0 or -1.
  */
 int jobs_list_startable(struct db *db, struct job_brief **out, size_t *n);
+/* The queued or running jobs of bisection BISECTION, by id: 0 or -1. */
+int jobs_list_bisection_open(struct db *db, int64_t bisection, struct job_brief **out, size_t *n);
+/* The jobs of step SEQ of bisection BISECTION, by id: 0 or -1. */
+int jobs_list_bisect_step(struct db *db, int64_t bisection, int seq, struct job_brief **out, size_t *n);
 
 /* What jobs_add() inserts: a queued job and its sides. */
 struct job_new {
@@ -221,6 +226,13 @@ int steps_ended_keys(struct db *db, int64_t id, struct strvec *keys);
 int steps_durations(struct db *db, int64_t id, const char *name, int others,
 		    void (*fn)(const char *key, double seconds, void *data), void *data);
 
+/*
+ * The step of job ID that failed last (by its end, then its row) into *KEY
+ * and its error into *ERR ("" when none; both malloc'd, NULL unless found):
+ * 1, 0 (no failed step), -1.
+ */
+int steps_last_failed(struct db *db, int64_t id, char **key, char **err);
+
 /* ---- looks */
 
 /* The fewest boots a side had at a look that decided job ID, into *BOOTS (untouched when none did): 1 or -1. */
@@ -228,6 +240,13 @@ int looks_decided_boots(struct db *db, int64_t id, int64_t *boots);
 
 /* ---- comparisons */
 
+/*
+ * The change of WORKLOAD's METRIC that the ends' job (step 0) of bisection
+ * BISECTION measured last, into *CHANGE_PCT, *CI_LO and *CI_HI (NaN when
+ * NULL): 1, 0 (none: untouched), -1.
+ */
+int comparisons_bisection_ends(struct db *db, int64_t bisection, const char *workload, const char *metric,
+			       double *change_pct, double *ci_lo, double *ci_hi);
 /* How many verdicts of job ID are CHANGED, into *N: 0 or -1. */
 int comparisons_count_changed(struct db *db, int64_t id, int64_t *n);
 
