@@ -13,6 +13,7 @@
 #include "nightly/confirm.h"
 #include "store/bisections.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "store/runs.h"
 #include "job/job.h"
 #include "jsonh.h"
@@ -20,27 +21,28 @@
 #include "progress.h"
 #include "util.h"
 
-static const char *col_text(struct db_stmt *st, int i)
+/* A text value, or null (JSON and CSV). */
+static void data_str(const char *key, const char *s)
 {
-	const char *s = db_col_text(st, i);
-	return s ? s : "";
+	if (s)
+		print_data_str(key, s);
+	else
+		print_data_null(key);
 }
 
-/* A column as it is stored, or null (JSON and CSV); KEY as its name. */
-static void col_data(struct db_stmt *st, int i, const char *key)
+/* An integer value, or null when IS_NULL. */
+static void data_int(const char *key, int64_t v, int is_null)
 {
-	switch (db_col_type(st, i)) {
-	case DB_NULL: print_data_null(key); break;
-	case DB_INTEGER: print_data_int(key, db_col_int64(st, i)); break;
-	case DB_FLOAT: print_data_num(key, db_col_double(st, i)); break;
-	default: print_data_str(key, col_text(st, i)); break;
-	}
+	if (is_null)
+		print_data_null(key);
+	else
+		print_data_int(key, v);
 }
 
-/* A time column (seconds since 1970) as ISO 8601, or null. */
-static void col_time(struct db_stmt *st, int i, const char *key)
+/* A time read NaN when NULL, as 0 (what the text reads of a NULL time). */
+static double or0(double t)
 {
-	print_data_time(key, db_col_null(st, i) ? NAN : db_col_double(st, i));
+	return isnan(t) ? 0 : t;
 }
 
 /* "35s", "12m", "3h", "2d" */
@@ -80,7 +82,7 @@ static void job_progress(struct db *db, int64_t id, const char *spec_text, int64
 
 	*done = 0;
 	*total = 0;
-	db_get_int(db, done, "SELECT count(*) FROM steps WHERE job_id = ? AND state IN ('done', 'skipped')", "i", id);
+	steps_count_ended(db, id, done);
 	if (!job_spec_parse(spec_text, &spec) && !job_plan(&spec, seed, &plan))
 		*total = (int64_t)plan.n;
 	strvec_clear(&plan);
@@ -180,7 +182,8 @@ static const char *const jobs_cols[] = {
 
 static int jobs(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct db_stmt *st;
+	struct job_row *v;
+	size_t nv;
 	struct db *db;
 	int s;
 
@@ -190,52 +193,50 @@ static int jobs(int argc, char **argv, struct klab_ctx *ctx)
 		return cmd_usage_error(&jobs_spec, "unexpected argument '%s'", argv[0]);
 	if (!(db = ctx_db(ctx)))
 		return 1;
-	st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
-			"schedule, error, pid FROM jobs WHERE CAST(?1 AS TEXT) IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?",
-			"si", j_state, (int64_t)j_limit);
-	if (!st)
+	if (jobs_list(db, j_state, (int64_t)j_limit, &v, &nv))
 		return 1;
 	cmd_print_begin();
 	print_text("%-5s %-20s %-10s %-9s %-6s %-17s %s\n", "ID", "NAME", "STATE", "PROGRESS", "AGE", "MACHINES",
 		   "ERROR");
 	print_list_begin(NULL, jobs_cols);
-	while (db_step(st) == DB_ROW) {
-		int64_t id = db_col_int64(st, 0), done, total;
-		double now = now_wall(), age = now - db_col_double(st, 5);
-		double end = db_col_null(st, 7) ? now : db_col_double(st, 7);
-		const char *dut = db_col_text(st, 8), *err = db_col_text(st, 11);
+	for (size_t i = 0; i < nv; i++) {
+		const struct job_row *j = &v[i];
+		int64_t id = j->id, done, total;
+		double now = now_wall(), age = now - j->created;
+		double end = isnan(j->finished) ? now : j->finished;
+		const char *dut = j->dut, *err = j->error;
 		char prog[48], agebuf[16], mach[64];
 
-		job_progress(db, id, col_text(st, 3), db_col_int64(st, 4), &done, &total);
+		job_progress(db, id, j->spec ? j->spec : "", j->order_seed, &done, &total);
 		print_obj_begin(NULL);
 		print_int(PRINT_ANY, "id", "%-5lld ", id);
-		print_str(PRINT_ANY, "name", "%-20s ", db_col_text(st, 1));
-		print_str(PRINT_ANY, "state", "%-10s ", db_col_text(st, 2));
+		print_str(PRINT_ANY, "name", "%-20s ", j->name);
+		print_str(PRINT_ANY, "state", "%-10s ", j->state);
 		print_data_int("steps_done", done);
 		print_data_int("steps_total", total);
 		snprintf(prog, sizeof(prog), "%lld/%lld", (long long)done, (long long)total);
 		print_text("%-9s ", prog);
-		col_time(st, 5, "created");
-		col_time(st, 6, "started");
-		col_time(st, 7, "finished");
+		print_data_time("created", j->created);
+		print_data_time("started", j->started);
+		print_data_time("finished", j->finished);
 		print_data_num("age_s", age);
 		fmt_age(agebuf, sizeof(agebuf), age);
 		print_text("%-6s ", agebuf);
-		if (db_col_null(st, 6))
+		if (isnan(j->started))
 			print_data_null("duration_s");
 		else
-			print_data_num("duration_s", end - db_col_double(st, 6));
-		col_data(st, 8, "dut");
-		col_data(st, 9, "peer");
-		snprintf(mach, sizeof(mach), "%s%s%s", dut ? dut : "-", dut ? "+" : "", dut ? col_text(st, 9) : "");
+			print_data_num("duration_s", end - j->started);
+		data_str("dut", j->dut);
+		data_str("peer", j->peer);
+		snprintf(mach, sizeof(mach), "%s%s%s", dut ? dut : "-", dut ? "+" : "", dut && j->peer ? j->peer : "");
 		print_text("%-17s ", mach);
-		col_data(st, 10, "schedule");
+		data_str("schedule", j->schedule);
 		print_str(PRINT_DATA, "error", "%s", err);
 		print_text("%.100s\n", err ? err : "");
-		col_data(st, 12, "pid");
+		data_int("pid", j->pid, !j->pid);
 		print_obj_end();
 	}
-	db_finalize(st);
+	job_rows_free(v, nv);
 	print_list_end();
 	return cmd_print_end();
 }
@@ -320,9 +321,9 @@ static int job_follow(struct db *db, int64_t id, long timeout_ms)
 	int clock_on = 0, ret = 1;
 	double *expected = NULL;
 
-	if (db_get_str(db, &spec_text, "SELECT spec FROM jobs WHERE id = ?", "i", id) != 1)
+	if (jobs_get_str(db, id, JOB_SPEC, &spec_text) != 1)
 		return error("no job %lld", (long long)id), 1;
-	db_get_int(db, &seed, "SELECT order_seed FROM jobs WHERE id = ?", "i", id);
+	jobs_get_int(db, id, JOB_ORDER_SEED, &seed);
 	{
 		struct job_spec spec;
 
@@ -335,7 +336,8 @@ static int job_follow(struct db *db, int64_t id, long timeout_ms)
 	}
 	expected = xcalloc(plan.n ? plan.n : 1, sizeof(*expected));
 	for (;;) {
-		struct db_stmt *st;
+		struct step_info *sv;
+		size_t nsv;
 		const char *running = NULL;
 		int64_t running_attempts = 0;
 		char t[16];
@@ -344,7 +346,7 @@ static int job_follow(struct db *db, int64_t id, long timeout_ms)
 		free(state);
 		state = NULL;
 		/* the state first: the steps read after it are at least as new */
-		if (db_get_str(db, &state, "SELECT state FROM jobs WHERE id = ?", "i", id) != 1)
+		if (jobs_get_str(db, id, JOB_STATE, &state) != 1)
 			break;
 		ended = !strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled");
 		clock_time(t, sizeof(t));
@@ -358,13 +360,12 @@ static int job_follow(struct db *db, int64_t id, long timeout_ms)
 			free(last_state);
 			last_state = xstrdup(state);
 		}
-		st = db_prepare(db, "SELECT key, state, attempts, started, finished, error FROM steps "
-				"WHERE job_id = ? ORDER BY started, id", "i", id);
-		if (!st)
+		if (steps_list(db, id, 1, &sv, &nsv))
 			break;
-		while (db_step(st) == DB_ROW) {
-			const char *key = db_col_text(st, 0), *sst = db_col_text(st, 1);
-			int64_t att = db_col_int64(st, 2);
+		for (size_t si = 0; si < nsv; si++) {
+			const struct step_info *sp = &sv[si];
+			const char *key = sp->key, *sst = sp->state;
+			int64_t att = sp->attempts;
 			long pos = strvec_find(&plan, key);
 			struct seen_step *k = NULL;
 
@@ -392,23 +393,23 @@ static int job_follow(struct db *db, int64_t id, long timeout_ms)
 
 				if (pos >= 0 && job_expected(db, id, &plan, expected) == 0)
 					left = progress_eta_items(expected, plan.n, (size_t)pos,
-								  now_wall() - db_col_double(st, 3));
+								  now_wall() - sp->started);
 				if (left >= 0)
 					progress_fmt_duration(eta, sizeof(eta), left);
 				printf("[%s] %ld/%zu %s%s%s%s%s\n", t, pos + 1, plan.n, key, att > 1 ? " (resumed)" : "",
 				       *eta ? " (job ETA " : "", eta, *eta ? ")" : "");
 			} else if (!strcmp(sst, "done")) {
 				printf("[%s] %ld/%zu %s done in %.1f s\n", t, pos + 1, plan.n, key,
-				       db_col_double(st, 4) - db_col_double(st, 3));
+				       or0(sp->finished) - sp->started);
 			} else if (!strcmp(sst, "skipped")) {
-				printf("[%s] %ld/%zu %s skipped: %s\n", t, pos + 1, plan.n, key, col_text(st, 5));
+				printf("[%s] %ld/%zu %s skipped: %s\n", t, pos + 1, plan.n, key, sp->error ? sp->error : "");
 			} else {
 				printf("[%s] %ld/%zu %s FAILED after %.1f s: %s\n", t, pos + 1, plan.n, key,
-				       db_col_double(st, 4) - db_col_double(st, 3), col_text(st, 5));
+				       or0(sp->finished) - sp->started, sp->error ? sp->error : "");
 			}
 			fflush(stdout);
 		}
-		db_finalize(st);
+		step_infos_free(sv, nsv);
 		if (ended)
 			break;
 		/* the running step (the last one seen running) gets the clock line */
@@ -445,13 +446,12 @@ static int job_follow(struct db *db, int64_t id, long timeout_ms)
 		progress_clock_stop(&clock);
 	clock_on = 0;
 	if (state) {
-		struct db_stmt *st = db_prepare(db, "SELECT coalesce(finished, 0) - coalesce(started, created) "
-						"FROM jobs WHERE id = ?", "i", id);
-		double took = st && db_step(st) == DB_ROW ? db_col_double(st, 0) : 0;
+		double took = 0;
 		char t[16];
 
-		db_finalize(st);
-		db_get_str(db, &err, "SELECT error FROM jobs WHERE id = ?", "i", id);
+		if (jobs_took(db, id, &took) != 1)
+			took = 0;
+		jobs_get_str(db, id, JOB_ERROR, &err);
 		clock_time(t, sizeof(t));
 		if (!strcmp(state, "done")) {
 			printf("[%s] job %lld done in %.1f s\n", t, (long long)id, took);
@@ -544,13 +544,13 @@ static int run_print(const struct job_run *r, void *data)
 
 static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 {
-	static const char *const cols[] = { "id", "name", "state", NULL, "order_seed", "created", "started",
-					    "finished", "dut", "peer", "schedule", "error", "pid", "series_id",
-					    "tree", "cancel" };
-	struct db_stmt *st;
 	struct db *db;
+	struct job_row job;
+	struct job_side_row *sides = NULL;
+	struct step_info *steps = NULL;
+	size_t n_sides = 0, n_steps = 0;
 	int64_t id, done = 0, total = 0, n_runs = 0;
-	char t1[32], t2[32];
+	char t1[32], t2[32], seed[24];
 	int r;
 
 	if (job_arg(&show_spec, argc, argv, ctx, &db, &id, &r))
@@ -560,56 +560,61 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 			return cmd_usage_error(&show_spec, "--follow prints text, not --json");
 		return job_follow(db, id, f_timeout_ms);
 	}
-	st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
-			"schedule, error, pid, series_id, tree, cancel FROM jobs WHERE id = ?", "i", id);
-	if (!st)
+	r = job_get(db, id, &job);
+	if (r < 0)
 		return 1;
-	if (db_step(st) != DB_ROW) {
-		db_finalize(st);
+	if (!r)
 		return error("no job %lld", (long long)id), 1;
-	}
 	cmd_print_begin();
-	for (int i = 0; i < (int)ARRAY_SIZE(cols); i++) {
-		if (!cols[i])
-			continue;
-		if (i == 5 || i == 6 || i == 7)
-			col_time(st, i, cols[i]);
-		else
-			col_data(st, i, cols[i]);
-	}
-	print_data_json("spec", json_parse(col_text(st, 3), strlen(col_text(st, 3)), "job spec"));
-	job_progress(db, id, col_text(st, 3), db_col_int64(st, 4), &done, &total);
+	print_data_int("id", job.id);
+	print_data_str("name", job.name);
+	print_data_str("state", job.state);
+	data_int("order_seed", job.order_seed, job.order_seed_null);
+	print_data_time("created", job.created);
+	print_data_time("started", job.started);
+	print_data_time("finished", job.finished);
+	data_str("dut", job.dut);
+	data_str("peer", job.peer);
+	data_str("schedule", job.schedule);
+	data_str("error", job.error);
+	data_int("pid", job.pid, !job.pid);
+	data_int("series_id", job.series_id, !job.series_id);
+	data_str("tree", job.tree);
+	print_data_int("cancel", job.cancel);
+	print_data_json("spec", json_parse(job.spec, strlen(job.spec), "job spec"));
+	job_progress(db, id, job.spec, job.order_seed, &done, &total);
 	print_data_int("steps_done", done);
 	print_data_int("steps_total", total);
-	print_text("job %lld '%s': %s, %lld/%lld steps\n", (long long)id, col_text(st, 1), col_text(st, 2),
+	print_text("job %lld '%s': %s, %lld/%lld steps\n", (long long)id, job.name, job.state,
 		   (long long)done, (long long)total);
-	if (db_col_text(st, 11))
-		print_text("  error: %s\n", db_col_text(st, 11));
-	fmt_time(t1, sizeof(t1), db_col_double(st, 5));
-	fmt_time(t2, sizeof(t2), db_col_double(st, 7));
+	if (job.error)
+		print_text("  error: %s\n", job.error);
+	fmt_time(t1, sizeof(t1), or0(job.created));
+	fmt_time(t2, sizeof(t2), or0(job.finished));
+	snprintf(seed, sizeof(seed), "%lld", (long long)job.order_seed);
 	print_text("  created %s, finished %s, order seed %s, machines %s+%s%s%s\n", t1, t2,
-		   db_col_text(st, 4) ? db_col_text(st, 4) : "-", db_col_text(st, 8) ? db_col_text(st, 8) : "-",
-		   db_col_text(st, 9) ? db_col_text(st, 9) : "-", db_col_text(st, 10) ? ", schedule " : "",
-		   db_col_text(st, 10) ? db_col_text(st, 10) : "");
-	db_finalize(st);
+		   job.order_seed_null ? "-" : seed, job.dut ? job.dut : "-",
+		   job.peer ? job.peer : "-", job.schedule ? ", schedule " : "",
+		   job.schedule ? job.schedule : "");
+	job_row_release(&job);
 
 	print_list_begin("sides", NULL);
-	st = db_prepare(db, "SELECT s.side, s.label, s.kernel_id, s.profile, k.release FROM job_sides s "
-			"LEFT JOIN kernels k ON k.id = s.kernel_id WHERE s.job_id = ? ORDER BY s.side", "i", id);
-	while (st && db_step(st) == DB_ROW) {
-		const char *rel = db_col_text(st, 4), *prof = db_col_text(st, 3);
+	if (!job_sides_list(db, id, &sides, &n_sides))
+		for (size_t i = 0; i < n_sides; i++) {
+			const struct job_side_row *s = &sides[i];
+			const char *rel = s->release, *prof = s->profile;
 
-		print_obj_begin(NULL);
-		col_data(st, 0, "side");
-		col_data(st, 1, "label");
-		col_data(st, 2, "kernel_id");
-		col_data(st, 3, "profile");
-		col_data(st, 4, "release");
-		print_obj_end();
-		print_text("  side %s: %s%s%s%s%s\n", col_text(st, 0), col_text(st, 1), rel ? ", kernel " : "",
-			   rel ? rel : "", prof ? ", profile " : "", prof ? prof : "");
-	}
-	db_finalize(st);
+			print_obj_begin(NULL);
+			data_str("side", s->side);
+			data_str("label", s->label);
+			data_int("kernel_id", s->kernel_id, !s->kernel_id);
+			data_str("profile", s->profile);
+			data_str("release", s->release);
+			print_obj_end();
+			print_text("  side %s: %s%s%s%s%s\n", s->side, s->label, rel ? ", kernel " : "",
+				   rel ? rel : "", prof ? ", profile " : "", prof ? prof : "");
+		}
+	job_side_rows_free(sides, n_sides);
 	print_list_end();
 
 	/* a nightly's changes: confirmed, not confirmed, or waiting for their confirmation (confirm.h) */
@@ -619,30 +624,31 @@ static int job_show(int argc, char **argv, struct klab_ctx *ctx)
 
 	print_text("\n  %-28s %-8s %-3s %-19s %8s  %s\n", "STEP", "STATE", "TRY", "STARTED", "SECONDS", "ERROR");
 	print_list_begin("steps", NULL);
-	st = db_prepare(db, "SELECT key, name, state, attempts, started, finished, error, detail FROM steps "
-			"WHERE job_id = ? ORDER BY id", "i", id);
-	while (st && db_step(st) == DB_ROW) {
-		double started = db_col_double(st, 4), finished = db_col_double(st, 5);
-		char secs[16] = "-";
+	if (!steps_list(db, id, 0, &steps, &n_steps))
+		for (size_t i = 0; i < n_steps; i++) {
+			const struct step_info *s = &steps[i];
+			double started = s->started, finished = s->finished;
+			char secs[16] = "-", att[24];
 
-		print_obj_begin(NULL);
-		col_data(st, 0, "key");
-		col_data(st, 1, "name");
-		col_data(st, 2, "state");
-		col_data(st, 3, "attempts");
-		col_time(st, 4, "started");
-		col_time(st, 5, "finished");
-		col_data(st, 6, "error");
-		if (!db_col_null(st, 7))
-			print_data_json("detail", json_tokener_parse(col_text(st, 7)));
-		print_obj_end();
-		fmt_time(t1, sizeof(t1), started);
-		if (finished > 0)
-			snprintf(secs, sizeof(secs), "%.1f", finished - started);
-		print_text("  %-28s %-8s %-3s %-19s %8s  %s\n", col_text(st, 0), col_text(st, 2), col_text(st, 3), t1,
-			   secs, col_text(st, 6));
-	}
-	db_finalize(st);
+			print_obj_begin(NULL);
+			data_str("key", s->key);
+			data_str("name", s->name);
+			data_str("state", s->state);
+			print_data_int("attempts", s->attempts);
+			print_data_time("started", started);
+			print_data_time("finished", finished);
+			data_str("error", s->error);
+			if (s->detail)
+				print_data_json("detail", json_tokener_parse(s->detail));
+			print_obj_end();
+			fmt_time(t1, sizeof(t1), started);
+			if (finished > 0)
+				snprintf(secs, sizeof(secs), "%.1f", finished - started);
+			snprintf(att, sizeof(att), "%lld", (long long)s->attempts);
+			print_text("  %-28s %-8s %-3s %-19s %8s  %s\n", s->key, s->state, att, t1,
+				   secs, s->error ? s->error : "");
+		}
+	step_infos_free(steps, n_steps);
 	print_list_end();
 
 	n_runs = runs_count_of_job(db, id);
@@ -661,7 +667,9 @@ static const char *const log_cols[] = { "time", "step", "event", "attempt", "sec
 /* The job's history from its steps: each step's start and, when it ended, its end. */
 static int job_log(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct db_stmt *st;
+	struct job_row job;
+	struct step_info *steps = NULL;
+	size_t n_steps = 0;
 	struct db *db;
 	int64_t id;
 	double created = 0, finished = 0;
@@ -670,30 +678,28 @@ static int job_log(int argc, char **argv, struct klab_ctx *ctx)
 
 	if (job_arg(&log_spec, argc, argv, ctx, &db, &id, &r))
 		return r;
-	st = db_prepare(db, "SELECT name, state, error, created, finished FROM jobs WHERE id = ?", "i", id);
-	if (!st)
+	r = job_get(db, id, &job);
+	if (r < 0)
 		return 1;
-	if (db_step(st) != DB_ROW) {
-		db_finalize(st);
+	if (!r)
 		return error("no job %lld", (long long)id), 1;
-	}
-	name = xstrdup(col_text(st, 0));
-	state = xstrdup(col_text(st, 1));
-	err = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2)) : NULL;
-	created = db_col_double(st, 3);
-	finished = db_col_double(st, 4);
-	db_finalize(st);
+	name = xstrdup(job.name);
+	state = xstrdup(job.state);
+	err = job.error ? xstrdup(job.error) : NULL;
+	created = or0(job.created);
+	finished = or0(job.finished);
+	job_row_release(&job);
 
 	cmd_print_begin();
 	fmt_time(t, sizeof(t), created);
 	print_text("%s job %lld '%s' submitted\n", t, (long long)id, name);
 	print_list_begin(NULL, log_cols);
-	st = db_prepare(db, "SELECT key, state, attempts, started, finished, error FROM steps "
-			"WHERE job_id = ? ORDER BY id", "i", id);
-	while (st && db_step(st) == DB_ROW) {
-		const char *key = col_text(st, 0), *e = db_col_text(st, 5);
-		int attempts = db_col_int(st, 2);
-		double s0 = db_col_double(st, 3), s1 = db_col_double(st, 4);
+	if (steps_list(db, id, 0, &steps, &n_steps))
+		n_steps = 0;
+	for (size_t i = 0; i < n_steps; i++) {
+		const char *key = steps[i].key, *e = steps[i].error;
+		int attempts = (int)steps[i].attempts;
+		double s0 = steps[i].started, s1 = or0(steps[i].finished);
 
 		print_obj_begin(NULL);
 		print_data_time("time", s0);
@@ -711,15 +717,15 @@ static int job_log(int argc, char **argv, struct klab_ctx *ctx)
 		print_obj_begin(NULL);
 		print_data_time("time", s1);
 		print_data_str("step", key);
-		print_data_str("event", col_text(st, 1));
+		print_data_str("event", steps[i].state);
 		print_data_num("seconds", s1 - s0);
 		if (e)
 			print_data_str("error", e);
 		print_obj_end();
 		fmt_time(t, sizeof(t), s1);
-		print_text("%s %s %s after %.1f s%s%s\n", t, key, col_text(st, 1), s1 - s0, e ? ": " : "", e ? e : "");
+		print_text("%s %s %s after %.1f s%s%s\n", t, key, steps[i].state, s1 - s0, e ? ": " : "", e ? e : "");
 	}
-	db_finalize(st);
+	step_infos_free(steps, n_steps);
 	print_list_end();
 	if (finished > 0) {
 		fmt_time(t, sizeof(t), finished);
@@ -759,7 +765,7 @@ static int cancel(int argc, char **argv, struct klab_ctx *ctx)
 		return r;
 	if (job_cancel(db, id))
 		return 1;
-	db_get_str(db, &state, "SELECT state FROM jobs WHERE id = ?", "i", id);
+	jobs_get_str(db, id, JOB_STATE, &state);
 	cmd_print_begin();
 	print_data_int("id", id);
 	print_data_str("state", state ? state : "");
@@ -816,8 +822,7 @@ static int run(int argc, char **argv, struct klab_ctx *ctx)
 	if (!parse_long(what, 1, LONG_MAX, &v)) {
 		if (job_find(db, what, &id))
 			return 1;
-	} else if (db_get_int(db, &found, "SELECT id FROM jobs WHERE name = ? AND state IN ('queued', 'running') "
-			      "ORDER BY id LIMIT 1", "s", what) == 1) {
+	} else if (jobs_find_unfinished(db, what, &found) == 1) {
 		id = found;	/* resume the unfinished job of that name */
 	} else {
 		struct job_submit_opts so = JOB_SUBMIT_OPTS_INIT;

@@ -11,6 +11,7 @@
 #include "compare/compare.h"
 #include "conf/conf.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "store/runs.h"
 #include "log.h"
 #include "util.h"
@@ -291,8 +292,7 @@ static int compare(int argc, char **argv, struct klab_ctx *ctx)
 
 		if (all_digits(argv[0])) {
 			id = strtoll(argv[0], NULL, 10);
-		} else if (db_get_int(db, &id, "SELECT id FROM jobs WHERE name = ?1 ORDER BY id DESC LIMIT 1",
-				      "s", argv[0]) != 1) {
+		} else if (jobs_find_name(db, argv[0], &id) != 1) {
 			error("no job '%s' (give a job id or name; klab jobs lists them)", argv[0]);
 			return 1;
 		}

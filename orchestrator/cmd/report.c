@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "log.h"
 #include "report/report.h"
 #include "util.h"
@@ -99,9 +100,7 @@ static int report(int argc, char **argv, struct klab_ctx *ctx)
 		goto out;
 	if (n) {
 		for (size_t i = 0; i < n; i++) {
-			int64_t dummy;
-
-			if (db_get_int(db, &dummy, "SELECT id FROM jobs WHERE id = ?", "i", ids[i]) != 1) {
+			if (jobs_exists(db, ids[i]) != 1) {
 				error("cannot report job %lld: no such job", (long long)ids[i]);
 				goto out;
 			}

@@ -530,3 +530,228 @@ int comparisons_count_changed(struct db *db, int64_t id, int64_t *n)
 	return db_get_int(db, n, "SELECT count(*) FROM comparisons WHERE job_id = ? AND verdict = 'CHANGED'",
 			  "i", id) < 0 ? -1 : 0;
 }
+
+/* ---- the rows `klab jobs`, `klab job show` and `klab job log` print */
+
+static double col_time(struct db_stmt *st, int i)
+{
+	return db_col_null(st, i) ? NAN : db_col_double(st, i);
+}
+
+void job_row_release(struct job_row *r)
+{
+	free(r->name);
+	free(r->state);
+	free(r->spec);
+	free(r->tree);
+	free(r->dut);
+	free(r->peer);
+	free(r->schedule);
+	free(r->error);
+	memset(r, 0, sizeof(*r));
+}
+
+void job_rows_free(struct job_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		job_row_release(&v[i]);
+	free(v);
+}
+
+/* Columns 0-12 of a row of jobs (id ... pid), and 13-15 (series_id, tree, cancel) when FULL. */
+static void read_job(struct db_stmt *st, struct job_row *r, int full)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = db_col_int64(st, 0);
+	r->name = db_col_strdup(st, 1);
+	r->state = db_col_strdup(st, 2);
+	r->spec = db_col_strdup(st, 3);
+	r->order_seed_null = db_col_null(st, 4);
+	r->order_seed = db_col_int64(st, 4);
+	r->created = col_time(st, 5);
+	r->started = col_time(st, 6);
+	r->finished = col_time(st, 7);
+	r->dut = db_col_strdup(st, 8);
+	r->peer = db_col_strdup(st, 9);
+	r->schedule = db_col_strdup(st, 10);
+	r->error = db_col_strdup(st, 11);
+	r->pid = db_col_int64(st, 12);
+	if (!full)
+		return;
+	r->series_id = db_col_int64(st, 13);
+	r->tree = db_col_strdup(st, 14);
+	r->cancel = db_col_int64(st, 15);
+}
+
+int job_get(struct db *db, int64_t id, struct job_row *r)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
+					"schedule, error, pid, series_id, tree, cancel FROM jobs WHERE id = ?", "i", id);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		read_job(st, r, 1);
+	db_finalize(st);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
+
+int jobs_list(struct db *db, const char *state, int64_t limit, struct job_row **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT id, name, state, spec, order_seed, created, started, finished, dut, peer, "
+			"schedule, error, pid FROM jobs WHERE CAST(?1 AS TEXT) IS NULL OR state = ?1 ORDER BY id DESC LIMIT ?",
+			"si", state, limit);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		read_job(st, &(*out)[(*n)++], 0);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		job_rows_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int jobs_took(struct db *db, int64_t id, double *seconds)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT coalesce(finished, 0) - coalesce(started, created) "
+					"FROM jobs WHERE id = ?", "i", id);
+	int rc;
+
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		*seconds = db_col_double(st, 0);
+	db_finalize(st);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
+
+int jobs_find_unfinished(struct db *db, const char *name, int64_t *id)
+{
+	return db_get_int(db, id, "SELECT id FROM jobs WHERE name = ? AND state IN ('queued', 'running') "
+			  "ORDER BY id LIMIT 1", "s", name);
+}
+
+void job_side_rows_free(struct job_side_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].side);
+		free(v[i].label);
+		free(v[i].profile);
+		free(v[i].release);
+	}
+	free(v);
+}
+
+int job_sides_list(struct db *db, int64_t id, struct job_side_row **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT s.side, s.label, s.kernel_id, s.profile, k.release FROM job_sides s "
+			"LEFT JOIN kernels k ON k.id = s.kernel_id WHERE s.job_id = ? ORDER BY s.side", "i", id);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct job_side_row *s;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 2;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		s = &(*out)[(*n)++];
+		s->side = db_col_strdup(st, 0);
+		s->label = db_col_strdup(st, 1);
+		s->kernel_id = db_col_int64(st, 2);
+		s->profile = db_col_strdup(st, 3);
+		s->release = db_col_strdup(st, 4);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		job_side_rows_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+void step_infos_free(struct step_info *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].key);
+		free(v[i].name);
+		free(v[i].state);
+		free(v[i].error);
+		free(v[i].detail);
+	}
+	free(v);
+}
+
+int steps_list(struct db *db, int64_t id, int by_start, struct step_info **out, size_t *n)
+{
+	static const char *const sql[] = {
+		"SELECT key, name, state, attempts, started, finished, error, detail FROM steps "
+		"WHERE job_id = ? ORDER BY id",
+		"SELECT key, name, state, attempts, started, finished, error, detail FROM steps "
+		"WHERE job_id = ? ORDER BY started, id",
+	};
+	struct db_stmt *st = db_prepare(db, sql[by_start != 0], "i", id);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct step_info *s;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		s = &(*out)[(*n)++];
+		s->key = db_col_strdup(st, 0);
+		s->name = db_col_strdup(st, 1);
+		s->state = db_col_strdup(st, 2);
+		s->attempts = db_col_int64(st, 3);
+		s->started = db_col_double(st, 4);
+		s->finished = col_time(st, 5);
+		s->error = db_col_strdup(st, 6);
+		s->detail = db_col_strdup(st, 7);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		step_infos_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int steps_count_ended(struct db *db, int64_t id, int64_t *n)
+{
+	return db_get_int(db, n, "SELECT count(*) FROM steps WHERE job_id = ? AND state IN ('done', 'skipped')",
+			  "i", id) < 0 ? -1 : 0;
+}

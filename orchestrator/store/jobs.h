@@ -127,6 +127,34 @@ int jobs_exists(struct db *db, int64_t id);
 /* The newest job named NAME into *ID: 1, 0 (none), -1. */
 int jobs_find_name(struct db *db, const char *name, int64_t *id);
 
+/*
+ * A job's row as `klab jobs` and `klab job show` print it. Strings are
+ * malloc'd (NULL when NULL); times are seconds since 1970, NaN when NULL.
+ */
+struct job_row {
+	int64_t id;
+	char *name, *state, *spec, *tree, *dut, *peer, *schedule, *error;
+	int64_t order_seed;
+	int order_seed_null;		/* 1: no order seed */
+	int64_t pid, series_id;		/* 0: NULL */
+	int64_t cancel;
+	double created, started, finished;
+};
+void job_row_release(struct job_row *r);
+/* Job ID into *R: 1, 0 (no such job: R zeroed), -1. */
+int job_get(struct db *db, int64_t id, struct job_row *r);
+/*
+ * The newest LIMIT jobs (all when STATE is NULL, else those in STATE), by id
+ * from the newest, into *OUT (each row but its series_id, tree and cancel):
+ * 0 or -1.
+ */
+int jobs_list(struct db *db, const char *state, int64_t limit, struct job_row **out, size_t *n);
+void job_rows_free(struct job_row *v, size_t n);
+/* How long job ID ran (its end, or 0 before it, minus its start, or its creation before it) into *SECONDS: 1, 0, -1. */
+int jobs_took(struct db *db, int64_t id, double *seconds);
+/* The oldest queued or running job named NAME into *ID: 1, 0 (none), -1. */
+int jobs_find_unfinished(struct db *db, const char *name, int64_t *id);
+
 /* A job's id and state, as the lists below give them. */
 struct job_brief {
 	int64_t id;
@@ -191,6 +219,14 @@ int jobs_last_nightly_kernel(struct db *db, const char *schedule, const char *du
 int job_sides_kernel(struct db *db, int64_t id, char side, int64_t *kernel);
 /* Side SIDE ('A', 'B') of job ID boots kernel KERNEL: 0 or -1. */
 int job_sides_set_kernel(struct db *db, int64_t id, char side, int64_t kernel);
+/* A side of a job with its kernel's release. Strings malloc'd, NULL when NULL. */
+struct job_side_row {
+	char *side, *label, *profile, *release;
+	int64_t kernel_id;		/* 0: none yet */
+};
+/* The sides of job ID, A then B, into *OUT: 0 or -1. */
+int job_sides_list(struct db *db, int64_t id, struct job_side_row **out, size_t *n);
+void job_side_rows_free(struct job_side_row *v, size_t n);
 
 /* ---- steps */
 
@@ -216,6 +252,17 @@ int steps_end(struct db *db, int64_t id, const char *key, const char *state, dou
 int steps_interrupted(struct db *db, int64_t id, const char *key, double now, const char *err);
 /* Step KEY of job ID is to run again (its boot is redone, for ERR): failed, its end kept. */
 int steps_redo(struct db *db, int64_t id, const char *key, const char *err);
+/* A step's row as `klab job show` and `klab job log` print it: strings malloc'd (NULL when NULL), finished NaN when NULL. */
+struct step_info {
+	char *key, *name, *state, *error, *detail;
+	int64_t attempts;
+	double started, finished;
+};
+/* The steps of job ID into *OUT, in the order they were made (BY_START 0) or by their start then that: 0 or -1. */
+int steps_list(struct db *db, int64_t id, int by_start, struct step_info **out, size_t *n);
+void step_infos_free(struct step_info *v, size_t n);
+/* How many steps of job ID ended (done or skipped), into *N: 0 or -1. */
+int steps_count_ended(struct db *db, int64_t id, int64_t *n);
 /* The keys of the steps job ID ended (done or skipped) onto *KEYS: 0 or -1. */
 int steps_ended_keys(struct db *db, int64_t id, struct strvec *keys);
 /*
