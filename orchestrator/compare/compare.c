@@ -563,91 +563,52 @@ static void claims_free(struct claimrow *c, size_t n)
 	free(c);
 }
 
-static void bind_double_or_null(struct db_stmt *st, int i, double v)
-{
-	if (isnan(v) || isinf(v))
-		db_bind_null(st, i);
-	else
-		db_bind_double(st, i, v);
-}
-
 /* Replace the job's rows (only those of the workload/metric filter when one is given). */
 static int store(struct db *db, const struct compare_result *res, const struct compare_opts *o)
 {
-	struct db_stmt *st = NULL;
-	double now = now_wall();
+	struct comparison_row *rows = xcalloc(res->n_rows ? res->n_rows : 1, sizeof(*rows));
+	int ret;
 
-	if (db_begin(db))
-		return -1;
-	if (db_run(db, "DELETE FROM comparisons WHERE job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR workload = ?2)"
-		   " AND (CAST(?3 AS TEXT) IS NULL OR metric = ?3)", "iss", res->job_id, o->workload, o->metric))
-		goto fail;
-	st = db_prepare(db,
-		"INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better,"
-		" n_a, n_b, mean_a, mean_b, cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm,"
-		" p_mwu, hl_ratio, mde_pct, threshold_pct, verdict, extra_boots, claim, created)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-		" ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)", "");
-	if (!st)
-		goto fail;
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct compare_row *r = &res->rows[i];
 		const struct stats_cmp *s = &r->st;
+		struct comparison_row *c = &rows[i];
 
-		db_reset(st);
-		db_clear_bindings(st);
-		db_bind_int64(st, 1, res->job_id);
-		db_bind_text(st, 2, res->label_a);
-		db_bind_text(st, 3, res->label_b);
-		db_bind_text(st, 4, r->workload);
-		db_bind_text(st, 5, r->metric);
-		if (r->unit)
-			db_bind_text(st, 6, r->unit);
-		if (r->better)
-			db_bind_text(st, 7, r->better);
-		db_bind_int64(st, 8, (int64_t)s->n_a);
-		db_bind_int64(st, 9, (int64_t)s->n_b);
-		bind_double_or_null(st, 10, s->mean_a);
-		bind_double_or_null(st, 11, s->mean_b);
-		bind_double_or_null(st, 12, s->cov_a);
-		bind_double_or_null(st, 13, s->cov_b);
-		bind_double_or_null(st, 14, s->change_pct);
-		bind_double_or_null(st, 15, s->ci_lo);
-		bind_double_or_null(st, 16, s->ci_hi);
-		bind_double_or_null(st, 17, s->w.p);
-		bind_double_or_null(st, 18, r->p_holm);
-		bind_double_or_null(st, 19, s->p_mwu);
-		bind_double_or_null(st, 20, s->hl_ratio);
-		bind_double_or_null(st, 21, s->mde_pct);
-		bind_double_or_null(st, 22, s->threshold_pct);
-		db_bind_text(st, 23, stats_verdict_name(s->verdict));
-		if (s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0)
-			db_bind_int64(st, 24, s->extra_boots);
-		if (r->claim)
-			db_bind_text(st, 25, r->claim);
-		db_bind_double(st, 26, now);
-		if (db_step(st) != DB_DONE) {
-			error("database '%s': cannot store comparison of job %lld: %s", db_file(db),
-			      (long long)res->job_id, db_errmsg(db));
-			goto fail;
-		}
+		/* the strings are lent, not copied */
+		c->workload = r->workload;
+		c->metric = r->metric;
+		c->unit = r->unit;
+		c->better = r->better;
+		c->n_a = (int64_t)s->n_a;
+		c->n_b = (int64_t)s->n_b;
+		c->mean_a = s->mean_a;
+		c->mean_b = s->mean_b;
+		c->cov_a = s->cov_a;
+		c->cov_b = s->cov_b;
+		c->change_pct = s->change_pct;
+		c->ci_lo = s->ci_lo;
+		c->ci_hi = s->ci_hi;
+		c->p_welch = s->w.p;
+		c->p_holm = r->p_holm;
+		c->p_mwu = s->p_mwu;
+		c->hl_ratio = s->hl_ratio;
+		c->mde_pct = s->mde_pct;
+		c->threshold_pct = s->threshold_pct;
+		snprintf(c->verdict, sizeof(c->verdict), "%s", stats_verdict_name(s->verdict));
+		c->extra_boots = s->verdict == VERDICT_INCONCLUSIVE && s->extra_boots >= 0 ? s->extra_boots : -1;
+		c->claim = r->claim;
 	}
-	db_finalize(st);
-	return db_commit(db);
-fail:
-	db_finalize(st);
-	db_rollback(db);
-	return -1;
+	ret = comparisons_store(db, res->job_id, o->workload, o->metric, res->label_a, res->label_b, rows,
+				res->n_rows, now_wall());
+	free(rows);
+	return ret;
 }
 
 static char *side_label(struct db *db, int64_t job_id, const char *side)
 {
 	char *s = NULL;
 
-	if (db_get_str(db, &s,
-		       "SELECT COALESCE(js.label, k.release, k.variant) FROM job_sides js"
-		       " LEFT JOIN kernels k ON k.id = js.kernel_id WHERE js.job_id = ?1 AND js.side = ?2",
-		       "is", job_id, side) <= 0 || !s) {
+	if (job_sides_label(db, job_id, side, &s) <= 0 || !s) {
 		free(s);
 		return xstrdup(side);
 	}
@@ -691,94 +652,71 @@ int compare_store_look(struct db *db, int64_t job_id, int look, int looks, int b
 		       const struct compare_result *res)
 {
 	int decided = compare_decided(res);
-	double t = now_wall();
+	struct look_row *rows = xcalloc(res->n_rows ? res->n_rows : 1, sizeof(*rows));
+	size_t n = 0;
+	int ret;
 
-	if (db_exec(db, "BEGIN"))
-		return -1;
-	if (db_run(db, "DELETE FROM looks WHERE job_id = ? AND look = ?", "ii", job_id, (int64_t)look))
-		goto fail;
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct compare_row *r = &res->rows[i];
-		struct db_stmt *st;
-		int rc;
+		struct look_row *l;
 
 		if (!r->headline)
 			continue;
-		st = db_prepare(db, "INSERT INTO looks (job_id, look, looks, boots, alpha, decided, workload, metric,"
-				" n_a, n_b, verdict, change_pct, ci_lo, ci_hi, p_holm, created)"
-				" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "iiiidiss", job_id, (int64_t)look,
-				(int64_t)looks, (int64_t)boots, alpha, (int64_t)decided, r->workload, r->metric);
-		if (!st)
-			goto fail;
-		db_bind_int64(st, 9, (int64_t)r->st.n_a);
-		db_bind_int64(st, 10, (int64_t)r->st.n_b);
-		db_bind_text(st, 11, stats_verdict_name(r->st.verdict));
-		bind_double_or_null(st, 12, r->st.change_pct);
-		bind_double_or_null(st, 13, r->st.ci_lo);
-		bind_double_or_null(st, 14, r->st.ci_hi);
-		bind_double_or_null(st, 15, r->p_holm);
-		db_bind_double(st, 16, t);
-		rc = db_step(st);
-		db_finalize(st);
-		if (rc != DB_DONE) {
-			error("database '%s': cannot store look %d of job %lld: %s", db_file(db), look,
-			      (long long)job_id, db_errmsg(db));
-			goto fail;
-		}
+		l = &rows[n++];
+		l->look = look;
+		l->looks = looks;
+		l->boots = boots;
+		l->alpha = alpha;
+		l->decided = decided;
+		l->workload = r->workload;	/* lent */
+		l->metric = r->metric;
+		l->n_a = (int)r->st.n_a;
+		l->n_b = (int)r->st.n_b;
+		snprintf(l->verdict, sizeof(l->verdict), "%s", stats_verdict_name(r->st.verdict));
+		l->change_pct = r->st.change_pct;
+		l->ci_lo = r->st.ci_lo;
+		l->ci_hi = r->st.ci_hi;
+		l->p_holm = r->p_holm;
 	}
-	if (db_exec(db, "COMMIT"))
-		goto fail;
-	return 0;
-fail:
-	db_exec(db, "ROLLBACK");
-	return -1;
+	ret = looks_store(db, job_id, look, rows, n, now_wall());
+	free(rows);
+	return ret;
 }
 
 static enum stats_verdict verdict_of(const char *v);
 
 int compare_load_looks(struct db *db, int64_t job_id, struct compare_look **out, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT look, looks, boots, alpha, decided, workload, metric, n_a, n_b, verdict, change_pct,"
-		" ci_lo, ci_hi, p_holm FROM looks WHERE job_id = ? ORDER BY look, workload, metric", "i", job_id);
-	size_t alloc = 0;
-	int rc;
+	struct look_row *rows;
+	size_t nr;
 
 	*out = NULL;
 	*n = 0;
-	if (!st)
+	if (looks_load(db, job_id, &rows, &nr))
 		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		struct compare_look *l;
+	if (nr)
+		*out = xcalloc(nr, sizeof(**out));
+	for (size_t i = 0; i < nr; i++) {
+		struct compare_look *l = &(*out)[i];
+		const struct look_row *r = &rows[i];
 
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 8;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		l = &(*out)[(*n)++];
-		l->look = db_col_int(st, 0);
-		l->looks = db_col_int(st, 1);
-		l->boots = db_col_int(st, 2);
-		l->alpha = db_col_double(st, 3);
-		l->decided = db_col_int(st, 4);
-		l->workload = db_col_strdup(st, 5);
-		l->metric = db_col_strdup(st, 6);
-		l->n_a = db_col_int(st, 7);
-		l->n_b = db_col_int(st, 8);
-		l->verdict = verdict_of(db_col_text(st, 9));
-		l->change_pct = db_col_num(st, 10);
-		l->ci_lo = db_col_num(st, 11);
-		l->ci_hi = db_col_num(st, 12);
-		l->p_holm = db_col_num(st, 13);
+		l->look = r->look;
+		l->looks = r->looks;
+		l->boots = r->boots;
+		l->alpha = r->alpha;
+		l->decided = r->decided;
+		l->workload = r->workload;	/* the strings move over */
+		l->metric = r->metric;
+		l->n_a = r->n_a;
+		l->n_b = r->n_b;
+		l->verdict = verdict_of(r->verdict);
+		l->change_pct = r->change_pct;
+		l->ci_lo = r->ci_lo;
+		l->ci_hi = r->ci_hi;
+		l->p_holm = r->p_holm;
 	}
-	db_finalize(st);
-	if (rc != DB_DONE) {
-		compare_looks_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return error("database '%s': cannot read the looks of job %lld: %s", db_file(db),
-			     (long long)job_id, db_errmsg(db));
-	}
+	*n = nr;
+	free(rows);
 	return 0;
 }
 
@@ -805,7 +743,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	int64_t na = 0, nb = 0;
 	int ret = -1, found, parsed;
 
-	found = db_get_str(db, &text, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id);
+	found = jobs_get_str(db, job_id, JOB_SPEC, &text);
 	parsed = !job_spec_parse(found == 1 ? text : NULL, &spec);	/* else the defaults */
 	if (found < 0)
 		goto out;
@@ -886,12 +824,6 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 
 /* ---- loading the stored rows --------------------------------------------- */
 
-/* The columns of `comparisons` that read_row() reads, in its order. */
-#define ROW_COLS \
-	"label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b," \
-	" change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict," \
-	" extra_boots, claim, job_id"
-
 static enum stats_verdict verdict_of(const char *v)
 {
 	if (!v)
@@ -905,36 +837,36 @@ static enum stats_verdict verdict_of(const char *v)
 	return VERDICT_INCONCLUSIVE;
 }
 
-/* One stored row (columns ROW_COLS from 2 on; 0 and 1 are the labels, 24 the job). */
-static void read_row(struct db_stmt *st, struct compare_row *r)
+/* One stored row, its strings moved over. */
+static void read_row(struct comparison_row *c, struct compare_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->workload = db_col_strdup(st, 2);
-	r->metric = db_col_strdup(st, 3);
-	r->unit = db_col_strdup(st, 4);
-	r->better = db_col_strdup(st, 5);
-	r->st.n_a = (size_t)db_col_int64(st, 6);
-	r->st.n_b = (size_t)db_col_int64(st, 7);
-	r->st.mean_a = db_col_num(st, 8);
-	r->st.mean_b = db_col_num(st, 9);
-	r->st.cov_a = db_col_num(st, 10);
-	r->st.cov_b = db_col_num(st, 11);
-	r->st.change_pct = db_col_num(st, 12);
-	r->st.ci_lo = db_col_num(st, 13);
-	r->st.ci_hi = db_col_num(st, 14);
+	r->workload = c->workload, c->workload = NULL;
+	r->metric = c->metric, c->metric = NULL;
+	r->unit = c->unit, c->unit = NULL;
+	r->better = c->better, c->better = NULL;
+	r->st.n_a = (size_t)c->n_a;
+	r->st.n_b = (size_t)c->n_b;
+	r->st.mean_a = c->mean_a;
+	r->st.mean_b = c->mean_b;
+	r->st.cov_a = c->cov_a;
+	r->st.cov_b = c->cov_b;
+	r->st.change_pct = c->change_pct;
+	r->st.ci_lo = c->ci_lo;
+	r->st.ci_hi = c->ci_hi;
 	r->st.ci90_lo = r->st.ci90_hi = NAN;
-	r->st.w.p = db_col_num(st, 15);
+	r->st.w.p = c->p_welch;
 	r->st.w.d = r->st.w.se = r->st.w.df = r->st.w.t = NAN;
 	r->st.u = NAN;
-	r->p_holm = db_col_num(st, 16);
+	r->p_holm = c->p_holm;
 	r->headline = !isnan(r->p_holm);
-	r->st.p_mwu = db_col_num(st, 17);
-	r->st.hl_ratio = db_col_num(st, 18);
-	r->st.mde_pct = db_col_num(st, 19);
-	r->st.threshold_pct = db_col_num(st, 20);
-	r->st.verdict = verdict_of(db_col_text(st, 21));
-	r->st.extra_boots = db_col_null(st, 22) ? -1 : db_col_int(st, 22);
-	r->claim = db_col_strdup(st, 23);
+	r->st.p_mwu = c->p_mwu;
+	r->st.hl_ratio = c->hl_ratio;
+	r->st.mde_pct = c->mde_pct;
+	r->st.threshold_pct = c->threshold_pct;
+	r->st.verdict = verdict_of(c->verdict);
+	r->st.extra_boots = (int)c->extra_boots;
+	r->claim = c->claim, c->claim = NULL;
 	r->claim_pct = NAN;
 }
 
@@ -955,7 +887,7 @@ static void load_job_profile(struct db *db, int64_t job_id, struct compare_resul
 	size_t npa = 0, npb = 0;
 	char *text = NULL;
 
-	if (db_get_str(db, &text, "SELECT spec FROM jobs WHERE id = ?1", "i", job_id) == 1) {
+	if (jobs_get_str(db, job_id, JOB_SPEC, &text) == 1) {
 		struct job_spec spec;
 
 		job_spec_parse(text, &spec);	/* or its defaults */
@@ -972,30 +904,24 @@ static void load_job_profile(struct db *db, int64_t job_id, struct compare_resul
 
 int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_result *res)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT " ROW_COLS " FROM comparisons WHERE id IN"
-		" (SELECT MAX(id) FROM comparisons WHERE job_id = ?1 GROUP BY workload, metric) ORDER BY id",
-		"i", job_id);
+	struct comparison_row *rows;
 	struct claimrow *claims = NULL;
-	size_t alloc = 0, n_claims = 0;
-	int rc;
+	size_t alloc = 0, n_claims = 0, nr;
 
 	memset(res, 0, sizeof(*res));
 	res->job_id = job_id;
 	res->clock = COMPARE_CLOCK_REAL;	/* rows_clock() below sets the runs' clock */
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		if (!res->label_a) {
-			res->label_a = db_col_strdup(st, 0);
-			res->label_b = db_col_strdup(st, 1);
-		}
-		read_row(st, push_row(res, &alloc));
-	}
-	db_finalize(st);
-	if (rc != DB_DONE)
+	if (comparisons_load_job(db, job_id, &rows, &nr))
 		return error("database '%s': cannot read comparisons of job %lld: %s", db_file(db),
 			     (long long)job_id, db_errmsg(db));
+	for (size_t i = 0; i < nr; i++) {
+		if (!res->label_a) {
+			res->label_a = rows[i].label_a, rows[i].label_a = NULL;
+			res->label_b = rows[i].label_b, rows[i].label_b = NULL;
+		}
+		read_row(&rows[i], push_row(res, &alloc));
+	}
+	comparison_rows_free(rows, nr);
 	if (!res->n_rows)
 		return 0;
 	{
@@ -1020,44 +946,32 @@ int compare_load_job(struct db *db, int64_t job_id, struct compare_result *res)
 int compare_load_metric(struct db *db, const char *workload, const char *metric, unsigned flags,
 			size_t limit, struct compare_result **out, size_t *n_out)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT " ROW_COLS " FROM comparisons WHERE workload = ?1 AND metric = ?2"
-		" AND (?3 = 0 OR label_a = label_b) ORDER BY created DESC, id DESC LIMIT ?4",
-		"ssii", workload, metric, (int64_t)!!(flags & COMPARE_LOAD_AA), (int64_t)limit);
+	struct comparison_row *rows;
 	struct compare_result *v = NULL;
-	size_t n = 0, alloc = 0;
-	int rc;
+	size_t n = 0, nr;
 
 	*out = NULL;
 	*n_out = 0;
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
+	if (comparisons_load_metric(db, workload, metric, !!(flags & COMPARE_LOAD_AA), (int64_t)limit, &rows, &nr))
+		return error("database '%s': cannot read the comparisons of %s/%s: %s", db_file(db),
+			     workload, metric, db_errmsg(db));
+	if (nr)
+		v = xcalloc(nr, sizeof(*v));
+	for (; n < nr; n++) {
 		size_t one = 0;
 
-		if (n == alloc) {
-			alloc = alloc ? 2 * alloc : 16;
-			v = xrealloc(v, alloc * sizeof(*v));
-		}
-		memset(&v[n], 0, sizeof(v[n]));
-		v[n].job_id = db_col_int64(st, 24);
-		v[n].label_a = db_col_strdup(st, 0);
-		v[n].label_b = db_col_strdup(st, 1);
-		read_row(st, push_row(&v[n], &one));
-		n++;
+		v[n].job_id = rows[n].job_id;
+		v[n].label_a = rows[n].label_a, rows[n].label_a = NULL;
+		v[n].label_b = rows[n].label_b, rows[n].label_b = NULL;
+		read_row(&rows[n], push_row(&v[n], &one));
 	}
+	comparison_rows_free(rows, nr);
 	for (size_t i = 0; i < n; i++) {
 		const char *clock = "real";
 
 		if (v[i].job_id)
 			compare_clock_of_runs(db, v[i].job_id, &clock);
 		rows_clock(&v[i], clock);
-	}
-	db_finalize(st);
-	if (rc != DB_DONE) {
-		compare_results_free(v, n);
-		return error("database '%s': cannot read the comparisons of %s/%s: %s", db_file(db),
-			     workload, metric, db_errmsg(db));
 	}
 	*out = v;
 	*n_out = n;

@@ -12,6 +12,7 @@
 #include "nightly/confirm.h"
 #include "compare/compare_fmt.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "report/html.h"
 #include "jsonh.h"
 #include "log.h"
@@ -1319,25 +1320,20 @@ int report_write_all(struct db *db, const char *outdir, const struct report_opts
 		     struct report_stats *st)
 {
 	struct rep r;
-	struct db_stmt *s;
-	size_t a = 0;
+	struct job_brief *v;
+	size_t nv;
 	int ret;
 
 	rep_init(&r, db, outdir, opts);
-	s = db_prepare(db, "SELECT id FROM jobs WHERE state != 'queued' ORDER BY id DESC LIMIT ?", "i",
-		       (int64_t)r.max_jobs);
-	if (!s) {
+	if (jobs_list_started(db, (int64_t)r.max_jobs, &v, &nv)) {
 		rep_release(&r);
 		return -1;
 	}
-	while (db_step(s) == DB_ROW) {
-		if (r.n_jobs == a) {
-			a = a ? 2 * a : 32;
-			r.jobs = xrealloc(r.jobs, a * sizeof(*r.jobs));
-		}
-		r.jobs[r.n_jobs++] = db_col_int64(s, 0);
-	}
-	db_finalize(s);
+	if (nv)
+		r.jobs = xrealloc(r.jobs, nv * sizeof(*r.jobs));
+	for (size_t i = 0; i < nv; i++)
+		r.jobs[r.n_jobs++] = v[i].id;
+	job_briefs_free(v, nv);
 	ret = rep_run(&r, st);
 	rep_release(&r);
 	return ret;

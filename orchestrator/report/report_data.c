@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "store/result.h"
 #include "store/series.h"
 #include "jsonh.h"
@@ -73,34 +74,33 @@ void rep_job_free(struct rep_job *j)
 
 int rep_job_load(struct db *db, int64_t id, struct rep_job *j)
 {
-	struct db_stmt *st;
+	struct job_row row;
+	struct job_side_row *sides = NULL;
+	size_t n_sides = 0;
 	int rc;
 
 	memset(j, 0, sizeof(*j));
-	st = db_prepare(db, "SELECT id, name, state, tree, schedule, dut, peer, error, created, started, "
-			"finished, order_seed, series_id FROM jobs WHERE id = ?", "i", id);
-	if (!st)
+	rc = job_get(db, id, &row);
+	if (rc < 0)
 		return -1;
-	rc = db_step(st);
-	if (rc != DB_ROW) {
-		db_finalize(st);
+	if (!rc)
 		return error("cannot report job %lld: no such job", (long long)id);
-	}
-	j->id = db_col_int64(st, 0);
-	j->name = db_col_strdup(st, 1);
-	j->state = db_col_strdup(st, 2);
-	j->tree = db_col_strdup(st, 3);
-	j->schedule = db_col_strdup(st, 4);
-	j->dut = db_col_strdup(st, 5);
-	j->peer = db_col_strdup(st, 6);
-	j->error = db_col_strdup(st, 7);
-	j->created = db_col_num(st, 8);
-	j->started = db_col_num(st, 9);
-	j->finished = db_col_num(st, 10);
-	j->have_seed = !db_col_null(st, 11);
-	j->order_seed = db_col_int64(st, 11);
-	j->series_id = db_col_int64(st, 12);
-	db_finalize(st);
+	/* the strings move over */
+	j->id = row.id;
+	j->name = row.name, row.name = NULL;
+	j->state = row.state, row.state = NULL;
+	j->tree = row.tree, row.tree = NULL;
+	j->schedule = row.schedule, row.schedule = NULL;
+	j->dut = row.dut, row.dut = NULL;
+	j->peer = row.peer, row.peer = NULL;
+	j->error = row.error, row.error = NULL;
+	j->created = row.created;
+	j->started = row.started;
+	j->finished = row.finished;
+	j->have_seed = !row.order_seed_null;
+	j->order_seed = row.order_seed;
+	j->series_id = row.series_id;
+	job_row_release(&row);
 
 	if (j->series_id) {
 		struct series_row sr;
@@ -119,29 +119,30 @@ int rep_job_load(struct db *db, int64_t id, struct rep_job *j)
 		}
 		series_row_release(&sr);
 	}
-	st = db_prepare(db, "SELECT s.side, s.label, s.profile, k.tree, k.commit_id, k.variant, k.release, "
-			"k.build_id, k.compiler, s.kernel_id FROM job_sides s LEFT JOIN kernels k ON k.id = s.kernel_id "
-			"WHERE s.job_id = ? ORDER BY s.side", "i", id);
-	if (!st)
+	if (job_sides_list(db, id, &sides, &n_sides))
 		goto fail;
-	while (db_step(st) == DB_ROW) {
-		const char *sd = db_col_text(st, 0);
+	for (size_t i = 0; i < n_sides; i++) {
+		struct job_side_row *r = &sides[i];
+		const char *sd = r->side;
 		struct rep_side *s;
 
 		if (!sd || (sd[0] != 'A' && sd[0] != 'B'))
 			continue;
 		s = &j->side[sd[0] - 'A'];
-		s->label = db_col_strdup(st, 1);
-		s->profile = db_col_strdup(st, 2);
-		s->tree = db_col_strdup(st, 3);
-		s->commit = db_col_strdup(st, 4);
-		s->variant = db_col_strdup(st, 5);
-		s->release = db_col_strdup(st, 6);
-		s->build_id = db_col_strdup(st, 7);
-		s->compiler = db_col_strdup(st, 8);
-		s->kernel_id = db_col_int64(st, 9);
+		/* the strings move over (a side twice: the last one, as before) */
+		free(s->label); free(s->profile); free(s->tree); free(s->commit);
+		free(s->variant); free(s->release); free(s->build_id); free(s->compiler);
+		s->label = r->label, r->label = NULL;
+		s->profile = r->profile, r->profile = NULL;
+		s->tree = r->tree, r->tree = NULL;
+		s->commit = r->commit, r->commit = NULL;
+		s->variant = r->variant, r->variant = NULL;
+		s->release = r->release, r->release = NULL;
+		s->build_id = r->build_id, r->build_id = NULL;
+		s->compiler = r->compiler, r->compiler = NULL;
+		s->kernel_id = r->kernel_id;
 	}
-	db_finalize(st);
+	job_side_rows_free(sides, n_sides);
 	for (int i = 0; i < 2; i++) {
 		j->side[i].present = j->side[i].label != NULL;
 		if (!j->side[i].label)
@@ -886,37 +887,32 @@ void rep_stacks_free(struct flame_stack *v, size_t n)
 
 int rep_job_rows_load(struct db *db, int max, struct rep_job_row **out, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT j.id, j.name, j.state, j.created, j.dut, j.peer, "
-		"(SELECT label FROM job_sides WHERE job_id = j.id AND side = 'A'), "
-		"(SELECT label FROM job_sides WHERE job_id = j.id AND side = 'B'), s.subject, j.schedule "
-		"FROM jobs j LEFT JOIN series s ON s.id = j.series_id ORDER BY j.id DESC LIMIT ?", "i", (int64_t)max);
-	size_t alloc = 0;
+	struct job_index_row *rows;
+	size_t nr;
 
 	*out = NULL;
 	*n = 0;
-	if (!st)
+	if (jobs_list_index(db, max, &rows, &nr))
 		return -1;
-	while (db_step(st) == DB_ROW) {
-		struct rep_job_row *r;
+	if (nr)
+		*out = xcalloc(nr, sizeof(**out));
+	for (size_t i = 0; i < nr; i++) {
+		struct rep_job_row *r = &(*out)[i];
 
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 32;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		r = &(*out)[(*n)++];
-		r->id = db_col_int64(st, 0);
-		r->name = db_col_strdup(st, 1);
-		r->state = db_col_strdup(st, 2);
-		r->created = db_col_num(st, 3);
-		r->dut = db_col_strdup(st, 4);
-		r->peer = db_col_strdup(st, 5);
-		r->label_a = db_col_strdup(st, 6);
-		r->label_b = db_col_strdup(st, 7);
-		r->subject = db_col_strdup(st, 8);
-		r->scheduled = !db_col_null(st, 9);
+		/* the strings move over */
+		r->id = rows[i].id;
+		r->name = rows[i].name;
+		r->state = rows[i].state;
+		r->created = rows[i].created;
+		r->dut = rows[i].dut;
+		r->peer = rows[i].peer;
+		r->label_a = rows[i].label_a;
+		r->label_b = rows[i].label_b;
+		r->subject = rows[i].subject;
+		r->scheduled = rows[i].scheduled;
 	}
-	db_finalize(st);
+	*n = nr;
+	free(rows);
 	return 0;
 }
 
@@ -973,31 +969,14 @@ void rep_machines_free(struct rep_machine *v, size_t n)
 
 int rep_history_keys(struct db *db, struct strvec *out)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT workload, metric FROM comparisons UNION SELECT workload, metric FROM changepoints "
-		"ORDER BY 1, 2", "");
-
-	if (!st)
-		return -1;
-	while (db_step(st) == DB_ROW) {
-		const char *wl = db_col_text(st, 0);
-		const char *m = db_col_text(st, 1);
-
-		if (!wl || !m)
-			continue;
-		strvec_push(out, wl);
-		strvec_push(out, m);
-	}
-	db_finalize(st);
-	return 0;
+	return comparisons_metric_keys(db, out);
 }
 
 char *rep_metric_unit(struct db *db, const char *wl, const char *metric)
 {
 	char *unit = NULL;
 
-	db_get_str(db, &unit, "SELECT unit FROM comparisons WHERE workload = ? AND metric = ? AND unit IS NOT NULL "
-		   "ORDER BY id DESC LIMIT 1", "ss", wl, metric);
+	comparisons_unit(db, wl, metric, &unit);
 	if (!unit)
 		db_get_str(db, &unit, "SELECT m.unit FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.workload = ? "
 			   "AND m.name = ? AND m.unit IS NOT NULL LIMIT 1", "ss", wl, metric);
@@ -1024,24 +1003,29 @@ void rep_nightly_free(struct rep_nightly *nw)
 	memset(nw, 0, sizeof(*nw));
 }
 
+struct nights {
+	struct rep_nightly *nw;
+	size_t alloc;
+};
+
+static void add_night(int64_t id, double created, void *data)
+{
+	struct nights *a = data;
+	struct rep_nightly *nw = a->nw;
+
+	if (nw->n_night == a->alloc) {
+		a->alloc = a->alloc ? 2 * a->alloc : 256;
+		nw->night = xrealloc(nw->night, a->alloc * sizeof(*nw->night));
+	}
+	nw->night[nw->n_night++] = (struct rep_night){ id, created };
+}
+
 /* The scheduled jobs, by id. */
 static int nights_read(struct db *db, struct rep_nightly *nw)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT id, created FROM jobs WHERE schedule IS NOT NULL ORDER BY id", "");
-	size_t alloc = 0;
-	int rc;
+	struct nights a = { nw, 0 };
 
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		if (nw->n_night == alloc) {
-			alloc = alloc ? 2 * alloc : 256;
-			nw->night = xrealloc(nw->night, alloc * sizeof(*nw->night));
-		}
-		nw->night[nw->n_night++] = (struct rep_night){ db_col_int64(st, 0), db_col_double(st, 1) };
-	}
-	db_finalize(st);
-	nw->nights_read = rc == DB_DONE;
+	nw->nights_read = jobs_each_scheduled(db, add_night, &a) == 0;
 	return nw->nights_read ? 0 : -1;
 }
 

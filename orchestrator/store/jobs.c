@@ -525,6 +525,33 @@ int comparisons_bisection_ends(struct db *db, int64_t bisection, const char *wor
 	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
 }
 
+int comparisons_metric_keys(struct db *db, struct strvec *out)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT workload, metric FROM comparisons UNION SELECT workload, metric FROM changepoints "
+		"ORDER BY 1, 2", "");
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		const char *wl = db_col_text(st, 0);
+		const char *m = db_col_text(st, 1);
+
+		if (!wl || !m)
+			continue;
+		strvec_push(out, wl);
+		strvec_push(out, m);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int comparisons_unit(struct db *db, const char *workload, const char *metric, char **unit)
+{
+	return db_get_str(db, unit, "SELECT unit FROM comparisons WHERE workload = ? AND metric = ? AND unit IS NOT NULL "
+			  "ORDER BY id DESC LIMIT 1", "ss", workload, metric);
+}
+
 int comparisons_count_changed(struct db *db, int64_t id, int64_t *n)
 {
 	return db_get_int(db, n, "SELECT count(*) FROM comparisons WHERE job_id = ? AND verdict = 'CHANGED'",
@@ -655,15 +682,21 @@ void job_side_rows_free(struct job_side_row *v, size_t n)
 		free(v[i].side);
 		free(v[i].label);
 		free(v[i].profile);
+		free(v[i].tree);
+		free(v[i].commit);
+		free(v[i].variant);
 		free(v[i].release);
+		free(v[i].build_id);
+		free(v[i].compiler);
 	}
 	free(v);
 }
 
 int job_sides_list(struct db *db, int64_t id, struct job_side_row **out, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT s.side, s.label, s.kernel_id, s.profile, k.release FROM job_sides s "
-			"LEFT JOIN kernels k ON k.id = s.kernel_id WHERE s.job_id = ? ORDER BY s.side", "i", id);
+	struct db_stmt *st = db_prepare(db, "SELECT s.side, s.label, s.profile, k.tree, k.commit_id, k.variant, k.release, "
+			"k.build_id, k.compiler, s.kernel_id FROM job_sides s LEFT JOIN kernels k ON k.id = s.kernel_id "
+			"WHERE s.job_id = ? ORDER BY s.side", "i", id);
 	size_t alloc = 0;
 	int rc;
 
@@ -681,9 +714,14 @@ int job_sides_list(struct db *db, int64_t id, struct job_side_row **out, size_t 
 		s = &(*out)[(*n)++];
 		s->side = db_col_strdup(st, 0);
 		s->label = db_col_strdup(st, 1);
-		s->kernel_id = db_col_int64(st, 2);
-		s->profile = db_col_strdup(st, 3);
-		s->release = db_col_strdup(st, 4);
+		s->profile = db_col_strdup(st, 2);
+		s->tree = db_col_strdup(st, 3);
+		s->commit = db_col_strdup(st, 4);
+		s->variant = db_col_strdup(st, 5);
+		s->release = db_col_strdup(st, 6);
+		s->build_id = db_col_strdup(st, 7);
+		s->compiler = db_col_strdup(st, 8);
+		s->kernel_id = db_col_int64(st, 9);
 	}
 	db_finalize(st);
 	if (rc != DB_DONE) {
@@ -693,6 +731,69 @@ int job_sides_list(struct db *db, int64_t id, struct job_side_row **out, size_t 
 		return -1;
 	}
 	return 0;
+}
+
+int job_sides_label(struct db *db, int64_t id, const char *side, char **label)
+{
+	return db_get_str(db, label,
+			  "SELECT COALESCE(js.label, k.release, k.variant) FROM job_sides js"
+			  " LEFT JOIN kernels k ON k.id = js.kernel_id WHERE js.job_id = ?1 AND js.side = ?2",
+			  "is", id, side);
+}
+
+int jobs_list_index(struct db *db, int64_t max, struct job_index_row **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT j.id, j.name, j.state, j.created, j.dut, j.peer, "
+		"(SELECT label FROM job_sides WHERE job_id = j.id AND side = 'A'), "
+		"(SELECT label FROM job_sides WHERE job_id = j.id AND side = 'B'), s.subject, j.schedule "
+		"FROM jobs j LEFT JOIN series s ON s.id = j.series_id ORDER BY j.id DESC LIMIT ?", "i", max);
+	size_t alloc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct job_index_row *r;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 32;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		r = &(*out)[(*n)++];
+		r->id = db_col_int64(st, 0);
+		r->name = db_col_strdup(st, 1);
+		r->state = db_col_strdup(st, 2);
+		r->created = db_col_num(st, 3);
+		r->dut = db_col_strdup(st, 4);
+		r->peer = db_col_strdup(st, 5);
+		r->label_a = db_col_strdup(st, 6);
+		r->label_b = db_col_strdup(st, 7);
+		r->subject = db_col_strdup(st, 8);
+		r->scheduled = !db_col_null(st, 9);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int jobs_each_scheduled(struct db *db, void (*fn)(int64_t id, double created, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT id, created FROM jobs WHERE schedule IS NOT NULL ORDER BY id", "");
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW)
+		fn(db_col_int64(st, 0), db_col_double(st, 1), data);
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int jobs_list_started(struct db *db, int64_t limit, struct job_brief **out, size_t *n)
+{
+	return read_briefs(db_prepare(db, "SELECT id FROM jobs WHERE state != 'queued' ORDER BY id DESC LIMIT ?", "i",
+				      limit), out, n);
 }
 
 void step_infos_free(struct step_info *v, size_t n)
@@ -754,4 +855,272 @@ int steps_count_ended(struct db *db, int64_t id, int64_t *n)
 {
 	return db_get_int(db, n, "SELECT count(*) FROM steps WHERE job_id = ? AND state IN ('done', 'skipped')",
 			  "i", id) < 0 ? -1 : 0;
+}
+
+/* ---- the verdicts: looks and comparisons */
+
+static void bind_num(struct db_stmt *st, int i, double v)
+{
+	if (isnan(v) || isinf(v))
+		db_bind_null(st, i);
+	else
+		db_bind_double(st, i, v);
+}
+
+static void col_verdict(struct db_stmt *st, int i, char *out, size_t n)
+{
+	snprintf(out, n, "%s", db_col_text(st, i) ? db_col_text(st, i) : "");
+}
+
+int looks_store(struct db *db, int64_t id, int look, const struct look_row *rows, size_t n, double now)
+{
+	if (db_exec(db, "BEGIN"))
+		return -1;
+	if (db_run(db, "DELETE FROM looks WHERE job_id = ? AND look = ?", "ii", id, (int64_t)look))
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const struct look_row *r = &rows[i];
+		struct db_stmt *st;
+		int rc;
+
+		st = db_prepare(db, "INSERT INTO looks (job_id, look, looks, boots, alpha, decided, workload, metric,"
+				" n_a, n_b, verdict, change_pct, ci_lo, ci_hi, p_holm, created)"
+				" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "iiiidiss", id, (int64_t)look,
+				(int64_t)r->looks, (int64_t)r->boots, r->alpha, (int64_t)r->decided, r->workload, r->metric);
+		if (!st)
+			goto fail;
+		db_bind_int64(st, 9, (int64_t)r->n_a);
+		db_bind_int64(st, 10, (int64_t)r->n_b);
+		db_bind_text(st, 11, r->verdict);
+		bind_num(st, 12, r->change_pct);
+		bind_num(st, 13, r->ci_lo);
+		bind_num(st, 14, r->ci_hi);
+		bind_num(st, 15, r->p_holm);
+		db_bind_double(st, 16, now);
+		rc = db_step(st);
+		db_finalize(st);
+		if (rc != DB_DONE) {
+			error("database '%s': cannot store look %d of job %lld: %s", db_file(db), look,
+			      (long long)id, db_errmsg(db));
+			goto fail;
+		}
+	}
+	if (db_exec(db, "COMMIT"))
+		goto fail;
+	return 0;
+fail:
+	db_exec(db, "ROLLBACK");
+	return -1;
+}
+
+void looks_free(struct look_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].workload);
+		free(v[i].metric);
+	}
+	free(v);
+}
+
+int looks_load(struct db *db, int64_t id, struct look_row **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT look, looks, boots, alpha, decided, workload, metric, n_a, n_b, verdict, change_pct,"
+		" ci_lo, ci_hi, p_holm FROM looks WHERE job_id = ? ORDER BY look, workload, metric", "i", id);
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct look_row *l;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 8;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		l = &(*out)[(*n)++];
+		l->look = db_col_int(st, 0);
+		l->looks = db_col_int(st, 1);
+		l->boots = db_col_int(st, 2);
+		l->alpha = db_col_double(st, 3);
+		l->decided = db_col_int(st, 4);
+		l->workload = db_col_strdup(st, 5);
+		l->metric = db_col_strdup(st, 6);
+		l->n_a = db_col_int(st, 7);
+		l->n_b = db_col_int(st, 8);
+		col_verdict(st, 9, l->verdict, sizeof(l->verdict));
+		l->change_pct = db_col_num(st, 10);
+		l->ci_lo = db_col_num(st, 11);
+		l->ci_hi = db_col_num(st, 12);
+		l->p_holm = db_col_num(st, 13);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		looks_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return error("database '%s': cannot read the looks of job %lld: %s", db_file(db),
+			     (long long)id, db_errmsg(db));
+	}
+	return 0;
+}
+
+void comparison_rows_free(struct comparison_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].label_a);
+		free(v[i].label_b);
+		free(v[i].workload);
+		free(v[i].metric);
+		free(v[i].unit);
+		free(v[i].better);
+		free(v[i].claim);
+	}
+	free(v);
+}
+
+int comparisons_store(struct db *db, int64_t id, const char *workload, const char *metric, const char *label_a,
+		      const char *label_b, const struct comparison_row *rows, size_t n, double now)
+{
+	struct db_stmt *st = NULL;
+
+	if (db_begin(db))
+		return -1;
+	if (db_run(db, "DELETE FROM comparisons WHERE job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR workload = ?2)"
+		   " AND (CAST(?3 AS TEXT) IS NULL OR metric = ?3)", "iss", id, workload, metric))
+		goto fail;
+	st = db_prepare(db,
+		"INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better,"
+		" n_a, n_b, mean_a, mean_b, cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm,"
+		" p_mwu, hl_ratio, mde_pct, threshold_pct, verdict, extra_boots, claim, created)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
+		" ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)", "");
+	if (!st)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const struct comparison_row *r = &rows[i];
+
+		db_reset(st);
+		db_clear_bindings(st);
+		db_bind_int64(st, 1, id);
+		db_bind_text(st, 2, label_a);
+		db_bind_text(st, 3, label_b);
+		db_bind_text(st, 4, r->workload);
+		db_bind_text(st, 5, r->metric);
+		if (r->unit)
+			db_bind_text(st, 6, r->unit);
+		if (r->better)
+			db_bind_text(st, 7, r->better);
+		db_bind_int64(st, 8, r->n_a);
+		db_bind_int64(st, 9, r->n_b);
+		bind_num(st, 10, r->mean_a);
+		bind_num(st, 11, r->mean_b);
+		bind_num(st, 12, r->cov_a);
+		bind_num(st, 13, r->cov_b);
+		bind_num(st, 14, r->change_pct);
+		bind_num(st, 15, r->ci_lo);
+		bind_num(st, 16, r->ci_hi);
+		bind_num(st, 17, r->p_welch);
+		bind_num(st, 18, r->p_holm);
+		bind_num(st, 19, r->p_mwu);
+		bind_num(st, 20, r->hl_ratio);
+		bind_num(st, 21, r->mde_pct);
+		bind_num(st, 22, r->threshold_pct);
+		db_bind_text(st, 23, r->verdict);
+		if (r->extra_boots >= 0)
+			db_bind_int64(st, 24, r->extra_boots);
+		if (r->claim)
+			db_bind_text(st, 25, r->claim);
+		db_bind_double(st, 26, now);
+		if (db_step(st) != DB_DONE) {
+			error("database '%s': cannot store comparison of job %lld: %s", db_file(db),
+			      (long long)id, db_errmsg(db));
+			goto fail;
+		}
+	}
+	db_finalize(st);
+	return db_commit(db);
+fail:
+	db_finalize(st);
+	db_rollback(db);
+	return -1;
+}
+
+#define COMPARISON_COLS \
+	"label_a, label_b, workload, metric, unit, better, n_a, n_b, mean_a, mean_b, cov_a, cov_b," \
+	" change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio, mde_pct, threshold_pct, verdict," \
+	" extra_boots, claim, job_id"
+
+/* The rows of ST (columns COMPARISON_COLS), finalized, into *OUT: 0 or -1. */
+static int read_comparisons(struct db_stmt *st, struct comparison_row **out, size_t *n)
+{
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct comparison_row *r;
+
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 32;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		r = &(*out)[(*n)++];
+		r->label_a = db_col_strdup(st, 0);
+		r->label_b = db_col_strdup(st, 1);
+		r->workload = db_col_strdup(st, 2);
+		r->metric = db_col_strdup(st, 3);
+		r->unit = db_col_strdup(st, 4);
+		r->better = db_col_strdup(st, 5);
+		r->n_a = db_col_int64(st, 6);
+		r->n_b = db_col_int64(st, 7);
+		r->mean_a = db_col_num(st, 8);
+		r->mean_b = db_col_num(st, 9);
+		r->cov_a = db_col_num(st, 10);
+		r->cov_b = db_col_num(st, 11);
+		r->change_pct = db_col_num(st, 12);
+		r->ci_lo = db_col_num(st, 13);
+		r->ci_hi = db_col_num(st, 14);
+		r->p_welch = db_col_num(st, 15);
+		r->p_holm = db_col_num(st, 16);
+		r->p_mwu = db_col_num(st, 17);
+		r->hl_ratio = db_col_num(st, 18);
+		r->mde_pct = db_col_num(st, 19);
+		r->threshold_pct = db_col_num(st, 20);
+		col_verdict(st, 21, r->verdict, sizeof(r->verdict));
+		r->extra_boots = db_col_null(st, 22) ? -1 : db_col_int64(st, 22);
+		r->claim = db_col_strdup(st, 23);
+		r->job_id = db_col_int64(st, 24);
+	}
+	db_finalize(st);
+	if (rc != DB_DONE) {
+		comparison_rows_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+int comparisons_load_job(struct db *db, int64_t id, struct comparison_row **out, size_t *n)
+{
+	return read_comparisons(db_prepare(db,
+		"SELECT " COMPARISON_COLS " FROM comparisons WHERE id IN"
+		" (SELECT MAX(id) FROM comparisons WHERE job_id = ?1 GROUP BY workload, metric) ORDER BY id",
+		"i", id), out, n);
+}
+
+int comparisons_load_metric(struct db *db, const char *workload, const char *metric, int aa, int64_t limit,
+			    struct comparison_row **out, size_t *n)
+{
+	return read_comparisons(db_prepare(db,
+		"SELECT " COMPARISON_COLS " FROM comparisons WHERE workload = ?1 AND metric = ?2"
+		" AND (?3 = 0 OR label_a = label_b) ORDER BY created DESC, id DESC LIMIT ?4",
+		"ssii", workload, metric, (int64_t)!!aa, limit), out, n);
 }

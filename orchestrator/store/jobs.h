@@ -1,4 +1,4 @@
-/* jobs.h: the jobs family of tables (jobs, job_sides, steps, looks) and a job's spec, parsed once. */
+/* jobs.h: the jobs family of tables (jobs, job_sides, steps, looks, comparisons) and a job's spec, parsed once. */
 #ifndef KLAB_STORE_JOBS_H
 #define KLAB_STORE_JOBS_H
 
@@ -155,6 +155,20 @@ int jobs_took(struct db *db, int64_t id, double *seconds);
 /* The oldest queued or running job named NAME into *ID: 1, 0 (none), -1. */
 int jobs_find_unfinished(struct db *db, const char *name, int64_t *id);
 
+/* A job as the report's index lists it: strings malloc'd, NULL when NULL. */
+struct job_index_row {
+	int64_t id;
+	char *name, *state, *dut, *peer;
+	char *label_a, *label_b;	/* its sides' labels */
+	char *subject;			/* its series' subject */
+	double created;
+	int scheduled;			/* fired by a schedule */
+};
+/* The MAX newest jobs, newest first, into *OUT: 0 or -1. */
+int jobs_list_index(struct db *db, int64_t max, struct job_index_row **out, size_t *n);
+/* The jobs fired by a schedule, by id, with FN(ID, CREATED, DATA) for each: 0 or -1. */
+int jobs_each_scheduled(struct db *db, void (*fn)(int64_t id, double created, void *data), void *data);
+
 /* A job's id and state, as the lists below give them. */
 struct job_brief {
 	int64_t id;
@@ -170,6 +184,8 @@ int jobs_list_running(struct db *db, struct job_brief **out, size_t *n);
 int jobs_list_startable(struct db *db, struct job_brief **out, size_t *n);
 /* The queued or running jobs of bisection BISECTION, by id: 0 or -1. */
 int jobs_list_bisection_open(struct db *db, int64_t bisection, struct job_brief **out, size_t *n);
+/* The LIMIT newest jobs that are not queued (their state not read), newest first: 0 or -1. */
+int jobs_list_started(struct db *db, int64_t limit, struct job_brief **out, size_t *n);
 /* The jobs of step SEQ of bisection BISECTION, by id: 0 or -1. */
 int jobs_list_bisect_step(struct db *db, int64_t bisection, int seq, struct job_brief **out, size_t *n);
 
@@ -219,14 +235,18 @@ int jobs_last_nightly_kernel(struct db *db, const char *schedule, const char *du
 int job_sides_kernel(struct db *db, int64_t id, char side, int64_t *kernel);
 /* Side SIDE ('A', 'B') of job ID boots kernel KERNEL: 0 or -1. */
 int job_sides_set_kernel(struct db *db, int64_t id, char side, int64_t kernel);
-/* A side of a job with its kernel's release. Strings malloc'd, NULL when NULL. */
+/* A side of a job with its kernel (when built). Strings malloc'd, NULL when NULL. */
 struct job_side_row {
-	char *side, *label, *profile, *release;
+	char *side, *label, *profile;
+	char *tree, *commit, *variant, *release, *build_id, *compiler;	/* its kernel's */
 	int64_t kernel_id;		/* 0: none yet */
 };
 /* The sides of job ID, A then B, into *OUT: 0 or -1. */
 int job_sides_list(struct db *db, int64_t id, struct job_side_row **out, size_t *n);
 void job_side_rows_free(struct job_side_row *v, size_t n);
+
+/* The label of side SIDE ("A", "B") of job ID, else its kernel's release, else its variant, into *LABEL: 1, 0, -1. */
+int job_sides_label(struct db *db, int64_t id, const char *side, char **label);
 
 /* ---- steps */
 
@@ -282,10 +302,62 @@ int steps_last_failed(struct db *db, int64_t id, char **key, char **err);
 
 /* ---- looks */
 
+/* A headline metric's verdict at a look of a boots = MIN..MAX job. Strings malloc'd when loaded. */
+struct look_row {
+	int look, looks, boots;
+	double alpha;
+	int decided;
+	char *workload, *metric;
+	int n_a, n_b;
+	char verdict[16];		/* CHANGED, EQUIVALENT, INCONCLUSIVE, DESCRIPTIVE ("" when NULL) */
+	double change_pct, ci_lo, ci_hi, p_holm;	/* NaN: NULL (stored NULL when NaN or infinite) */
+};
+/*
+ * Look LOOK of job ID is ROWS (each of that look), stored at NOW in place of
+ * its earlier rows, in a transaction of its own: 0 or -1 (logged).
+ */
+int looks_store(struct db *db, int64_t id, int look, const struct look_row *rows, size_t n, double now);
+/* The looks of job ID in order (look, workload, metric) into *OUT (looks_free()): 0 or -1 (logged). */
+int looks_load(struct db *db, int64_t id, struct look_row **out, size_t *n);
+void looks_free(struct look_row *v, size_t n);
+
 /* The fewest boots a side had at a look that decided job ID, into *BOOTS (untouched when none did): 1 or -1. */
 int looks_decided_boots(struct db *db, int64_t id, int64_t *boots);
 
 /* ---- comparisons */
+
+/*
+ * A stored verdict of a comparison (compare/compare.c makes them). Strings
+ * malloc'd when loaded, NULL when NULL; numbers NaN when NULL (and stored
+ * NULL when NaN or infinite).
+ */
+struct comparison_row {
+	int64_t job_id;
+	char *label_a, *label_b;	/* loaded only: comparisons_store() takes them once */
+	char *workload, *metric, *unit, *better;
+	int64_t n_a, n_b;
+	double mean_a, mean_b, cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, hl_ratio,
+	       mde_pct, threshold_pct;
+	char verdict[16];		/* CHANGED, EQUIVALENT, INCONCLUSIVE, DESCRIPTIVE ("" when NULL) */
+	int64_t extra_boots;		/* -1: NULL */
+	char *claim;
+};
+void comparison_rows_free(struct comparison_row *v, size_t n);
+/*
+ * Job ID's comparison, labelled LABEL_A and LABEL_B, is ROWS, stored at
+ * NOW in place of its earlier rows (only those of WORKLOAD and METRIC when
+ * not NULL), in a transaction of its own: 0 or -1 (logged).
+ */
+int comparisons_store(struct db *db, int64_t id, const char *workload, const char *metric, const char *label_a,
+		      const char *label_b, const struct comparison_row *rows, size_t n, double now);
+/* The latest row of each workload and metric of job ID, in the order stored, into *OUT: 0 or -1. */
+int comparisons_load_job(struct db *db, int64_t id, struct comparison_row **out, size_t *n);
+/*
+ * The LIMIT latest rows of WORKLOAD's METRIC (of any job; only A/A ones,
+ * label_a = label_b, when AA), newest first, into *OUT: 0 or -1.
+ */
+int comparisons_load_metric(struct db *db, const char *workload, const char *metric, int aa, int64_t limit,
+			    struct comparison_row **out, size_t *n);
 
 /*
  * The change of WORKLOAD's METRIC that the ends' job (step 0) of bisection
@@ -294,6 +366,13 @@ int looks_decided_boots(struct db *db, int64_t id, int64_t *boots);
  */
 int comparisons_bisection_ends(struct db *db, int64_t bisection, const char *workload, const char *metric,
 			       double *change_pct, double *ci_lo, double *ci_hi);
+/*
+ * Every workload and metric that a comparison or a change point names,
+ * sorted, pushed onto *OUT as pairs (workload, then metric): 0 or -1.
+ */
+int comparisons_metric_keys(struct db *db, struct strvec *out);
+/* The unit the latest comparison of WORKLOAD's METRIC that has one stored, into *UNIT (malloc'd): 1, 0, -1. */
+int comparisons_unit(struct db *db, const char *workload, const char *metric, char **unit);
 /* How many verdicts of job ID are CHANGED, into *N: 0 or -1. */
 int comparisons_count_changed(struct db *db, int64_t id, int64_t *n);
 
