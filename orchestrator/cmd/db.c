@@ -114,14 +114,12 @@ static int db_info(int argc, char **argv, struct klab_ctx *ctx)
 	print_obj_begin("tables");
 	for (size_t i = 0; i < tables.n; i++) {
 		const char *name = tables.v[i];
-		char *sql = xasprintf("SELECT count(*) FROM \"%s\"", name);
 		int64_t n = 0;
 
-		if (db_get_int(db, &n, sql, "") < 0)
+		if (db_table_rows(db, name, &n))
 			ret = 1;
 		print_text("  %-16s", name);
 		print_int(PRINT_ANY, name, " %8lld rows\n", n);
-		free(sql);
 	}
 	strvec_clear(&tables);
 	print_obj_end();

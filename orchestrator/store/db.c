@@ -96,6 +96,16 @@ int db_tables(struct db *db, struct strvec *out)
 	return db->ops->tables(db, out);
 }
 
+int db_table_rows(struct db *db, const char *table, int64_t *n)
+{
+	/* a name, not a value, so it cannot be bound: quoted, from db_tables() only */
+	char *sql = xasprintf("SELECT count(*) FROM \"%s\"", table);
+	int ret = db_get_int(db, n, sql, "") < 0 ? -1 : 0;
+
+	free(sql);
+	return ret;
+}
+
 int db_run_lock(struct db *db, const char *kind, int64_t id)
 {
 	return db->ops->run_lock(db, kind, id);

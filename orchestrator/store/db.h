@@ -169,5 +169,7 @@ const char *db_errmsg(struct db *db);
 /* The names of the database's tables (schema_migrations included), sorted: 0 or -1. */
 struct strvec;
 int db_tables(struct db *db, struct strvec *out);
+/* How many rows table TABLE (a name db_tables() gave) holds, into *N: 0 or -1 (logged). */
+int db_table_rows(struct db *db, const char *table, int64_t *n);
 
 #endif
