@@ -6,13 +6,13 @@
 #include <strings.h>
 
 #include "log.h"
-#include "progress.h"
 
 static const char *log_prog = "klab";
 static int log_syslog;
 static int log_level = LOG_NOTICE;
 static char log_prefix[128];
 static char log_last[512];
+static void (*log_before_stderr)(void);
 
 void log_init(const char *prog, int use_syslog, int level)
 {
@@ -75,6 +75,11 @@ void log_set_prefix(const char *prefix)
 		snprintf(log_prefix, sizeof(log_prefix), "%s", prefix);
 }
 
+void log_set_before_stderr(void (*fn)(void))
+{
+	log_before_stderr = fn;
+}
+
 void log_vmsg(int level, const char *fmt, va_list ap)
 {
 	char msg[4096];
@@ -105,7 +110,8 @@ void log_vmsg(int level, const char *fmt, va_list ap)
 	case LOG_DEBUG: tag = "debug: "; break;
 	default: break;
 	}
-	progress_clear();	/* a progress line in place would run into the message */
+	if (log_before_stderr)
+		log_before_stderr();	/* a progress line in place would run into the message */
 	fprintf(stderr, "%s: %s%s%s%s\n", log_prog, log_prefix, log_prefix[0] ? ": " : "", tag, msg);
 	errno = saved;
 }

@@ -18,6 +18,12 @@ int log_level_parse(const char *name);
 const char *log_level_name(int level);
 /* A prefix such as "job 12" put before every message; NULL clears it. */
 void log_set_prefix(const char *prefix);
+/*
+ * FN is called before a message goes to stderr: progress.c sets it to
+ * progress_clear() when a progress line starts, so a line shown in place
+ * does not run into the message. log.c calls nothing above it in lib/.
+ */
+void log_set_before_stderr(void (*fn)(void));
 
 void log_msg(int level, const char *fmt, ...) KLAB_PRINTF(2, 3);
 void log_vmsg(int level, const char *fmt, va_list ap) KLAB_PRINTF(2, 0);

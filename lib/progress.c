@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "progress.h"
 #include "util.h"
 
@@ -116,9 +117,11 @@ static void fork_child(void)
 	top = NULL;
 }
 
+/* Once, at the first line: the fork handlers, and log.c clears the line before a message. */
 static void register_atfork(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	log_set_before_stderr(progress_clear);
 }
 
 void progress_start(struct progress *p, const char *label, const char *unit, long total, int kind, FILE *out)
