@@ -19,6 +19,7 @@
 #include "jsonh.h"
 #include "log.h"
 #include "progress.h"
+#include "report/report.h"
 #include "util.h"
 
 /* A text value, or null (JSON and CSV). */

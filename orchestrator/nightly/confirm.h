@@ -28,15 +28,4 @@
  */
 int confirm_after_job(struct db *db, const struct klab_config *cfg, int64_t id, const struct job_spec *spec);
 
-/*
- * What became of a nightly's change of WORKLOAD.METRIC, in words, appended
- * to OUT ("confirmed by job 7 (CHANGED -28.35%); bisection 2 done: first
- * bad commit 0123456789ab", "not confirmed by job 7 (EQUIVALENT +0.01%):
- * kept, not reported", "not reported yet: ...", after "change point at
- * job N, " when a change point queued it): 1, or 0 when JOB has no
- * confirmation of it.
- */
-struct buf;
-int confirm_text(struct db *db, int64_t job, const char *workload, const char *metric, struct buf *out);
-
 #endif

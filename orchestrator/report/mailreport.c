@@ -8,7 +8,6 @@
 #include "buf.h"
 #include "compare/compare.h"
 #include "compare/compare_fmt.h"
-#include "nightly/confirm.h"
 #include "log.h"
 #include "report/plot.h"
 #include "report/report.h"

@@ -9,7 +9,6 @@
 
 #include "buf.h"
 #include "compare/compare.h"
-#include "nightly/confirm.h"
 #include "compare/compare_fmt.h"
 #include "store/db.h"
 #include "store/jobs.h"

@@ -7,6 +7,8 @@
 
 #include "store/db.h"
 
+struct buf;
+
 /* Knobs of one report run; a NULL pointer means all defaults. */
 struct report_opts {
 	int no_charts;		/* 1: no gnuplot at all, a note where each chart would be */
@@ -55,5 +57,15 @@ struct report_mail_opts {
  * the claim. 0 or -1 (logged: e.g. no such job).
  */
 int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_mail_opts *opts);
+
+/*
+ * What became of a nightly's change of WORKLOAD.METRIC, in words, appended
+ * to OUT ("confirmed by job 7 (CHANGED -28.35%); bisection 2 done: first
+ * bad commit 0123456789ab", "not confirmed by job 7 (EQUIVALENT +0.01%):
+ * kept, not reported", "not reported yet: ...", after "change point at
+ * job N, " when a change point queued it): 1, or 0 when JOB has no
+ * confirmation of it.
+ */
+int confirm_text(struct db *db, int64_t job, const char *workload, const char *metric, struct buf *out);
 
 #endif
