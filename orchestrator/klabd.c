@@ -21,7 +21,9 @@
 #include "log.h"
 #include "opt.h"
 #include "rng.h"
+#include "nightly/after_job.h"
 #include "nightly/sched.h"
+#include "report/report.h"
 #include "watch/watch.h"
 #include "util.h"
 
@@ -245,7 +247,9 @@ static int start_child(struct daemon *d, int64_t id, int64_t bisection, const ch
 		o.stop = &job_stop;
 		/* another klabd on the same PostgreSQL database may take its run lock a moment before us */
 		o.taken_quiet = 1;
-		rc = bisection ? bisect_run(d->cfg, db, d->db_path, bisection, &o) : job_run(d->cfg, db, d->db_path, id, &o);
+		o.report = report_job;
+		rc = bisection ? bisect_run(d->cfg, db, d->db_path, bisection, &o) :
+				   after_job_run(d->cfg, db, d->db_path, id, &o);
 		db_close(db);
 		_exit(rc == JOB_RUN_TAKEN ? CHILD_TAKEN : rc < 0 ? 3 : rc);
 	}

@@ -11,6 +11,7 @@
 #include "store/bisections.h"
 #include "store/db.h"
 #include "log.h"
+#include "report/report.h"
 #include "util.h"
 
 static const char *b_tree, *b_good, *b_bad, *b_workload, *b_metric, *b_job;
@@ -224,6 +225,7 @@ static int bisect_run_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	o.progress = !r_quiet;
 	o.wait_lease = 1;
 	o.stop = cmd_stop_on_signals();
+	o.report = report_job;
 	ret = bisect_run(cfg, db, NULL, id, &o);
 	if (ret >= 0 && !r_quiet) {
 		char *state, *result, *fb, *subject;

@@ -10,7 +10,7 @@
 
 #include "cmd.h"
 #include "compare/compare.h"
-#include "nightly/confirm.h"
+#include "nightly/after_job.h"
 #include "store/bisections.h"
 #include "store/db.h"
 #include "store/jobs.h"
@@ -837,7 +837,8 @@ static int run(int argc, char **argv, struct klab_ctx *ctx)
 	}
 	o.progress = !r_quiet;
 	o.stop = cmd_stop_on_signals();
-	ret = job_run(cfg, db, NULL, id, &o);
+	o.report = report_job;
+	ret = after_job_run(cfg, db, NULL, id, &o);
 	if (ret == 0 && !r_quiet) {
 		struct compare_result res;
 

@@ -7,8 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compare/compare.h"
-#include "nightly/confirm.h"
 #include "store/db.h"
 #include "store/jobs.h"
 #include "store/machines.h"
@@ -449,14 +447,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 
 	switch (rc) {
 	case STEP_OK:
-		finish(&j, "done", NULL);
-		/* A scheduled job (done) is a new point of its nightly series: look for change points. */
-		if (j.spec.schedule &&
-		    history_update_job(db, id, 1.0))
-			warn("job %lld: cannot update the nightly history", (long long)id);
-		/* a nightly's change is confirmed by a second job before it counts (confirm.h) */
-		if (confirm_after_job(db, cfg, id, &j.spec))
-			warn("job %lld: cannot queue or decide its confirmation", (long long)id);
+		finish(&j, "done", NULL);	/* what follows a job done: after_job_run() */
 		job_print(&j, "job %lld done in %.1f s", (long long)id, (now_ms() - j.t0) / 1000.0);
 		ret = 0;
 		break;

@@ -92,9 +92,15 @@ struct job_run_opts {
 	const char *agent_local;	/* local klab-agent to upload (NULL: next to this program, then PATH) */
 	volatile sig_atomic_t *stop;	/* set by a signal: finish the current step, leave the job resumable */
 	int taken_quiet;	/* a job another process runs is no error: return JOB_RUN_TAKEN (klabd) */
+	/*
+	 * The writer of the report step's pages (report_job() of report/report.h),
+	 * given by the caller: the report sits above the job runner, which calls
+	 * nothing of report/. NULL: the report step is skipped.
+	 */
+	int (*report)(struct db *db, const char *outdir, int64_t job_id);
 };
 
-#define JOB_RUN_OPTS_INIT { 1, 1, NULL, NULL, 0 }
+#define JOB_RUN_OPTS_INIT { 1, 1, NULL, NULL, 0, NULL }
 /* job_run()'s and bisect_run()'s return when another process holds the run lock and taken_quiet is set */
 #define JOB_RUN_TAKEN 3
 
@@ -108,7 +114,9 @@ struct job_run_opts {
  * and can be resumed, JOB_RUN_TAKEN when another process runs it and
  * o->taken_quiet is set (nothing logged: the lock is the claim, so two
  * klabd racing for a job need no check before it), -1 on an error before
- * the job started (logged).
+ * the job started (logged). What follows a job that ended done (its
+ * nightly history, its confirmation, a bisection) is not done here:
+ * after_job_run() of nightly/after_job.h runs it.
  */
 int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t id,
 	    const struct job_run_opts *o);

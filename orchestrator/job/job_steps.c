@@ -16,7 +16,6 @@
 #include "lab/lease.h"
 #include "intake/intake.h"
 #include "log.h"
-#include "report/report.h"
 #include "store/result.h"
 #include "run.h"
 #include "intake/series.h"
@@ -947,7 +946,9 @@ int step_report(struct job_ctx *j, const char *key)
 
 	if (!dir)
 		return skip_step(j, "no report_dir in [lab]");
-	if (report_job(j->db, dir, j->id))
+	if (!j->o->report)
+		return skip_step(j, "no report writer given to the job runner");
+	if (j->o->report(j->db, dir, j->id))
 		return step_fail(j, "cannot write the report pages of job %lld", (long long)j->id);
 	{
 		char *p = xasprintf("%s/job-%lld.html", dir, (long long)j->id);
