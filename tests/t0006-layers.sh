@@ -1,10 +1,11 @@
 #!/bin/bash
-test_description='the layers of docs/architecture.md hold in the objects under test: commands over the library over lib/, no two files calling each other both ways'
+test_description='the layers of docs/architecture.md hold in the objects under test: commands over the library over lib/, the folders in the order of the map, no circle of calls between files of any length'
 . "$(dirname "$0")/lib.sh"
 
 test_expect_success 'no dependency rule is broken in the build under test' '
-	python3 "$KLAB_TEST_DATA/layers/layers.py" "$KLAB_BUILD/obj" >broken 2>summary &&
+	python3 "$KLAB_TEST_DATA/layers/layers.py" --summary "$KLAB_BUILD/obj" >broken 2>summary &&
 	test_grep "calls between files checked" summary &&
+	test_grep "layers: 0 circles between files (none), 0 arrows up the map between folders, 0 circles between folders" summary &&
 	{ test ! -s broken || { cat broken; false; }; }
 '
 
@@ -35,6 +36,37 @@ test_expect_success 'the owner check finds SQL on runs outside store/ (it can fa
 	test_grep "orchestrator/cmd/fake.c:4: SQL on .runs. outside its owners" broken &&
 	test_grep "orchestrator/store/kernels.c:1: SQL on .runs." broken &&
 	test_grep -v "orchestrator/store/kernels.c:2:" broken
+'
+
+test_expect_success 'the check finds a circle of three files, with one call per arrow' '
+	mkdir -p fake3/obj/orchestrator &&
+	printf "int c(void);\nint a(void) { return c(); }\n" >x.c &&
+	printf "int a(void);\nint b(void) { return a(); }\n" >y.c &&
+	printf "int b(void);\nint c(void) { return b(); }\n" >z.c &&
+	for f in x y z; do cc -c -o fake3/obj/orchestrator/$f.o $f.c || exit 1; done &&
+	test_must_fail python3 "$KLAB_TEST_DATA/layers/layers.py" --summary fake3/obj >broken 2>summary &&
+	test_grep "a circle of 3 files: orchestrator/x orchestrator/y orchestrator/z" broken &&
+	test_grep "  orchestrator/x -> orchestrator/z (c)" broken &&
+	test_grep "  orchestrator/y -> orchestrator/x (a)" broken &&
+	test_grep "  orchestrator/z -> orchestrator/y (b)" broken &&
+	test_grep "layers: 1 circles between files" summary
+'
+
+test_expect_success 'the check finds a folder calling one above it in the map, and a circle of folders' '
+	mkdir -p fakef/obj/orchestrator/up fakef/obj/orchestrator/down &&
+	printf "## The map\n\n\140\140\140\n up/    the top\n down/  below it\n\140\140\140\n" >map.md &&
+	printf "int p1(void) { return 1; }\n" >p1.c &&
+	printf "int q2(void);\nint p2(void) { return q2(); }\n" >p2.c &&
+	printf "int p1(void);\nint q1(void) { return p1(); }\n" >q1.c &&
+	printf "int q2(void) { return 2; }\n" >q2.c &&
+	cc -c -o fakef/obj/orchestrator/up/p1.o p1.c && cc -c -o fakef/obj/orchestrator/up/p2.o p2.c &&
+	cc -c -o fakef/obj/orchestrator/down/q1.o q1.c && cc -c -o fakef/obj/orchestrator/down/q2.o q2.c &&
+	test_must_fail python3 "$KLAB_TEST_DATA/layers/layers.py" --summary --map map.md fakef/obj >broken 2>summary &&
+	test_grep "orchestrator/down/ calls orchestrator/up/, which is above it in the map" broken &&
+	test_grep "  orchestrator/down/q1 -> orchestrator/up/p1 (p1)" broken &&
+	test_grep "a circle between folders: orchestrator/down/ orchestrator/up/" broken &&
+	! grep "circle of" broken &&
+	test_grep "0 circles between files (none), 1 arrows up the map between folders, 1 circles between folders" summary
 '
 
 test_expect_success 'no source file of orchestrator/ is over 1500 lines (issue 14)' '
