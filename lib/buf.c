@@ -140,6 +140,21 @@ int buf_vaddf(struct buf *b, const char *fmt, va_list ap)
 	}
 }
 
+int error_to(struct buf *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (err) {
+		buf_reset(err);
+		buf_vaddf(err, fmt, ap);
+	} else {
+		log_vmsg(LOG_ERR, fmt, ap);
+	}
+	va_end(ap);
+	return -1;
+}
+
 int buf_addf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;

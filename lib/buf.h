@@ -47,6 +47,14 @@ int buf_addstr(struct buf *b, const char *s);
 int buf_addch(struct buf *b, int c);
 int buf_addf(struct buf *b, const char *fmt, ...) KLAB_PRINTF(2, 3);
 int buf_vaddf(struct buf *b, const char *fmt, va_list ap) KLAB_PRINTF(2, 0);
+/*
+ * How a callee hands its failure up to a caller that keeps the text (a
+ * row's error column, a step's reason): the message goes into ERR (reset
+ * first) and is not logged; ERR NULL: logged as error(). Returns -1, so
+ * `return error_to(err, "cannot open '%s'", p);`. The caller logs or stores
+ * err.buf; nobody reads the log back.
+ */
+int error_to(struct buf *err, const char *fmt, ...) KLAB_PRINTF(2, 3);
 
 /* Remove leading and trailing white space. */
 void buf_trim(struct buf *b);
