@@ -38,7 +38,7 @@ static int git(const char *dir, const char *const *args, struct buf *out)
 	return ret;
 }
 
-static int resolve(const char *dir, const char *tree, const char *what, const char *ref, char **sha)
+static int resolve(struct buf *err, const char *dir, const char *tree, const char *what, const char *ref, char **sha)
 {
 	struct buf out = BUF_INIT;
 	char *spec = xasprintf("%s^{commit}", ref);
@@ -48,7 +48,7 @@ static int resolve(const char *dir, const char *tree, const char *what, const ch
 	free(spec);
 	if (rc || !out.len) {
 		buf_release(&out);
-		return error("tree '%s': the %s '%s' is not a commit there (git rev-parse)", tree, what, ref);
+		return error_to(err, "tree '%s': the %s '%s' is not a commit there (git rev-parse)", tree, what, ref);
 	}
 	*sha = buf_detach(&out, NULL);
 	return 0;
@@ -67,31 +67,32 @@ static int runs_workload(const struct conf_job *j, const char *w)
  * tuning): the one named, or the only job of the tree that runs the
  * workload. Its dut must be able to change kernel.
  */
-static const struct conf_job *template_job(const struct klab_config *cfg, const struct bisect_start_opts *o)
+static const struct conf_job *template_job(const struct klab_config *cfg, const struct bisect_start_opts *o,
+					    struct buf *err)
 {
 	const struct conf_job *j = NULL;
 	const struct conf_machine *dut = NULL;
 
 	if (o->job) {
 		if (!(j = conf_job(cfg, o->job)))
-			return error("no job '%s' in the config (--job names a [job] section)", o->job), NULL;
+			return error_to(err, "no job '%s' in the config (--job names a [job] section)", o->job), NULL;
 		if (!j->tree || strcmp(j->tree, o->tree))
-			return error("job '%s' builds tree '%s', not '%s'", o->job, j->tree ? j->tree : "(the built-in one)",
+			return error_to(err, "job '%s' builds tree '%s', not '%s'", o->job, j->tree ? j->tree : "(the built-in one)",
 				     o->tree), NULL;
 		if (!runs_workload(j, o->workload))
-			return error("job '%s' does not run workload '%s'", o->job, o->workload), NULL;
+			return error_to(err, "job '%s' does not run workload '%s'", o->job, o->workload), NULL;
 	} else {
 		for (size_t i = 0; i < cfg->n_jobs; i++) {
 			const struct conf_job *c = &cfg->jobs[i];
 			if (!c->tree || strcmp(c->tree, o->tree) || !runs_workload(c, o->workload))
 				continue;
 			if (j)
-				return error("jobs '%s' and '%s' both run workload '%s' on tree '%s': name one with --job",
+				return error_to(err, "jobs '%s' and '%s' both run workload '%s' on tree '%s': name one with --job",
 					     j->name, c->name, o->workload, o->tree), NULL;
 			j = c;
 		}
 		if (!j)
-			return error("no [job] of tree '%s' runs workload '%s': add one (its machines and runs measure "
+			return error_to(err, "no [job] of tree '%s' runs workload '%s': add one (its machines and runs measure "
 				     "each commit) or name one with --job", o->tree, o->workload), NULL;
 	}
 	if (j->machines.n)
@@ -100,12 +101,13 @@ static const struct conf_job *template_job(const struct klab_config *cfg, const 
 		if (cfg->machines[i].pool && !strcmp(cfg->machines[i].pool, j->pool) && cfg->machines[i].role == ROLE_DUT)
 			dut = &cfg->machines[i];
 	if (dut && dut->boot == BOOT_NONE)
-		return error("job '%s': its dut '%s' has boot = none and cannot boot the commits of a bisection "
+		return error_to(err, "job '%s': its dut '%s' has boot = none and cannot boot the commits of a bisection "
 			     "(a kexec or qemu machine can)", j->name, dut->name), NULL;
 	return j;
 }
 
-int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct bisect_start_opts *o)
+int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct bisect_start_opts *o,
+		     struct buf *err)
 {
 	const struct conf_job *job;
 	const struct conf_tree *t = o->tree ? conf_tree(cfg, o->tree) : NULL;
@@ -117,49 +119,49 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
 	const char *metric = o->metric;
 
 	if (!o->tree || !o->good || !o->bad || !o->workload)
-		return error("bisect start needs --tree, --good, --bad and --workload");
+		return error_to(err, "bisect start needs --tree, --good, --bad and --workload");
 	if (!t)
-		return error("no tree '%s' in the config (a [tree \"%s\"] section)", o->tree, o->tree);
+		return error_to(err, "no tree '%s' in the config (a [tree \"%s\"] section)", o->tree, o->tree);
 	if (!t->git) {
-		return error("tree '%s' has no git history (it is a tarball tree): a bisection needs one; "
+		return error_to(err, "tree '%s' has no git history (it is a tarball tree): a bisection needs one; "
 			     "import the tarball into git (git init, add, commit) and name it with git = PATH", o->tree);
 	}
 	{
 		const char *args[] = { "rev-parse", "--is-inside-work-tree", NULL };
 		if (git(t->git, args, &is_git) || strcmp(is_git.buf, "true")) {
 			buf_release(&is_git);
-			return error("tree '%s': '%s' is not a local git work tree (a bisection needs its history)",
+			return error_to(err, "tree '%s': '%s' is not a local git work tree (a bisection needs its history)",
 				     o->tree, t->git);
 		}
 		buf_release(&is_git);
 	}
 	if (!conf_workload(cfg, o->workload))
-		return error("unknown workload '%s' (no [workload \"%s\"] in the config)", o->workload, o->workload);
-	if (!(job = template_job(cfg, o)))
+		return error_to(err, "unknown workload '%s' (no [workload \"%s\"] in the config)", o->workload, o->workload);
+	if (!(job = template_job(cfg, o, err)))
 		return -1;
 	if (!metric) {
 		metric = conf_workload(cfg, o->workload)->headline;
 		if (!metric || !*metric)
-			return error("workload '%s' has no headline metric: name one with --metric", o->workload);
+			return error_to(err, "workload '%s' has no headline metric: name one with --metric", o->workload);
 	}
 	/* a metric the workload never produced in any stored run is refused (when it has runs) */
 	runs_workload_metric_count(db, o->workload, metric, &runs, &has);
 	if (runs) {
 		if (!has)
-			return error("workload '%s' does not produce metric '%s' (none in its %lld stored runs)",
+			return error_to(err, "workload '%s' does not produce metric '%s' (none in its %lld stored runs)",
 				     o->workload, metric, (long long)runs);
 	}
-	if (resolve(t->git, o->tree, "good", o->good, &good) || resolve(t->git, o->tree, "bad", o->bad, &bad))
+	if (resolve(err, t->git, o->tree, "good", o->good, &good) || resolve(err, t->git, o->tree, "bad", o->bad, &bad))
 		goto out;
 	if (!strcmp(good, bad)) {
-		error("good '%s' and bad '%s' are the same commit %s: nothing to bisect", o->good, o->bad, good);
+		error_to(err, "good '%s' and bad '%s' are the same commit %s: nothing to bisect", o->good, o->bad, good);
 		goto out;
 	}
 	{
 		const char *args[] = { "merge-base", "--is-ancestor", good, bad, NULL };
 		int rc = git(t->git, args, NULL);
 		if (rc) {
-			error("bad '%s' does not descend from good '%s' in tree '%s'%s", o->bad, o->good, o->tree,
+			error_to(err, "bad '%s' does not descend from good '%s' in tree '%s'%s", o->bad, o->good, o->tree,
 			      rc == 1 ? "" : " (git merge-base failed)");
 			goto out;
 		}
@@ -168,7 +170,7 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
 	{
 		const char *args[] = { "log", "--reverse", "--first-parent", "--format=%H %s", range, NULL };
 		if (git(t->git, args, &out)) {
-			error("tree '%s': cannot list the commits %s", o->tree, range);
+			error_to(err, "tree '%s': cannot list the commits %s", o->tree, range);
 			goto out;
 		}
 	}
@@ -196,6 +198,8 @@ int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct 
 		if (!bisection_insert(db, o->tree, good, bad, o->good, o->bad, o->workload, metric, o->alpha, js.buf,
 				      now_wall(), &bid))
 			id = bid;
+		else if (err)
+			error_to(err, "cannot store the bisection: %s", db_errmsg(db));
 		buf_release(&js);
 	}
 out:

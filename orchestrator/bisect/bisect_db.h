@@ -22,9 +22,12 @@ struct bisect_start_opts {
  * workload exists, the metric is one the workload produced in its stored
  * runs (when it has any), good and bad are commits there, not the same one,
  * and bad descends from good. Then a 'queued' bisection with the commits of
- * rev-list --reverse --first-parent good..bad. The new id, or -1 (logged).
+ * rev-list --reverse --first-parent good..bad. The new id, or -1 with the
+ * reason in ERR (error_to(): logged when ERR is NULL).
  */
-int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct bisect_start_opts *o);
+struct buf;
+int64_t bisect_start(struct db *db, const struct klab_config *cfg, const struct bisect_start_opts *o,
+		     struct buf *err);
 
 /*
  * Run (or resume) bisection ID until it ends (bisect_run.c, docs/bisect.md):

@@ -112,7 +112,9 @@ static int load(struct brun *r)
  */
 static int step_values(struct brun *r, int seq, const char *side, double **out, size_t *n)
 {
-	return runs_bisect_step_values(r->db, r->id, seq, side, r->workload, r->metric, out, n);
+	if (runs_bisect_step_values(r->db, r->id, seq, side, r->workload, r->metric, out, n))
+		return error_to(&r->why, "cannot read the values of step %d side %s: %s", seq, side, db_errmsg(r->db));
+	return 0;
 }
 
 /* Why job JOB failed: 'b' its build, 'o' a boot (deploy or verify), 'l' anything else; the step's error in why. */
@@ -168,8 +170,10 @@ static enum measured measure(struct brun *r, int seq, const char *commit, int wa
 		struct job_submit_opts so = JOB_SUBMIT_OPTS_INIT;
 		int64_t job;
 
-		if (jobs_list_bisect_step(r->db, r->id, seq, &v, &nv))
+		if (jobs_list_bisect_step(r->db, r->id, seq, &v, &nv)) {
+			error_to(&r->why, "cannot read the jobs of step %d: %s", seq, db_errmsg(r->db));
 			return M_FAILED;
+		}
 		for (size_t i = 0; i < nv; i++) {
 			const char *st = v[i].state;
 			int64_t id = v[i].id;
@@ -487,8 +491,9 @@ int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int6
 		     (long long)id);
 		ret = 2;
 	} else {
-		error("bisection %lld failed: %s", (long long)id, r.why.len ? r.why.buf : log_last_error());
-		finish(&r, "failed", NULL, r.why.len ? r.why.buf : log_last_error());
+		/* every M_FAILED hands its reason up in r.why */
+		error("bisection %lld failed: %s", (long long)id, r.why.buf);
+		finish(&r, "failed", NULL, r.why.buf);
 		ret = 1;
 	}
 page:

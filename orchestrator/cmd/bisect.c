@@ -73,7 +73,7 @@ static int bisect_start_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	o.min_boots = (int)b_min;
 	o.max_boots = (int)b_max;
 	o.end_boots = (int)b_ends;
-	id = bisect_start(db, cfg, &o);
+	id = bisect_start(db, cfg, &o, NULL);
 	if (id < 0)
 		return 1;
 	cmd_print_begin();

@@ -519,7 +519,7 @@ int build_make(struct build *b)
 		char *stamp = xasprintf("%s/.klab-objects", b->obj), *txt = xasprintf("%ld\n", n);
 
 		if (full && n > 0 && write_file_atomic(stamp, txt, strlen(txt), 0644) < 0)
-			warn("cannot keep the object count of '%s': %s", b->obj, log_last_error());
+			warn("cannot keep the object count of '%s' (the error above)", b->obj);
 		free(stamp);
 		free(txt);
 	}

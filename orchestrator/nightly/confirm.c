@@ -166,6 +166,7 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 		const char *w = db_col_text(q, 1), *m = db_col_text(q, 2), *better = db_col_text(q, 4);
 		double before = db_col_double(q, 3);
 		const struct compare_row *r = NULL;
+		struct buf err = BUF_INIT;
 		char *why = NULL;
 		int64_t b = 0;
 		int ok;
@@ -195,18 +196,22 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 			 * the ends get the default 2 * min_boots a side: with 2 a side one boot's
 			 * 3% dip under icount left Welch df ~1 and the ends "not different" (t0902)
 			 */
-			b = bisect_start(db, cfg, &bo);
-			if (b > 0)
+			b = bisect_start(db, cfg, &bo, &err);
+			if (b > 0) {
 				log_msg(LOG_NOTICE, "job %lld: confirmed regression of %s.%s: bisection %lld queued",
 					(long long)nightly, w, m, (long long)b);
-			else
-				why = xstrdup(log_last_error());
+			} else {
+				/* kept on the row (confirm_text: "no bisection: ...") and logged */
+				why = xstrdup(err.len ? err.buf : "cannot start the bisection");
+				error("%s", why);
+			}
 		}
 		/* decided, with its bisection, in one statement: a reader never sees one without the other */
 		db_run(db, "UPDATE confirmations SET state = ?, confirm_change = ?, confirm_verdict = ?, decided = ?, "
 		       "bisection_id = NULLIF(?, 0), error = ? WHERE id = ?", "sdsdisi", ok ? "confirmed" : "not confirmed",
 		       r ? r->st.change_pct : NAN, r ? stats_verdict_name(r->st.verdict) : "no comparison", now_wall(),
 		       b > 0 ? b : 0, why, cid);
+		buf_release(&err);
 		free(why);
 	}
 	db_finalize(q);
