@@ -81,7 +81,17 @@ AGENT_OBJ := $(call obj,$(AGENT_SRC))
 WL_OBJ := $(call obj,$(WL_SRC))
 
 WL_BINS := $(patsubst workloads/bin-%.c,$(BUILD)/bin/klab-%,$(WL_MAINS))
-BINS := $(BUILD)/bin/klab $(BUILD)/bin/klabd $(BUILD)/bin/klab-agent $(WL_BINS)
+BINS := $(BUILD)/bin/klab $(BUILD)/bin/klabd $(BUILD)/bin/klab-agent $(WL_BINS) $(CM_BINS)
+
+# The cache model (docs/cache-model.md): a QEMU plugin loaded into qemu by `klab lab
+# up --qemu --cache-model`, and the guest programs that mark and validate its
+# windows (static: they run in the qemu lab's guests from the host root). Built
+# with flags of their own, never with the sanitizers: the plugin runs inside
+# qemu, the programs in a guest.
+CM_DIR := kernels/qemu/cache-model
+CM_BINS := $(BUILD)/lib/klab-cache.so $(BUILD)/bin/klab-cache-mark \
+	$(BUILD)/cache-model/cm-walk $(BUILD)/cache-model/cm-share
+CM_CFLAGS := -std=gnu11 $(WARN) -O2 -g $(if $(filter 1,$(SAN)),-Werror)
 
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -133,6 +143,18 @@ $(BUILD)/bin/klab-agent: $(call obj,$(AGENT_MAINS)) $(AGENT_OBJ) $(WL_OBJ) $(LIB
 $(BUILD)/bin/klab-%: $(BUILD)/obj/workloads/bin-%.o $(WL_OBJ) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LDFLAGS) $(STATIC_LIBS)
+
+$(BUILD)/lib/klab-cache.so: $(CM_DIR)/klab-cache.c $(CM_DIR)/qemu-plugin-api.h $(CM_DIR)/cache-mark.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CM_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+
+$(BUILD)/bin/klab-cache-mark: $(CM_DIR)/klab-cache-mark.c $(CM_DIR)/cache-mark.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CM_CFLAGS) -static -o $@ $<
+
+$(BUILD)/cache-model/cm-%: $(CM_DIR)/cm-%.c $(CM_DIR)/cache-mark.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CM_CFLAGS) -static -pthread -o $@ $<
 
 orchestrator/klab: $(BUILD)/bin/klab ; cp $< $@
 orchestrator/klabd: $(BUILD)/bin/klabd ; cp $< $@

@@ -14,6 +14,8 @@
 #   klab.peerns=ADDR/24      the peer is the namespace klabpeer of this guest: a veth
 #                            eth1 <-> eth1 (klab.queues=N queues) joins it, and a second
 #                            sshd on port 2222 runs every session inside it
+#   klab.cachemodel=1        mount the cache model's windows (9p tag klabcm) at
+#                            /run/klab/cache-model
 # The same parameters survive `kexec` (the deploy code reuses /proc/cmdline),
 # so a kexec'd kernel comes up exactly like the first one.
 #
@@ -72,6 +74,14 @@ mountpoint -q /run || mount -t tmpfs -o mode=0755,size=64m tmpfs /run
 mkdir -p /run/klab/lab
 if [ -n "$dir" ]; then
 	mount --bind "$dir" /run/klab/lab || log "cannot bind the lab folder '$dir'"
+fi
+# The cache model's windows (klab lab up --cache-model): a 9p share of their
+# own, without the root's page cache, so a window the plugin has just written
+# is read as it is now (docs/cache-model.md).
+if [ "$(param cachemodel)" = 1 ]; then
+	mkdir -p /run/klab/cache-model
+	mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,ro klabcm /run/klab/cache-model ||
+		log "cannot mount the cache model's folder (tag klabcm)"
 fi
 if [ "$mode" = tmpfs ]; then
 	for d in /tmp /var/tmp /root /home /var/lib /var/log /var/cache /boot /mnt /srv /opt; do

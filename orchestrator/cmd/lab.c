@@ -62,6 +62,10 @@ static const struct opt qemu_up_opts[] = {
 	OPT_CALLBACK(0, "peer", &q.peer, "guest|netns", opt_peer, "guest or netns",
 		     "the peer: a guest of its own, or a namespace inside the dut joined by a veth "
 		     "(default: netns with --clock icount, else guest)"),
+	OPT_BOOL(0, "cache-model", &q.cache_model,
+		 "load klab's cache model into qemu (TCG, one thread; docs/cache-model.md)"),
+	OPT_STRING(0, "cache-args", &q.cache_args, "K=V,...",
+		   "the cache model's sizes and latencies, e.g. l2=2M:16,lat_mem=300"),
 	OPT_INT(0, "timeout", &q.timeout_s, "SECONDS", 10, 3600, "until both guests answer over ssh (default 300)"),
 	OPT_STRING(0, "profile", &q.profile, "NAME", "profile = NAME in both machines of the fragment"),
 	OPT_JSON(),
@@ -76,7 +80,7 @@ static const struct opt qemu_status_opts[] = {
 static const char *const qemu_up_usage[] = {
 	"--qemu (--kernel BZIMAGE | --kernel-id ID) [--smp N] [--mem MB]",
 	" [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg] [--clock real|icount]",
-	" [--peer guest|netns]",
+	" [--peer guest|netns] [--cache-model [--cache-args K=V,...]]",
 	" [--timeout SECONDS] [--profile NAME]",
 	NULL,
 };
@@ -93,7 +97,10 @@ static const struct opt_spec qemu_up_spec = {
 	"the fragment says `clock = icount`, and every boot and run on it records it.\n"
 	"--peer netns (the default under icount) boots the dut alone: the peer is its\n"
 	"namespace klabpeer, joined by the veth eth1 <-> eth1 (same addresses), with its\n"
-	"own sshd, so client and server run in one qemu and traffic never waits on the host.\n",
+	"own sshd, so client and server run in one qemu and traffic never waits on the host.\n"
+	"--cache-model loads klab's QEMU plugin: per-vCPU L1d and L2, a shared LLC and\n"
+	"coherence misses, counted in windows that a guest program brackets\n"
+	"(klab-cache-mark start|stop) into DIR/cache-model/NAME.jsonl.\n",
 	qemu_up_opts,
 };
 static const struct opt_spec qemu_down_spec = {
@@ -141,6 +148,7 @@ static void guests_data(const struct qlab_state *st, const char *const *release)
 	print_data_str("accel", st->kvm ? "kvm" : "tcg");
 	print_data_str("clock", st->icount ? "icount" : "real");
 	print_data_str("peer", st->peer_netns ? "netns" : "guest");
+	print_data_bool("cache_model", st->cache_model);
 	print_list_begin("guests", NULL);
 	for (int i = 0; i < 2; i++) {
 		print_obj_begin(NULL);

@@ -114,7 +114,61 @@ void qlab_state_free(struct qlab_state *st)
 {
 	free(st->dir);
 	free(st->kernel);
+	free(st->cache_args);
 	memset(st, 0, sizeof(*st));
+}
+
+char *qlab_cache_plugin(void)
+{
+	const char *env = getenv("KLAB_CACHE_PLUGIN");
+	char self[PATH_MAX], *p;
+	ssize_t n;
+
+	if (env && *env)
+		return file_exists(env) ? xstrdup(env) : NULL;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((p = strrchr(self, '/')))
+			*p = '\0';
+		p = xasprintf("%s/../lib/klab-cache.so", self);
+		if (file_exists(p))
+			return p;
+		free(p);
+	}
+	p = xasprintf("%s/build/rel/lib/klab-cache.so", src_dir());
+	if (file_exists(p))
+		return p;
+	free(p);
+	return NULL;
+}
+
+int qlab_cache_args_check(const char *args)
+{
+	static const char *const keys[] = { "l1d", "l2", "llc", "line", "lat_l2", "lat_llc", "lat_mem",
+					    "lat_coh", NULL };
+	char *copy = xstrdup(args), *kv, *save = NULL;
+	int ret = 0;
+
+	for (kv = strtok_r(copy, ",", &save); kv && !ret; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		int i;
+
+		if (!eq || eq == kv || !eq[1] || strspn(eq + 1, "0123456789KkMm:") != strlen(eq + 1)) {
+			ret = error("cache model argument '%s' is not KEY=VALUE (a number, SIZE:WAYS such as 1M:16)", kv);
+			break;
+		}
+		*eq = '\0';
+		for (i = 0; keys[i] && strcmp(keys[i], kv); i++)
+			;
+		if (!keys[i])
+			ret = error("cache model argument '%s' is unknown (l1d, l2, llc, line, lat_l2, lat_llc, "
+				    "lat_mem, lat_coh)", kv);
+	}
+	if (!*args || args[strlen(args) - 1] == ',')
+		ret = error("cache model arguments '%s' are empty or end in a comma", args);
+	free(copy);
+	return ret;
 }
 
 int qlab_state_load(const char *dir, struct qlab_state *st)
@@ -169,6 +223,9 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 				goto out;
 			}
 			st->peer_netns = !strcmp(v, "netns");
+		} else if (g < 0 && !strcmp(k, "cache_args")) {
+			free(st->cache_args);
+			st->cache_args = *v ? xstrdup(v) : NULL;
 		} else if (g >= 0 && !strcmp(k, "addr")) {
 			snprintf(st->g[g].addr, sizeof(st->g[g].addr), "%s", v);
 		} else {
@@ -186,6 +243,8 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 				st->queues = n;
 			else if (g < 0 && !strcmp(k, "kvm"))
 				st->kvm = n;
+			else if (g < 0 && !strcmp(k, "cache_model"))
+				st->cache_model = n;
 			else if (g >= 0 && !strcmp(k, "pid"))
 				st->g[g].pid = n;
 			else if (g >= 0 && !strcmp(k, "ssh_port"))
@@ -214,6 +273,8 @@ static int qlab_state_save(const struct qlab_state *st)
 	buf_addf(&b, "kernel=%s\nindex=%d\nsmp=%d\nmem_mb=%d\nqueues=%d\nkvm=%d\nnic=%s\nclock=%s\npeer=%s\n",
 		 st->kernel, st->index, st->smp, st->mem_mb, st->queues, st->kvm, st->nic,
 		 st->icount ? "icount" : "real", st->peer_netns ? "netns" : "guest");
+	if (st->cache_model)
+		buf_addf(&b, "cache_model=1\ncache_args=%s\n", st->cache_args ? st->cache_args : "");
 	for (i = 0; i < 2; i++)
 		buf_addf(&b, "%s.pid=%ld\n%s.ssh_port=%d\n%s.addr=%s\n",
 			 st->g[i].name, (long)st->g[i].pid, st->g[i].name, st->g[i].ssh_port,
@@ -435,7 +496,20 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	strvec_pushf(av, "-name");
 	strvec_pushf(av, "klab-%d-%s", st->index, g->name);
 	strvec_push(av, "-machine");
-	strvec_push(av, st->kvm ? "pc,accel=kvm" : "pc,accel=tcg");
+	if (st->cache_model) {
+		/*
+		 * The plugin's caches are shared state without locks: the vCPUs
+		 * run in one thread, round-robin (docs/cache-model.md).
+		 */
+		strvec_push(av, "pc");
+		strvec_push(av, "-accel");
+		strvec_push(av, "tcg,thread=single");
+		strvec_push(av, "-plugin");
+		strvec_pushf(av, "%s/klab-cache.so,out=%s/cache-model/%s.jsonl%s%s", st->dir, st->dir,
+			     g->name, st->cache_args ? "," : "", st->cache_args ? st->cache_args : "");
+	} else {
+		strvec_push(av, st->kvm ? "pc,accel=kvm" : "pc,accel=tcg");
+	}
 	strvec_push(av, "-cpu");
 	strvec_push(av, "max");
 	strvec_push(av, "-smp");
@@ -481,6 +555,8 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	 */
 	if (st->icount && st->smp > 1)
 		buf_addf(&app, " maxcpus=1 klab.cpus=%d", st->smp);
+	if (st->cache_model)	/* guest-init mounts the windows' folder at /run/klab/cache-model */
+		buf_addf(&app, " klab.cachemodel=1");
 	strvec_push(av, "-append");
 	strvec_push(av, app.buf);
 	buf_release(&app);
@@ -490,6 +566,13 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	strvec_push(av, "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap");
 	strvec_push(av, "-device");
 	strvec_push(av, "virtio-9p-pci,fsdev=root,mount_tag=root");
+	if (st->cache_model) {
+		/* the windows' folder again, on its own share: mounted without the root's page cache */
+		strvec_push(av, "-fsdev");
+		strvec_pushf(av, "local,id=cm,path=%s/cache-model,security_model=none,readonly=on", st->dir);
+		strvec_push(av, "-device");
+		strvec_push(av, "virtio-9p-pci,fsdev=cm,mount_tag=klabcm");
+	}
 	/* management: user net moved into 198.18/15, isolated (restrict=on), ssh forwarded */
 	strvec_push(av, "-netdev");
 	if (st->peer_netns)
@@ -935,7 +1018,15 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	if (st->icount && !strcmp(o->accel, "kvm"))
 		return error("--clock icount needs TCG: qemu counts instructions only when it translates "
 			     "them (give --accel tcg or auto)");
-	st->kvm = st->icount ? 0 : use_kvm(o->accel);
+	if (o->cache_model && !strcmp(o->accel, "kvm"))
+		return error("--cache-model needs TCG: qemu's plugins see only the instructions it translates "
+			     "(give --accel tcg or auto)");
+	if (o->cache_args && !o->cache_model)
+		return error("--cache-args without --cache-model");
+	if (o->cache_args && qlab_cache_args_check(o->cache_args) < 0)
+		return -1;
+	st->cache_model = o->cache_model;
+	st->kvm = st->icount || st->cache_model ? 0 : use_kvm(o->accel);
 	if (o->peer && strcmp(o->peer, "guest") && strcmp(o->peer, "netns"))
 		return error("peer '%s' is neither guest nor netns", o->peer);
 	st->peer_netns = o->peer ? !strcmp(o->peer, "netns") : st->icount;
@@ -944,6 +1035,7 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 		     "in host time, so workloads that use the peer are not deterministic");
 	snprintf(st->nic, sizeof(st->nic), "%s",
 		 st->peer_netns ? "veth" : o->queues > 1 ? "tap" : "socket");
+	st->cache_args = o->cache_args ? xstrdup(o->cache_args) : NULL;
 	st->dir = qlab_dir(o->dir, o->index);
 	if (plain_path(st->dir, "lab folder") < 0)
 		goto out;
@@ -972,6 +1064,19 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	st->kernel = xasprintf("%s/kernel/bzImage", st->dir);
 	if (copy_file(p, st->kernel, 0644) < 0)
 		goto out;
+	if (st->cache_model) {	/* a copy too: a rebuild cannot change a running lab's model */
+		char *so = qlab_cache_plugin(), *to = xasprintf("%s/klab-cache.so", st->dir);
+		char *cm = xasprintf("%s/cache-model", st->dir);
+		int bad = !so || mkdir_p(cm) < 0 || copy_file(so, to, 0644) < 0;
+
+		if (!so)
+			error("the cache model plugin klab-cache.so is not built (make; or set KLAB_CACHE_PLUGIN)");
+		free(so);
+		free(to);
+		free(cm);
+		if (bad)
+			goto out;
+	}
 	{
 		char *from = xasprintf("%s/kernels/lab/guest-init.sh", src_dir());
 		char *to = xasprintf("%s/guest/init.sh", st->dir);

@@ -60,6 +60,15 @@ struct qlab_state {
 	int peer_netns;
 	char nic[16];		/* "socket", "tap" or "veth" (peer_netns) */
 	struct qlab_guest g[2];	/* dut, peer */
+	/*
+	 * 1: qemu loads klab's cache model (DIR/klab-cache.so, a copy of
+	 * $(BUILD)/lib/klab-cache.so; docs/cache-model.md) with cache_args (NULL:
+	 * the default geometry) and runs its vCPUs in one thread; each guest's
+	 * windows go to DIR/cache-model/NAME.jsonl, which the guest sees at
+	 * /run/klab/cache-model (a 9p share of its own, uncached).
+	 */
+	int cache_model;
+	char *cache_args;
 };
 
 /*
@@ -101,8 +110,25 @@ struct qlab_opts {
 	const char *clock;
 	/* "guest", "netns" (struct qlab_state.peer_netns), or NULL: netns under icount, else guest */
 	const char *peer;
+	/* 1: load klab's cache model (TCG only); cache_args: its KEY=VALUE,... arguments or NULL */
+	int cache_model;
+	const char *cache_args;
 };
-#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL, "real", NULL }
+#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL, "real", NULL, 0, NULL }
+
+/*
+ * The cache model plugin to load: $KLAB_CACHE_PLUGIN, else lib/klab-cache.so
+ * beside the bin/ folder of this klab, else the release build of the source
+ * tree. Caller frees; NULL when none exists.
+ */
+char *qlab_cache_plugin(void);
+
+/*
+ * Check the cache model's arguments given to `lab up --cache-model`: KEY=VALUE
+ * pairs separated by commas, of the plugin's keys other than out (klab names
+ * the output). 0, or -1 (logged).
+ */
+int qlab_cache_args_check(const char *args);
 
 /* The lab folder: DIR, or the default folder of lab INDEX, made absolute (caller frees). */
 char *qlab_dir(const char *dir, long index);
