@@ -39,7 +39,7 @@ CFLAGS ?= -O2 -g
 # libpq (PostgreSQL's client library, libpq-dev) keeps its header in a folder of its own
 PG_INCLUDE := $(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
-ALL_CPPFLAGS := -I$(PG_INCLUDE) -iquote lib -iquote orchestrator -iquote agents -iquote workloads -iquote $(BUILD)/gen -D_GNU_SOURCE \
+ALL_CPPFLAGS := -I$(PG_INCLUDE) -iquote lib -iquote orchestrator -iquote agents -iquote workloads -iquote kernels/qemu/cache-model -iquote $(BUILD)/gen -D_GNU_SOURCE \
 	-DKLAB_SRCDIR='"$(CURDIR)"' $(CPPFLAGS)
 ALL_LDFLAGS := $(LDFLAGS)
 
@@ -81,7 +81,6 @@ AGENT_OBJ := $(call obj,$(AGENT_SRC))
 WL_OBJ := $(call obj,$(WL_SRC))
 
 WL_BINS := $(patsubst workloads/bin-%.c,$(BUILD)/bin/klab-%,$(WL_MAINS))
-BINS := $(BUILD)/bin/klab $(BUILD)/bin/klabd $(BUILD)/bin/klab-agent $(WL_BINS) $(CM_BINS)
 
 # The cache model (docs/cache-model.md): a QEMU plugin loaded into qemu by `klab lab
 # up --qemu --cache-model`, and the guest programs that mark and validate its
@@ -92,6 +91,8 @@ CM_DIR := kernels/qemu/cache-model
 CM_BINS := $(BUILD)/lib/klab-cache.so $(BUILD)/bin/klab-cache-mark \
 	$(BUILD)/cache-model/cm-walk $(BUILD)/cache-model/cm-share
 CM_CFLAGS := -std=gnu11 $(WARN) -O2 -g $(if $(filter 1,$(SAN)),-Werror)
+
+BINS := $(BUILD)/bin/klab $(BUILD)/bin/klabd $(BUILD)/bin/klab-agent $(WL_BINS) $(CM_BINS)
 
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "cachemodel.h"
 #include "jsonh.h"
 #include "lock.h"
 #include "log.h"
@@ -491,6 +492,7 @@ int cmd_run(int argc, char **argv)
 	struct spec s;
 	struct buf in = BUF_INIT, out = BUF_INIT, sib = BUF_INIT;
 	struct mon_ctx m;
+	struct cm_ctx cm = { 0 };
 	struct run_cmd gen = RUN_CMD_INIT;
 	struct strvec gargv = STRVEC_INIT;
 	struct json_object *res = NULL, *si, *k, *timing, *doc = NULL, *v;
@@ -642,6 +644,7 @@ int cmd_run(int argc, char **argv)
 	profile_at = t0 + (int64_t)llround((s.warmup_s + (s.duration_s - m.profile_s) / 2) * 1000);
 	if (!err)
 		sleep_until(t0 + (int64_t)llround(s.warmup_s * 1000));
+	cm_window_start(&cm);
 	mon_window_start(&m);
 	next_tick = m.win_start_ms + 1000;
 	for (;;) {
@@ -663,6 +666,7 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	mon_window_end(&m);
+	cm_window_end(&cm);
 	if (gen_started && err) {
 		run_finish(&gen);
 	} else if (gen_started) {
@@ -679,6 +683,7 @@ int cmd_run(int argc, char **argv)
 	end = now_wall();
 	if (doc)
 		ops = workload_metrics(res, &s, doc);
+	cm_finish(&cm, res, ops);
 	mon_finish(&m, res, ops);
 
 	timing = json_object_new_object();

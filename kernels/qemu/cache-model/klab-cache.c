@@ -335,13 +335,23 @@ static int parse_u64(const char *v, uint64_t *out)
 	return errno || end == v || *end ? -1 : 0;
 }
 
-/* "klab-cache: WHAT 'ARG'" on qemu's log. */
+/*
+ * An error at install time, on stderr (qemu's log, where qemu_plugin_outs()
+ * writes, is off unless qemu runs with -d plugin) and on qemu's log.
+ */
+static void complain(const char *line)
+{
+	fputs(line, stderr);
+	qemu_plugin_outs(line);
+}
+
+/* "klab-cache: WHAT 'ARG'[: WHY]" */
 static void say(const char *what, const char *arg, const char *why)
 {
 	char line[512];
 
 	snprintf(line, sizeof(line), "klab-cache: %s '%s'%s%s\n", what, arg, why ? ": " : "", why ? why : "");
-	qemu_plugin_outs(line);
+	complain(line);
 }
 
 KLAB_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
@@ -352,7 +362,7 @@ KLAB_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 
 	m.lat_l2 = 14, m.lat_llc = 40, m.lat_mem = 200, m.lat_coh = 100;
 	if (!info->system_emulation) {
-		qemu_plugin_outs("klab-cache: only for system emulation\n");
+		complain("klab-cache: only for system emulation\n");
 		return -1;
 	}
 	for (i = 0; i < argc; i++) {
@@ -392,7 +402,7 @@ KLAB_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		}
 	}
 	if (!m.out_path) {
-		qemu_plugin_outs("klab-cache: out=PATH is required\n");
+		complain("klab-cache: out=PATH is required\n");
 		return -1;
 	}
 	m.out = fopen(m.out_path, "a");
@@ -405,14 +415,14 @@ KLAB_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	m.n = info->system.max_vcpus > 0 ? info->system.max_vcpus : 1;
 	m.v = calloc(m.n, sizeof(*m.v));
 	if (!m.v || cache_init(&m.llc, llc_size, llc_ways, line) < 0) {
-		qemu_plugin_outs("klab-cache: bad llc geometry (sets must be a power of 2)\n");
+		complain("klab-cache: bad llc geometry (sets must be a power of 2)\n");
 		return -1;
 	}
 	for (i = 0; i < m.n; i++)
 		if (cache_init(&m.v[i].l1d, l1_size, l1_ways, line) < 0 ||
 		    cache_init(&m.v[i].l2, l2_size, l2_ways, line) < 0 ||
 		    !(m.v[i].inval = calloc(INVAL_SLOTS, sizeof(uint64_t)))) {
-			qemu_plugin_outs("klab-cache: bad l1d or l2 geometry (sets must be a power of 2)\n");
+			complain("klab-cache: bad l1d or l2 geometry (sets must be a power of 2)\n");
 			return -1;
 		}
 	snprintf(m.model, sizeof(m.model),
