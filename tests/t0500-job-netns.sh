@@ -168,7 +168,9 @@ test_expect_success 'cancel of a running job stops it at the next step and relea
 test_expect_success 'udp_tx to a sink on the peer: both sides measured, the sink result kept in the step' '
 	"$KLAB" run txp >tx.out 2>&1 || { cat tx.out; false; } &&
 	id=$(sql "SELECT max(id) FROM jobs") &&
-	test "$(sql "SELECT count(*) FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = $id AND m.name = \"tx_pps\" AND m.value > 0")" = 2 &&
+	test "$(sql "SELECT count(*) FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = $id AND m.name = \"tx_pps\" AND m.value > 0 AND r.kind = \"measure\"")" = 2 &&
+	# the nic monitor runs in the observation runs of each side (docs/observation.md): with it, and bare
+	test "$(sql "SELECT group_concat(observes) FROM (SELECT observes FROM runs WHERE job_id = $id AND kind = \"observe\" AND side = \"A\" ORDER BY id)")" = nic,bare &&
 	sql "SELECT detail FROM steps WHERE job_id = $id AND key = \"run:1:txp:0\"" >detail &&
 	test_grep "\"role\":\"sink\"" detail
 '

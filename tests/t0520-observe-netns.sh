@@ -30,18 +30,21 @@ EOF
 test_expect_success 'the job runs: 2 boots a side, the first of each with its observation runs' '
 	"$KLAB" run obs >run.out 2>&1 || { cat run.out; false; } &&
 	test "$(sql "SELECT state FROM jobs WHERE id = 1")" = done &&
-	test "$(sql "SELECT count(*) FROM steps WHERE job_id = 1 AND key LIKE \"obs:%\" AND state = \"done\"")" = 6 &&
+	test "$(sql "SELECT count(*) FROM steps WHERE job_id = 1 AND key LIKE \"obs:%\" AND state = \"done\"")" = 8 &&
 	sql "SELECT key FROM steps WHERE job_id = 1 AND key LIKE \"obs:%\" ORDER BY id" >obs-keys &&
-	printf "obs:1:rro:perf-profile\nobs:1:rro:bpftrace\nobs:1:rro:bare\nobs:2:rro:perf-profile\nobs:2:rro:bpftrace\nobs:2:rro:bare\n" >expect &&
+	printf "obs:%s:rro:%s\n" 1 perf-stat 1 perf-profile 1 bpftrace 1 bare 2 perf-stat 2 perf-profile 2 bpftrace 2 bare >expect &&
 	test_cmp expect obs-keys &&
 	test "$(sql "SELECT count(*) FROM runs WHERE job_id = 1 AND kind = \"measure\"")" = 12 &&
+	s1=$(sql "SELECT side FROM boots WHERE job_id = 1 AND seq = 1") && s2=$(sql "SELECT side FROM boots WHERE job_id = 1 AND seq = 2") &&
+	test "$s1$s2" = AB -o "$s1$s2" = BA &&
 	test "$(sql "SELECT group_concat(side || r.observes, \",\") FROM (SELECT side, observes FROM runs r WHERE job_id = 1 AND kind = \"observe\" ORDER BY id) r")" = \
-	     "$(sql "SELECT side FROM boots WHERE job_id = 1 AND seq = 1")perf-profile,$(sql "SELECT side FROM boots WHERE job_id = 1 AND seq = 1")bpftrace,$(sql "SELECT side FROM boots WHERE job_id = 1 AND seq = 1")bare,$(sql "SELECT side FROM boots WHERE job_id = 1 AND seq = 2")perf-profile,$(sql "SELECT side FROM boots WHERE job_id = 1 AND seq = 2")bpftrace,$(sql "SELECT side FROM boots WHERE job_id = 1 AND seq = 2")bare"
+	     "${s1}perf-stat,${s1}perf-profile,${s1}bpftrace,${s1}bare,${s2}perf-stat,${s2}perf-profile,${s2}bpftrace,${s2}bare"
 '
 
 test_expect_success 'no measurement run carried a probe or a sampler; each observation run carried only its own' '
-	test "$(sql "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND r.kind = \"measure\" AND m.monitor IN (\"perf-profile\", \"bpftrace\")")" = 0 &&
-	test "$(sql "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND r.kind = \"measure\" AND m.monitor = \"perf-stat\"")" = 12 &&
+	test "$(sql "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND r.kind = \"measure\" AND m.monitor != \"cpu\"")" = 0 &&
+	test "$(sql "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND r.kind = \"measure\" AND m.monitor = \"cpu\"")" = 12 &&
+	test "$(sql "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND r.observes = \"perf-stat\" AND m.monitor = \"perf-stat\"")" = 2 &&
 	test "$(sql "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND r.observes = \"bpftrace\" AND m.monitor = \"bpftrace\" AND m.status = \"ok\"")" = 2 &&
 	test "$(sql "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND r.observes = \"bpftrace\" AND m.monitor = \"perf-profile\"")" = 0 &&
 	test "$(sql "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id WHERE r.job_id = 1 AND r.observes = \"bare\"")" = 0 &&
@@ -67,7 +70,8 @@ test_expect_success 'the job page and the mail show what each monitor cost, per 
 	test_grep "<h3>Monitor cost</h3>" "$page" &&
 	test_grep "<td>bpftrace</td>" "$page" &&
 	test_grep "<td>perf-profile</td>" "$page" &&
-	test_grep "<td>edge monitors (against none)</td>" "$page" &&
+	test_grep "<td>perf-stat</td>" "$page" &&
+	test_grep "<td>cpu, in every measurement run (against none)</td>" "$page" &&
 	test_grep "come from observation runs" "$page" &&
 	"$KLAB" report --format=mail 1 >mail.txt &&
 	test_grep "^monitor cost (observation runs" mail.txt &&

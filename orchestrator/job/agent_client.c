@@ -240,7 +240,7 @@ static struct json_object *role_params(struct json_object *params, const char *t
 }
 
 /* The run spec (docs/protocol.md section 2) of one side of a run. */
-/* The monitors of a client's run: the workload's edge monitors, and in an observation run the one it observes. */
+/* The monitors of a client's run: the workload's measurement monitor (cpu), and in an observation run the one it observes. */
 static struct json_object *run_monitors(const struct job_spec_workload *w, const char *observes)
 {
 	struct json_object *a = json_object_new_array();

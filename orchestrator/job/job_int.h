@@ -72,10 +72,11 @@ struct job_ctx {
 
 /* ---- job_plan.c */
 /*
- * 1 when monitor NAME adds work per event (a probe, a sampler: perf-profile,
- * bpftrace), so that it runs only in observation runs; 0 for the monitors
- * read at the window's edges (cpu, nic, perf-stat), which measurement runs
- * carry (docs/observation.md).
+ * 1 when monitor NAME adds work a verdict could see (a probe, a sampler, a
+ * per-event counter, reads inside the window: bpftrace, perf-profile,
+ * perf-stat, nic), so that it runs only in observation runs; 0 for cpu
+ * (/proc/stat read at the window's edges), whose cost is below what a
+ * verdict resolves and which measurement runs carry (docs/observation.md).
  */
 int monitor_observes(const char *name);
 /* What an observation run without any monitor observes (runs.observes). */
@@ -175,10 +176,10 @@ struct server_run {
 /*
  * The run spec (docs/protocol.md) of the client (server 0, sr NULL) or the
  * server (1, with sr's linger and start wait) of run UID: malloc'd JSON.
- * OBSERVES NULL: a measurement run, whose client carries only the edge
- * monitors of the workload's list; OBSERVE_BARE: an observation run with no
+ * OBSERVES NULL: a measurement run, whose client carries only the
+ * measurement monitor of the workload's list (cpu); OBSERVE_BARE: an observation run with no
  * monitor; a monitor's name: an observation run with that monitor beside the
- * edge monitors (docs/observation.md). The server never runs monitors.
+ * measurement monitor, cpu (docs/observation.md). The server never runs monitors.
  */
 char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char *uid, int server,
 	       const struct server_run *sr, const char *observes);

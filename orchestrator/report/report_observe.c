@@ -96,8 +96,8 @@ void rep_monitor_cost_section(struct db *db, int64_t job, const char *wl, const 
 	}
 	buf_addstr(h, "<p class=\"note\">What each monitor adds to an operation, from the observation runs of the "
 		      "first boot of each side against the measurement runs of the same boot. Verdicts read "
-		      "measurement runs only: they carry the monitors read at the window's edges (cpu, nic, "
-		      "perf-stat), whose own cost is the row against a run with no monitor. A monitor whose cost "
+		      "measurement runs only: they carry only the cpu monitor (/proc/stat read at the window's "
+		      "edges), whose own cost is the row against a run with no monitor. A monitor whose cost "
 		      "differs between the sides by more than the verdict threshold is flagged: in a measured "
 		      "run it would have moved the comparison.</p>\n");
 	buf_addstr(h, "<table class=\"cost\">\n<tr><th>monitor</th><th>A</th><th>B</th><th></th></tr>\n");
@@ -108,7 +108,7 @@ void rep_monitor_cost_section(struct db *db, int64_t job, const char *wl, const 
 		cost_words(&a, &rows[i].a, per_op);
 		cost_words(&b, &rows[i].b, per_op);
 		buf_addf(h, "<tr%s><td>", rows[i].differs ? " class=\"differs\"" : "");
-		html_escape(h, bare ? "edge monitors (against none)" : rows[i].monitor);
+		html_escape(h, bare ? "cpu, in every measurement run (against none)" : rows[i].monitor);
 		buf_addstr(h, "</td><td>");
 		html_escape(h, a.buf);
 		buf_addstr(h, "</td><td>");
