@@ -233,6 +233,15 @@ static int under_any(const struct strvec *v, const char *a)
 	return 0;
 }
 
+/* 1 when an entry of LIST (NULL-terminated, may be NULL) lies in a folder of V. */
+static int any_under(const struct strvec *v, const char *const *list)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		if (under_any(v, list[i]))
+			return 1;
+	return 0;
+}
+
 static int by_length(const void *a, const void *b)
 {
 	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
@@ -307,8 +316,9 @@ static void rebind_under(struct strvec *av, const struct strvec *dirs, const cha
 void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const char *dir,
 		  const char *const *env, const char *const *argv, struct strvec *av)
 {
-	struct strvec dirs = STRVEC_INIT, bound = STRVEC_INIT;
-	const char *path = getenv("PATH");
+	struct strvec dirs = STRVEC_INIT, bound = STRVEC_INIT, tmp = STRVEC_INIT;
+	const char *path = getenv("PATH"), *scratch = "/tmp";
+	int under_tmp = 0;
 
 	strvec_push(av, sb->bwrap);
 	strvec_push(av, "--die-with-parent");
@@ -326,6 +336,19 @@ void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const
 	strvec_push(av, "/proc");
 	strvec_push(av, "--tmpfs");
 	strvec_push(av, "/tmp");
+	/*
+	 * A folder shown under /tmp (a clone or a scratch folder there): bwrap
+	 * makes its parents in the scratch tmpfs, where the command could write
+	 * beside the tree. /tmp is then read-only at the end like the root, and
+	 * the command's scratch is a tmpfs of its own under it (TMPDIR, HOME).
+	 */
+	strvec_push(&tmp, "/tmp");
+	under_tmp = any_under(&tmp, sp->visible) || any_under(&tmp, sp->rw) || any_under(&tmp, sp->ro);
+	if (under_tmp) {
+		scratch = SANDBOX_TMP_SCRATCH;
+		strvec_push(av, "--tmpfs");
+		strvec_push(av, scratch);
+	}
 	if (sp->net)
 		bind_list(av, &bound, "--ro-bind", net_ro, 1);
 	bind_list(av, &bound, "--ro-bind", sp->visible, 0);
@@ -375,13 +398,20 @@ void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const
 	}
 	strvec_push(av, "--remount-ro");
 	strvec_push(av, "/");
+	if (under_tmp) {
+		strvec_push(av, "--remount-ro");
+		strvec_push(av, "/tmp");
+	}
 	strvec_push(av, "--clearenv");
 	strvec_push(av, "--setenv");
 	strvec_push(av, "PATH");
 	strvec_push(av, path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
 	strvec_push(av, "--setenv");
 	strvec_push(av, "HOME");
-	strvec_push(av, "/tmp");
+	strvec_push(av, scratch);
+	strvec_push(av, "--setenv");
+	strvec_push(av, "TMPDIR");
+	strvec_push(av, scratch);
 	strvec_push(av, "--setenv");
 	strvec_push(av, "LC_ALL");
 	strvec_push(av, "C");
@@ -398,12 +428,13 @@ void sandbox_argv(const struct sandbox *sb, const struct sandbox_spec *sp, const
 		free(k);
 	}
 	strvec_push(av, "--chdir");
-	strvec_push(av, dir ? dir : "/tmp");
+	strvec_push(av, dir ? dir : scratch);
 	strvec_push(av, "--");
 	for (size_t i = 0; argv[i]; i++)
 		strvec_push(av, argv[i]);
 	strvec_clear(&dirs);
 	strvec_clear(&bound);
+	strvec_clear(&tmp);
 }
 
 int sandbox_run(const struct sandbox *sb, const struct sandbox_spec *sp, struct run_cmd *c)

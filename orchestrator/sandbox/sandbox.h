@@ -53,6 +53,9 @@ struct sandbox {
  * they lie inside a folder of secrets. bwrap binds them as the sandbox
  * user: a path that user cannot reach fails with "Can't find source path".
  */
+/* The command's own scratch (TMPDIR, HOME) when a folder it is shown lies under /tmp, which is then read-only. */
+#define SANDBOX_TMP_SCRATCH "/tmp/.klab-sandbox-tmp"
+
 struct sandbox_spec {
 	const char *const *rw;
 	const char *const *ro;
