@@ -20,7 +20,7 @@ SECS=${1:-1}
 [ "$(id -u)" = 0 ] || { echo "bench-cache-model: needs root (qemu lab)" >&2; exit 1; }
 [ -x "$KLAB" ] && [ -f "$KLAB_BUILD/lib/klab-cache.so" ] || { echo "bench-cache-model: build first (make)" >&2; exit 1; }
 
-W=$(mktemp -d /var/tmp/klab-bench-cm.XXXXXX)
+W=$(mktemp -d /var/tmp/klab-bench-cm.XXXXXX) && chmod 755 "$W"	# the sandboxed kernel build writes under it
 L=$W/lab
 # a lab index nobody uses, held by a lock as tests/lib.sh's test_qemu_lab_index does
 for ((K = 49; K >= 1; K--)); do
