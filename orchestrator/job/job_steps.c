@@ -17,6 +17,7 @@
 #include "intake/intake.h"
 #include "log.h"
 #include "store/result.h"
+#include "store/runs.h"
 #include "run.h"
 #include "intake/series.h"
 #include "ssh/ssh.h"
@@ -194,12 +195,7 @@ int step_deploy(struct job_ctx *j, const char *key)
 		return step_fail(j, "bad step key '%s'", key);
 	side = j->order[b - 1];
 	kid = side_kernel(j, side);
-	db_run(j->db, "INSERT INTO boots (job_id, seq, side, kernel_id, machine, started, clock) "
-	       "VALUES (?, ?, ?, NULLIF(?, 0), ?, ?, ?) "
-	       "ON CONFLICT (job_id, seq) DO UPDATE SET kernel_id = excluded.kernel_id, "
-	       "machine = excluded.machine, started = excluded.started, clock = excluded.clock",
-	       "iisisds", j->id, (int64_t)b, side == 'A' ? "A" : "B", kid, j->dut->name, now_wall(),
-	       machine_clock(j->dut));
+	boots_start(j->db, j->id, b, side == 'A' ? "A" : "B", kid, j->dut->name, now_wall(), machine_clock(j->dut));
 	if (j->dut->boot == BOOT_NONE) {
 		if (kid && strcmp(j->spec.kind, "tuning"))
 			return step_fail(j, "machine '%s' has boot = none and cannot boot kernel %lld of side %c",
@@ -271,8 +267,7 @@ int step_verify(struct job_ctx *j, const char *key)
 			return step_fail(j, "cannot read the boot id of machine '%s'", j->dut->name);
 		}
 		buf_trim(&bid);
-		db_run(j->db, "UPDATE boots SET machine_boot_id = ? WHERE job_id = ? AND seq = ?", "sii", bid.buf,
-		       j->id, (int64_t)b);
+		boots_set(j->db, j->id, b, BOOT_MACHINE_BOOT_ID, bid.buf);
 		json_object_object_add(j->detail, "boot_id", json_str(bid.buf));
 		buf_release(&bid);
 	}
@@ -291,8 +286,7 @@ int step_verify(struct job_ctx *j, const char *key)
 			da.build_id = art.build_id;
 			rc = deploy_verify(j->cdut, &da, 30000, &res);
 			if (!rc)
-				db_run(j->db, "UPDATE boots SET build_id = ? WHERE job_id = ? AND seq = ?", "sii",
-				       res.build_id, j->id, (int64_t)b);
+				boots_set(j->db, j->id, b, BOOT_BUILD_ID, res.build_id);
 			deploy_result_release(&res);
 			kernel_artifact_release(&art);
 			if (rc) {
@@ -302,7 +296,7 @@ int step_verify(struct job_ctx *j, const char *key)
 			}
 		}
 	}
-	db_run(j->db, "UPDATE boots SET release = ? WHERE job_id = ? AND seq = ?", "sii", out.buf, j->id, (int64_t)b);
+	boots_set(j->db, j->id, b, BOOT_RELEASE, out.buf);
 	machines_put_seen(j->db, j->dut->name, out.buf, now_wall());
 	json_object_object_add(j->detail, "release", json_str(out.buf));
 	job_print(j, "  '%s' runs %s", j->dut->name, out.buf);
@@ -340,8 +334,7 @@ int step_agent(struct job_ctx *j, const char *key)
 	json_object_object_add(j->detail, "uploaded_dut", json_object_new_boolean(up_dut));
 	json_object_object_add(j->detail, "uploaded_peer", json_object_new_boolean(up_peer));
 	if (agent_call(j, 0, argv, NULL, &out, 60000, 1, &err) == 0) {
-		db_run(j->db, "UPDATE boots SET sysinfo = ? WHERE job_id = ? AND seq = ?", "sii", out.buf,
-		       j->id, (int64_t)b);
+		boots_set(j->db, j->id, b, BOOT_SYSINFO, out.buf);
 	} else {
 		warn("klab-agent sysinfo failed on '%s': %s", j->dut->name, last_line(err.buf));
 	}
@@ -495,7 +488,7 @@ static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b,
 		error("%s: it is the result of run '%s'", what, doc_id ? doc_id : "?");
 		goto out;
 	}
-	db_get_int(j->db, &boot_id, "SELECT id FROM boots WHERE job_id = ? AND seq = ?", "ii", j->id, (int64_t)b);
+	boots_id(j->db, j->id, b, &boot_id);
 	memset(&m, 0, sizeof(m));
 	m.job_id = j->id;
 	m.boot_id = boot_id;
@@ -528,9 +521,8 @@ int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
 	const char *now_boot, *now_rel, *tuning;
 	int rc, lost = 1;
 
-	db_get_str(j->db, &boot, "SELECT machine_boot_id FROM boots WHERE job_id = ? AND seq = ?", "ii",
-		   j->id, (int64_t)b);
-	db_get_str(j->db, &rel, "SELECT release FROM boots WHERE job_id = ? AND seq = ?", "ii", j->id, (int64_t)b);
+	boots_get(j->db, j->id, b, BOOT_MACHINE_BOOT_ID, &boot);
+	boots_get(j->db, j->id, b, BOOT_RELEASE, &rel);
 	step_state(j, pkey, &pst);
 	if (!boot) {
 		lost = 0;	/* a boot verified before boot ids were recorded: nothing to compare */
@@ -610,9 +602,7 @@ out:
 
 static int run_stored(struct job_ctx *j, const char *uid)
 {
-	int64_t n = 0;
-	db_get_int(j->db, &n, "SELECT count(*) FROM runs WHERE uid = ?", "s", uid);
-	return n > 0;
+	return runs_uid_stored(j->db, uid);
 }
 
 /* One try: server on the peer, client on the dut. 0 with the client's document in doc. */
@@ -992,7 +982,7 @@ int step_notify(struct job_ctx *j, const char *key)
 {
 	int64_t runs = 0, changed = 0;
 
-	db_get_int(j->db, &runs, "SELECT count(*) FROM runs WHERE job_id = ?", "i", j->id);
+	runs = runs_count_of_job(j->db, j->id);
 	comparisons_count_changed(j->db, j->id, &changed);
 	log_msg(j->o->progress ? LOG_INFO : LOG_NOTICE, "job %lld '%s' finished: %lld runs stored, %lld metrics CHANGED",
 		(long long)j->id, j->spec.name, (long long)runs, (long long)changed);

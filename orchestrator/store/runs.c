@@ -195,6 +195,55 @@ int64_t runs_count_of_job(struct db *db, int64_t job_id)
 	return n;
 }
 
+int runs_uid_stored(struct db *db, const char *uid)
+{
+	int64_t n = 0;
+
+	db_get_int(db, &n, "SELECT count(*) FROM runs WHERE uid = ?", "s", uid);
+	return n > 0;
+}
+
+/* ---- a job's boots ---- */
+
+int boots_start(struct db *db, int64_t job_id, int seq, const char *side, int64_t kernel_id, const char *machine,
+		double started, const char *clock)
+{
+	return db_run(db, "INSERT INTO boots (job_id, seq, side, kernel_id, machine, started, clock) "
+		      "VALUES (?, ?, ?, NULLIF(?, 0), ?, ?, ?) "
+		      "ON CONFLICT (job_id, seq) DO UPDATE SET kernel_id = excluded.kernel_id, "
+		      "machine = excluded.machine, started = excluded.started, clock = excluded.clock",
+		      "iisisds", job_id, (int64_t)seq, side, kernel_id, machine, started, clock);
+}
+
+int boots_set(struct db *db, int64_t job_id, int seq, enum boot_field field, const char *value)
+{
+	static const char *const sql[] = {
+		[BOOT_MACHINE_BOOT_ID] = "UPDATE boots SET machine_boot_id = ? WHERE job_id = ? AND seq = ?",
+		[BOOT_BUILD_ID] = "UPDATE boots SET build_id = ? WHERE job_id = ? AND seq = ?",
+		[BOOT_RELEASE] = "UPDATE boots SET release = ? WHERE job_id = ? AND seq = ?",
+		[BOOT_SYSINFO] = "UPDATE boots SET sysinfo = ? WHERE job_id = ? AND seq = ?",
+	};
+
+	return db_run(db, sql[field], "sii", value, job_id, (int64_t)seq);
+}
+
+int boots_get(struct db *db, int64_t job_id, int seq, enum boot_field field, char **out)
+{
+	static const char *const sql[] = {
+		[BOOT_MACHINE_BOOT_ID] = "SELECT machine_boot_id FROM boots WHERE job_id = ? AND seq = ?",
+		[BOOT_BUILD_ID] = "SELECT build_id FROM boots WHERE job_id = ? AND seq = ?",
+		[BOOT_RELEASE] = "SELECT release FROM boots WHERE job_id = ? AND seq = ?",
+		[BOOT_SYSINFO] = "SELECT sysinfo FROM boots WHERE job_id = ? AND seq = ?",
+	};
+
+	return db_get_str(db, out, sql[field], "ii", job_id, (int64_t)seq);
+}
+
+int boots_id(struct db *db, int64_t job_id, int seq, int64_t *id)
+{
+	return db_get_int(db, id, "SELECT id FROM boots WHERE job_id = ? AND seq = ?", "ii", job_id, (int64_t)seq);
+}
+
 int runs_of_job_each(struct db *db, int64_t job_id, int (*fn)(const struct job_run *r, void *data), void *data)
 {
 	struct db_stmt *st = db_prepare(db, "SELECT r.id, r.uid, r.side, r.workload, r.seq, b.seq, r.status, r.machine,"

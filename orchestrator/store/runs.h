@@ -66,6 +66,33 @@ struct job_run {
 /* Call FN with the runs of job JOB_ID in id order; stops at FN's first nonzero, which it returns. 0, or -1. */
 int runs_of_job_each(struct db *db, int64_t job_id, int (*fn)(const struct job_run *r, void *data), void *data);
 
+/* Whether a run with UID is stored (job/job_steps.c: a result already in is not fetched again). */
+int runs_uid_stored(struct db *db, const char *uid);
+
+/* ---- a job's boots ---- */
+
+/*
+ * Boot SEQ of job JOB_ID begins: its row, made or made again with KERNEL_ID
+ * (0: none), MACHINE, STARTED and CLOCK (the machine's clock). 0, or -1 (logged).
+ */
+int boots_start(struct db *db, int64_t job_id, int seq, const char *side, int64_t kernel_id, const char *machine,
+		double started, const char *clock);
+
+/* The columns of a boot that the job runner fills in as it verifies the boot. */
+enum boot_field {
+	BOOT_MACHINE_BOOT_ID,	/* the machine's boot id when it came up */
+	BOOT_BUILD_ID,		/* the running kernel's build id */
+	BOOT_RELEASE,		/* the running kernel's release */
+	BOOT_SYSINFO,		/* klab-agent sysinfo's document */
+};
+
+/* Set FIELD of boot SEQ of job JOB_ID to VALUE. 0, or -1 (logged). */
+int boots_set(struct db *db, int64_t job_id, int seq, enum boot_field field, const char *value);
+/* FIELD of boot SEQ of job JOB_ID into *OUT (malloc'd; NULL without the row or value). 1, 0, -1 as db_get_str(). */
+int boots_get(struct db *db, int64_t job_id, int seq, enum boot_field field, char **out);
+/* The id of boot SEQ of job JOB_ID into *ID (untouched without the row). 1, 0, -1 as db_get_int(). */
+int boots_id(struct db *db, int64_t job_id, int seq, int64_t *id);
+
 /* ---- a bisection's steps ---- */
 
 /*
