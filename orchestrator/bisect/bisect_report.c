@@ -10,6 +10,7 @@
 #include "report/html.h"
 #include "log.h"
 #include "report/plot.h"
+#include "store/bisections.h"
 #include "util.h"
 
 /* The strings of a bisection's answer, owned here. */
@@ -17,70 +18,69 @@ struct answer_rows {
 	char *s[14];
 };
 
-static const char *col(struct db_stmt *q, int i, struct answer_rows *o, int k)
+static const char *keep(const char *v, struct answer_rows *o, int k)
 {
-	o->s[k] = db_col_text(q, i) ? xstrdup(db_col_text(q, i)) : NULL;
+	o->s[k] = v ? xstrdup(v) : NULL;
 	return o->s[k];
+}
+
+struct answer_ctx {
+	struct bisect_answer *a;
+	struct answer_rows *o;
+	char **state;
+	int *regression;
+	int ret;
+};
+
+static void answer_read(const struct bisection_answer_row *row, void *data)
+{
+	struct answer_ctx *x = data;
+	struct bisect_answer *a = x->a;
+	struct answer_rows *o = x->o;
+
+	a->tree = keep(row->tree, o, 0);
+	a->good = keep(row->good_ref, o, 1);
+	a->bad = keep(row->bad_ref, o, 2);
+	a->workload = keep(row->workload, o, 3);
+	a->metric = keep(row->metric, o, 4);
+	a->commit = keep(row->first_bad, o, 5);
+	a->subject = keep(row->subject, o, 6);
+	a->good_kernel = keep(row->good_kernel, o, 7);
+	a->bad_kernel = keep(row->bad_kernel, o, 8);
+	a->dut = keep(row->dut, o, 9);
+	a->peer = keep(row->peer, o, 10);
+	a->clock = keep(row->clock, o, 11) && !strcmp(o->s[11], "icount") ? "instruction count (icount)" : "real time";
+	a->unit = keep(row->unit, o, 12);
+	*x->regression = !keep(row->better, o, 13) || strcmp(o->s[13], "lower");	/* higher is better unless said */
+	a->change_pct = row->change_pct;
+	a->ci_lo = row->ci_lo;
+	a->ci_hi = row->ci_hi;
+	a->alpha = row->alpha;
+	*x->state = xasprintf("%s %s", row->state, row->result);
+	a->ambiguous = !strcmp(row->result, "ambiguous");
+	a->steps = (int)row->steps;
+	a->boots = (int)row->boots;
+	*x->regression = *x->regression ? a->change_pct < 0 : a->change_pct > 0;
+	x->ret = a->commit && (!strcmp(row->result, "found") || a->ambiguous) ? 0 : 1;
 }
 
 /* 0 with *A filled, 1 when the bisection has no commit to name (yet), -1 on an error. */
 static int load_answer(struct db *db, int64_t id, struct bisect_answer *a, struct answer_rows *o, char **state,
 		       int *regression)
 {
-	struct db_stmt *q = db_prepare(db,
-		"SELECT b.tree, b.good_ref, b.bad_ref, b.workload, b.metric, b.first_bad, b.first_bad_subject, "
-		"(SELECT k.release FROM bisect_steps s JOIN kernels k ON k.id = s.kernel_id WHERE s.bisection_id = b.id "
-		" AND s.seq = 0), "
-		"(SELECT k.release FROM bisect_steps s JOIN kernels k ON k.id = s.kernel_id WHERE s.bisection_id = b.id "
-		" AND s.seq = 1), "
-		"j.dut, j.peer, "
-		"(SELECT r.clock FROM runs r WHERE r.job_id = j.id LIMIT 1), "
-		"(SELECT m.unit FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = j.id AND "
-		" r.workload = b.workload AND m.name = b.metric LIMIT 1), "
-		"(SELECT m.better FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = j.id AND "
-		" r.workload = b.workload AND m.name = b.metric LIMIT 1), "
-		"b.change_pct, b.ci_lo, b.ci_hi, b.alpha, b.state, COALESCE(b.result, ''), "
-		"(SELECT count(*) FROM bisect_steps s WHERE s.bisection_id = b.id AND s.role = 'step'), "
-		"(SELECT COALESCE(SUM(s.boots), 0) FROM bisect_steps s WHERE s.bisection_id = b.id) "
-		"FROM bisections b LEFT JOIN jobs j ON j.id = (SELECT MAX(id) FROM jobs WHERE bisection_id = b.id AND "
-		"bisect_seq = 0) WHERE b.id = ?", "i", id);
-	int ret = -1;
+	struct answer_ctx x = { a, o, state, regression, -1 };
+	int r;
 
 	memset(a, 0, sizeof(*a));
-	if (!q)
+	r = bisection_answer_get(db, id, answer_read, &x);
+	if (r < 0)
 		return -1;
-	if (db_step(q) != DB_ROW) {
+	if (r == 0) {
 		error("no bisection %lld (klab bisect list shows them)", (long long)id);
-		goto out;
+		return -1;
 	}
-	a->tree = col(q, 0, o, 0);
-	a->good = col(q, 1, o, 1);
-	a->bad = col(q, 2, o, 2);
-	a->workload = col(q, 3, o, 3);
-	a->metric = col(q, 4, o, 4);
-	a->commit = col(q, 5, o, 5);
-	a->subject = col(q, 6, o, 6);
-	a->good_kernel = col(q, 7, o, 7);
-	a->bad_kernel = col(q, 8, o, 8);
-	a->dut = col(q, 9, o, 9);
-	a->peer = col(q, 10, o, 10);
-	a->clock = col(q, 11, o, 11) && !strcmp(o->s[11], "icount") ? "instruction count (icount)" : "real time";
-	a->unit = col(q, 12, o, 12);
-	*regression = !col(q, 13, o, 13) || strcmp(o->s[13], "lower");	/* higher is better unless said */
-	a->change_pct = db_col_null(q, 14) ? NAN : db_col_double(q, 14);
-	a->ci_lo = db_col_null(q, 15) ? NAN : db_col_double(q, 15);
-	a->ci_hi = db_col_null(q, 16) ? NAN : db_col_double(q, 16);
-	a->alpha = db_col_double(q, 17);
-	*state = xasprintf("%s %s", db_col_text(q, 18), db_col_text(q, 19));
-	a->ambiguous = !strcmp(db_col_text(q, 19), "ambiguous");
-	a->steps = (int)db_col_int(q, 20);
-	a->boots = (int)db_col_int(q, 21);
 	a->id = id;
-	*regression = *regression ? a->change_pct < 0 : a->change_pct > 0;
-	ret = a->commit && (!strcmp(db_col_text(q, 19), "found") || a->ambiguous) ? 0 : 1;
-out:
-	db_finalize(q);
-	return ret;
+	return x.ret;
 }
 
 static void rows_release(struct answer_rows *o)
@@ -107,54 +107,59 @@ int bisect_mail_text(struct db *db, int64_t id, struct buf *out)
 	return r;
 }
 
+struct steps_ctx {
+	struct buf *h;
+	struct plot_xy *pts;
+	long long *xl;
+	size_t n;
+};
+
+static void step_row(const struct bisect_step_page_row *s, void *data)
+{
+	struct steps_ctx *x = data;
+	struct buf *h = x->h;
+	const char *v = s->verdict;
+
+	buf_addf(h, "<tr class=\"%s\"><td>%lld</td><td>", v, (long long)s->seq);
+	html_escape(h, s->role);
+	buf_addstr(h, "</td><td><code>");
+	html_escape_n(h, s->commit, 12);
+	buf_addstr(h, "</code></td><td>");
+	html_escape(h, s->subject);
+	buf_addf(h, "</td><td>%lld</td><td>%lld</td><td>", (long long)s->remaining, (long long)s->boots);
+	if (s->has_value)
+		buf_addf(h, "%.6g", s->value);
+	buf_addstr(h, "</td><td>");
+	html_escape(h, v);
+	buf_addstr(h, "</td><td>");
+	html_escape(h, s->reason);
+	buf_addstr(h, "</td><td>");
+	if (s->has_job)
+		buf_addf(h, "<a href=\"job-%lld.html\">%lld</a>", (long long)s->job_id, (long long)s->job_id);
+	buf_addstr(h, "</td></tr>\n");
+	if (s->has_value) {
+		x->pts = xrealloc(x->pts, (x->n + 1) * sizeof(*x->pts));
+		x->xl = xrealloc(x->xl, (x->n + 1) * sizeof(*x->xl));
+		x->pts[x->n].x = (double)x->n;
+		x->pts[x->n].y = s->value;
+		x->xl[x->n] = s->seq;
+		x->n++;
+	}
+}
+
 /* The page's table and chart of the steps. */
 static void steps_html(struct db *db, int64_t id, struct buf *h, struct plot_batch *pb, const char *chart,
 		       const char *title)
 {
-	struct db_stmt *q = db_prepare(db, "SELECT s.seq, s.role, s.commit_id, COALESCE(s.subject, ''), s.boots, "
-				       "s.value, COALESCE(s.verdict, '-'), COALESCE(s.reason, ''), s.job_id, "
-				       "COALESCE(s.remaining, 0) FROM bisect_steps s WHERE s.bisection_id = ? ORDER BY s.seq",
-				       "i", id);
-	struct plot_xy *pts = NULL;
-	long long *xl = NULL;
-	size_t n = 0;
+	struct steps_ctx x = { h, NULL, NULL, 0 };
 
 	buf_addstr(h, "<table class=\"steps\"><tr><th>#</th><th>role</th><th>commit</th><th>subject</th>"
 		   "<th>commits left</th><th>boots</th><th>mean</th><th>verdict</th><th>why</th><th>job</th></tr>\n");
-	while (q && db_step(q) == DB_ROW) {
-		const char *v = db_col_text(q, 6);
-		buf_addf(h, "<tr class=\"%s\"><td>%lld</td><td>", v, (long long)db_col_int(q, 0));
-		html_escape(h, db_col_text(q, 1));
-		buf_addstr(h, "</td><td><code>");
-		html_escape_n(h, db_col_text(q, 2), 12);
-		buf_addstr(h, "</code></td><td>");
-		html_escape(h, db_col_text(q, 3));
-		buf_addf(h, "</td><td>%lld</td><td>%lld</td><td>", (long long)db_col_int(q, 9), (long long)db_col_int(q, 4));
-		if (!db_col_null(q, 5))
-			buf_addf(h, "%.6g", db_col_double(q, 5));
-		buf_addstr(h, "</td><td>");
-		html_escape(h, v);
-		buf_addstr(h, "</td><td>");
-		html_escape(h, db_col_text(q, 7));
-		buf_addstr(h, "</td><td>");
-		if (!db_col_null(q, 8))
-			buf_addf(h, "<a href=\"job-%lld.html\">%lld</a>", (long long)db_col_int(q, 8),
-				 (long long)db_col_int(q, 8));
-		buf_addstr(h, "</td></tr>\n");
-		if (!db_col_null(q, 5)) {
-			pts = xrealloc(pts, (n + 1) * sizeof(*pts));
-			xl = xrealloc(xl, (n + 1) * sizeof(*xl));
-			pts[n].x = (double)n;
-			pts[n].y = db_col_double(q, 5);
-			xl[n] = db_col_int(q, 0);
-			n++;
-		}
-	}
-	db_finalize(q);
+	bisect_steps_page_each(db, id, step_row, &x);
 	buf_addstr(h, "</table>\n");
-	plot_history(pb, chart, title, "mean per boot", pts, n, NULL, 0, NULL, 0, xl);
-	free(pts);
-	free(xl);
+	plot_history(pb, chart, title, "mean per boot", x.pts, x.n, NULL, 0, NULL, 0, x.xl);
+	free(x.pts);
+	free(x.xl);
 }
 
 int bisect_page(struct db *db, int64_t id, const char *outdir)

@@ -8,6 +8,7 @@
 #include "compare/compare.h"
 #include "compare/compare_fmt.h"
 #include "nightly/confirm.h"
+#include "store/bisections.h"
 #include "store/jobs.h"
 #include "store/kernels.h"
 #include "job/job.h"
@@ -41,8 +42,7 @@ static int64_t confirm_job_for(struct db *db, const struct klab_config *cfg, int
 	struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
 	int64_t cj = 0;
 
-	if (db_get_int(db, &cj, "SELECT c.confirm_job FROM confirmations c JOIN job_sides s ON s.job_id = c.confirm_job "
-		       "AND s.side = 'A' WHERE c.job_id = ? AND s.kernel_id = ? LIMIT 1", "ii", id, ka) < 0)
+	if (confirmations_job_for_kernel(db, id, ka, &cj) < 0)
 		return -1;
 	if (cj > 0)
 		return cj;
@@ -64,24 +64,10 @@ static int64_t confirm_job_for(struct db *db, const struct klab_config *cfg, int
 static int changepoint_to_confirm(struct db *db, int64_t id, const char *workload, const char *metric,
 				  int64_t *cp_job, double *change, int64_t *before)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT c.job_id, c.change_pct, COALESCE(s.kernel_id, 0) "
-					"FROM changepoints c JOIN jobs j ON j.id = ?1 "
-					"LEFT JOIN job_sides s ON s.job_id = c.job_id AND s.side = 'A' "
-					"WHERE c.workload = ?2 AND c.metric = ?3 AND c.tree IS NOT DISTINCT FROM j.tree "
-					"AND c.machines IS NOT DISTINCT FROM j.dut || '+' || j.peer ORDER BY c.idx DESC LIMIT 1",
-					"iss", id, workload, metric);
 	int64_t seen = 0;
-	int found = 0;
+	int found = changepoint_newest(db, id, workload, metric, cp_job, change, before) == 1 && *before > 0;
 
-	if (st && db_step(st) == DB_ROW) {
-		*cp_job = db_col_int64(st, 0);
-		*change = db_col_double(st, 1);
-		*before = db_col_int64(st, 2);
-		found = *before > 0;
-	}
-	db_finalize(st);
-	if (found && db_get_int(db, &seen, "SELECT count(*) FROM confirmations WHERE workload = ?1 AND metric = ?2 "
-				"AND (cp_job = ?3 OR job_id = ?3)", "ssi", workload, metric, *cp_job) < 0)
+	if (found && confirmations_count_seen(db, workload, metric, *cp_job, &seen) < 0)
 		return 0;
 	return found && !seen;
 }
@@ -105,7 +91,7 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 	memset(&res, 0, sizeof(res));
 	if (compare_load(db, id, 0, &res) != 1)
 		return 0;
-	db_get_int(db, &had, "SELECT count(*) FROM confirmations WHERE job_id = ?", "i", id);
+	confirmations_count_of_job(db, id, &had);
 	for (size_t i = 0; !had && i < res.n_rows; i++) {
 		const struct compare_row *r = &res.rows[i];
 		int64_t cp_job = 0, before = ka;
@@ -121,9 +107,7 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 			ret = -1;
 			break;
 		}
-		db_run(db, "INSERT INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
-		       "created, cp_job) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0)) ON CONFLICT DO NOTHING", "iisssddi", id, cj, r->workload,
-		       r->metric, r->better, change, now_wall(), cp_job);
+		confirmation_insert(db, id, cj, r->workload, r->metric, r->better, change, now_wall(), cp_job);
 		if (cp_job)
 			log_msg(LOG_NOTICE, "job %lld: %s.%s change point at job %lld (%+.2f%%): confirmation job %lld "
 				"queued (the kernel before it against tonight's; not reported until it agrees)",
@@ -137,6 +121,77 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 	return ret < 0 ? -1 : n;
 }
 
+/* What after_confirmation() decides each pending confirmation with. */
+struct confirm_ctx {
+	struct db *db;
+	const struct klab_config *cfg;
+	const struct conf_job *cj;
+	const struct compare_result *res;
+	const char *tree, *good, *bad, *name;
+	int64_t id, nightly;
+};
+
+/* One pending confirmation CONF of the confirmation job: confirmed or not, and a confirmed regression bisected. */
+static int decide_one(const struct confirmation_pending *conf, void *data)
+{
+	struct confirm_ctx *x = data;
+	struct db *db = x->db;
+	const struct compare_result *res = x->res;
+	const struct conf_job *cj = x->cj;
+	const char *tree = x->tree, *good = x->good, *bad = x->bad, *name = x->name;
+	int64_t id = x->id, nightly = x->nightly;
+	int64_t cid = conf->id;
+	const char *w = conf->workload, *m = conf->metric, *better = conf->better;
+	double before = conf->change_pct;
+	const struct compare_row *r = NULL;
+	struct buf err = BUF_INIT;
+	char *why = NULL;
+	int64_t b = 0;
+	int ok;
+
+	for (size_t i = 0; i < res->n_rows && !r; i++)
+		if (!strcmp(res->rows[i].workload, w) && !strcmp(res->rows[i].metric, m))
+			r = &res->rows[i];
+	ok = r && r->st.verdict == VERDICT_CHANGED && (r->st.change_pct < 0) == (before < 0);
+	log_msg(LOG_NOTICE, "job %lld: %s.%s %+.2f%% %s by job %lld (%s%s%.2f%%)", (long long)nightly, w, m,
+		before, ok ? "confirmed" : "not confirmed", (long long)id,
+		r ? stats_verdict_name(r->st.verdict) : "no comparison", r ? " " : "", r ? r->st.change_pct : 0.0);
+	if (ok && worse(r->st.change_pct, better) && tree && good && bad && strcmp(good, bad)) {
+		struct bisect_start_opts bo;
+
+		memset(&bo, 0, sizeof(bo));
+		bo.tree = tree;
+		bo.good = good;
+		bo.bad = bad;
+		bo.workload = w;
+		bo.metric = m;
+		bo.job = name;
+		bo.alpha = 0.01;
+		/* each commit measured as the nightly was: its boots (at least 2), up to three times that */
+		bo.min_boots = cj && cj->boots > 2 ? cj->boots : 2;
+		bo.max_boots = 3 * bo.min_boots;
+		/*
+		 * the ends get the default 2 * min_boots a side: with 2 a side one boot's
+		 * 3% dip under icount left Welch df ~1 and the ends "not different" (t0902)
+		 */
+		b = bisect_start(db, x->cfg, &bo, &err);
+		if (b > 0) {
+			log_msg(LOG_NOTICE, "job %lld: confirmed regression of %s.%s: bisection %lld queued",
+				(long long)nightly, w, m, (long long)b);
+		} else {
+			/* kept on the row (confirm_text: "no bisection: ...") and logged */
+			why = xstrdup(err.len ? err.buf : "cannot start the bisection");
+			error("%s", why);
+		}
+	}
+	/* decided, with its bisection, in one statement: a reader never sees one without the other */
+	confirmation_decide(db, cid, ok ? "confirmed" : "not confirmed", r ? r->st.change_pct : NAN,
+			    r ? stats_verdict_name(r->st.verdict) : "no comparison", now_wall(), b > 0 ? b : 0, why);
+	buf_release(&err);
+	free(why);
+	return 0;
+}
+
 /*
  * A confirmation ended done: each change it was to confirm is confirmed
  * when the same metric is CHANGED the same way again, else not confirmed;
@@ -146,9 +201,8 @@ static int after_nightly(struct db *db, const struct klab_config *cfg, int64_t i
 static int after_confirmation(struct db *db, const struct klab_config *cfg, int64_t id, int64_t nightly,
 			      const char *name)
 {
-	const struct conf_job *cj = conf_job(cfg, name);
+	struct confirm_ctx x;
 	struct compare_result res;
-	struct db_stmt *q;
 	char *tree = NULL, *good, *bad;
 	int64_t ka, kb;
 
@@ -159,62 +213,18 @@ static int after_confirmation(struct db *db, const struct klab_config *cfg, int6
 	jobs_get_str(db, nightly, JOB_TREE, &tree);
 	good = kernel_commit(db, ka);
 	bad = kernel_commit(db, kb);
-	q = db_prepare(db, "SELECT id, workload, metric, change_pct, better FROM confirmations WHERE confirm_job = ? "
-		       "AND state = 'pending'", "i", id);
-	while (q && db_step(q) == DB_ROW) {
-		int64_t cid = db_col_int64(q, 0);
-		const char *w = db_col_text(q, 1), *m = db_col_text(q, 2), *better = db_col_text(q, 4);
-		double before = db_col_double(q, 3);
-		const struct compare_row *r = NULL;
-		struct buf err = BUF_INIT;
-		char *why = NULL;
-		int64_t b = 0;
-		int ok;
-
-		for (size_t i = 0; i < res.n_rows && !r; i++)
-			if (!strcmp(res.rows[i].workload, w) && !strcmp(res.rows[i].metric, m))
-				r = &res.rows[i];
-		ok = r && r->st.verdict == VERDICT_CHANGED && (r->st.change_pct < 0) == (before < 0);
-		log_msg(LOG_NOTICE, "job %lld: %s.%s %+.2f%% %s by job %lld (%s%s%.2f%%)", (long long)nightly, w, m,
-			before, ok ? "confirmed" : "not confirmed", (long long)id,
-			r ? stats_verdict_name(r->st.verdict) : "no comparison", r ? " " : "", r ? r->st.change_pct : 0.0);
-		if (ok && worse(r->st.change_pct, better) && tree && good && bad && strcmp(good, bad)) {
-			struct bisect_start_opts bo;
-
-			memset(&bo, 0, sizeof(bo));
-			bo.tree = tree;
-			bo.good = good;
-			bo.bad = bad;
-			bo.workload = w;
-			bo.metric = m;
-			bo.job = name;
-			bo.alpha = 0.01;
-			/* each commit measured as the nightly was: its boots (at least 2), up to three times that */
-			bo.min_boots = cj && cj->boots > 2 ? cj->boots : 2;
-			bo.max_boots = 3 * bo.min_boots;
-			/*
-			 * the ends get the default 2 * min_boots a side: with 2 a side one boot's
-			 * 3% dip under icount left Welch df ~1 and the ends "not different" (t0902)
-			 */
-			b = bisect_start(db, cfg, &bo, &err);
-			if (b > 0) {
-				log_msg(LOG_NOTICE, "job %lld: confirmed regression of %s.%s: bisection %lld queued",
-					(long long)nightly, w, m, (long long)b);
-			} else {
-				/* kept on the row (confirm_text: "no bisection: ...") and logged */
-				why = xstrdup(err.len ? err.buf : "cannot start the bisection");
-				error("%s", why);
-			}
-		}
-		/* decided, with its bisection, in one statement: a reader never sees one without the other */
-		db_run(db, "UPDATE confirmations SET state = ?, confirm_change = ?, confirm_verdict = ?, decided = ?, "
-		       "bisection_id = NULLIF(?, 0), error = ? WHERE id = ?", "sdsdisi", ok ? "confirmed" : "not confirmed",
-		       r ? r->st.change_pct : NAN, r ? stats_verdict_name(r->st.verdict) : "no comparison", now_wall(),
-		       b > 0 ? b : 0, why, cid);
-		buf_release(&err);
-		free(why);
-	}
-	db_finalize(q);
+	memset(&x, 0, sizeof(x));
+	x.db = db;
+	x.cfg = cfg;
+	x.cj = conf_job(cfg, name);
+	x.res = &res;
+	x.tree = tree;
+	x.good = good;
+	x.bad = bad;
+	x.name = name;
+	x.id = id;
+	x.nightly = nightly;
+	confirmations_pending_each(db, id, decide_one, &x);
 	compare_result_free(&res);
 	free(tree);
 	free(good);

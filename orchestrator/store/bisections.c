@@ -282,3 +282,188 @@ fail:
 	db_rollback(db);
 	return -1;
 }
+
+/* ---- confirmations ---- */
+
+int confirmations_job_for_kernel(struct db *db, int64_t job_id, int64_t ka, int64_t *cj)
+{
+	return db_get_int(db, cj, "SELECT c.confirm_job FROM confirmations c JOIN job_sides s ON s.job_id = c.confirm_job "
+			  "AND s.side = 'A' WHERE c.job_id = ? AND s.kernel_id = ? LIMIT 1", "ii", job_id, ka);
+}
+
+int changepoint_newest(struct db *db, int64_t job_id, const char *workload, const char *metric, int64_t *cp_job,
+		       double *change, int64_t *before)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT c.job_id, c.change_pct, COALESCE(s.kernel_id, 0) "
+					"FROM changepoints c JOIN jobs j ON j.id = ?1 "
+					"LEFT JOIN job_sides s ON s.job_id = c.job_id AND s.side = 'A' "
+					"WHERE c.workload = ?2 AND c.metric = ?3 AND c.tree IS NOT DISTINCT FROM j.tree "
+					"AND c.machines IS NOT DISTINCT FROM j.dut || '+' || j.peer ORDER BY c.idx DESC LIMIT 1",
+					"iss", job_id, workload, metric);
+	int found = 0;
+
+	if (!st)
+		return -1;
+	if (db_step(st) == DB_ROW) {
+		*cp_job = db_col_int64(st, 0);
+		*change = db_col_double(st, 1);
+		*before = db_col_int64(st, 2);
+		found = 1;
+	}
+	db_finalize(st);
+	return found;
+}
+
+int confirmations_count_seen(struct db *db, const char *workload, const char *metric, int64_t job, int64_t *n)
+{
+	return db_get_int(db, n, "SELECT count(*) FROM confirmations WHERE workload = ?1 AND metric = ?2 "
+			  "AND (cp_job = ?3 OR job_id = ?3)", "ssi", workload, metric, job);
+}
+
+int confirmations_count_of_job(struct db *db, int64_t job_id, int64_t *n)
+{
+	return db_get_int(db, n, "SELECT count(*) FROM confirmations WHERE job_id = ?", "i", job_id);
+}
+
+int confirmation_insert(struct db *db, int64_t job_id, int64_t confirm_job, const char *workload, const char *metric,
+			const char *better, double change, double now, int64_t cp_job)
+{
+	return db_run(db, "INSERT INTO confirmations (job_id, confirm_job, workload, metric, better, change_pct, "
+		      "created, cp_job) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0)) ON CONFLICT DO NOTHING", "iisssddi",
+		      job_id, confirm_job, workload, metric, better, change, now, cp_job);
+}
+
+int confirmations_pending_each(struct db *db, int64_t confirm_job,
+			       int (*fn)(const struct confirmation_pending *c, void *data), void *data)
+{
+	struct db_stmt *q = db_prepare(db, "SELECT id, workload, metric, change_pct, better FROM confirmations "
+				       "WHERE confirm_job = ? AND state = 'pending'", "i", confirm_job);
+	int r = DB_DONE, ret = 0;
+
+	if (!q)
+		return -1;
+	while (!ret && (r = db_step(q)) == DB_ROW) {
+		struct confirmation_pending c = {
+			db_col_int64(q, 0), db_col_text(q, 1), db_col_text(q, 2), db_col_double(q, 3), db_col_text(q, 4),
+		};
+
+		ret = fn(&c, data);
+	}
+	db_finalize(q);
+	return ret ? ret : r == DB_DONE ? 0 : -1;
+}
+
+int confirmation_decide(struct db *db, int64_t id, const char *state, double change, const char *verdict, double now,
+			int64_t bisection_id, const char *error_msg)
+{
+	return db_run(db, "UPDATE confirmations SET state = ?, confirm_change = ?, confirm_verdict = ?, decided = ?, "
+		      "bisection_id = NULLIF(?, 0), error = ? WHERE id = ?", "sdsdisi", state, change, verdict, now,
+		      bisection_id, error_msg, id);
+}
+
+int confirmation_outcome_get(struct db *db, int64_t job, const char *workload, const char *metric,
+			     void (*fn)(const struct confirmation_outcome *c, void *data), void *data)
+{
+	struct db_stmt *q = db_prepare(db, "SELECT c.state, c.confirm_job, COALESCE(c.confirm_verdict, ''), "
+				       "c.confirm_change, c.bisection_id, b.state, b.result, b.first_bad, c.error, c.cp_job "
+				       "FROM confirmations c LEFT JOIN bisections b ON b.id = c.bisection_id "
+				       "WHERE c.job_id = ? AND c.workload = ? AND c.metric = ?", "iss", job, workload, metric);
+	int found = 0;
+
+	if (!q)
+		return -1;
+	if (db_step(q) == DB_ROW) {
+		struct confirmation_outcome c = {
+			.state = db_col_text(q, 0),
+			.confirm_job = db_col_int64(q, 1),
+			.confirm_verdict = db_col_text(q, 2),
+			.has_change = !db_col_null(q, 3),
+			.has_bisection = !db_col_null(q, 4),
+			.bisection_state = db_col_text(q, 5),
+			.bisection_result = db_col_text(q, 6),
+			.first_bad = db_col_text(q, 7),
+			.error = db_col_text(q, 8),
+			.has_cp_job = !db_col_null(q, 9),
+		};
+
+		c.confirm_change = c.has_change ? db_col_double(q, 3) : NAN;
+		c.bisection_id = c.has_bisection ? db_col_int64(q, 4) : 0;
+		c.cp_job = c.has_cp_job ? db_col_int64(q, 9) : 0;
+		fn(&c, data);
+		found = 1;
+	}
+	db_finalize(q);
+	return found;
+}
+
+/* ---- a bisection's page and mail ---- */
+
+int bisection_answer_get(struct db *db, int64_t id, void (*fn)(const struct bisection_answer_row *a, void *data),
+			 void *data)
+{
+	struct db_stmt *q = db_prepare(db,
+		"SELECT b.tree, b.good_ref, b.bad_ref, b.workload, b.metric, b.first_bad, b.first_bad_subject, "
+		"(SELECT k.release FROM bisect_steps s JOIN kernels k ON k.id = s.kernel_id WHERE s.bisection_id = b.id "
+		" AND s.seq = 0), "
+		"(SELECT k.release FROM bisect_steps s JOIN kernels k ON k.id = s.kernel_id WHERE s.bisection_id = b.id "
+		" AND s.seq = 1), "
+		"j.dut, j.peer, "
+		"(SELECT r.clock FROM runs r WHERE r.job_id = j.id LIMIT 1), "
+		"(SELECT m.unit FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = j.id AND "
+		" r.workload = b.workload AND m.name = b.metric LIMIT 1), "
+		"(SELECT m.better FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.job_id = j.id AND "
+		" r.workload = b.workload AND m.name = b.metric LIMIT 1), "
+		"b.change_pct, b.ci_lo, b.ci_hi, b.alpha, b.state, COALESCE(b.result, ''), "
+		"(SELECT count(*) FROM bisect_steps s WHERE s.bisection_id = b.id AND s.role = 'step'), "
+		"(SELECT COALESCE(SUM(s.boots), 0) FROM bisect_steps s WHERE s.bisection_id = b.id) "
+		"FROM bisections b LEFT JOIN jobs j ON j.id = (SELECT MAX(id) FROM jobs WHERE bisection_id = b.id AND "
+		"bisect_seq = 0) WHERE b.id = ?", "i", id);
+	int found = 0;
+
+	if (!q)
+		return -1;
+	if (db_step(q) == DB_ROW) {
+		struct bisection_answer_row a = {
+			db_col_text(q, 0), db_col_text(q, 1), db_col_text(q, 2), db_col_text(q, 3), db_col_text(q, 4),
+			db_col_text(q, 5), db_col_text(q, 6), db_col_text(q, 7), db_col_text(q, 8), db_col_text(q, 9),
+			db_col_text(q, 10), db_col_text(q, 11), db_col_text(q, 12), db_col_text(q, 13),
+			db_col_null(q, 14) ? NAN : db_col_double(q, 14), db_col_null(q, 15) ? NAN : db_col_double(q, 15),
+			db_col_null(q, 16) ? NAN : db_col_double(q, 16), db_col_double(q, 17), db_col_text(q, 18),
+			db_col_text(q, 19), db_col_int(q, 20), db_col_int(q, 21),
+		};
+
+		fn(&a, data);
+		found = 1;
+	}
+	db_finalize(q);
+	return found;
+}
+
+void bisect_steps_page_each(struct db *db, int64_t id, void (*fn)(const struct bisect_step_page_row *s, void *data),
+			    void *data)
+{
+	struct db_stmt *q = db_prepare(db, "SELECT s.seq, s.role, s.commit_id, COALESCE(s.subject, ''), s.boots, "
+				       "s.value, COALESCE(s.verdict, '-'), COALESCE(s.reason, ''), s.job_id, "
+				       "COALESCE(s.remaining, 0) FROM bisect_steps s WHERE s.bisection_id = ? ORDER BY s.seq",
+				       "i", id);
+
+	while (q && db_step(q) == DB_ROW) {
+		struct bisect_step_page_row s = {
+			.seq = db_col_int(q, 0),
+			.role = db_col_text(q, 1),
+			.commit = db_col_text(q, 2),
+			.subject = db_col_text(q, 3),
+			.boots = db_col_int(q, 4),
+			.has_value = !db_col_null(q, 5),
+			.verdict = db_col_text(q, 6),
+			.reason = db_col_text(q, 7),
+			.has_job = !db_col_null(q, 8),
+			.remaining = db_col_int(q, 9),
+		};
+
+		s.value = s.has_value ? db_col_double(q, 5) : NAN;
+		s.job_id = s.has_job ? db_col_int(q, 8) : 0;
+		fn(&s, data);
+	}
+	db_finalize(q);
+}

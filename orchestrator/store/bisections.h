@@ -55,6 +55,118 @@ struct confirmation_row {
 int confirmations_of_job_each(struct db *db, int64_t job_id,
 			      int (*fn)(const struct confirmation_row *c, void *data), void *data);
 
+/* ---- confirmations (nightly/confirm.c, report/report_confirm.c) ---- */
+
+/*
+ * The confirmation job nightly JOB_ID queued already for kernel KA (its
+ * side A) into *CJ (untouched without one). 1, 0 when there is none, -1.
+ */
+int confirmations_job_for_kernel(struct db *db, int64_t job_id, int64_t ka, int64_t *cj);
+
+/*
+ * The newest change point of WORKLOAD.METRIC in nightly JOB_ID's series
+ * (its tree, dut+peer): its first job after the change into *CP_JOB, its
+ * change into *CHANGE, the kernel of side A of that job into *BEFORE (0:
+ * none). 1, 0 when there is none (or the step failed), -1.
+ */
+int changepoint_newest(struct db *db, int64_t job_id, const char *workload, const char *metric, int64_t *cp_job,
+		       double *change, int64_t *before);
+
+/* How many confirmations of WORKLOAD.METRIC have job JOB as their change point's or their nightly into *N. 1, 0, -1. */
+int confirmations_count_seen(struct db *db, const char *workload, const char *metric, int64_t job, int64_t *n);
+
+/* How many confirmations nightly JOB_ID queued into *N (untouched on an error). 1, 0, -1. */
+int confirmations_count_of_job(struct db *db, int64_t job_id, int64_t *n);
+
+/*
+ * Nightly JOB_ID's change of WORKLOAD.METRIC (BETTER higher or lower,
+ * CHANGE in %; CP_JOB its change point's job, 0: its own CHANGED verdict)
+ * waits for confirmation job CONFIRM_JOB, made at NOW; kept as it is when
+ * the row exists. 0, or -1.
+ */
+int confirmation_insert(struct db *db, int64_t job_id, int64_t confirm_job, const char *workload, const char *metric,
+			const char *better, double change, double now, int64_t cp_job);
+
+/* A confirmation still pending (strings valid during the call). */
+struct confirmation_pending {
+	int64_t id;
+	const char *workload, *metric;
+	double change_pct;
+	const char *better;
+};
+
+/*
+ * Call FN with the pending confirmations of confirmation job CONFIRM_JOB,
+ * the statement open meanwhile; stops at FN's first nonzero, which it
+ * returns. 0, or -1.
+ */
+int confirmations_pending_each(struct db *db, int64_t confirm_job,
+			       int (*fn)(const struct confirmation_pending *c, void *data), void *data);
+
+/*
+ * Confirmation ID is decided at NOW: STATE (confirmed, not confirmed), the
+ * confirmation job's CHANGE and VERDICT, its bisection (0: none) and why
+ * there is none (ERROR_MSG, may be NULL), in one statement. 0, or -1.
+ */
+int confirmation_decide(struct db *db, int64_t id, const char *state, double change, const char *verdict, double now,
+			int64_t bisection_id, const char *error_msg);
+
+/* What became of a nightly's change: its confirmation and its bisection (strings valid during the call). */
+struct confirmation_outcome {
+	const char *state;
+	int64_t confirm_job;
+	const char *confirm_verdict;		/* "" when none */
+	double confirm_change;
+	int has_change;				/* confirm_change is not NULL */
+	int64_t bisection_id;
+	int has_bisection;			/* bisection_id is not NULL */
+	const char *bisection_state, *bisection_result, *first_bad, *error;	/* NULL where the column is */
+	int64_t cp_job;
+	int has_cp_job;				/* cp_job is not NULL */
+};
+
+/*
+ * Call FN with the confirmation of nightly JOB's WORKLOAD.METRIC, with its
+ * bisection: 1 (FN called), 0 when there is none (or the step failed), -1.
+ */
+int confirmation_outcome_get(struct db *db, int64_t job, const char *workload, const char *metric,
+			     void (*fn)(const struct confirmation_outcome *c, void *data), void *data);
+
+/* ---- a bisection's page and mail (bisect/bisect_report.c) ---- */
+
+/* What a bisection found, with its ends and its job (strings NULL where the column is, valid during the call). */
+struct bisection_answer_row {
+	const char *tree, *good_ref, *bad_ref, *workload, *metric, *first_bad, *subject;
+	const char *good_kernel, *bad_kernel;	/* the releases of steps 0 and 1 */
+	const char *dut, *peer;			/* of its newest job of step 0 */
+	const char *clock, *unit, *better;	/* of that job's runs, and of its runs' METRIC */
+	double change_pct, ci_lo, ci_hi;	/* NAN when NULL */
+	double alpha;
+	const char *state, *result;		/* result "" when none */
+	int64_t steps, boots;			/* its steps of role 'step', all its steps' boots */
+};
+
+/* Call FN with bisection ID's answer: 1 (FN called), 0 when there is none (or the step failed), -1. */
+int bisection_answer_get(struct db *db, int64_t id, void (*fn)(const struct bisection_answer_row *a, void *data),
+			 void *data);
+
+/* A step as a bisection's page shows it. */
+struct bisect_step_page_row {
+	int64_t seq;
+	const char *role, *commit, *subject;	/* subject "" when none */
+	int64_t boots;
+	double value;
+	int has_value;				/* value is not NULL */
+	const char *verdict, *reason;		/* "-" and "" when none */
+	int64_t job_id;
+	int has_job;				/* job_id is not NULL */
+	int64_t remaining;			/* commits left, 0 when NULL */
+};
+
+/* Call FN with the steps of bisection ID by seq (none on an error, logged). */
+void bisect_steps_page_each(struct db *db, int64_t id, void (*fn)(const struct bisect_step_page_row *s, void *data),
+			    void *data);
+
 /* ---- a bisection's life (bisect/) ---- */
 
 /* Make a bisection, state queued (SPEC: JSON, bisect_db.c); *ID its id. 0, or -1. */
