@@ -9,7 +9,9 @@
 #include "buf.h"
 #include "store/db.h"
 #include "store/jobs.h"
+#include "store/bisections.h"
 #include "store/result.h"
+#include "store/runs.h"
 #include "store/series.h"
 #include "jsonh.h"
 #include "log.h"
@@ -430,30 +432,35 @@ char *rep_run_uid(struct db *db, int64_t run)
 	return uid;
 }
 
+struct xy_vec {
+	struct plot_xy *v;
+	size_t n, a;
+};
+
+static void sample_add(double t, double value, void *data)
+{
+	struct xy_vec *x = data;
+
+	if (x->n == x->a) {
+		x->a = x->a ? 2 * x->a : 64;
+		x->v = xrealloc(x->v, x->a * sizeof(*x->v));
+	}
+	x->v[x->n].x = t;
+	x->v[x->n].y = value;
+	x->n++;
+}
+
 size_t rep_samples_load(struct db *db, int64_t run, const char *metric, struct plot_xy **out)
 {
-	struct db_stmt *st;
-	struct plot_xy *v = NULL;
-	size_t n = 0, a = 0;
+	struct xy_vec x = { NULL, 0, 0 };
 
 	*out = NULL;
 	if (!run)
 		return 0;
-	st = db_prepare(db, "SELECT t, value FROM samples WHERE run_id = ? AND metric = ? ORDER BY t", "is", run, metric);
-	if (!st)
+	if (samples_each(db, run, metric, sample_add, &x) < 0)
 		return 0;
-	while (db_step(st) == DB_ROW) {
-		if (n == a) {
-			a = a ? 2 * a : 64;
-			v = xrealloc(v, a * sizeof(*v));
-		}
-		v[n].x = db_col_double(st, 0);
-		v[n].y = db_col_double(st, 1);
-		n++;
-	}
-	db_finalize(st);
-	*out = v;
-	return n;
+	*out = x.v;
+	return x.n;
 }
 
 static int cpu_busy_cmp(const void *x, const void *y)
@@ -553,50 +560,50 @@ static void bucket_label(char *out, size_t len, double lo, double hi)
 	snprintf(out, len, "[%s, %s)", a, b);
 }
 
+struct hists_ctx {
+	struct rep_hist **out;
+	size_t *n;
+	size_t alloc, balloc;
+};
+
+static void hist_bucket_add(const struct hist_bucket_row *row, void *data)
+{
+	struct hists_ctx *x = data;
+	struct rep_hist **out = x->out;
+	size_t *n = x->n;
+	const char *nm = row->name;
+	struct rep_hist *h = *n ? &(*out)[*n - 1] : NULL;
+
+	if (!nm)
+		nm = "?";
+	if (!h || strcmp(h->name, nm)) {
+		if (*n == x->alloc) {
+			x->alloc = x->alloc ? 2 * x->alloc : 4;
+			*out = xrealloc(*out, x->alloc * sizeof(**out));
+		}
+		h = &(*out)[(*n)++];
+		h->name = xstrdup(nm);
+		h->bk = NULL;
+		h->n = 0;
+		x->balloc = 0;
+	}
+	if (h->n == x->balloc) {
+		x->balloc = x->balloc ? 2 * x->balloc : 32;
+		h->bk = xrealloc(h->bk, x->balloc * sizeof(*h->bk));
+	}
+	bucket_label(h->bk[h->n].label, sizeof(h->bk[h->n].label), row->lo, row->hi);
+	h->bk[h->n].a = row->a;
+	h->bk[h->n].b = row->b;
+	h->n++;
+}
+
 void rep_hists_load(struct db *db, int64_t job, const char *wl, struct rep_hist **out, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT h.name, h.lo, h.hi, SUM(CASE WHEN r.side = 'A' THEN h.count ELSE 0 END), "
-		"SUM(CASE WHEN r.side = 'B' THEN h.count ELSE 0 END) "
-		"FROM histograms h JOIN runs r ON r.id = h.run_id "
-		"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
-		/* the generator's histograms are measurements; bpftrace's (@map) come from observation runs */
-		"AND (r.kind = 'measure' OR h.name LIKE '@%') "
-		"GROUP BY h.name, h.lo, h.hi ORDER BY h.name, h.lo", "is", job, wl);
-	size_t alloc = 0, balloc = 0;
+	struct hists_ctx x = { out, n, 0, 0 };
 
 	*out = NULL;
 	*n = 0;
-	if (!st)
-		return;
-	while (db_step(st) == DB_ROW) {
-		const char *nm = db_col_text(st, 0);
-		struct rep_hist *h = *n ? &(*out)[*n - 1] : NULL;
-
-		if (!nm)
-			nm = "?";
-		if (!h || strcmp(h->name, nm)) {
-			if (*n == alloc) {
-				alloc = alloc ? 2 * alloc : 4;
-				*out = xrealloc(*out, alloc * sizeof(**out));
-			}
-			h = &(*out)[(*n)++];
-			h->name = xstrdup(nm);
-			h->bk = NULL;
-			h->n = 0;
-			balloc = 0;
-		}
-		if (h->n == balloc) {
-			balloc = balloc ? 2 * balloc : 32;
-			h->bk = xrealloc(h->bk, balloc * sizeof(*h->bk));
-		}
-		bucket_label(h->bk[h->n].label, sizeof(h->bk[h->n].label), db_col_double(st, 1),
-			     db_col_double(st, 2));
-		h->bk[h->n].a = db_col_double(st, 3);
-		h->bk[h->n].b = db_col_double(st, 4);
-		h->n++;
-	}
-	db_finalize(st);
+	histograms_of_job_each(db, job, wl, hist_bucket_add, &x);
 }
 
 void rep_hists_free(struct rep_hist *h, size_t n)
@@ -1060,6 +1067,44 @@ static void hpoints_sort(struct rep_hpoint *p, size_t n)
 		}
 }
 
+struct nightly_ctx {
+	struct rep_nightly *nw;
+	struct rep_nightly_metric *m;
+};
+
+static void night_value_add(const struct job_metric_row *row, void *data)
+{
+	struct nightly_ctx *x = data;
+	struct rep_nightly *nw = x->nw;
+	struct rep_nightly_metric *m = x->m;
+	const char *name = row->name;
+	const struct rep_night *night = night_of(nw, row->job_id);
+	struct rep_hpoint *p;
+
+	if (!name || !night)
+		return;
+	if (!m || strcmp(m->name, name)) {
+		if (nw->n == nw->alloc) {
+			nw->alloc = nw->alloc ? 2 * nw->alloc : 16;
+			nw->m = xrealloc(nw->m, nw->alloc * sizeof(*nw->m));
+		}
+		m = x->m = &nw->m[nw->n++];
+		m->name = xstrdup(name);
+		m->p = NULL;
+		m->n = m->alloc = 0;
+	}
+	if (m->n && m->p[m->n - 1].job == night->job) {
+		p = &m->p[m->n - 1];	/* the newer side (B after A) */
+	} else {
+		if (m->n == m->alloc) {
+			m->alloc = m->alloc ? 2 * m->alloc : 32;
+			m->p = xrealloc(m->p, m->alloc * sizeof(*m->p));
+		}
+		p = &m->p[m->n++];
+	}
+	*p = (struct rep_hpoint){ night->job, night->created, row->value, row->n };
+}
+
 static int nightly_read(struct db *db, struct rep_nightly *nw, const char *wl)
 {
 	/*
@@ -1071,50 +1116,17 @@ static int nightly_read(struct db *db, struct rep_nightly *nw, const char *wl)
 	 * with the nights joined in the statement PostgreSQL hashed them and
 	 * sorted 100k rows by name (430 ms at 100M metric rows, against 60).
 	 */
-	struct db_stmt *st;
-	struct rep_nightly_metric *m = NULL;
+	struct nightly_ctx x = { nw, NULL };
 	int rc;
 
 	nightly_metrics_free(nw);
 	if (!nw->nights_read && nights_read(db, nw) < 0)
 		return -1;
 	nw->wl = xstrdup(wl);
-	st = db_prepare(db, "SELECT name, job_id, side, value, n FROM job_metrics WHERE workload = ?"
-			" ORDER BY name, job_id, side", "s", wl);
-	if (!st)
-		return -1;
-	while ((rc = db_step(st)) == DB_ROW) {
-		const char *name = db_col_text(st, 0);
-		const struct rep_night *night = night_of(nw, db_col_int64(st, 1));
-		struct rep_hpoint *p;
-
-		if (!name || !night)
-			continue;
-		if (!m || strcmp(m->name, name)) {
-			if (nw->n == nw->alloc) {
-				nw->alloc = nw->alloc ? 2 * nw->alloc : 16;
-				nw->m = xrealloc(nw->m, nw->alloc * sizeof(*nw->m));
-			}
-			m = &nw->m[nw->n++];
-			m->name = xstrdup(name);
-			m->p = NULL;
-			m->n = m->alloc = 0;
-		}
-		if (m->n && m->p[m->n - 1].job == night->job) {
-			p = &m->p[m->n - 1];	/* the newer side (B after A) */
-		} else {
-			if (m->n == m->alloc) {
-				m->alloc = m->alloc ? 2 * m->alloc : 32;
-				m->p = xrealloc(m->p, m->alloc * sizeof(*m->p));
-			}
-			p = &m->p[m->n++];
-		}
-		*p = (struct rep_hpoint){ night->job, night->created, db_col_double(st, 3), db_col_int64(st, 4) };
-	}
-	db_finalize(st);
+	rc = job_metrics_of_workload_each(db, wl, night_value_add, &x);
 	for (size_t i = 0; i < nw->n; i++)
 		hpoints_sort(nw->m[i].p, nw->m[i].n);
-	return rc == DB_DONE ? 0 : -1;
+	return rc;
 }
 
 int rep_nightly_load(struct db *db, struct rep_nightly *nw, const char *wl, const char *metric,
@@ -1136,36 +1148,39 @@ int rep_nightly_load(struct db *db, struct rep_nightly *nw, const char *wl, cons
 	return 0;
 }
 
+struct cps_ctx {
+	struct rep_cp **out;
+	size_t *n;
+	size_t alloc;
+};
+
+static void cp_add(const struct changepoint_info *row, void *data)
+{
+	struct cps_ctx *x = data;
+	struct rep_cp *c;
+
+	if (*x->n == x->alloc) {
+		x->alloc = x->alloc ? 2 * x->alloc : 8;
+		*x->out = xrealloc(*x->out, x->alloc * sizeof(**x->out));
+	}
+	c = &(*x->out)[(*x->n)++];
+	c->job = row->job_id;
+	c->tree = row->tree ? xstrdup(row->tree) : NULL;
+	c->machines = row->machines ? xstrdup(row->machines) : NULL;
+	c->mean_before = row->mean_before;
+	c->mean_after = row->mean_after;
+	c->change_pct = row->change_pct;
+	c->p = row->p;
+	c->created = row->created;
+}
+
 int rep_changepoints_load(struct db *db, const char *wl, const char *metric, struct rep_cp **out, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT job_id, tree, machines, mean_before, mean_after, change_pct, p, created "
-		"FROM changepoints WHERE workload = ? AND metric = ? ORDER BY created, id", "ss", wl, metric);
-	size_t alloc = 0;
+	struct cps_ctx x = { out, n, 0 };
 
 	*out = NULL;
 	*n = 0;
-	if (!st)
-		return -1;
-	while (db_step(st) == DB_ROW) {
-		struct rep_cp *c;
-
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 8;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		c = &(*out)[(*n)++];
-		c->job = db_col_int64(st, 0);
-		c->tree = db_col_strdup(st, 1);
-		c->machines = db_col_strdup(st, 2);
-		c->mean_before = db_col_num(st, 3);
-		c->mean_after = db_col_num(st, 4);
-		c->change_pct = db_col_num(st, 5);
-		c->p = db_col_num(st, 6);
-		c->created = db_col_num(st, 7);
-	}
-	db_finalize(st);
-	return 0;
+	return changepoints_each(db, wl, metric, cp_add, &x);
 }
 
 void rep_changepoints_free(struct rep_cp *c, size_t n)

@@ -467,3 +467,24 @@ void bisect_steps_page_each(struct db *db, int64_t id, void (*fn)(const struct b
 	}
 	db_finalize(q);
 }
+
+int changepoints_each(struct db *db, const char *workload, const char *metric,
+		      void (*fn)(const struct changepoint_info *c, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT job_id, tree, machines, mean_before, mean_after, change_pct, p, created "
+		"FROM changepoints WHERE workload = ? AND metric = ? ORDER BY created, id", "ss", workload, metric);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct changepoint_info c = {
+			db_col_int64(st, 0), db_col_text(st, 1), db_col_text(st, 2), db_col_num(st, 3), db_col_num(st, 4),
+			db_col_num(st, 5), db_col_num(st, 6), db_col_num(st, 7),
+		};
+
+		fn(&c, data);
+	}
+	db_finalize(st);
+	return 0;
+}

@@ -241,6 +241,17 @@ struct changepoint_row {
 	double mean_before, mean_after, change_pct, p;
 };
 
+/* A stored change point of WORKLOAD.METRIC (strings NULL where the column is; numbers as db_col_num()). */
+struct changepoint_info {
+	int64_t job_id;
+	const char *tree, *machines;
+	double mean_before, mean_after, change_pct, p, created;
+};
+
+/* Call FN with the change points of WORKLOAD.METRIC of every series, by created and id. 0, or -1 (FN not called). */
+int changepoints_each(struct db *db, const char *workload, const char *metric,
+		      void (*fn)(const struct changepoint_info *c, void *data), void *data);
+
 /*
  * The change points of the series (TREE, MACHINES, WORKLOAD, METRIC) are
  * V[0..N-1] from now on (created NOW), in one transaction. 0, or -1.

@@ -306,6 +306,67 @@ struct nightly_boot_iter {
 	struct db_stmt *st;
 };
 
+int samples_each(struct db *db, int64_t run, const char *metric, void (*fn)(double t, double value, void *data),
+		 void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT t, value FROM samples WHERE run_id = ? AND metric = ? ORDER BY t",
+					"is", run, metric);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW)
+		fn(db_col_double(st, 0), db_col_double(st, 1), data);
+	db_finalize(st);
+	return 0;
+}
+
+int histograms_of_job_each(struct db *db, int64_t job, const char *workload,
+			   void (*fn)(const struct hist_bucket_row *h, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT h.name, h.lo, h.hi, SUM(CASE WHEN r.side = 'A' THEN h.count ELSE 0 END), "
+		"SUM(CASE WHEN r.side = 'B' THEN h.count ELSE 0 END) "
+		"FROM histograms h JOIN runs r ON r.id = h.run_id "
+		"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
+		/* the generator's histograms are measurements; bpftrace's (@map) come from observation runs */
+		"AND (r.kind = 'measure' OR h.name LIKE '@%') "
+		"GROUP BY h.name, h.lo, h.hi ORDER BY h.name, h.lo", "is", job, workload);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct hist_bucket_row h = {
+			db_col_text(st, 0), db_col_double(st, 1), db_col_double(st, 2), db_col_double(st, 3),
+			db_col_double(st, 4),
+		};
+
+		fn(&h, data);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int job_metrics_of_workload_each(struct db *db, const char *workload,
+				 void (*fn)(const struct job_metric_row *m, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT name, job_id, side, value, n FROM job_metrics WHERE workload = ?"
+					" ORDER BY name, job_id, side", "s", workload);
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct job_metric_row m = {
+			db_col_text(st, 0), db_col_int64(st, 1), db_col_text(st, 2), db_col_double(st, 3),
+			db_col_int64(st, 4),
+		};
+
+		fn(&m, data);
+	}
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
 struct nightly_boot_iter *nightly_boots_open(struct db *db, const char *workload, const char *metric,
 					     const char *tree, const char *machines)
 {

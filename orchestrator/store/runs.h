@@ -106,6 +106,44 @@ int runs_bisect_step_values(struct db *db, int64_t id, int seq, const char *side
 /* How many runs of WORKLOAD are stored (*RUNS), and how many of their metric rows are METRIC (*HAS). */
 void runs_workload_metric_count(struct db *db, const char *workload, const char *metric, int64_t *runs, int64_t *has);
 
+/* ---- a run's and a job's rows for the reports (report/report_data.c) ---- */
+
+/* Call FN with each sample (T, VALUE) of METRIC in run RUN, by t. 0, or -1 (FN not called). */
+int samples_each(struct db *db, int64_t run, const char *metric, void (*fn)(double t, double value, void *data),
+		 void *data);
+
+/* A bucket of a histogram of a job's workload, its counts summed over the runs of each side. */
+struct hist_bucket_row {
+	const char *name;		/* NULL where the column is */
+	double lo, hi;
+	double a, b;			/* the counts of sides A and B */
+};
+
+/*
+ * Call FN with the buckets of the histograms of WORKLOAD's ok runs of job
+ * JOB (the measurement runs', and bpftrace's @maps of any run), by name
+ * and lo. 0, or -1 (FN not called).
+ */
+int histograms_of_job_each(struct db *db, int64_t job, const char *workload,
+			   void (*fn)(const struct hist_bucket_row *h, void *data), void *data);
+
+/* A row of job_metrics: a job side's value of a metric (name NULL where the column is). */
+struct job_metric_row {
+	const char *name;
+	int64_t job_id;
+	const char *side;
+	double value;
+	int64_t n;
+};
+
+/*
+ * Call FN with the job_metrics rows of WORKLOAD of every job, by name,
+ * job and side. 0 once all are read, -1 (an error in the middle: FN was
+ * called with the rows before it).
+ */
+int job_metrics_of_workload_each(struct db *db, const char *workload,
+				 void (*fn)(const struct job_metric_row *m, void *data), void *data);
+
 /* ---- the nightly history ---- */
 
 /* A boot value of a nightly job (boot_metrics, in job, side and boot order). Strings valid until the next call. */
