@@ -22,12 +22,16 @@
 #include "strvec.h"
 #include "util.h"
 
+/* A side 'A' or 'B' (anything else is A). */
+static char side_char(const char *sd)
+{
+	return sd && sd[0] == 'B' ? 'B' : 'A';
+}
+
 /* A side column 'A' or 'B' (anything else is A). */
 static char side_of(struct db_stmt *st, int i)
 {
-	const char *sd = db_col_text(st, i);
-
-	return sd && sd[0] == 'B' ? 'B' : 'A';
+	return side_char(db_col_text(st, i));
 }
 
 /* File-name-safe form of an outside string; a hash keeps two different names apart. */
@@ -470,50 +474,58 @@ static int cpu_busy_cmp(const void *x, const void *y)
 	return a->idle < b->idle ? -1 : a->idle > b->idle;
 }
 
+struct cpus_ctx {
+	struct plot_cpu *v, all;
+	size_t n, a;
+	int have_all;
+};
+
+static void cpu_add(const struct cpu_avg_row *row, void *data)
+{
+	struct cpus_ctx *x = data;
+	struct plot_cpu c;
+	int cpu = row->cpu;
+
+	memset(&c, 0, sizeof(c));
+	if (cpu < 0)
+		snprintf(c.label, sizeof(c.label), "all");
+	else
+		snprintf(c.label, sizeof(c.label), "cpu%d", cpu);
+	c.usr = row->usr;
+	c.sys = row->sys;
+	c.irq = row->irq;
+	c.soft = row->soft;
+	c.other = row->other;
+	c.idle = row->idle;
+	if (cpu < 0) {
+		x->all = c;
+		x->have_all = 1;
+		return;
+	}
+	if (x->n == x->a) {
+		x->a = x->a ? 2 * x->a : 16;
+		x->v = xrealloc(x->v, (x->a + 1) * sizeof(*x->v));
+	}
+	x->v[x->n++] = c;
+}
+
 size_t rep_cpus_load(struct db *db, int64_t job, const char *wl, char side, struct plot_cpu **out, size_t *total)
 {
 	char sd[2] = { side, 0 };
-	struct db_stmt *st = db_prepare(db,
-		"SELECT c.cpu, AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), "
-		"AVG(COALESCE(c.nice, 0) + COALESCE(c.iowait, 0) + COALESCE(c.steal, 0)), AVG(c.idle) "
-		"FROM cpu_stats c JOIN runs r ON r.id = c.run_id "
-		"WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND " RESULT_MEASURED_SQL " "
-		"GROUP BY c.cpu ORDER BY c.cpu", "iss", job, wl, sd);
-	struct plot_cpu *v = NULL, all;
-	size_t n = 0, a = 0, i;
-	int have_all = 0;
+	struct cpus_ctx x;
+	struct plot_cpu *v, all;
+	size_t n, i;
+	int have_all;
 
 	*out = NULL;
 	*total = 0;
-	if (!st)
+	memset(&x, 0, sizeof(x));
+	if (cpu_stats_avg_each(db, job, wl, sd, cpu_add, &x) < 0)
 		return 0;
-	while (db_step(st) == DB_ROW) {
-		struct plot_cpu c;
-		int cpu = db_col_int(st, 0);
-
-		memset(&c, 0, sizeof(c));
-		if (cpu < 0)
-			snprintf(c.label, sizeof(c.label), "all");
-		else
-			snprintf(c.label, sizeof(c.label), "cpu%d", cpu);
-		c.usr = db_col_double(st, 1);
-		c.sys = db_col_double(st, 2);
-		c.irq = db_col_double(st, 3);
-		c.soft = db_col_double(st, 4);
-		c.other = db_col_double(st, 5);
-		c.idle = db_col_double(st, 6);
-		if (cpu < 0) {
-			all = c;
-			have_all = 1;
-			continue;
-		}
-		if (n == a) {
-			a = a ? 2 * a : 16;
-			v = xrealloc(v, (a + 1) * sizeof(*v));
-		}
-		v[n++] = c;
-	}
-	db_finalize(st);
+	v = x.v;
+	n = x.n;
+	all = x.all;
+	have_all = x.have_all;
 	*total = n;
 	if (n > REP_MAX_CPUS) {
 		/* keep the busiest, then put them back in CPU order */
@@ -652,55 +664,63 @@ void rep_prof_free(struct rep_prof *p, size_t n)
 	free(p);
 }
 
+struct prof_ctx {
+	int nra, nrb;
+	struct prof_row *rows;
+	size_t n, a;
+};
+
+static void prof_runs_add(const char *sd, int64_t runs, void *data)
+{
+	struct prof_ctx *x = data;
+
+	if (sd && sd[0] == 'A')
+		x->nra = (int)runs;
+	else if (sd && sd[0] == 'B')
+		x->nrb = (int)runs;
+}
+
+static void prof_row_add(const struct profile_sum_row *p, void *data)
+{
+	struct prof_ctx *x = data;
+	struct prof_row *r;
+
+	if (x->n == x->a) {
+		x->a = x->a ? 2 * x->a : 256;
+		x->rows = xrealloc(x->rows, x->a * sizeof(*x->rows));
+	}
+	r = &x->rows[x->n++];
+	r->side = side_char(p->side);
+	r->run = p->run;
+	r->symbol = xstrdup(p->symbol ? p->symbol : "?");
+	r->dso = p->dso ? xstrdup(p->dso) : NULL;
+	r->pct = p->percent;
+}
+
 int rep_load_profile(struct db *db, int64_t job, const char *wl, size_t limit,
 		     struct rep_prof **out, size_t *n_out, int *runs_a, int *runs_b)
 {
-	struct db_stmt *st;
-	struct prof_row *rows = NULL;
+	struct prof_ctx x;
+	struct prof_row *rows;
 	struct rep_prof *syms = NULL;
-	size_t n = 0, a = 0, ns = 0, i, k;
-	int nra = 0, nrb = 0;
+	size_t n, ns = 0, i, k;
+	int nra, nrb;
 
 	*out = NULL;
 	*n_out = 0;
-	st = db_prepare(db, "SELECT r.side, COUNT(DISTINCT p.run_id) FROM profile_rows p JOIN runs r ON r.id = p.run_id "
-			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' GROUP BY r.side", "is", job, wl);
-	if (!st)
+	memset(&x, 0, sizeof(x));
+	if (profile_rows_runs_each(db, job, wl, prof_runs_add, &x) < 0)
 		return -1;
-	while (db_step(st) == DB_ROW) {
-		const char *sd = db_col_text(st, 0);
-
-		if (sd && sd[0] == 'A')
-			nra = db_col_int(st, 1);
-		else if (sd && sd[0] == 'B')
-			nrb = db_col_int(st, 1);
-	}
-	db_finalize(st);
+	nra = x.nra;
+	nrb = x.nrb;
 	*runs_a = nra;
 	*runs_b = nrb;
 	if (!nra && !nrb)
 		return 0;
-	st = db_prepare(db, "SELECT r.side, p.run_id, p.symbol, MIN(COALESCE(p.dso, '')), SUM(p.percent) "
-			"FROM profile_rows p JOIN runs r ON r.id = p.run_id "
-			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
-			"GROUP BY r.side, p.run_id, p.symbol", "is", job, wl);
-	if (!st)
+	if (profile_rows_each(db, job, wl, prof_row_add, &x) < 0)
 		return -1;
-	while (db_step(st) == DB_ROW) {
-		if (n == a) {
-			a = a ? 2 * a : 256;
-			rows = xrealloc(rows, a * sizeof(*rows));
-		}
-		rows[n].side = side_of(st, 0);
-		rows[n].run = db_col_int64(st, 1);
-		rows[n].symbol = db_col_strdup(st, 2);
-		if (!rows[n].symbol)
-			rows[n].symbol = xstrdup("?");
-		rows[n].dso = db_col_strdup(st, 3);
-		rows[n].pct = db_col_double(st, 4);
-		n++;
-	}
-	db_finalize(st);
+	rows = x.rows;
+	n = x.n;
 	if (n)
 		qsort(rows, n, sizeof(*rows), prof_row_cmp);
 	syms = xcalloc(n + 1, sizeof(*syms));
@@ -748,50 +768,46 @@ int rep_load_profile(struct db *db, int64_t job, const char *wl, size_t limit,
 
 /* ---- monitor gaps ---- */
 
+struct gaps_ctx {
+	struct rep_gaps *g;
+	size_t alloc;
+};
+
+static void gaps_recorded_add(const char *side, int64_t runs, int64_t recorded, void *data)
+{
+	struct rep_gaps *g = ((struct gaps_ctx *)data)->g;
+	int b = side_char(side) == 'B';
+
+	g->runs[b] += runs;
+	g->recorded[b] += recorded;
+}
+
+static void gap_add(const struct monitor_gap_row *row, void *data)
+{
+	struct gaps_ctx *c = data;
+	struct rep_gaps *g = c->g;
+	struct rep_gap *x;
+
+	if (g->n == c->alloc) {
+		c->alloc = c->alloc ? 2 * c->alloc : 8;
+		g->v = xrealloc(g->v, c->alloc * sizeof(*g->v));
+	}
+	x = &g->v[g->n++];
+	x->side = side_char(row->side);
+	x->monitor = xstrdup(row->monitor ? row->monitor : "?");
+	x->status = xstrdup(row->status ? row->status : "unavailable");
+	x->reason = row->reason ? xstrdup(row->reason) : NULL;
+	x->runs = row->runs;
+}
+
 void rep_gaps_load(struct db *db, int64_t job, const char *wl, struct rep_gaps *g)
 {
-	struct db_stmt *st;
-	size_t alloc = 0;
+	struct gaps_ctx c = { g, 0 };
 
 	memset(g, 0, sizeof(*g));
-	st = db_prepare(db, "SELECT r.side, COUNT(*), "
-			"SUM(CASE WHEN EXISTS (SELECT 1 FROM run_monitors m WHERE m.run_id = r.id) THEN 1 ELSE 0 END) "
-			"FROM runs r WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' GROUP BY r.side", "is", job, wl);
-	if (!st)
+	if (run_monitors_recorded_each(db, job, wl, gaps_recorded_add, &c) < 0)
 		return;
-	while (db_step(st) == DB_ROW) {
-		int b = side_of(st, 0) == 'B';
-
-		g->runs[b] += db_col_int64(st, 1);
-		g->recorded[b] += db_col_int64(st, 2);
-	}
-	db_finalize(st);
-	st = db_prepare(db, "SELECT r.side, m.monitor, m.status, m.reason, COUNT(*) FROM run_monitors m "
-			"JOIN runs r ON r.id = m.run_id "
-			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' AND m.status != 'ok' "
-			"GROUP BY r.side, m.monitor, m.status, m.reason ORDER BY r.side, m.monitor, COUNT(*) DESC, m.reason",
-			"is", job, wl);
-	if (!st)
-		return;
-	while (db_step(st) == DB_ROW) {
-		struct rep_gap *x;
-
-		if (g->n == alloc) {
-			alloc = alloc ? 2 * alloc : 8;
-			g->v = xrealloc(g->v, alloc * sizeof(*g->v));
-		}
-		x = &g->v[g->n++];
-		x->side = side_of(st, 0);
-		x->monitor = db_col_strdup(st, 1);
-		x->status = db_col_strdup(st, 2);
-		x->reason = db_col_strdup(st, 3);
-		x->runs = db_col_int64(st, 4);
-		if (!x->monitor)
-			x->monitor = xstrdup("?");
-		if (!x->status)
-			x->status = xstrdup("unavailable");
-	}
-	db_finalize(st);
+	run_monitors_gaps_each(db, job, wl, gap_add, &c);
 }
 
 void rep_gaps_free(struct rep_gaps *g)
@@ -812,44 +828,44 @@ static int stack_cmp(const void *x, const void *y)
 	return strcmp(((const struct flame_stack *)x)->stack, ((const struct flame_stack *)y)->stack);
 }
 
+struct stacks_ctx {
+	struct flame_stack **v;
+	size_t *n, *alloc;
+	char side;
+	int64_t nr;
+};
+
+static void stack_add(const char *stack, double share_sum, void *data)
+{
+	struct stacks_ctx *x = data;
+	double share = share_sum / (double)x->nr;
+
+	if (!stack || !*stack)
+		return;
+	if (*x->n == *x->alloc) {
+		*x->alloc = *x->alloc ? 2 * *x->alloc : 256;
+		*x->v = xrealloc(*x->v, *x->alloc * sizeof(**x->v));
+	}
+	(*x->v)[*x->n].stack = xstrdup(stack);
+	(*x->v)[*x->n].a = x->side == 'A' ? share : 0;
+	(*x->v)[*x->n].b = x->side == 'B' ? share : 0;
+	(*x->n)++;
+}
+
 /* Add every stack of SIDE, each as its mean share over the side's profiled runs, into *v (merged by stack later). */
 static int stacks_side(struct db *db, int64_t job, const char *wl, char side, struct flame_stack **v, size_t *n,
 		       size_t *alloc, int *runs)
 {
-	struct db_stmt *st;
+	struct stacks_ctx x = { v, n, alloc, side, 0 };
 	int64_t nr = 0;
 
-	if (db_get_int(db, &nr, "SELECT COUNT(DISTINCT s.run_id) FROM profile_stacks s JOIN runs r ON r.id = s.run_id "
-		       "WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok'", "iss", job, wl,
-		       side == 'A' ? "A" : "B") < 0)
+	if (profile_stacks_runs(db, job, wl, side == 'A' ? "A" : "B", &nr) < 0)
 		return -1;
 	*runs = (int)nr;
 	if (!nr)
 		return 0;
-	st = db_prepare(db, "SELECT s.stack, SUM(CAST(s.count AS DOUBLE PRECISION) / t.total) FROM profile_stacks s "
-			"JOIN (SELECT p.run_id, SUM(p.count) AS total FROM profile_stacks p JOIN runs r ON r.id = p.run_id "
-			"      WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok' GROUP BY p.run_id) t "
-			"  ON t.run_id = s.run_id "
-			"WHERE t.total > 0 GROUP BY s.stack", "iss", job, wl, side == 'A' ? "A" : "B");
-	if (!st)
-		return -1;
-	while (db_step(st) == DB_ROW) {
-		const char *stack = db_col_text(st, 0);
-		double share = db_col_double(st, 1) / (double)nr;
-
-		if (!stack || !*stack)
-			continue;
-		if (*n == *alloc) {
-			*alloc = *alloc ? 2 * *alloc : 256;
-			*v = xrealloc(*v, *alloc * sizeof(**v));
-		}
-		(*v)[*n].stack = xstrdup(stack);
-		(*v)[*n].a = side == 'A' ? share : 0;
-		(*v)[*n].b = side == 'B' ? share : 0;
-		(*n)++;
-	}
-	db_finalize(st);
-	return 0;
+	x.nr = nr;
+	return profile_stacks_shares_each(db, job, wl, side == 'A' ? "A" : "B", stack_add, &x);
 }
 
 int rep_stacks_load(struct db *db, int64_t job, const char *wl, struct flame_stack **out, size_t *n_out,

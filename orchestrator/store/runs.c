@@ -5,6 +5,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "store/result.h"
 #include "store/runs.h"
 #include "store/side.h"
 #include "util.h"
@@ -365,6 +366,127 @@ int job_metrics_of_workload_each(struct db *db, const char *workload,
 	}
 	db_finalize(st);
 	return rc == DB_DONE ? 0 : -1;
+}
+
+int cpu_stats_avg_each(struct db *db, int64_t job, const char *workload, const char *side,
+		       void (*fn)(const struct cpu_avg_row *c, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT c.cpu, AVG(c.usr), AVG(c.sys), AVG(c.irq), AVG(c.soft), "
+		"AVG(COALESCE(c.nice, 0) + COALESCE(c.iowait, 0) + COALESCE(c.steal, 0)), AVG(c.idle) "
+		"FROM cpu_stats c JOIN runs r ON r.id = c.run_id "
+		"WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND " RESULT_MEASURED_SQL " "
+		"GROUP BY c.cpu ORDER BY c.cpu", "iss", job, workload, side);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct cpu_avg_row c = {
+			(int)db_col_int(st, 0), db_col_double(st, 1), db_col_double(st, 2), db_col_double(st, 3),
+			db_col_double(st, 4), db_col_double(st, 5), db_col_double(st, 6),
+		};
+
+		fn(&c, data);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int run_monitors_recorded_each(struct db *db, int64_t job, const char *workload,
+			       void (*fn)(const char *side, int64_t runs, int64_t recorded, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT r.side, COUNT(*), "
+			"SUM(CASE WHEN EXISTS (SELECT 1 FROM run_monitors m WHERE m.run_id = r.id) THEN 1 ELSE 0 END) "
+			"FROM runs r WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' GROUP BY r.side", "is", job,
+			workload);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW)
+		fn(db_col_text(st, 0), db_col_int64(st, 1), db_col_int64(st, 2), data);
+	db_finalize(st);
+	return 0;
+}
+
+int run_monitors_gaps_each(struct db *db, int64_t job, const char *workload,
+			   void (*fn)(const struct monitor_gap_row *g, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT r.side, m.monitor, m.status, m.reason, COUNT(*) FROM run_monitors m "
+			"JOIN runs r ON r.id = m.run_id "
+			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' AND m.status != 'ok' "
+			"GROUP BY r.side, m.monitor, m.status, m.reason ORDER BY r.side, m.monitor, COUNT(*) DESC, m.reason",
+			"is", job, workload);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct monitor_gap_row g = {
+			db_col_text(st, 0), db_col_text(st, 1), db_col_text(st, 2), db_col_text(st, 3), db_col_int64(st, 4),
+		};
+
+		fn(&g, data);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int profile_stacks_runs(struct db *db, int64_t job, const char *workload, const char *side, int64_t *n)
+{
+	return db_get_int(db, n, "SELECT COUNT(DISTINCT s.run_id) FROM profile_stacks s JOIN runs r ON r.id = s.run_id "
+			  "WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok'", "iss", job, workload,
+			  side);
+}
+
+int profile_stacks_shares_each(struct db *db, int64_t job, const char *workload, const char *side,
+			       void (*fn)(const char *stack, double share_sum, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT s.stack, SUM(CAST(s.count AS DOUBLE PRECISION) / t.total) FROM profile_stacks s "
+			"JOIN (SELECT p.run_id, SUM(p.count) AS total FROM profile_stacks p JOIN runs r ON r.id = p.run_id "
+			"      WHERE r.job_id = ? AND r.workload = ? AND r.side = ? AND r.status = 'ok' GROUP BY p.run_id) t "
+			"  ON t.run_id = s.run_id "
+			"WHERE t.total > 0 GROUP BY s.stack", "iss", job, workload, side);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW)
+		fn(db_col_text(st, 0), db_col_double(st, 1), data);
+	db_finalize(st);
+	return 0;
+}
+
+int profile_rows_runs_each(struct db *db, int64_t job, const char *workload,
+			   void (*fn)(const char *side, int64_t runs, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT r.side, COUNT(DISTINCT p.run_id) FROM profile_rows p JOIN runs r ON r.id = p.run_id "
+			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' GROUP BY r.side", "is", job, workload);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW)
+		fn(db_col_text(st, 0), db_col_int(st, 1), data);
+	db_finalize(st);
+	return 0;
+}
+
+int profile_rows_each(struct db *db, int64_t job, const char *workload,
+		      void (*fn)(const struct profile_sum_row *p, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT r.side, p.run_id, p.symbol, MIN(COALESCE(p.dso, '')), SUM(p.percent) "
+			"FROM profile_rows p JOIN runs r ON r.id = p.run_id "
+			"WHERE r.job_id = ? AND r.workload = ? AND r.status = 'ok' "
+			"GROUP BY r.side, p.run_id, p.symbol", "is", job, workload);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct profile_sum_row p = {
+			db_col_text(st, 0), db_col_int64(st, 1), db_col_text(st, 2), db_col_text(st, 3), db_col_double(st, 4),
+		};
+
+		fn(&p, data);
+	}
+	db_finalize(st);
+	return 0;
 }
 
 struct nightly_boot_iter *nightly_boots_open(struct db *db, const char *workload, const char *metric,

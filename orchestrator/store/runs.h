@@ -144,6 +144,69 @@ struct job_metric_row {
 int job_metrics_of_workload_each(struct db *db, const char *workload,
 				 void (*fn)(const struct job_metric_row *m, void *data), void *data);
 
+/* A CPU's mean shares (in %) over a job side's measured runs of a workload; cpu -1 is the machine's total. */
+struct cpu_avg_row {
+	int cpu;
+	double usr, sys, irq, soft, other, idle;	/* other: nice + iowait + steal */
+};
+
+/* Call FN with each CPU of side SIDE's measured runs of WORKLOAD in job JOB, by cpu. 0, or -1 (FN not called). */
+int cpu_stats_avg_each(struct db *db, int64_t job, const char *workload, const char *side,
+		       void (*fn)(const struct cpu_avg_row *c, void *data), void *data);
+
+/*
+ * Call FN with each side (its text, NULL where the column is) of the ok
+ * runs of WORKLOAD in job JOB: how many runs, and how many of them
+ * recorded their monitors. 0, or -1 (FN not called).
+ */
+int run_monitors_recorded_each(struct db *db, int64_t job, const char *workload,
+			       void (*fn)(const char *side, int64_t runs, int64_t recorded, void *data), void *data);
+
+/* A monitor that did not work in some of a job side's runs (strings NULL where the column is). */
+struct monitor_gap_row {
+	const char *side, *monitor, *status, *reason;
+	int64_t runs;
+};
+
+/*
+ * Call FN with the monitors whose status is not ok in the ok runs of
+ * WORKLOAD in job JOB, by side, monitor, runs (most first) and reason.
+ * 0, or -1 (FN not called).
+ */
+int run_monitors_gaps_each(struct db *db, int64_t job, const char *workload,
+			   void (*fn)(const struct monitor_gap_row *g, void *data), void *data);
+
+/* How many of side SIDE's ok runs of WORKLOAD in job JOB have stacks, into *N. 1, 0, -1 as db_get_int(). */
+int profile_stacks_runs(struct db *db, int64_t job, const char *workload, const char *side, int64_t *n);
+
+/*
+ * Call FN with each stack of side SIDE's ok runs of WORKLOAD in job JOB
+ * and the sum over the runs of its share of the run's samples (STACK
+ * NULL where the column is). 0, or -1 (FN not called).
+ */
+int profile_stacks_shares_each(struct db *db, int64_t job, const char *workload, const char *side,
+			       void (*fn)(const char *stack, double share_sum, void *data), void *data);
+
+/*
+ * Call FN with each side (its text, NULL where the column is) of the ok
+ * runs of WORKLOAD in job JOB that have a profile, and how many. 0, or -1
+ * (FN not called).
+ */
+int profile_rows_runs_each(struct db *db, int64_t job, const char *workload,
+			   void (*fn)(const char *side, int64_t runs, void *data), void *data);
+
+/* A symbol's share in one profiled run (strings NULL where the column is; dso "" when none). */
+struct profile_sum_row {
+	const char *side;
+	int64_t run;
+	const char *symbol, *dso;
+	double percent;
+};
+
+/* Call FN with each symbol of each ok profiled run of WORKLOAD in job JOB. 0, or -1 (FN not called). */
+int profile_rows_each(struct db *db, int64_t job, const char *workload,
+		      void (*fn)(const struct profile_sum_row *p, void *data), void *data);
+
 /* ---- the nightly history ---- */
 
 /* A boot value of a nightly job (boot_metrics, in job, side and boot order). Strings valid until the next call. */
