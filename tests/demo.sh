@@ -238,6 +238,9 @@ for i in "${!job_ids[@]}"; do
 	echo "demo: the answer of job ${job_ids[$i]} (${job_names[$i]}):"
 	sed -n '1,/^workload /p' "$DEMO/compare-${job_ids[$i]}.txt" | grep -v '^workload ' | sed '/^$/d' |
 		fold -s -w 98 | sed 's/^/  /'
+	# what each monitor cost (observation runs; no verdict reads them: docs/observation.md)
+	"$KLAB" report --format=mail "${job_ids[$i]}" 2>/dev/null | sed -n '/^monitor cost/,/^$/p' |
+		sed '/^$/d' | fold -s -w 98 | sed 's/^/  /'
 done
 echo
 demo_results_hint "$KLAB" "${job_ids[@]}"
