@@ -733,8 +733,8 @@ int result_cost_runs(struct db *db, int64_t job, const char *wl, const char *rat
 		c->observe = kind && !strcmp(kind, "observe");
 		c->observes = obs ? xstrdup(obs) : NULL;
 		c->seq = (int)db_col_int64(st, 4);
-		c->rate = db_col_type(st, 5) == DB_NULL ? NAN : db_col_double(st, 5);
-		c->per_op = db_col_type(st, 6) == DB_NULL ? NAN : db_col_double(st, 6);
+		c->rate = db_col_null(st, 5) ? NAN : db_col_double(st, 5);
+		c->per_op = db_col_null(st, 6) ? NAN : db_col_double(st, 6);
 	}
 	db_finalize(st);
 	if (rc != DB_DONE) {
