@@ -143,6 +143,11 @@ size_t monitor_cost_table(const struct run_cost *runs, size_t n, int warmup, int
 		da = isfinite(row->a.rate_pct) && isfinite(row->b.rate_pct) ? row->a.rate_pct : row->a.per_op_pct;
 		db = isfinite(row->a.rate_pct) && isfinite(row->b.rate_pct) ? row->b.rate_pct : row->b.per_op_pct;
 		row->differs = isfinite(da) && isfinite(db) && fabs(da - db) > threshold_pct;
+		/* where both costs have an interval, the difference must be outside their combined one too */
+		if (row->differs && isfinite(row->a.rate_pct) && isfinite(row->b.rate_pct) &&
+		    isfinite(row->a.rate_ci) && isfinite(row->b.rate_ci))
+			row->differs = fabs(row->a.rate_pct - row->b.rate_pct) >
+				       sqrt(row->a.rate_ci * row->a.rate_ci + row->b.rate_ci * row->b.rate_ci);
 	}
 	return nrows;
 }

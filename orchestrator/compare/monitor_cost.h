@@ -41,7 +41,9 @@ struct mc_row {
  * (1 for tps or tx_pps). A row's sides differ when their rate_pct (else
  * per_op_pct) are both known and further apart than threshold_pct: the
  * monitor would have moved the comparison by more than what its verdict
- * treats as equal. Fills at most max rows in order of first appearance and
+ * treats as equal, and, where both have an interval (rate_ci), by more than
+ * their combined interval (a single observation run on a noisy clock is not
+ * flagged for its noise). Fills at most max rows in order of first appearance and
  * returns how many.
  */
 size_t monitor_cost_table(const struct run_cost *runs, size_t n, int warmup, int rate_better_higher,

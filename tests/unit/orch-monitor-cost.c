@@ -59,6 +59,24 @@ static void test_interval(void)
 	ok(isnan(rows[0].b.rate_ci), "one measured run on B: no interval");
 }
 
+/* A difference between the sides inside their combined interval is noise, not a flag. */
+static void test_noise_not_flagged(void)
+{
+	const struct run_cost runs[] = {
+		M('A', 1, 1, 99, NAN), M('A', 1, 2, 101, NAN), O('A', 1, "perf-stat", 98, NAN),
+		M('B', 2, 1, 99, NAN), M('B', 2, 2, 101, NAN), O('B', 2, "perf-stat", 99, NAN),
+		M('A', 3, 1, 100, NAN), M('A', 3, 2, 100.0001, NAN), O('A', 3, "bpftrace", 50, NAN),
+		M('B', 4, 1, 100, NAN), M('B', 4, 2, 100.0001, NAN), O('B', 4, "bpftrace", 60, NAN),
+	};
+	struct mc_row rows[2];
+	size_t n = monitor_cost_table(runs, sizeof(runs) / sizeof(runs[0]), 1, 1, 0.1, rows, 2);
+
+	is_int(n, 2, "two monitors");
+	ok(fabs(rows[0].a.rate_pct - rows[0].b.rate_pct) > 0.1, "perf-stat's sides are 1%% apart, over the threshold");
+	ok(!rows[0].differs, "... but inside their interval (runs 2%% apart): not flagged");
+	ok(rows[1].differs, "bpftrace's 100%% against 67%% with runs 1 ppm apart: flagged");
+}
+
 /* A sampler that costs both sides the same is not flagged; a lower-is-better rate turns round. */
 static void test_alike(void)
 {
@@ -99,5 +117,6 @@ int main(void)
 	test_alike();
 	test_no_reference();
 	test_interval();
+	test_noise_not_flagged();
 	return done_testing();
 }
