@@ -28,12 +28,6 @@ static char side_char(const char *sd)
 	return sd && sd[0] == 'B' ? 'B' : 'A';
 }
 
-/* A side column 'A' or 'B' (anything else is A). */
-static char side_of(struct db_stmt *st, int i)
-{
-	return side_char(db_col_text(st, i));
-}
-
 /* File-name-safe form of an outside string; a hash keeps two different names apart. */
 void rep_slug(struct buf *b, const char *s)
 {
@@ -160,20 +154,17 @@ fail:
 	return -1;
 }
 
+static void workload_add(const char *w, void *data)
+{
+	struct strvec *out = data;
+
+	if (w && strvec_find(out, w) < 0)
+		strvec_push(out, w);
+}
+
 void rep_job_workloads(struct db *db, int64_t job, struct strvec *out)
 {
-	struct db_stmt *st = db_prepare(db, "SELECT DISTINCT workload FROM runs WHERE job_id = ? ORDER BY workload",
-				      "i", job);
-
-	if (!st)
-		return;
-	while (db_step(st) == DB_ROW) {
-		const char *w = db_col_text(st, 0);
-
-		if (w && strvec_find(out, w) < 0)
-			strvec_push(out, w);
-	}
-	db_finalize(st);
+	runs_workloads_of_job_each(db, job, workload_add, out);
 }
 
 /* ---- the test machine ---- */
@@ -188,33 +179,39 @@ static int json_int_or(struct json_object *o, const char *key, int dflt, int *fo
 	return json_object_get_int(v);
 }
 
+struct sysinfo_ctx {
+	const struct rep_job *j;
+	struct rep_sysinfo *si;
+	char *sysinfo;
+};
+
+static void boot_info_add(const struct boot_info_row *b, void *data)
+{
+	struct sysinfo_ctx *x = data;
+	const char *mach = b->machine;
+	int i = side_char(b->side) == 'B';
+
+	if (x->j->dut && mach && strcmp(mach, x->j->dut))
+		return;
+	if (!x->si->cmdline[i])
+		x->si->cmdline[i] = b->cmdline ? xstrdup(b->cmdline) : NULL;
+	if (!x->sysinfo)
+		x->sysinfo = b->sysinfo ? xstrdup(b->sysinfo) : NULL;
+}
+
 void rep_sysinfo_load(struct db *db, const struct rep_job *j, struct rep_sysinfo *si)
 {
-	struct db_stmt *st;
-	char *sysinfo = NULL;
+	struct sysinfo_ctx x = { j, si, NULL };
+	char *sysinfo;
 	struct json_object *o = NULL, *nics, *k;
 	size_t alloc = 0;
 
 	memset(si, 0, sizeof(*si));
-	st = db_prepare(db, "SELECT side, cmdline, sysinfo, machine FROM boots WHERE job_id = ? ORDER BY seq", "i", j->id);
-	if (!st)
+	if (boots_of_job_each(db, j->id, boot_info_add, &x) < 0)
 		return;
-	while (db_step(st) == DB_ROW) {
-		const char *mach = db_col_text(st, 3);
-		int i = side_of(st, 0) == 'B';
-
-		if (j->dut && mach && strcmp((const char *)mach, j->dut))
-			continue;
-		if (!si->cmdline[i])
-			si->cmdline[i] = db_col_strdup(st, 1);
-		if (!sysinfo)
-			sysinfo = db_col_strdup(st, 2);
-	}
-	db_finalize(st);
+	sysinfo = x.sysinfo;
 	/* the workload NIC is named in the run spec */
-	if (db_get_str(db, &si->spec_nic, "SELECT json_extract(result, '$.spec.nic') FROM runs "
-		       "WHERE job_id = ? AND json_valid(result) = 1 AND json_extract(result, '$.spec.nic') IS NOT NULL "
-		       "LIMIT 1", "i", j->id) < 0)
+	if (runs_spec_nic(db, j->id, &si->spec_nic) < 0)
 		si->spec_nic = NULL;
 	if (sysinfo)
 		o = json_parse(sysinfo, strlen(sysinfo), "boot sysinfo");
@@ -266,33 +263,37 @@ void rep_sysinfo_free(struct rep_sysinfo *si)
 	memset(si, 0, sizeof(*si));
 }
 
+struct counts_ctx {
+	struct rep_count **out;
+	size_t *n;
+	size_t alloc;
+};
+
+static void count_add(const struct run_count_row *row, void *data)
+{
+	struct counts_ctx *x = data;
+	struct rep_count *c;
+
+	if (!row->workload)
+		return;
+	if (*x->n == x->alloc) {
+		x->alloc = x->alloc ? 2 * x->alloc : 8;
+		*x->out = xrealloc(*x->out, x->alloc * sizeof(**x->out));
+	}
+	c = &(*x->out)[(*x->n)++];
+	c->workload = xstrdup(row->workload);
+	c->side = side_char(row->side);
+	c->boots = row->boots;
+	c->runs = row->runs;
+}
+
 void rep_counts_load(struct db *db, int64_t job, struct rep_count **out, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT workload, side, COUNT(DISTINCT boot_id), COUNT(*) FROM runs "
-		"WHERE job_id = ? AND status = 'ok' AND kind = 'measure' GROUP BY workload, side ORDER BY workload, side", "i", job);
-	size_t alloc = 0;
+	struct counts_ctx x = { out, n, 0 };
 
 	*out = NULL;
 	*n = 0;
-	if (!st)
-		return;
-	while (db_step(st) == DB_ROW) {
-		struct rep_count *c;
-
-		if (!db_col_text(st, 0))
-			continue;
-		if (*n == alloc) {
-			alloc = alloc ? 2 * alloc : 8;
-			*out = xrealloc(*out, alloc * sizeof(**out));
-		}
-		c = &(*out)[(*n)++];
-		c->workload = db_col_strdup(st, 0);
-		c->side = side_of(st, 1);
-		c->boots = db_col_int64(st, 2);
-		c->runs = db_col_int64(st, 3);
-	}
-	db_finalize(st);
+	runs_counts_of_job_each(db, job, count_add, &x);
 }
 
 void rep_counts_free(struct rep_count *c, size_t n)
@@ -351,49 +352,45 @@ void rep_claims_free(struct rep_claim *c, size_t n)
 void rep_own_headline(struct db *db, int64_t job, const char *wl, char **metric, char **unit)
 {
 	*metric = *unit = NULL;
-	db_get_str(db, metric, "SELECT m.name FROM metrics m JOIN runs r ON r.id = m.run_id "
-		   "WHERE r.job_id = ? AND r.workload = ? AND m.name IN ('tps', 'tx_pps', 'rx_pps', 'tx_bps') "
-		   "ORDER BY CASE m.name WHEN 'tps' THEN 0 WHEN 'tx_pps' THEN 1 WHEN 'rx_pps' THEN 2 ELSE 3 END "
-		   "LIMIT 1", "is", job, wl);
-	db_get_str(db, unit, "SELECT m.unit FROM metrics m JOIN runs r ON r.id = m.run_id "
-		   "WHERE r.job_id = ? AND r.workload = ? AND m.name = ? LIMIT 1", "iss", job, wl,
-		   *metric ? *metric : "");
+	runs_job_headline(db, job, wl, metric);
+	runs_job_metric_unit(db, job, wl, *metric ? *metric : "", unit);
+}
+
+struct runs_ctx {
+	struct plot_run *v;
+	int64_t *ids;
+	size_t nv, av;
+};
+
+static void run_value_add(const struct run_value_row *row, void *data)
+{
+	struct runs_ctx *x = data;
+
+	if (x->nv == x->av) {
+		x->av = x->av ? 2 * x->av : 32;
+		x->v = xrealloc(x->v, x->av * sizeof(*x->v));
+		x->ids = xrealloc(x->ids, x->av * sizeof(*x->ids));
+	}
+	x->v[x->nv].side = side_char(row->side);
+	x->v[x->nv].boot = (long)row->boot_seq;
+	x->v[x->nv].value = row->value;
+	x->ids[x->nv] = row->run;
+	x->nv++;
 }
 
 void rep_runs_load(struct db *db, int64_t job, const char *wl, const char *metric,
 		   struct plot_run **out, int64_t **run_ids, size_t *n)
 {
-	struct db_stmt *st = db_prepare(db,
-		"SELECT r.side, COALESCE(b.seq, 0), m.value, r.id FROM runs r "
-		"LEFT JOIN boots b ON b.id = r.boot_id "
-		"JOIN metrics m ON m.run_id = r.id AND m.name = ? "
-		"WHERE r.job_id = ? AND r.workload = ? AND " RESULT_MEASURED_SQL " "
-		"ORDER BY COALESCE(b.seq, 0), r.seq, r.id", "sis", metric, job, wl);
-	struct plot_run *v = NULL;
-	int64_t *ids = NULL;
-	size_t nv = 0, av = 0;
+	struct runs_ctx x = { NULL, NULL, 0, 0 };
 
 	*out = NULL;
 	*run_ids = NULL;
 	*n = 0;
-	if (!st)
+	if (runs_metric_values_each(db, job, wl, metric, run_value_add, &x) < 0)
 		return;
-	while (db_step(st) == DB_ROW) {
-		if (nv == av) {
-			av = av ? 2 * av : 32;
-			v = xrealloc(v, av * sizeof(*v));
-			ids = xrealloc(ids, av * sizeof(*ids));
-		}
-		v[nv].side = side_of(st, 0);
-		v[nv].boot = (long)db_col_int64(st, 1);
-		v[nv].value = db_col_num(st, 2);
-		ids[nv] = db_col_int64(st, 3);
-		nv++;
-	}
-	db_finalize(st);
-	*out = v;
-	*run_ids = ids;
-	*n = nv;
+	*out = x.v;
+	*run_ids = x.ids;
+	*n = x.nv;
 }
 
 static int dbl_cmp(const void *x, const void *y)
@@ -432,7 +429,7 @@ char *rep_run_uid(struct db *db, int64_t run)
 {
 	char *uid = NULL;
 
-	db_get_str(db, &uid, "SELECT uid FROM runs WHERE id = ?", "i", run);
+	runs_uid(db, run, &uid);
 	return uid;
 }
 
@@ -1001,8 +998,7 @@ char *rep_metric_unit(struct db *db, const char *wl, const char *metric)
 
 	comparisons_unit(db, wl, metric, &unit);
 	if (!unit)
-		db_get_str(db, &unit, "SELECT m.unit FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.workload = ? "
-			   "AND m.name = ? AND m.unit IS NOT NULL LIMIT 1", "ss", wl, metric);
+		runs_metric_unit(db, wl, metric, &unit);
 	return unit;
 }
 
@@ -1212,10 +1208,7 @@ char *rep_profile_cpus(struct db *db, int64_t job, const char *workload)
 {
 	char *out = NULL;
 
-	if (db_get_str(db, &out, "SELECT group_concat(c, ' / ') FROM (SELECT DISTINCT "
-		       "json_extract(result, '$.profile_cpus') AS c FROM runs WHERE job_id = ? AND workload = ? "
-		       "AND json_valid(result) = 1 AND json_extract(result, '$.profile_cpus') IS NOT NULL ORDER BY c) AS p",
-		       "is", job, workload) < 0)
+	if (runs_profile_cpus(db, job, workload, &out) < 0)
 		return NULL;
 	return out;
 }

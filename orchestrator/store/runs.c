@@ -368,6 +368,114 @@ int job_metrics_of_workload_each(struct db *db, const char *workload,
 	return rc == DB_DONE ? 0 : -1;
 }
 
+int runs_workloads_of_job_each(struct db *db, int64_t job, void (*fn)(const char *workload, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT DISTINCT workload FROM runs WHERE job_id = ? ORDER BY workload",
+				      "i", job);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW)
+		fn(db_col_text(st, 0), data);
+	db_finalize(st);
+	return 0;
+}
+
+int boots_of_job_each(struct db *db, int64_t job, void (*fn)(const struct boot_info_row *b, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT side, cmdline, sysinfo, machine FROM boots WHERE job_id = ? ORDER BY seq",
+					"i", job);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct boot_info_row b = { db_col_text(st, 0), db_col_text(st, 1), db_col_text(st, 2), db_col_text(st, 3) };
+
+		fn(&b, data);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int runs_spec_nic(struct db *db, int64_t job, char **nic)
+{
+	return db_get_str(db, nic, "SELECT json_extract(result, '$.spec.nic') FROM runs "
+			  "WHERE job_id = ? AND json_valid(result) = 1 AND json_extract(result, '$.spec.nic') IS NOT NULL "
+			  "LIMIT 1", "i", job);
+}
+
+int runs_counts_of_job_each(struct db *db, int64_t job, void (*fn)(const struct run_count_row *c, void *data),
+			    void *data)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT workload, side, COUNT(DISTINCT boot_id), COUNT(*) FROM runs "
+		"WHERE job_id = ? AND status = 'ok' AND kind = 'measure' GROUP BY workload, side ORDER BY workload, side", "i", job);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct run_count_row c = { db_col_text(st, 0), db_col_text(st, 1), db_col_int64(st, 2), db_col_int64(st, 3) };
+
+		fn(&c, data);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int runs_job_headline(struct db *db, int64_t job, const char *workload, char **metric)
+{
+	return db_get_str(db, metric, "SELECT m.name FROM metrics m JOIN runs r ON r.id = m.run_id "
+			  "WHERE r.job_id = ? AND r.workload = ? AND m.name IN ('tps', 'tx_pps', 'rx_pps', 'tx_bps') "
+			  "ORDER BY CASE m.name WHEN 'tps' THEN 0 WHEN 'tx_pps' THEN 1 WHEN 'rx_pps' THEN 2 ELSE 3 END "
+			  "LIMIT 1", "is", job, workload);
+}
+
+int runs_job_metric_unit(struct db *db, int64_t job, const char *workload, const char *metric, char **unit)
+{
+	return db_get_str(db, unit, "SELECT m.unit FROM metrics m JOIN runs r ON r.id = m.run_id "
+			  "WHERE r.job_id = ? AND r.workload = ? AND m.name = ? LIMIT 1", "iss", job, workload, metric);
+}
+
+int runs_metric_values_each(struct db *db, int64_t job, const char *workload, const char *metric,
+			    void (*fn)(const struct run_value_row *v, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT r.side, COALESCE(b.seq, 0), m.value, r.id FROM runs r "
+		"LEFT JOIN boots b ON b.id = r.boot_id "
+		"JOIN metrics m ON m.run_id = r.id AND m.name = ? "
+		"WHERE r.job_id = ? AND r.workload = ? AND " RESULT_MEASURED_SQL " "
+		"ORDER BY COALESCE(b.seq, 0), r.seq, r.id", "sis", metric, job, workload);
+
+	if (!st)
+		return -1;
+	while (db_step(st) == DB_ROW) {
+		struct run_value_row v = { db_col_text(st, 0), db_col_int64(st, 1), db_col_num(st, 2), db_col_int64(st, 3) };
+
+		fn(&v, data);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int runs_uid(struct db *db, int64_t run, char **uid)
+{
+	return db_get_str(db, uid, "SELECT uid FROM runs WHERE id = ?", "i", run);
+}
+
+int runs_metric_unit(struct db *db, const char *workload, const char *metric, char **unit)
+{
+	return db_get_str(db, unit, "SELECT m.unit FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.workload = ? "
+			  "AND m.name = ? AND m.unit IS NOT NULL LIMIT 1", "ss", workload, metric);
+}
+
+int runs_profile_cpus(struct db *db, int64_t job, const char *workload, char **out)
+{
+	return db_get_str(db, out, "SELECT group_concat(c, ' / ') FROM (SELECT DISTINCT "
+			  "json_extract(result, '$.profile_cpus') AS c FROM runs WHERE job_id = ? AND workload = ? "
+			  "AND json_valid(result) = 1 AND json_extract(result, '$.profile_cpus') IS NOT NULL ORDER BY c) AS p",
+			  "is", job, workload);
+}
+
 int cpu_stats_avg_each(struct db *db, int64_t job, const char *workload, const char *side,
 		       void (*fn)(const struct cpu_avg_row *c, void *data), void *data)
 {

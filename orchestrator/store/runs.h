@@ -1,6 +1,7 @@
 /*
  * runs.h: reading the stored runs and their metrics (klab query, a job's
- * runs, a bisection step's boot values) and the boots of a job. The runs
+ * runs, a bisection step's boot values, the rows the reports draw) and the
+ * boots of a job (the job runner's and the report's). The runs
  * are written by store/result.c; a comparison side's boot values are read
  * by store/side.c.
  */
@@ -143,6 +144,64 @@ struct job_metric_row {
  */
 int job_metrics_of_workload_each(struct db *db, const char *workload,
 				 void (*fn)(const struct job_metric_row *m, void *data), void *data);
+
+/* Call FN with each workload of job JOB's runs, by name (NULL where the column is). 0, or -1 (FN not called). */
+int runs_workloads_of_job_each(struct db *db, int64_t job, void (*fn)(const char *workload, void *data), void *data);
+
+/* A boot of a job as the report's machine section reads it (strings NULL where the column is). */
+struct boot_info_row {
+	const char *side, *cmdline, *sysinfo, *machine;
+};
+
+/* Call FN with the boots of job JOB by seq. 0, or -1 (FN not called). */
+int boots_of_job_each(struct db *db, int64_t job, void (*fn)(const struct boot_info_row *b, void *data), void *data);
+
+/* The workload NIC the spec of a run of job JOB names (malloc'd, NULL without one) into *NIC. 1, 0, -1 as db_get_str(). */
+int runs_spec_nic(struct db *db, int64_t job, char **nic);
+
+/* The measured ok runs of a workload's side in a job: how many boots and runs (workload NULL where the column is). */
+struct run_count_row {
+	const char *workload, *side;
+	int64_t boots, runs;
+};
+
+/* Call FN with job JOB's counts by workload and side. 0, or -1 (FN not called). */
+int runs_counts_of_job_each(struct db *db, int64_t job, void (*fn)(const struct run_count_row *c, void *data),
+			    void *data);
+
+/*
+ * The headline metric of WORKLOAD's runs in job JOB (tps, tx_pps, rx_pps,
+ * tx_bps, the first there is) into *METRIC (malloc'd, untouched without
+ * one). 1, 0, -1 as db_get_str().
+ */
+int runs_job_headline(struct db *db, int64_t job, const char *workload, char **metric);
+
+/* The unit of METRIC in WORKLOAD's runs of job JOB into *UNIT (as runs_job_headline()). */
+int runs_job_metric_unit(struct db *db, int64_t job, const char *workload, const char *metric, char **unit);
+
+/* A measured run's value of a metric, with its side and its boot's seq (0 without a boot). */
+struct run_value_row {
+	const char *side;		/* NULL where the column is */
+	int64_t boot_seq;
+	double value;			/* as db_col_num() */
+	int64_t run;
+};
+
+/*
+ * Call FN with METRIC of each measured ok run of WORKLOAD in job JOB, by
+ * boot seq, run seq and id. 0, or -1 (FN not called).
+ */
+int runs_metric_values_each(struct db *db, int64_t job, const char *workload, const char *metric,
+			    void (*fn)(const struct run_value_row *v, void *data), void *data);
+
+/* The uid of run RUN into *UID (malloc'd). 1, 0, -1 as db_get_str(). */
+int runs_uid(struct db *db, int64_t run, char **uid);
+
+/* A unit of METRIC in any run of WORKLOAD into *UNIT (malloc'd, untouched without one). 1, 0, -1 as db_get_str(). */
+int runs_metric_unit(struct db *db, const char *workload, const char *metric, char **unit);
+
+/* The distinct profile_cpus of WORKLOAD's runs in job JOB, joined by " / ", into *OUT. 1, 0, -1 as db_get_str(). */
+int runs_profile_cpus(struct db *db, int64_t job, const char *workload, char **out);
 
 /* A CPU's mean shares (in %) over a job side's measured runs of a workload; cpu -1 is the machine's total. */
 struct cpu_avg_row {
