@@ -145,6 +145,23 @@ assert len(c) == 1 and c[0][\"description\"] == \"not tested: superseded by v2 (
 	done
 '
 
+# the faults of a server, while v2's job runs: its next check's POST reaches the server but the
+# answer comes after klab's timeout of 10 s (klab must look before posting again, or post twice),
+# the server stopped (SIGSTOP: requests hang until klab's timeout), the server's port refusing
+# connections (the proxy killed, then started again on its port)
+test_expect_success 'a slow answer to a post, a stopped server, a refused connection: klabd waits and goes on' '
+	test_wait_until 120 "test \"\$(sql \"SELECT count(*) FROM pw_checks WHERE pw_series = 3 AND state = '"'"'pending'"'"' AND posted IS NOT NULL\")\" = 2" &&
+	echo 14 >proxy/slowpost &&
+	pw=$(cat "$SCRATCH/pw/server.pid") && kill -STOP $pw &&
+	test_wait_until 60 "grep -q \"events/.*timed out after 10000 ms; trying again\" klabd2.log";
+	rc=$?; kill -CONT $pw; test $rc = 0 &&
+	port=$(cat proxy/port) && kill $(sed -n 2p "$PIDS") &&
+	test_wait_until 60 "grep -q \"127.0.0.1 port $port.*trying again\" klabd2.log" &&
+	{ python3 "$SRCDIR/tests/data/patchwork/proxy.py" proxy/port2 "$PW_URL" proxy $port & echo $! >>"$PIDS"; } &&
+	test_wait_until 20 "test -s proxy/port2" && test "$(cat proxy/port2)" = $port &&
+	test_wait_until 60 "tail -1 proxy/proxy.log | grep -q \" 200$\""
+'
+
 test_expect_success 'v2 ends with its final check on every patch, read back through the API' '
 	test_wait_until 400 "test \"\$(watch_state 3)\" = done" &&
 	test_wait_until 60 "test -n \"\$(sql \"SELECT final FROM pw_series WHERE pw_id = 3\")\"" &&
@@ -157,7 +174,10 @@ f = c[1]
 assert f[\"state\"] in (\"success\", \"warning\") and f[\"context\"] == \"klab-perf\", f
 assert \"tps\" in f[\"description\"] and \"wall clock (real)\" in f[\"description\"], f
 assert \"\\n\" not in f[\"description\"] and f[\"target_url\"].endswith(\"/job-2.html\"), f" || return 1
-	done
+	done &&
+	test_grep "slowed a POST by 14 s" proxy/proxy.log &&
+	test_grep "looking for the check on the server in 1000 ms before trying again" klabd2.log &&
+	test_grep "the post that got no answer went through; not posted again" klabd2.log
 '
 
 test_expect_success 'nothing posted twice, nothing missed, the token nowhere' '

@@ -142,20 +142,22 @@ static void refusal(const struct buf *body, struct buf *msg)
 }
 
 /*
- * One request, with retries: METHOD "GET" or "POST" (BODY as JSON). OUT
- * gets the answer's body. *CODE the last HTTP status. Returns 0 for a 2xx,
- * -1 for a 4xx or another answer that retrying will not change (logged
- * unless QUIET4XX, MSG gets why), PW_API_TRANSIENT after every try failed.
+ * One request, with up to TRIES attempts: METHOD "GET" or "POST" (BODY as
+ * JSON). OUT gets the answer's body. *CODE the last HTTP status. Returns 0
+ * for a 2xx, -1 for a 4xx or another answer that retrying will not change
+ * (MSG gets why), PW_API_TRANSIENT after every try failed on a 5xx, 429 or
+ * the transport: logged as an error when TRIES is a->tries, else MSG gets
+ * why and the caller decides (a POST looks before it tries again).
  */
-static int request(struct pw_api *a, const char *method, const char *url_in, const char *body, struct buf *out,
-		   long *code, struct buf *msg)
+static int request(struct pw_api *a, int tries, const char *method, const char *url_in, const char *body,
+		   struct buf *out, long *code, struct buf *msg)
 {
 	char *url = url_in[0] == '/' ? xasprintf("%s%s", a->base, url_in) : xstrdup(url_in);
 	long backoff = a->backoff_ms;
 	int ret = PW_API_TRANSIENT;
 	struct buf why = BUF_INIT;
 
-	for (int attempt = 1; attempt <= a->tries; attempt++) {
+	for (int attempt = 1; attempt <= tries; attempt++) {
 		CURL *c = curl_easy_init();
 		struct curl_slist *h = NULL;
 		char errbuf[CURL_ERROR_SIZE] = "";
@@ -221,11 +223,16 @@ static int request(struct pw_api *a, const char *method, const char *url_in, con
 			buf_addstr(&why, *errbuf ? errbuf : curl_easy_strerror(rc));
 		else
 			buf_addf(&why, "HTTP %ld", *code);
-		if (attempt < a->tries) {
+		if (attempt < tries) {
 			log_msg(LOG_WARNING, "patchwork %s '%s': %s; trying again in %ld ms (attempt %d of %d)", method,
-				url, why.buf, backoff, attempt + 1, a->tries);
+				url, why.buf, backoff, attempt + 1, tries);
 			sleep_ms(backoff);
 			backoff *= 2;
+		} else if (tries < a->tries) {
+			if (msg) {
+				buf_reset(msg);
+				buf_addstr(msg, why.buf);
+			}
 		} else {
 			error("patchwork %s '%s': %s after %d attempts; the next poll tries again", method, url,
 			      why.buf, a->tries);
@@ -242,7 +249,7 @@ int pw_api_get(struct pw_api *a, const char *url, struct buf *out)
 {
 	long code;
 	struct buf msg = BUF_INIT;
-	int rc = request(a, "GET", url, NULL, out, &code, &msg);
+	int rc = request(a, a->tries, "GET", url, NULL, out, &code, &msg);
 
 	if (rc == -1 && code)
 		error("patchwork GET '%s%s': HTTP %ld: %s", url[0] == '/' ? a->base : "", url, code, msg.buf);
@@ -273,8 +280,8 @@ int pw_api_post_check(struct pw_api *a, int64_t patch_id, const char *state, con
 	struct json_object *o = json_object_new_object();
 	struct buf out = BUF_INIT, msg = BUF_INIT;
 	char path[128];
-	long code = 0;
-	int rc;
+	long code = 0, backoff = a->backoff_ms;
+	int rc, found;
 
 	json_object_object_add(o, "state", json_object_new_string(state));
 	json_object_object_add(o, "context", json_object_new_string(context));
@@ -282,14 +289,51 @@ int pw_api_post_check(struct pw_api *a, int64_t patch_id, const char *state, con
 	if (target_url)
 		json_object_object_add(o, "target_url", json_object_new_string(target_url));
 	snprintf(path, sizeof(path), "/api/1.3/patches/%lld/checks/", (long long)patch_id);
-	rc = request(a, "POST", path, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), &out, &code, &msg);
+	/*
+	 * A POST that timed out (or was answered 5xx by a proxy) may have
+	 * reached the server all the same: before each retry, look for the
+	 * check on the server, so that a slow server gets each check once.
+	 */
+	for (int attempt = 1;; attempt++) {
+		rc = request(a, 1, "POST", path, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), &out, &code,
+			     &msg);
+		if (rc != PW_API_TRANSIENT)
+			break;
+		if (attempt >= a->tries) {
+			error("patchwork POST '%s%s': %s after %d attempts; the next poll tries again", a->base, path,
+			      msg.buf, attempt);
+			break;
+		}
+		log_msg(LOG_WARNING, "patchwork POST '%s%s': %s; looking for the check on the server in %ld ms before "
+			"trying again (attempt %d of %d)", a->base, path, msg.buf, backoff, attempt + 1, a->tries);
+		sleep_ms(backoff);
+		backoff *= 2;
+		a->retries++;
+		found = pw_api_has_check(a, patch_id, context, state);
+		if (found == 1) {
+			log_msg(LOG_NOTICE, "patchwork: the '%s' check of patch %lld is on the server: the post that "
+				"got no answer went through; not posted again", state, (long long)patch_id);
+			rc = 0;
+			break;
+		}
+		if (found) {	/* cannot look: posting blindly could post twice */
+			rc = found;
+			code = 0;
+			buf_reset(&msg);
+			buf_addstr(&msg, "a post got no answer and the server's checks could not be read; not posted "
+				   "again blindly");
+			break;
+		}
+	}
 	if (rc == -1) {
 		if (code)
 			error("patchwork refused the '%s' check of patch %lld (POST '%s%s'): HTTP %ld: %s", state,
 			      (long long)patch_id, a->base, path, code, msg.buf);
 		if (err) {
 			buf_reset(err);
-			buf_addf(err, "HTTP %ld: %s", code, msg.buf);
+			if (code)
+				buf_addf(err, "HTTP %ld: ", code);
+			buf_addstr(err, msg.buf);
 		}
 	} else if (rc == PW_API_TRANSIENT && err) {
 		buf_reset(err);
