@@ -297,7 +297,9 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		json_object_object_add(spec, "boots_min", json_object_new_int(cj->boots_min));
 	json_object_object_add(spec, "runs", json_object_new_int(o->runs > 0 ? o->runs : cj->runs));
 	json_object_object_add(spec, "warmup_runs", json_object_new_int(cj->warmup_runs));
-	json_object_object_add(spec, "observe_boots", json_object_new_int(cj->observe_boots));
+	/* a confirmation's and a bisection's answer is a statistic: no observation runs (docs/observation.md) */
+	json_object_object_add(spec, "observe_boots",
+			       json_object_new_int(o->confirms || o->bisection ? 0 : cj->observe_boots));
 	json_object_object_add(spec, "order", json_str(cj->order ? cj->order : "abba"));
 	json_object_object_add(spec, "seed", json_object_new_int64(seed));
 	json_object_object_add(spec, "schedule", json_str(o->schedule));

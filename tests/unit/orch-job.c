@@ -28,6 +28,7 @@
 	"[job \"refs-none\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = ndut npeer\n\tworkloads = rr\n" \
 	"[job \"night\"]\n\ttree = t\n\tmachines = dut peer\n\tworkloads = rr\n\tboots = 2\n" \
 	"[job \"adapt\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr\n\tboots = 2..7\n\truns = 1\n\twarmup_runs = 0\n" \
+	"[job \"refs-tx\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = dut peer\n\tworkloads = rr tx\n" \
 	"[schedule \"nightly\"]\n\tcron = 0 3 * * *\n\tjob = night\n"
 
 
@@ -354,6 +355,59 @@ int main(void)
 		is_int(spec_looks(&js, &lmin, &lmax), 0, "and no looks");
 		job_spec_release(&js);
 		json_object_put(spec);
+	}
+	{
+		/*
+		 * Observation runs only where a person reads them (docs/observation.md): a
+		 * confirmation's and a bisection's jobs (its ends, its steps) answer with a
+		 * statistic of their measurement runs and observe nothing, whatever their
+		 * template's observe_boots; the same template submitted by hand observes.
+		 */
+		static const char *const what[] = { "by hand", "a bisection's ends", "a bisection's step",
+						     "a confirmation" };
+		const char *kind[] = { "refs", "refs", "bisect", "confirm" };
+
+		db_exec(db, "INSERT INTO bisections (id, tree, good, bad, good_ref, bad_ref, workload, metric, alpha, "
+			    "spec, created) VALUES (9, 't', 'g', 'b', 'v6.1', 'v6.2', 'tx', 'tx_pps', 0.01, '{}', 0)");
+		for (int k = 0; k < 4; k++) {
+			struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+			struct json_object *spec;
+			struct job_spec js;
+			struct strvec plan = STRVEC_INIT;
+			size_t obs = 0;
+
+			o.job = "refs-tx";
+			if (k == 1 || k == 2) {
+				o.workload = "tx";
+				o.bisection = 9;
+				o.bisect_seq = k == 1 ? 0 : 2;
+			}
+			if (k == 2) {
+				o.base = o.test = NULL;
+				o.commit = "0123456789abcdef";
+			}
+			if (k == 3) {
+				o.kernel_a = 77;
+				o.kernel_b = 77;
+				o.confirms = 4;
+			}
+			id = job_submit(db, &cfg, &o);
+			if (!ok(id > 0, "%s: submitted", what[k]))
+				continue;
+			spec = job_spec(db, id);
+			is_str(jstr(spec, "kind", -1, NULL), kind[k], "%s: kind %s", what[k], kind[k]);
+			is_str(jstr(spec, "observe_boots", -1, NULL), k ? "0" : "1", "%s: observe_boots %d", what[k],
+			       k ? 0 : 1);
+			typed(spec, &js);
+			ok(!job_plan(&js, 3, &plan), "%s: plan", what[k]);
+			job_spec_release(&js);
+			for (size_t i = 0; i < plan.n; i++)
+				obs += starts_with(plan.v[i], "obs:");
+			/* tx lists perf-profile: its observation and its bare run in the first boot of each side */
+			is_int(obs, k ? 0 : 2 * 2, "%s: %d observation runs", what[k], k ? 0 : 2 * 2);
+			strvec_clear(&plan);
+			json_object_put(spec);
+		}
 	}
 	db_close(db);
 	conf_free(&cfg);
