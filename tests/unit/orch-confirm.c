@@ -16,6 +16,7 @@
 #include "log.h"
 #include "report/report.h"
 #include "store/result.h"
+#include "store/runs.h"
 #include "tap.h"
 #include "util.h"
 
@@ -251,6 +252,7 @@ int main(void)
 
 		spec_of(db, cj, &spec);
 		is_str(spec.kind, "confirm", "the queued job is a confirmation");
+		is_int(spec.observe_boots, 0, "it has no observation run: its answer is a statistic (its job's is 1)");
 		is_int(spec.confirms, count(db, f("SELECT job_id FROM confirmations WHERE id = %lld",
 								  (long long)cid)),
 		       "of the nightly that found the change point");
@@ -306,6 +308,48 @@ int main(void)
 		is_int(count(db, f("SELECT count(*) FROM confirmations WHERE job_id = %lld AND cp_job IS NULL "
 					       "AND change_pct < -4", (long long)step)), 1,
 		       "of the night's own CHANGED verdict (no change point named)");
+	}
+	/*
+	 * A history point is the mean of its night's side-B boots, each the mean
+	 * of the boot's measured runs: the observation runs (tps halved on A,
+	 * doubled on B) are not among them.
+	 */
+	{
+		struct history_series *hs = NULL;
+		size_t nhs = 0, off = 0, pts = 0;
+
+		ok(!history_analyse(db, "rr", "tps", NULL, NULL, 1.0, &hs, &nhs) && nhs == 1, "one history series");
+		for (size_t i = 0; nhs == 1 && i < hs->n && i < (size_t)nights; i++) {
+			pts++;
+			if (hs->pts[i].n_boots != 2 || fabs(hs->pts[i].value / level[i] - 1) > 0.001)
+				off++;
+		}
+		ok(pts == (size_t)nights && !off, "its %zu nights' points are their measured runs' level, "
+		   "2 boots each (%zu off)", pts, off);
+		history_free(hs, nhs);
+	}
+	/*
+	 * A bisection step's values (bisect_run.c classifies a commit by them): one
+	 * per boot, the mean of its measured runs, never its observation run.
+	 */
+	{
+		double *x = NULL;
+		size_t nx = 0, off = 0;
+		int64_t bj = 900;
+
+		db_exec(db, "INSERT INTO bisections (id, tree, good, bad, good_ref, bad_ref, workload, metric, alpha, "
+			    "spec, created) VALUES (5, 't', 'g', 'b', 'g', 'b', 'rr', 'tps', 0.01, '{}', 0)");
+		db_run(db, "INSERT INTO jobs (id, name, state, spec, created, bisection_id, bisect_seq) "
+		       "VALUES (?, 'night', 'done', '{\"warmup_runs\": 1}', 0, 5, 2)", "i", bj);
+		runs(db, bj, 80000, 90000);
+		ok(!runs_bisect_step_values(db, 5, 2, "B", "rr", "tps", &x, &nx), "the step's values load");
+		for (size_t i = 0; i < nx; i++)
+			off += fabs(x[i] / 90000 - 1) > 0.001;
+		ok(nx == 2 && !off, "side B of the step: 2 boot values at its measured level (%zu of %zu off)", off, nx);
+		free(x);
+		ok(!runs_bisect_step_values(db, 5, 2, "A", "rr", "tps", &x, &nx) && nx == 2 &&
+		   fabs(x[0] / 80000 - 1) < 0.001 && fabs(x[1] / 80000 - 1) < 0.001, "and so is side A");
+		free(x);
 	}
 	free(mail);
 	db_close(db);
