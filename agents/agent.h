@@ -37,6 +37,26 @@ int cmd_list(int argc, char **argv);		/* run.c */
 struct json_object *sysinfo_collect(int with_tools);
 
 /*
+ * The machine's PMU, as perf sees it: a CPU event source in ROOT/sys/bus/
+ * event_source/devices ("cpu" on x86, "cpu_core" and "cpu_atom" on a hybrid
+ * Intel, "armv8_pmuv3_0" or "armv8_cortex_a72" on ARM) and whether the agent
+ * may count system-wide (ROOT/proc/sys/kernel/perf_event_paranoid <= 0, or
+ * CAP_PERFMON or CAP_SYS_ADMIN in ROOT/proc/self/status). ROOT is "" on a
+ * machine; the unit tests pass a tree of their own. Nothing is logged.
+ */
+struct pmu_info {
+	int present;		/* a CPU PMU is registered */
+	int usable;		/* present, and system-wide counting is allowed: hardware counters are counted */
+	int hybrid;		/* more than one CPU PMU (cpu_core and cpu_atom) */
+	long paranoid;		/* perf_event_paranoid, -9 when unreadable */
+	char devices[256];	/* "cpu", "cpu_atom cpu_core", ... */
+	char reason[512];	/* why not usable: "no hardware PMU: ..." */
+};
+void pmu_detect(const char *root, struct pmu_info *p);
+/* {"present", "usable", "devices", "hybrid", "perf_event_paranoid", "reason"}: sysinfo's "pmu", a run's "pmu". */
+struct json_object *pmu_json(const struct pmu_info *p);
+
+/*
  * Read a small text file (sysfs, procfs) into `b`, trailing white space
  * removed: 0, or -1 (nothing logged; errno set).
  */

@@ -289,6 +289,34 @@ void mon_start_early(struct mon_ctx *m)
 	free(path);
 }
 
+/*
+ * perf stat's events: the run spec's (or the software default), then the
+ * hardware events of perf_hw_events[] the list does not name yet, when
+ * the machine has a PMU the agent may count system-wide (pmu_detect()).
+ * A PMU that lacks one (ARM cores without LLC-load-misses) answers
+ * "<not supported>" for it and counts the rest.
+ */
+static char *perf_stat_event_list(struct mon_ctx *m)
+{
+	struct buf b = BUF_INIT;
+	int k;
+
+	buf_addstr(&b, m->perf_events);
+	pmu_detect("", &m->pmu);
+	for (k = 0; m->pmu.usable && k < PERF_HW_N; k++) {
+		const char *e = perf_hw_events[k];
+		size_t n = strlen(e);
+		const char *p;
+		int named = 0;
+
+		for (p = m->perf_events; (p = strstr(p, e)); p += n)
+			named |= (p == m->perf_events || p[-1] == ',') && (!p[n] || p[n] == ',');
+		if (!named)
+			buf_addf(&b, "%s%s", b.len ? "," : "", e);
+	}
+	return buf_detach(&b, NULL);
+}
+
 void mon_window_start(struct mon_ctx *m)
 {
 	m->win_start_ms = now_ms();
@@ -306,12 +334,15 @@ void mon_window_start(struct mon_ctx *m)
 		char *perf = tool_path(m, MON_PERF_STAT, "perf");
 		if (perf) {
 			struct strvec argv = STRVEC_INIT;
+			free(m->perf_stat_events);
+			m->perf_stat_events = perf_stat_event_list(m);
 			strvec_push(&argv, perf);
 			strvec_push(&argv, "stat");
 			strvec_push(&argv, "-a");
+			strvec_push(&argv, "-A");	/* per CPU: the CPU set's counts are a part of the same count */
 			strvec_push(&argv, "-x,");
 			strvec_push(&argv, "-e");
-			strvec_push(&argv, m->perf_events);
+			strvec_push(&argv, m->perf_stat_events);
 			strvec_push(&argv, "--");
 			strvec_push(&argv, "sleep");
 			strvec_pushf(&argv, "%.3f", m->window_s);
@@ -453,11 +484,116 @@ static void finish_nic(struct mon_ctx *m, struct json_object *result, double win
 	counters_free(&dlt);
 }
 
-static void finish_perf_stat(struct mon_ctx *m, struct json_object *result)
+static void note(struct json_object *notes, const char *fmt, ...) KLAB_PRINTF(2, 3);
+static void note(struct json_object *notes, const char *fmt, ...)
 {
-	struct perf_stat_row *rows = NULL;
-	struct json_object *arr;
-	size_t n = 0, i;
+	va_list ap;
+	struct buf b = BUF_INIT;
+
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	json_object_array_add(notes, json_object_new_string(b.buf));
+	buf_release(&b);
+}
+
+/* "cpus" + LIST with ',' as '+': "cpus1", "cpus0-3+8" (the prefix of a CPU set's metrics). */
+static char *cpu_set_prefix(const char *list)
+{
+	char *s = xasprintf("cpus%s", list), *p;
+
+	for (p = s; *p; p++)
+		if (*p == ',')
+			*p = '+';
+	return s;
+}
+
+void perf_hw_metrics(struct json_object *result, struct json_object *pmu, const struct perf_stat_row *rows,
+		       size_t n, const char *cpus, double ops)
+{
+	static const char *const per_op[PERF_HW_N] = {
+		"cycles_per_op", "hw_insn_per_op", "cache_misses_per_op", "llc_load_misses_per_op",
+		"l1d_load_misses_per_op", "branch_misses_per_op",
+	};
+	static const char *const unit[PERF_HW_N] = { "cycle", "insn", "miss", "miss", "miss", "miss" };
+	struct perf_hw_count c[PERF_HW_N];
+	struct json_object *notes = result_array(pmu, "notes"), *scaled;
+	char *pre = cpus ? cpu_set_prefix(cpus) : NULL;
+	const char *where = cpus ? cpus : "all";
+	int k;
+
+	if (!json_object_object_get_ex(pmu, "scaled", &scaled)) {
+		scaled = json_object_new_object();
+		json_object_object_add(pmu, "scaled", scaled);
+	}
+	perf_hw_sum(rows, n, cpus, c);
+	for (k = 0; k < PERF_HW_N; k++) {
+		char *name = pre ? xasprintf("%s.%s", pre, per_op[k]) : xstrdup(per_op[k]);
+
+		if (c[k].missing) {
+			note(notes, "CPUs %s: %s, so no %s", where, c[k].missing, name);
+			c[k].rows = 0;
+		} else if (!c[k].rows) {
+			note(notes, "CPUs %s: perf printed no %s count, so no %s", where, perf_hw_events[k], name);
+		} else {
+			if (c[k].min_running_pct < 100) {
+				char *key = pre ? xasprintf("%s.%s", pre, perf_hw_events[k]) : xstrdup(perf_hw_events[k]);
+				json_object_object_add(scaled, key, json_object_new_double(c[k].min_running_pct));
+				note(notes, "CPUs %s: %s multiplexed, counted %.2f%% of the time and scaled by perf",
+					where, perf_hw_events[k], c[k].min_running_pct);
+				free(key);
+			}
+			if (ops > 0)
+				result_add_metric(result, name, c[k].value / ops, unit[k], "lower");
+		}
+		free(name);
+	}
+	if (c[PERF_HW_CYCLES].rows && c[PERF_HW_INSN].rows && c[PERF_HW_CYCLES].value > 0) {
+		char *name = pre ? xasprintf("%s.ipc", pre) : xstrdup("ipc");
+		result_add_metric(result, name, c[PERF_HW_INSN].value / c[PERF_HW_CYCLES].value, "insn/cycle", "none");
+		free(name);
+	}
+	if (ops <= 0)
+		note(notes, "CPUs %s: the run counted no operations, so no per-operation figure", where);
+	perf_hw_release(c);
+	free(pre);
+}
+
+/* Sum -A's per-CPU rows per event, in first-seen order: what "perf_stat" and the perf.* metrics hold. */
+static void perf_stat_by_event(const struct perf_stat_row *rows, size_t n, struct perf_stat_row **out,
+			       size_t *nout)
+{
+	size_t i, j;
+
+	*out = xcalloc(n ? n : 1, sizeof(**out));
+	*nout = 0;
+	for (i = 0; i < n; i++) {
+		struct perf_stat_row *e = NULL;
+
+		for (j = 0; j < *nout && !e; j++)
+			if (!strcmp((*out)[j].event, rows[i].event))
+				e = &(*out)[j];
+		if (!e) {
+			e = &(*out)[(*nout)++];
+			*e = rows[i];
+			e->cpu = -1;
+			e->event = xstrdup(rows[i].event);
+			e->unit = xstrdup(rows[i].unit);
+			continue;
+		}
+		e->supported &= rows[i].supported;
+		e->counted &= rows[i].counted;
+		e->value += rows[i].value;
+		if (rows[i].running_pct < e->running_pct)
+			e->running_pct = rows[i].running_pct;
+	}
+}
+
+static void finish_perf_stat(struct mon_ctx *m, struct json_object *result, double ops)
+{
+	struct perf_stat_row *cpu_rows = NULL, *rows = NULL;
+	struct json_object *arr, *pmu;
+	size_t n_cpu = 0, n = 0, i;
 
 	if (!m->perf_stat_on)
 		return;
@@ -467,9 +603,18 @@ static void finish_perf_stat(struct mon_ctx *m, struct json_object *result)
 		free(l);
 		return;
 	}
-	if (parse_perf_stat(m->perf_stat.err.buf, m->perf_stat.err.len, "perf stat output", &rows, &n)) {
+	if (parse_perf_stat(m->perf_stat.err.buf, m->perf_stat.err.len, "perf stat output", &cpu_rows, &n_cpu)) {
 		unavailable(m, MON_PERF_STAT, "cannot parse perf stat output");
 		return;
+	}
+	perf_stat_by_event(cpu_rows, n_cpu, &rows, &n);
+	pmu = pmu_json(&m->pmu);
+	json_object_object_add(result, "pmu", pmu);
+	json_object_object_add(pmu, "events", json_object_new_string(m->perf_stat_events));
+	if (m->pmu.usable) {
+		perf_hw_metrics(result, pmu, cpu_rows, n_cpu, NULL, ops);
+		if (m->profile_cpus)
+			perf_hw_metrics(result, pmu, cpu_rows, n_cpu, m->profile_cpus, ops);
 	}
 	arr = result_array(result, "perf_stat");
 	for (i = 0; i < n; i++) {
@@ -481,12 +626,15 @@ static void finish_perf_stat(struct mon_ctx *m, struct json_object *result)
 			char *name = xasprintf("perf.%s", rows[i].event);
 			json_object_object_add(o, "value", json_object_new_double(rows[i].value));
 			json_object_object_add(o, "unit", json_object_new_string(rows[i].unit));
+			if (rows[i].running_pct < 100)
+				json_object_object_add(o, "running_pct", json_object_new_double(rows[i].running_pct));
 			result_add_metric(result, name, rows[i].value, rows[i].unit, "none");
 			free(name);
 		}
 		json_object_array_add(arr, o);
 	}
 	perf_stat_rows_free(rows, n);
+	perf_stat_rows_free(cpu_rows, n_cpu);
 }
 
 /*
@@ -673,7 +821,7 @@ void mon_finish(struct mon_ctx *m, struct json_object *result, double ops)
 		ops = m->udp_in_delta > 0 ? (double)m->udp_in_delta : 0;
 	if (m->want[MON_CPU])
 		finish_cpu(m, result, ops, win_s);
-	finish_perf_stat(m, result);
+	finish_perf_stat(m, result, ops);
 	finish_perf_profile(m, result);
 	finish_bpftrace(m, result);
 	for (i = 0; i < MON_N; i++)
@@ -697,6 +845,7 @@ void mon_release(struct mon_ctx *m)
 	counters_free(&m->nic_before);
 	counters_free(&m->nic_after);
 	run_release(&m->perf_stat);
+	free(m->perf_stat_events);
 	run_release(&m->perf_rec);
 	run_release(&m->bpf);
 	json_object_put(m->cpu_series);

@@ -4,6 +4,7 @@
 
 #include <json-c/json.h>
 
+#include "agent.h"
 #include "parse.h"
 #include "run.h"
 
@@ -46,7 +47,7 @@ struct mon_ctx {
 	double window_s;		/* planned measured window */
 	double profile_s;		/* perf record length */
 	long profile_hz;		/* perf record sampling frequency per CPU */
-	const char *profile_cpus;	/* perf record -C LIST (NULL: -a, every CPU) */
+	const char *profile_cpus;	/* perf record -C LIST (NULL: -a, every CPU); perf stat's CPU set */
 	double bpf_total_s;		/* from mon_start_early() to the window's end */
 
 	/* state */
@@ -58,6 +59,8 @@ struct mon_ctx {
 	struct counters nic_before, nic_after;
 	struct run_cmd perf_stat, perf_rec, bpf;
 	int perf_stat_on, perf_rec_on, bpf_on;
+	struct pmu_info pmu;		/* found at the window's start when perf-stat runs */
+	char *perf_stat_events;		/* what perf stat was asked for: perf_events, then the hardware events */
 	int64_t udp_in_delta;		/* Udp.InDatagrams over the window, -1: unknown */
 };
 
@@ -76,6 +79,20 @@ void mon_window_end(struct mon_ctx *m);
  */
 void mon_finish(struct mon_ctx *m, struct json_object *result, double ops);
 void mon_release(struct mon_ctx *m);
+
+/*
+ * The hardware metrics of one CPU set from perf stat -A's rows (CPUS NULL:
+ * every CPU, names without a prefix; "0-3,8": names "cpus0-3+8.NAME"):
+ * cycles_per_op, hw_insn_per_op (instructions the PMU counted, not the
+ * icount lab's insn_per_op), the cache and branch misses per operation
+ * (ops > 0), ipc. A count with a part perf did not count ("<not counted>",
+ * "<not supported>") gives no metric and a line in PMU's "notes", never a
+ * zero; a count perf multiplexed (and scaled to the whole window) keeps
+ * its figure and is flagged: PMU's "scaled" {event: lowest running %} and
+ * a note.
+ */
+void perf_hw_metrics(struct json_object *result, struct json_object *pmu, const struct perf_stat_row *rows,
+		     size_t n, const char *cpus, double ops);
 
 /* Append {"name","value","unit","better"} to the result's "metrics" array. */
 void result_add_metric(struct json_object *result, const char *name, double value,

@@ -807,8 +807,8 @@ int parse_perf_stat(const char *text, size_t len, const char *what,
 	*n = 0;
 	lines_init(&l, text, len);
 	while (lines_next(&l)) {
-		char *f[8];
-		int nf = 0;
+		char *f[10], *end;
+		int nf = 0, cpu = -1;
 		char *p = l.line;
 		struct perf_stat_row r;
 
@@ -816,9 +816,19 @@ int parse_perf_stat(const char *text, size_t len, const char *what,
 			continue;
 		/* split on ',' keeping empty fields */
 		f[nf++] = p;
-		while ((p = strchr(p, ',')) && nf < 8) {
+		while ((p = strchr(p, ',')) && nf < 10) {
 			*p++ = 0;
 			f[nf++] = p;
+		}
+		/* perf stat -A: each line starts with its CPU, "CPU3" */
+		if (!strncmp(f[0], "CPU", 3) && isdigit((unsigned char)f[0][3])) {
+			long c = strtol(f[0] + 3, &end, 10);
+			if (*end || c >= 4096) {
+				error("%s:%d: malformed perf stat CPU '%s'", what, l.no, f[0]);
+				goto out;
+			}
+			cpu = (int)c;
+			memmove(f, f + 1, --nf * sizeof(*f));
 		}
 		if (nf < 3) {
 			if (*n == 0 && !strchr(l.line, ','))
@@ -831,6 +841,7 @@ int parse_perf_stat(const char *text, size_t len, const char *what,
 			goto out;
 		}
 		memset(&r, 0, sizeof(r));
+		r.cpu = cpu;
 		r.supported = 1;
 		r.counted = 1;
 		r.running_pct = 100.0;
@@ -843,7 +854,8 @@ int parse_perf_stat(const char *text, size_t len, const char *what,
 			error("%s:%d: malformed perf stat value '%s'", what, l.no, f[0]);
 			goto out;
 		}
-		if (nf > 4 && *f[4] && parse_double(f[4], &r.running_pct)) {
+		if (nf > 4 && *f[4] && (parse_double(f[4], &r.running_pct) || !(r.running_pct >= 0) ||
+					 r.running_pct > 100.005)) {
 			error("%s:%d: malformed perf stat running share '%s'", what, l.no, f[4]);
 			goto out;
 		}
@@ -868,6 +880,112 @@ out:
 		*n = 0;
 	}
 	return ret;
+}
+
+const char *const perf_hw_events[PERF_HW_N] = {
+	"cycles", "instructions", "cache-misses", "LLC-load-misses", "L1-dcache-load-misses", "branch-misses",
+};
+
+/*
+ * The generic name of an event as perf prints it: "cycles" of "cycles",
+ * "cpu_core/cycles/" (a hybrid x86's two PMUs), "armv8_pmuv3_0/cycles/"
+ * or "cycles:u"; "cpu-cycles" is perf's other name for cycles. Into OUT,
+ * at most N bytes; 0, or -1 when it does not fit.
+ */
+static int perf_generic_name(const char *event, char *out, size_t n)
+{
+	const char *p = event, *e;
+	size_t len;
+
+	if ((e = strchr(p, '/'))) {
+		p = e + 1;
+		e = strchr(p, '/');
+		len = e ? (size_t)(e - p) : strlen(p);
+	} else {
+		len = strcspn(p, ":");
+	}
+	if (len >= n)
+		return -1;
+	memcpy(out, p, len);
+	out[len] = 0;
+	if (!strcmp(out, "cpu-cycles"))
+		strcpy(out, "cycles");
+	return 0;
+}
+
+/* Whether CPU is in LIST ("1", "0-3,8"; a list cpu_list_ok() accepts). */
+static int cpu_in_list(const char *list, int cpu)
+{
+	const char *s = list;
+
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s)
+			return 0;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		if (cpu >= a && cpu <= b)
+			return 1;
+		if (*end != ',')
+			return 0;
+		s = end + 1;
+	}
+	return 0;
+}
+
+void perf_hw_sum(const struct perf_stat_row *rows, size_t n, const char *cpus,
+		 struct perf_hw_count out[PERF_HW_N])
+{
+	size_t i;
+	int k;
+
+	for (k = 0; k < PERF_HW_N; k++) {
+		memset(&out[k], 0, sizeof(out[k]));
+		out[k].min_running_pct = 100;
+	}
+	for (i = 0; i < n; i++) {
+		const struct perf_stat_row *r = &rows[i];
+		struct perf_hw_count *c = NULL;
+		char name[64];
+
+		if (cpus && (r->cpu < 0 || !cpu_in_list(cpus, r->cpu)))
+			continue;
+		if (perf_generic_name(r->event, name, sizeof(name)))
+			continue;
+		for (k = 0; k < PERF_HW_N && !c; k++)
+			if (!strcmp(name, perf_hw_events[k]))
+				c = &out[k];
+		if (!c)
+			continue;
+		if (!r->counted) {
+			/* a part of the sum is missing: the sum is not a count, whatever the other parts say */
+			if (!c->missing) {
+				if (r->cpu >= 0)
+					c->missing = xasprintf("%s on CPU %d %s", r->event, r->cpu,
+							       r->supported ? "<not counted>" : "<not supported>");
+				else
+					c->missing = xasprintf("%s %s", r->event,
+							       r->supported ? "<not counted>" : "<not supported>");
+			}
+			continue;
+		}
+		c->value += r->value;
+		c->rows++;
+		if (r->running_pct < c->min_running_pct)
+			c->min_running_pct = r->running_pct;
+	}
+}
+
+void perf_hw_release(struct perf_hw_count c[PERF_HW_N])
+{
+	int k;
+
+	for (k = 0; k < PERF_HW_N; k++) {
+		free(c[k].missing);
+		c[k].missing = NULL;
+	}
 }
 
 /* --- bpftrace ---------------------------------------------------------------------- */

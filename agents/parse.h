@@ -149,18 +149,45 @@ void folded_stacks_free(struct folded_stack *v, size_t n);
 void folded_stacks_cap(struct folded_stack **v, size_t *n, size_t max);
 
 struct perf_stat_row {
-	char *event;
+	int cpu;		/* perf stat -A: the line's CPU ("CPU3,..."); -1 for a system-wide sum */
+	char *event;		/* as perf prints it: "cycles", "cpu_core/cycles/", "armv8_pmuv3_0/cycles/" */
 	double value;		/* 0 when not supported / not counted */
 	char *unit;		/* "msec", "" ... */
 	int supported;		/* 0: "<not supported>" */
 	int counted;		/* 0: "<not counted>" or not supported */
-	double running_pct;	/* share of the time the counter ran */
+	double running_pct;	/* share of the time the counter ran: below 100 perf multiplexed it and scaled the value */
 };
 
-/* Parse `perf stat -x,` output (CSV on stderr); '#' lines and blank lines are skipped. */
+/*
+ * Parse `perf stat -x,` output (CSV on stderr): value, unit, event, run
+ * time, running share, metric value, metric unit, each line optionally
+ * after its CPU ("CPU3," with -A); '#' lines and blank lines are skipped.
+ */
 int parse_perf_stat(const char *text, size_t len, const char *what,
 		    struct perf_stat_row **rows, size_t *n);
 void perf_stat_rows_free(struct perf_stat_row *rows, size_t n);
+
+/* The hardware events the agent counts where the machine has a PMU; perf's names in perf_hw_events[]. */
+enum { PERF_HW_CYCLES, PERF_HW_INSN, PERF_HW_CACHE_MISSES, PERF_HW_LLC_MISSES, PERF_HW_L1D_MISSES,
+       PERF_HW_BRANCH_MISSES, PERF_HW_N };
+extern const char *const perf_hw_events[PERF_HW_N];
+
+struct perf_hw_count {
+	double value;		/* the sum of the counted rows (perf's values, scaled when multiplexed) */
+	int rows;		/* rows summed: 0, no count */
+	double min_running_pct;	/* the lowest running share of a summed row (100: never multiplexed) */
+	char *missing;		/* the first row that was not counted: "cpu_atom/cycles/ <not counted>", or NULL */
+};
+
+/*
+ * Sum each hardware event's rows: a hybrid machine's PMUs (cpu_core/cycles/
+ * and cpu_atom/cycles/) and, from perf stat -A, the CPUs of list CPUS
+ * ("1", "0-3,8"; NULL: every row). A sum with a missing part is no count:
+ * the caller gives no figure when `missing` is set.
+ */
+void perf_hw_sum(const struct perf_stat_row *rows, size_t n, const char *cpus,
+		 struct perf_hw_count out[PERF_HW_N]);
+void perf_hw_release(struct perf_hw_count c[PERF_HW_N]);
 
 /* --- bpftrace ------------------------------------------------------------- */
 

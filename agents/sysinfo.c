@@ -11,6 +11,7 @@
 #include "jsonh.h"
 #include "log.h"
 #include "run.h"
+#include "strvec.h"
 #include "util.h"
 
 static void add_str(struct json_object *o, const char *key, const char *v)
@@ -292,12 +293,116 @@ static struct json_object *tools(void)
 	return o;
 }
 
+/* --- the PMU ---------------------------------------------------------------------- */
+
+/* A CPU PMU's name in /sys/bus/event_source/devices: x86 (Intel, AMD), a hybrid Intel's two, ARM's. */
+static int pmu_name(const char *n)
+{
+	return !strcmp(n, "cpu") || !strcmp(n, "cpu_core") || !strcmp(n, "cpu_atom") || starts_with(n, "armv8_") ||
+	       starts_with(n, "armv7_");
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether CapEff in ROOT/proc/self/status has CAP_PERFMON (38) or CAP_SYS_ADMIN (21). */
+static int may_count_system_wide(const char *root)
+{
+	struct buf b = BUF_INIT;
+	char *path = xasprintf("%s/proc/self/status", root);
+	const char *p;
+	unsigned long long caps = 0;
+	int ret = 0;
+
+	if (!buf_read_file(&b, path) && (p = strstr(b.buf, "\nCapEff:")))
+		ret = sscanf(p + 8, "%llx", &caps) == 1 && (caps & (1ULL << 38 | 1ULL << 21));
+	buf_release(&b);
+	free(path);
+	return ret;
+}
+
+void pmu_detect(const char *root, struct pmu_info *p)
+{
+	char *dir = xasprintf("%s/sys/bus/event_source/devices", root), *path;
+	struct strvec all = STRVEC_INIT, cpu = STRVEC_INIT;
+	struct buf b = BUF_INIT;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int priv;
+
+	memset(p, 0, sizeof(*p));
+	p->paranoid = -9;
+	path = xasprintf("%s/proc/sys/kernel/perf_event_paranoid", root);
+	if (!read_small_file(path, &b) && parse_long(b.buf, -1, 4, &p->paranoid))
+		p->paranoid = -9;
+	free(path);
+	buf_release(&b);
+	if (!d) {
+		snprintf(p->reason, sizeof(p->reason), "cannot read %s (%s): the kernel has no perf events",
+			 dir, strerror(errno));
+		goto out;
+	}
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			strvec_push(pmu_name(e->d_name) ? &cpu : &all, e->d_name);
+	closedir(d);
+	if (cpu.n)
+		qsort(cpu.v, cpu.n, sizeof(*cpu.v), name_cmp);
+	if (all.n)
+		qsort(all.v, all.n, sizeof(*all.v), name_cmp);
+	if (!cpu.n) {
+		char *has = all.n ? strvec_join(&all, " ") : xstrdup("nothing");
+		snprintf(p->reason, sizeof(p->reason),
+			 "no hardware PMU: /sys/bus/event_source/devices has no cpu, cpu_core, cpu_atom or armv8_* "
+			 "event source (it has %s), so perf counts software events only: a virtual machine without "
+			 "a virtual PMU, or qemu's TCG", has);
+		free(has);
+		goto out;
+	}
+	{
+		char *j = strvec_join(&cpu, " ");
+		snprintf(p->devices, sizeof(p->devices), "%s", j);
+		free(j);
+	}
+	p->present = 1;
+	p->hybrid = cpu.n > 1;
+	/* system-wide counting (perf stat -a/-C) needs paranoid <= 0 or CAP_PERFMON (root has it) */
+	priv = may_count_system_wide(root);
+	if (p->paranoid > 0 && !priv) {
+		snprintf(p->reason, sizeof(p->reason),
+			 "PMU %s present, but perf_event_paranoid is %ld and the agent has neither CAP_PERFMON nor "
+			 "CAP_SYS_ADMIN: no system-wide counters", p->devices, p->paranoid);
+		goto out;
+	}
+	p->usable = 1;
+out:
+	strvec_clear(&all);
+	strvec_clear(&cpu);
+	free(dir);
+}
+
+struct json_object *pmu_json(const struct pmu_info *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "present", json_object_new_boolean(p->present));
+	json_object_object_add(o, "usable", json_object_new_boolean(p->usable));
+	add_str(o, "devices", p->present ? p->devices : NULL);
+	json_object_object_add(o, "hybrid", json_object_new_boolean(p->hybrid));
+	json_object_object_add(o, "perf_event_paranoid", p->paranoid == -9 ? NULL : json_object_new_int64(p->paranoid));
+	add_str(o, "reason", p->usable ? NULL : p->reason);
+	return o;
+}
+
 struct json_object *sysinfo_collect(int with_tools)
 {
 	struct json_object *o = json_object_new_object(), *k = json_object_new_object();
 	struct utsname u;
 	char *bid = kernel_build_id();
 	char host[256] = "";
+	struct pmu_info pmu;
 
 	json_object_object_add(o, "sysinfo_version", json_object_new_int(1));
 	gethostname(host, sizeof(host) - 1);
@@ -315,6 +420,8 @@ struct json_object *sysinfo_collect(int with_tools)
 	json_object_object_add(o, "mem_kb", json_object_new_int64(meminfo_kb("MemTotal:")));
 	json_object_object_add(o, "nics", nics());
 	json_object_object_add(o, "sysctls", sysctl_values());
+	pmu_detect("", &pmu);
+	json_object_object_add(o, "pmu", pmu_json(&pmu));
 	if (with_tools)
 		json_object_object_add(o, "tools", tools());
 	free(bid);
