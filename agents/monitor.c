@@ -607,6 +607,7 @@ static void finish_perf_stat(struct mon_ctx *m, struct json_object *result, doub
 		unavailable(m, MON_PERF_STAT, "cannot parse perf stat output");
 		return;
 	}
+	perf_stat_drop_foreign(cpu_rows, &n_cpu);
 	perf_stat_by_event(cpu_rows, n_cpu, &rows, &n);
 	pmu = pmu_json(&m->pmu);
 	json_object_object_add(result, "pmu", pmu);

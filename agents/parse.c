@@ -978,6 +978,63 @@ void perf_hw_sum(const struct perf_stat_row *rows, size_t n, const char *cpus,
 	}
 }
 
+/* The PMU of "cpu_atom/cycles/" ("cpu_atom", its length), or 0 for an event without one. */
+static size_t perf_pmu_len(const char *event)
+{
+	const char *e = strchr(event, '/');
+
+	return e ? (size_t)(e - event) : 0;
+}
+
+/* Whether PMU (LEN bytes) counted a row on CPU: the CPU is one of the PMU's. */
+static int perf_pmu_owns(const struct perf_stat_row *rows, size_t n, int cpu, const char *pmu, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].cpu == cpu && rows[i].counted && perf_pmu_len(rows[i].event) == len &&
+		    !strncmp(rows[i].event, pmu, len))
+			return 1;
+	return 0;
+}
+
+/* Whether a PMU other than PMU (LEN bytes) counted a row on CPU. */
+static int perf_other_pmu_owns(const struct perf_stat_row *rows, size_t n, int cpu, const char *pmu, size_t len)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t l = perf_pmu_len(rows[i].event);
+
+		if (rows[i].cpu == cpu && rows[i].counted && l && (l != len || strncmp(rows[i].event, pmu, len)))
+			return 1;
+	}
+	return 0;
+}
+
+size_t perf_stat_drop_foreign(struct perf_stat_row *rows, size_t *n)
+{
+	size_t i, k = 0, dropped = 0;
+	char *keep = xcalloc(*n ? *n : 1, 1);
+
+	/* decide on the whole table first: a dropped row must not change what the next one sees */
+	for (i = 0; i < *n; i++) {
+		const struct perf_stat_row *r = &rows[i];
+		size_t len = perf_pmu_len(r->event);
+
+		keep[i] = r->counted || r->cpu < 0 || !len || perf_pmu_owns(rows, *n, r->cpu, r->event, len) ||
+			  !perf_other_pmu_owns(rows, *n, r->cpu, r->event, len);
+	}
+	for (i = 0; i < *n; i++) {
+		if (keep[i]) {
+			rows[k++] = rows[i];
+			continue;
+		}
+		free(rows[i].event);
+		free(rows[i].unit);
+		dropped++;
+	}
+	*n = k;
+	free(keep);
+	return dropped;
+}
+
 void perf_hw_release(struct perf_hw_count c[PERF_HW_N])
 {
 	int k;

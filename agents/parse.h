@@ -189,6 +189,18 @@ void perf_hw_sum(const struct perf_stat_row *rows, size_t n, const char *cpus,
 		 struct perf_hw_count out[PERF_HW_N]);
 void perf_hw_release(struct perf_hw_count c[PERF_HW_N]);
 
+/*
+ * perf stat -A on a hybrid machine: some perf versions print each PMU's
+ * event on every CPU, "<not counted>" on the other PMU's CPUs (pmu-tools
+ * issue 469 saw it; others print a PMU's CPUs only). Drop such a row: one
+ * of PMU P ("cpu_atom/cycles/") not counted on a CPU where P counted
+ * nothing and another PMU counted something, so the CPU is not P's and the
+ * row is no missing part of a count. A CPU where no PMU counted keeps its
+ * rows (a real gap). Frees the dropped rows' strings, shrinks *N and
+ * returns how many it dropped.
+ */
+size_t perf_stat_drop_foreign(struct perf_stat_row *rows, size_t *n);
+
 /* --- bpftrace ------------------------------------------------------------- */
 
 /* Open bucket ends ("(..., 0)" and "[8K, ...)") are written as -/+ BPF_OPEN. */

@@ -140,6 +140,30 @@ static void test_sum(void)
 	perf_hw_release(c);
 	perf_stat_rows_free(r, n);
 
+	/* a perf that prints each PMU's event on every CPU: the other PMU's CPUs are <not counted> */
+	rows_of("intel-hybrid-all-A.txt", &r, &n);
+	is_int(n, 30 + 6 * 12, "hybrid, every event on every CPU: 102 rows");
+	is_int(perf_stat_drop_foreign(r, &n), 6 * 6, "36 rows of the other PMU's CPUs dropped (2 + 4 per event)");
+	is_int(n, 66, "66 left: the rows of intel-hybrid-A.txt, cpu_atom's <not counted> L1d on CPU 5 among them");
+	perf_hw_sum(r, n, NULL, c);
+	is_double(c[PERF_HW_CYCLES].value, 8e9, 0, "hybrid, every CPU: the same cycles");
+	is_int(c[PERF_HW_CYCLES].rows, 6, "from the six rows that counted");
+	ok(c[PERF_HW_L1D_MISSES].missing && !strcmp(c[PERF_HW_L1D_MISSES].missing,
+						      "cpu_atom/L1-dcache-load-misses/ on CPU 5 <not counted>"),
+	   "the real gap stays, named by the atom's row: %s", c[PERF_HW_L1D_MISSES].missing);
+	perf_hw_release(c);
+	perf_stat_rows_free(r, n);
+	rows_of("intel-hybrid-A.txt", &r, &n);
+	is_int(perf_stat_drop_foreign(r, &n), 0, "a PMU's CPUs only: nothing dropped");
+	perf_stat_rows_free(r, n);
+	rows_of("vm-no-pmu-A.txt", &r, &n);
+	is_int(perf_stat_drop_foreign(r, &n), 0, "no PMU names in the events: nothing dropped");
+	perf_hw_sum(r, n, NULL, c);
+	ok(c[PERF_HW_CYCLES].missing && !strcmp(c[PERF_HW_CYCLES].missing, "cycles on CPU 0 <not supported>") &&
+	   !c[PERF_HW_INSN].rows, "this VM (recorded): cycles <not supported>, no instructions");
+	perf_hw_release(c);
+	perf_stat_rows_free(r, n);
+
 	rows_of("arm-cortex-a72.txt", &r, &n);
 	perf_hw_sum(r, n, "0", c);
 	is_int(c[PERF_HW_CYCLES].rows, 0, "a CPU set of rows without a CPU: nothing");
