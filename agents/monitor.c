@@ -828,6 +828,16 @@ void mon_finish(struct mon_ctx *m, struct json_object *result, double ops)
 	for (i = 0; i < MON_N; i++)
 		if (m->want[i])
 			json_object_object_add(mons, mon_names[i], json_object_new_string(m->status[i]));
+	/*
+	 * The hardware counters as a monitor of their own: perf-stat ran, and
+	 * "pmu" says whether it counted cycles too or why not, so the job page
+	 * and the mail name the reason where the cycles_per_op figures are missing.
+	 */
+	if (json_object_object_get_ex(result, "pmu", NULL)) {
+		char *st = m->pmu.usable ? xstrdup("ok") : xasprintf("unavailable: %s", m->pmu.reason);
+		json_object_object_add(mons, "pmu", json_object_new_string(st));
+		free(st);
+	}
 	json_object_object_add(result, "monitors", mons);
 }
 

@@ -75,12 +75,14 @@ test_expect_success ROOT,NETNS,PERF 'udp_tx with perf-stat: the hardware metrics
 	if p["usable"]:
 	    check(all(k in m for k in ("cycles_per_op", "hw_insn_per_op", "ipc")), "hardware metrics")
 	    check("cycles" in p["events"] and "cpus0.cycles_per_op" in m, "cycles counted, CPU set 0 too")
+	    check(t["monitors"]["pmu"] == "ok", "monitors.pmu ok")
 	else:
 	    names = [k for k in m if k in hw or k.split(".")[-1] in hw]
 	    check(not names, "no hardware metric: %s" % names)
 	    check(p["reason"] == si["reason"] and p["reason"].startswith("no hardware PMU"),
 	          "the run carries the reason: %s" % p["reason"])
 	    check("cycles" not in p["events"].split(","), "no hardware event asked for: %s" % p["events"])
+	    check(t["monitors"]["pmu"] == "unavailable: " + si["reason"], "monitors.pmu says why: %s" % t["monitors"]["pmu"])
 	    check(not any(not e["supported"] for e in t["perf_stat"]), "so no <not supported> row either")
 	PY
 '
