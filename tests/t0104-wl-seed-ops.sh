@@ -139,6 +139,19 @@ test_expect_success 'udp-tx: a sink with --idle-end ends after the sender, with 
 	$JV sink.json --check "d[\"total\"][\"packets\"] == 4000" "d[\"duration_s\"] < 5"
 '
 
+test_expect_success 'udp-tx and udp-rr --window-fd: start then end, once each, and not without --ops' '
+	"$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --engine io_uring --batch 32 --duration 20 \
+		--ops 20000 --warmup-ops 4000 --window-fd 7 >wtx.json 7>wtx.lines &&
+	printf "start\nend\n" >expect && test_cmp expect wtx.lines &&
+	"$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 20 --ops 5000 --window-fd 7 >wtx0.json 7>wtx0.lines &&
+	test_cmp expect wtx0.lines &&
+	rr_ops wrr --duration 20 --idle-end 0.3 -- --flows 8 --threads 2 --duration 20 --ops 6000 --warmup-ops 1000 \
+		--window-fd 7 7>wrr.lines &&
+	test "$(cat wrr.rc)" = 0 && test_cmp expect wrr.lines &&
+	test_expect_code 2 "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 1 --window-fd 7 7>/dev/null 2>err &&
+	test_grep "window-fd. needs .--ops." err
+'
+
 test_expect_success 'usage: the new options are checked and named' '
 	for a in "--ops 0:invalid --ops .0." "--warmup-ops 5:--warmup-ops. needs .--ops." \
 		 "--ops 10 --warmup 1:--warmup. does not go with .--ops." "--src-ports 1-2:--src-ports. needs .--seed." \

@@ -39,7 +39,7 @@ static const char rr_usage[] =
 	"       klab-udp-rr client --addr A --port P --flows F [--threads T] [--request-size N]\n"
 	"                          [--response-size N] --duration S [--warmup S] [--burst K]\n"
 	"                          [--cpus LIST] [--busy-poll USEC] [--rto-ms MS] [-6]\n"
-	"                          [--ops N [--warmup-ops N]] [--seed S [--src-ports LO-HI]]\n";
+	"                          [--ops N [--warmup-ops N] [--window-fd N]] [--seed S [--src-ports LO-HI]]\n";
 
 struct rr_params {
 	struct wl_gen g;	/* g.listen: the server */
@@ -63,6 +63,7 @@ static int rr_parse(int argc, char **argv, struct wl_gen *g)
 		{ "ready-fd", 1, &g->arg.ready_fd }, { "start-wait", 1, &g->arg.start_wait },
 		{ "ops", 1, &g->arg.ops }, { "warmup-ops", 1, &g->arg.warmup_ops }, { "seed", 1, &g->arg.seed },
 		{ "src-ports", 1, &g->arg.src_ports }, { "idle-end", 1, &g->arg.idle_end },
+		{ "window-fd", 1, &g->arg.window_fd },
 		{ NULL, 0, NULL },
 	};
 	int role = wl_gen_role(argc, argv, "server", "client");
@@ -258,10 +259,12 @@ static void rr_response(struct rr_cthread *t, struct rr_flow *f, ssize_t r, uint
 		if (edges & WL_WORK_WARM) {
 			WL_STORE(&c->win_start, now);
 			WL_STORE(&c->warm_ns, now);
+			wl_window_mark(&c->p->g, "start");
 		}
 		if (edges & WL_WORK_END) {
 			WL_STORE(&c->win_end, now);
 			WL_STORE(&c->end_ns, now);	/* every thread stops at its next look */
+			wl_window_mark(&c->p->g, "end");
 		}
 	}
 	if (done_win) {
@@ -520,6 +523,8 @@ static int rr_client(struct rr_params *p)
 		wl_work_init(&c.work, (uint64_t)p->g.warmup_ops, (uint64_t)p->g.ops);
 		c.win_start = p->g.warmup_ops ? 0 : c.start_ns;
 		c.warm_ns = p->g.warmup_ops ? UINT64_MAX : c.start_ns;
+		if (!p->g.warmup_ops)
+			wl_window_mark(&p->g, "start");
 	}
 	for (i = 0; i < p->g.threads; i++, started++) {
 		int err = pthread_create(&c.th[i].tid, NULL, rr_client_thread, &c.th[i]);

@@ -147,6 +147,7 @@ int wl_gen_work(struct wl_gen *g, long nsock, long unit)
 	} only[] = {
 		{ "ops", g->arg.ops, 0 }, { "warmup-ops", g->arg.warmup_ops, 0 }, { "seed", g->arg.seed, 0 },
 		{ "src-ports", g->arg.src_ports, 0 }, { "idle-end", g->arg.idle_end, 1 },
+		{ "window-fd", g->arg.window_fd, 0 },
 	};
 	size_t i;
 
@@ -208,9 +209,31 @@ int wl_gen_work(struct wl_gen *g, long nsock, long unit)
 	if (g->arg.idle_end &&
 	    wl_arg_duration("idle-end", g->arg.idle_end, 100, 3600000L, &g->idle_end_ms))
 		return -1;
+	if (g->arg.window_fd) {
+		if (!g->arg.ops)
+			return error("option '--window-fd' needs '--ops' (a timed run's edges are known ahead)");
+		if (wl_arg_ready_fd("window-fd", g->arg.window_fd, &g->window_fd))
+			return -1;
+	}
 	return 0;
 bad_range:
 	return error("invalid --src-ports '%s': expected a port range LO-HI within 1-65535", g->arg.src_ports);
+}
+
+void wl_window_mark(const struct wl_gen *g, const char *what)
+{
+	static int failed;
+	char line[16];
+	int n = snprintf(line, sizeof(line), "%s\n", what);
+	ssize_t r;
+
+	if (g->window_fd <= 0)
+		return;
+	do
+		r = write(g->window_fd, line, (size_t)n);
+	while (r < 0 && errno == EINTR);
+	if (r < 0 && !__atomic_exchange_n(&failed, 1, __ATOMIC_RELAXED))
+		error_errno("cannot write the window's '%s' line to descriptor %d", what, g->window_fd);
 }
 
 void wl_gen_params_work(const struct wl_gen *g, struct json_object *o)

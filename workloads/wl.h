@@ -85,9 +85,10 @@ struct wl_gen {
 	unsigned long seed;
 	long src_lo, src_hi;		/* --src-ports LO-HI (default WL_SRC_PORTS_LO-HI) */
 	long idle_end_ms;		/* listener: --idle-end (0: run to the deadline) */
+	int window_fd;			/* --window-fd: where the window's edges are said (0: nowhere) */
 	struct {			/* the other shared options, as given */
 		const char *port, *threads, *duration, *warmup, *v6, *ready_fd, *start_wait;
-		const char *ops, *warmup_ops, *seed, *src_ports, *idle_end;
+		const char *ops, *warmup_ops, *seed, *src_ports, *idle_end, *window_fd;
 	} arg;
 };
 
@@ -121,11 +122,25 @@ struct json_object *wl_gen_params_json(const struct wl_gen *g);
  * refused, and --duration is the time limit of the whole run), --seed S and
  * --src-ports LO-HI (the sending role: its `nsock` sockets bind source ports
  * drawn from LO-HI by S, wl_seed_ports(); `nsock` must fit in the range),
- * --idle-end S (the listening role). `unit` is how many operations one send
- * makes (GSO segments): --ops and --warmup-ops must be multiples of it.
+ * --idle-end S (the listening role), --window-fd N (the sending role, with
+ * --ops). `unit` is how many operations one send makes (GSO segments):
+ * --ops and --warmup-ops must be multiples of it.
  * 0 or -1 (message printed).
  */
 int wl_gen_work(struct wl_gen *g, long nsock, long unit);
+/*
+ * The window's edges of a run sized by work (--window-fd N): the line
+ * "start" when the window starts (the completion of operation W, or the
+ * run's start when W is 0) and "end" when it ends (operation W + N), each
+ * written once to descriptor N by the thread that reached the edge, right
+ * after it read the clock that times the window. Whoever started the
+ * generator (klab-agent run) starts and stops its monitors on these lines,
+ * so that what they count (CPU time, instructions) covers the operations the
+ * document counts; a run that ends without "end" (its time limit, a signal)
+ * closes N by exiting. A failed write is logged once and the run goes on.
+ * No-op without --window-fd.
+ */
+void wl_window_mark(const struct wl_gen *g, const char *what);
 /* Add what wl_gen_work() parsed to a document's "params", only the options given (so documents without them keep their shape). */
 void wl_gen_params_work(const struct wl_gen *g, struct json_object *o);
 
