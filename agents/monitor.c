@@ -343,9 +343,11 @@ void mon_window_start(struct mon_ctx *m)
 			strvec_push(&argv, "-x,");
 			strvec_push(&argv, "-e");
 			strvec_push(&argv, m->perf_stat_events);
-			strvec_push(&argv, "--");
-			strvec_push(&argv, "sleep");
-			strvec_pushf(&argv, "%.3f", m->window_s);
+			if (!m->open_window) {	/* else until mon_window_end()'s SIGINT */
+				strvec_push(&argv, "--");
+				strvec_push(&argv, "sleep");
+				strvec_pushf(&argv, "%.3f", m->window_s);
+			}
 			if (!start_tool(m, MON_PERF_STAT, &m->perf_stat, &argv,
 					(long)(m->window_s * 1000) + 30000))
 				m->perf_stat_on = 1;
@@ -386,9 +388,12 @@ void mon_profile_start(struct mon_ctx *m)
 	strvec_push(&argv, "-q");
 	strvec_push(&argv, "-o");
 	strvec_pushf(&argv, "%s/perf.data", m->workdir);
-	strvec_push(&argv, "--");
-	strvec_push(&argv, "sleep");
-	strvec_pushf(&argv, "%.3f", m->profile_s);
+	if (!m->open_window) {	/* else until mon_window_end()'s SIGINT */
+		strvec_push(&argv, "--");
+		strvec_push(&argv, "sleep");
+		strvec_pushf(&argv, "%.3f", m->profile_s);
+	}
+	m->profile_start_ms = now_ms();
 	if (!start_tool(m, MON_PERF_PROFILE, &m->perf_rec, &argv, (long)(m->profile_s * 1000) + 60000))
 		m->perf_rec_on = 1;
 	strvec_clear(&argv);
@@ -407,6 +412,12 @@ void mon_window_end(struct mon_ctx *m)
 		nic_snapshot(m, &m->nic_after);
 	if (m->bpf_on)
 		run_signal(&m->bpf, SIGINT);
+	if (m->open_window && m->perf_stat_on)
+		run_signal(&m->perf_stat, SIGINT);
+	if (m->open_window && m->perf_rec_on) {
+		run_signal(&m->perf_rec, SIGINT);
+		m->profile_s = (double)(m->win_end_ms - m->profile_start_ms) / 1000.0;
+	}
 }
 
 /* --- finish: reap and parse ------------------------------------------------------- */
@@ -482,6 +493,12 @@ static void finish_nic(struct mon_ctx *m, struct json_object *result, double win
 	if (!dlt.n)
 		unavailable(m, MON_NIC, "no counters could be read");
 	counters_free(&dlt);
+}
+
+/* A tool that exited 0, or one that an open window's end stopped (perf dies of the SIGINT it handled). */
+static int tool_ended_well(const struct mon_ctx *m, const struct run_cmd *c)
+{
+	return !c->status || (m->open_window && c->signaled && !c->timed_out && c->status == 128 + SIGINT);
 }
 
 static void note(struct json_object *notes, const char *fmt, ...) KLAB_PRINTF(2, 3);
@@ -597,7 +614,7 @@ static void finish_perf_stat(struct mon_ctx *m, struct json_object *result, doub
 
 	if (!m->perf_stat_on)
 		return;
-	if (run_finish(&m->perf_stat) || m->perf_stat.status) {
+	if (run_finish(&m->perf_stat) || !tool_ended_well(m, &m->perf_stat)) {
 		char *l = tool_error(&m->perf_stat.err);
 		unavailable(m, MON_PERF_STAT, "perf stat: %s (%s)", l, run_describe(&m->perf_stat));
 		free(l);
@@ -701,7 +718,7 @@ static void finish_perf_profile(struct mon_ctx *m, struct json_object *result)
 
 	if (!m->perf_rec_on)
 		return;
-	if (run_finish(&m->perf_rec) || m->perf_rec.status) {
+	if (run_finish(&m->perf_rec) || !tool_ended_well(m, &m->perf_rec)) {
 		char *l = tool_error(&m->perf_rec.err);
 		unavailable(m, MON_PERF_PROFILE, "perf record: %s (%s)", l, run_describe(&m->perf_rec));
 		free(l);

@@ -25,6 +25,12 @@ const char *monitor_name(int idx);
  *	mon_window_end()       at the deadline: snapshots, stop bpftrace
  *	mon_finish()           reap the tools, parse, add to the result
  *
+ * A run sized by work (open_window) does not know its window's length
+ * ahead: the generator says when the window starts and ends, perf stat and
+ * perf record then run without a `sleep` of their own and mon_window_end()
+ * stops them (SIGINT: both print or write what they counted), and the
+ * profile covers the window from wherever mon_profile_start() began it.
+ *
  * A monitor whose tool or kernel feature is missing sets its status to
  * "unavailable: reason"; nothing here fails the run.
  */
@@ -44,7 +50,8 @@ struct mon_ctx {
 	const char *perf_events;	/* comma list */
 	const char *bpf_script;		/* may be NULL */
 	const char *workdir;		/* scratch folder for perf.data */
-	double window_s;		/* planned measured window */
+	double window_s;		/* planned measured window (open_window: its time limit) */
+	int open_window;		/* the window ends when mon_window_end() is called, not after window_s */
 	double profile_s;		/* perf record length */
 	long profile_hz;		/* perf record sampling frequency per CPU */
 	const char *profile_cpus;	/* perf record -C LIST (NULL: -a, every CPU); perf stat's CPU set */
@@ -53,6 +60,7 @@ struct mon_ctx {
 	/* state */
 	char *status[MON_N];
 	int64_t win_start_ms, win_end_ms;
+	int64_t profile_start_ms;	/* open_window: when perf record began */
 	struct proc_stat cpu_first, cpu_prev, cpu_last;
 	int have_cpu_first;
 	struct json_object *cpu_series;	/* { "cpu_busy_pct": [[t, v]...], "cpu0.busy_pct": ... } */

@@ -26,6 +26,10 @@
 #define DEFAULT_LINGER_S 3.0
 /* How long a server or sink may take to bind before the agent stops waiting for it. */
 #define READY_WAIT_MS 10000
+/* A run sized by work: how long past its time limit the agent waits for the generator's window lines. */
+#define WINDOW_SLACK_MS 5000
+/* The most operations a run spec may ask for (the generators' own bound). */
+#define OPS_MAX 1000000000000LL
 
 /* Parameters each workload type accepts, and which roles take them. */
 struct param_def {
@@ -102,6 +106,8 @@ struct spec {
 	const char *profile_cpus;	/* perf-profile samples only these CPUs (NULL: all) */
 	double duration_s, warmup_s, linger_s;
 	double start_wait_s;		/* server or sink: how long it waits for the client's first datagram */
+	double idle_end_s;		/* server or sink: end this long after the last datagram (0: at its deadline) */
+	int64_t ops, warmup_ops;	/* client or sender: a run sized by work (0: timed by duration_s) */
 	long profile_hz;		/* 0: the monitor's default */
 	int monitors[MON_N];
 	struct strvec gen_argv;	/* generator options */
@@ -111,6 +117,21 @@ struct spec {
 static long ms(double s)
 {
 	return (long)llround(s * 1000);
+}
+
+/* An integer field from MIN to OPS_MAX: 0 or -1 (logged, naming it). */
+static int get_count(struct json_object *o, const char *key, int64_t min, int64_t *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < min ||
+	    json_object_get_int64(v) > OPS_MAX)
+		return error("run spec: '%s' must be an integer from %lld to %lld (operations)", key,
+			     (long long)min, (long long)OPS_MAX);
+	*out = json_object_get_int64(v);
+	return 0;
 }
 
 static int get_seconds(struct json_object *o, const char *key, double *out, int required)
@@ -187,6 +208,20 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 		return -1;
 	if (client && s->start_wait_s > 0)
 		return error("run spec: 'start_wait_s' is for a server or a sink, not role '%s'", s->role);
+	if (get_seconds(s->root, "idle_end_s", &s->idle_end_s, 0) ||
+	    get_count(s->root, "ops", 1, &s->ops) || get_count(s->root, "warmup_ops", 0, &s->warmup_ops))
+		return -1;
+	if (client && s->idle_end_s > 0)
+		return error("run spec: 'idle_end_s' is for a server or a sink, not role '%s'", s->role);
+	if (s->idle_end_s > 0 && s->idle_end_s < 0.1)
+		return error("run spec: 'idle_end_s' must be at least 0.1 (got %g)", s->idle_end_s);
+	if (!client && (json_object_object_get_ex(s->root, "ops", NULL) ||
+			json_object_object_get_ex(s->root, "warmup_ops", NULL)))
+		return error("run spec: 'ops' and 'warmup_ops' are for a client or a sender, not role '%s'", s->role);
+	if (!s->ops && json_object_object_get_ex(s->root, "warmup_ops", NULL))
+		return error("run spec: 'warmup_ops' needs 'ops'");
+	if (s->ops && s->warmup_s > 0)
+		return error("run spec: 'warmup_s' does not go with 'ops': the warm-up is 'warmup_ops' operations");
 	if (s->duration_s < 1)
 		return error("run spec: 'duration_s' must be at least 1 (got %g)", s->duration_s);
 	if (s->profile_cpus && !cpu_list_ok(s->profile_cpus))
@@ -266,7 +301,13 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 	/* servers and sinks outlive the client by linger_s */
 	s->wait_s = s->warmup_s + s->duration_s + (client ? 0 : s->linger_s);
 	strvec_push(&s->gen_argv, "--duration");
-	if (client || !strcmp(s->role, "sink")) {
+	if (s->ops) {	/* sized by work: duration_s is the time limit (docs/protocol.md) */
+		strvec_pushf(&s->gen_argv, "%ldms", ms(s->duration_s));
+		strvec_push(&s->gen_argv, "--ops");
+		strvec_pushf(&s->gen_argv, "%lld", (long long)s->ops);
+		strvec_push(&s->gen_argv, "--warmup-ops");
+		strvec_pushf(&s->gen_argv, "%lld", (long long)s->warmup_ops);
+	} else if (client || !strcmp(s->role, "sink")) {
 		strvec_pushf(&s->gen_argv, "%ldms", ms(client ? s->duration_s : s->duration_s + s->linger_s));
 		strvec_push(&s->gen_argv, "--warmup");
 		strvec_pushf(&s->gen_argv, "%ldms", ms(s->warmup_s));
@@ -279,6 +320,10 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 		strvec_push(&s->gen_argv, "--start-wait");
 		strvec_pushf(&s->gen_argv, "%ldms", ms(s->start_wait_s));
 		s->wait_s += s->start_wait_s;
+	}
+	if (s->idle_end_s > 0) {	/* the client is sized by work: end when it is done */
+		strvec_push(&s->gen_argv, "--idle-end");
+		strvec_pushf(&s->gen_argv, "%ldms", ms(s->idle_end_s));
 	}
 	ret = 0;
 out:
@@ -477,6 +522,130 @@ static int pass_ready(int fd)
 	return 0;
 }
 
+/*
+ * The window lines of a run sized by work: the generator writes "start"
+ * and "end" to its --window-fd as its window starts and ends
+ * (docs/workloads.md), and the monitors start and stop on them, so that the
+ * CPU time (and under icount the instructions) of the window covers the
+ * operations the generator counted in it.
+ */
+enum { WIN_NONE, WIN_START, WIN_END, WIN_EOF };
+
+struct win_reader {
+	int fd;
+	char b[64];
+	size_t got;
+};
+
+/* The next line until UNTIL (now_ms()): WIN_START, WIN_END, WIN_NONE (the time came), WIN_EOF (the generator ended). */
+static int window_line(struct win_reader *r, int64_t until)
+{
+	for (;;) {
+		char *nl = memchr(r->b, '\n', r->got);
+		struct pollfd pfd = { r->fd, POLLIN, 0 };
+		int64_t left;
+		ssize_t n;
+
+		if (nl) {
+			size_t len = (size_t)(nl - r->b) + 1;
+			int what = len == 6 && !memcmp(r->b, "start\n", 6) ? WIN_START :
+				   len == 4 && !memcmp(r->b, "end\n", 4) ? WIN_END : WIN_NONE;
+
+			memmove(r->b, nl + 1, r->got - len);
+			r->got -= len;
+			if (what != WIN_NONE)
+				return what;
+			continue;	/* not a line of ours */
+		}
+		if (r->got == sizeof(r->b))
+			r->got = 0;
+		left = until - now_ms();
+		if (left <= 0)
+			return WIN_NONE;
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return WIN_EOF;
+		if (!pfd.revents)
+			continue;
+		n = read(r->fd, r->b + r->got, sizeof(r->b) - r->got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return WIN_EOF;
+		r->got += (size_t)n;
+	}
+}
+
+/*
+ * The measured window of a run sized by work: from the generator's "start"
+ * to its "end" (or its exit, or its time limit and WINDOW_SLACK_MS), with
+ * the cpu monitor's tick every second and the profile over the whole window.
+ */
+static void window_of_work(struct mon_ctx *m, struct cm_ctx *cm, const struct spec *s, int64_t t0,
+			   struct win_reader *wr, int stopping)
+{
+	int64_t limit = t0 + ms(s->duration_s) + WINDOW_SLACK_MS, next_tick;
+	int w = stopping ? WIN_EOF : window_line(wr, limit);
+
+	cm_window_start(cm);
+	mon_window_start(m);
+	if (w == WIN_START && m->want[MON_PERF_PROFILE])
+		mon_profile_start(m);
+	next_tick = m->win_start_ms + 1000;
+	while (w == WIN_START) {
+		int e = window_line(wr, next_tick < limit ? next_tick : limit);
+		int64_t now = now_ms();
+
+		if (e == WIN_END || e == WIN_EOF || now >= limit)
+			break;
+		if (now >= next_tick) {
+			mon_tick(m);
+			next_tick += 1000;
+		}
+	}
+	mon_window_end(m);
+	cm_window_end(cm);
+}
+
+/*
+ * The measured window of a timed run: warmup_s after the start for
+ * duration_s, with the cpu monitor's tick every second and the profile in
+ * the middle. A server or sink that ends by itself (idle_end_s) and a
+ * generator already stopping (STOPPING) do not wait.
+ */
+static void window_timed(struct mon_ctx *m, struct cm_ctx *cm, const struct spec *s, int64_t t0, int stopping)
+{
+	int64_t planned_end = t0 + (int64_t)llround((s->warmup_s + s->duration_s) * 1000), profile_at, next_tick;
+
+	if (stopping || s->idle_end_s > 0)
+		planned_end = t0;
+	profile_at = t0 + (int64_t)llround((s->warmup_s + (s->duration_s - m->profile_s) / 2) * 1000);
+	if (planned_end > t0)
+		sleep_until(t0 + (int64_t)llround(s->warmup_s * 1000));
+	cm_window_start(cm);
+	mon_window_start(m);
+	next_tick = m->win_start_ms + 1000;
+	for (;;) {
+		int64_t now = now_ms(), target = planned_end;
+		if (now >= planned_end)
+			break;
+		if (next_tick < planned_end - 500 && next_tick < target)
+			target = next_tick;
+		if (!m->perf_rec_on && m->want[MON_PERF_PROFILE] && profile_at < target && !m->status[MON_PERF_PROFILE])
+			target = profile_at;
+		sleep_until(target);
+		now = now_ms();
+		if (!m->perf_rec_on && m->want[MON_PERF_PROFILE] && now >= profile_at &&
+		    !m->status[MON_PERF_PROFILE])
+			mon_profile_start(m);
+		if (now >= next_tick && next_tick < planned_end - 500) {
+			mon_tick(m);
+			next_tick += 1000;
+		}
+	}
+	mon_window_end(m);
+	cm_window_end(cm);
+}
+
 static char *first_error_line(const struct buf *b)
 {
 	const char *p = b->buf, *e;
@@ -498,9 +667,10 @@ int cmd_run(int argc, char **argv)
 	struct json_object *res = NULL, *si, *k, *timing, *doc = NULL, *v;
 	char *dir = NULL, *path = NULL, *workdir = NULL, *lockpath = NULL, *err = NULL;
 	char digest[65], host[256] = "";
+	struct win_reader wr = { -1, "", 0 };
 	double start, end, ops = 0;
-	int64_t t0, planned_end, profile_at, next_tick;
-	int rc = 1, gen_started = 0, mon_inited = 0, serves, ready[2] = { -1, -1 }, lockfd = -1;
+	int64_t t0;
+	int rc = 1, gen_started = 0, mon_inited = 0, serves, ready[2] = { -1, -1 }, win[2] = { -1, -1 }, lockfd = -1;
 	size_t i;
 
 	if (argc != 1) {
@@ -594,8 +764,9 @@ int cmd_run(int argc, char **argv)
 	m.bpf_script = s.bpf_script;
 	m.workdir = workdir;
 	m.window_s = s.duration_s;
+	m.open_window = s.ops > 0;
 	m.bpf_total_s = s.warmup_s + s.duration_s;
-	m.profile_s = s.duration_s >= 2 ? s.duration_s / 2 : s.duration_s;
+	m.profile_s = s.ops || s.duration_s < 2 ? s.duration_s : s.duration_s / 2;
 
 	strvec_push(&gargv, agent_self_exe());
 	strvec_push(&gargv, !strcmp(s.type, "udp_rr") ? "udp-rr" : "udp-tx");
@@ -610,6 +781,16 @@ int cmd_run(int argc, char **argv)
 		}
 		strvec_push(&gargv, "--ready-fd");
 		strvec_pushf(&gargv, "%d", ready[1]);
+	}
+	/* a run sized by work says when its window starts and ends */
+	if (s.ops) {
+		if (pipe2(win, O_CLOEXEC) || fcntl(win[1], F_SETFD, 0)) {
+			error_errno("cannot make the pipe of the generator's window lines");
+			goto out;
+		}
+		strvec_push(&gargv, "--window-fd");
+		strvec_pushf(&gargv, "%d", win[1]);
+		wr.fd = win[0];
 	}
 	if (log_get_level() >= LOG_DEBUG) {
 		char *line = strvec_join(&gargv, " ");
@@ -628,6 +809,10 @@ int cmd_run(int argc, char **argv)
 	} else {
 		gen_started = 1;
 	}
+	if (win[1] >= 0) {
+		close(win[1]);	/* only the generator holds the write end now */
+		win[1] = -1;
+	}
 	if (serves) {
 		close(ready[1]);	/* only the generator holds the write end now */
 		ready[1] = -1;
@@ -638,35 +823,11 @@ int cmd_run(int argc, char **argv)
 		close(ready[0]);
 		ready[0] = -1;
 	}
-	planned_end = t0 + (int64_t)llround((s.warmup_s + s.duration_s) * 1000);
-	if (err)
-		planned_end = t0;	/* the generator is stopping: do not wait out the run */
-	profile_at = t0 + (int64_t)llround((s.warmup_s + (s.duration_s - m.profile_s) / 2) * 1000);
-	if (!err)
-		sleep_until(t0 + (int64_t)llround(s.warmup_s * 1000));
-	cm_window_start(&cm);
-	mon_window_start(&m);
-	next_tick = m.win_start_ms + 1000;
-	for (;;) {
-		int64_t now = now_ms(), target = planned_end;
-		if (now >= planned_end)
-			break;
-		if (next_tick < planned_end - 500 && next_tick < target)
-			target = next_tick;
-		if (!m.perf_rec_on && m.want[MON_PERF_PROFILE] && profile_at < target && !m.status[MON_PERF_PROFILE])
-			target = profile_at;
-		sleep_until(target);
-		now = now_ms();
-		if (!m.perf_rec_on && m.want[MON_PERF_PROFILE] && now >= profile_at &&
-		    !m.status[MON_PERF_PROFILE])
-			mon_profile_start(&m);
-		if (now >= next_tick && next_tick < planned_end - 500) {
-			mon_tick(&m);
-			next_tick += 1000;
-		}
-	}
-	mon_window_end(&m);
-	cm_window_end(&cm);
+	/* err: the generator is stopping, do not wait out the run */
+	if (s.ops)
+		window_of_work(&m, &cm, &s, t0, &wr, err != NULL);
+	else
+		window_timed(&m, &cm, &s, t0, err != NULL);
 	if (gen_started && err) {
 		run_finish(&gen);
 	} else if (gen_started) {
@@ -690,9 +851,15 @@ int cmd_run(int argc, char **argv)
 	json_object_object_add(timing, "start", json_object_new_double(start));
 	json_object_object_add(timing, "end", json_object_new_double(end));
 	json_object_object_add(timing, "warmup_s", json_object_new_double(s.warmup_s));
-	json_object_object_add(timing, "duration_s", json_object_new_double(s.duration_s));
+	/* a run sized by work: its window as it was, not the time limit */
+	json_object_object_add(timing, "duration_s", json_object_new_double(s.ops ?
+			       (m.win_end_ms - m.win_start_ms) / 1000.0 : s.duration_s));
 	json_object_object_add(timing, "window_s",
 			       json_object_new_double((m.win_end_ms - m.win_start_ms) / 1000.0));
+	if (s.ops) {
+		json_object_object_add(timing, "ops", json_object_new_int64(s.ops));
+		json_object_object_add(timing, "warmup_ops", json_object_new_int64(s.warmup_ops));
+	}
 	json_object_object_add(res, "timing", timing);
 	json_object_object_add(res, "status", json_object_new_string(err ? "failed" : "ok"));
 	if (err)
@@ -710,9 +877,12 @@ int cmd_run(int argc, char **argv)
 		error("run '%s' failed: %s", s.run_id, err);
 	rc = err ? 1 : 0;
 out:
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		if (ready[i] >= 0)
 			close(ready[i]);
+		if (win[i] >= 0)
+			close(win[i]);
+	}
 	if (mon_inited)
 		mon_release(&m);
 	if (workdir && file_exists(workdir))

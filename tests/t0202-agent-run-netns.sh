@@ -248,4 +248,72 @@ import json; d = json.load(open(\"kp.json\")); s = d[\"monitors\"][\"bpftrace\"]
 assert d[\"status\"] == \"ok\" and s.startswith(\"unavailable: \") and \"kprobe\" in s, s"
 '
 
+
+# a run sized by work (docs/workloads.md): the client counts N transactions after W (N sized
+# for a window of about 2 s: perf record -a takes a few hundred ms to start sampling, so a
+# 0.3 s window can end before its first sample on a loaded machine), its
+# monitors start and stop on the generator's window lines, and the server ends by itself
+# (idle_end_s) instead of at its time limit (duration_s 30)
+test_expect_success ROOT,NETNS,PERF,BPFTRACE 'ops: N transactions, the monitors over the generator window, the server ends when idle' '
+	spec server rr-osrv udp_rr "{\"port\": \"9105\"}" "[]" wl1 |
+		sed -e "s/\"duration_s\": 4, \"warmup_s\": 1/\"duration_s\": 30, \"idle_end_s\": 0.5/" >osrv.spec &&
+	spec client rr-ops udp_rr "{\"port\": \"9105\", \"flows\": \"8\", \"seed\": \"11\"}" "$ALL" wl0 |
+		sed -e "s/\"duration_s\": 4, \"warmup_s\": 1/\"duration_s\": 30, \"ops\": 150000, \"warmup_ops\": 3000/" >ocl.spec &&
+	grep -q "\"ops\": 150000" ocl.spec && grep -q "\"idle_end_s\": 0.5" osrv.spec &&
+	start=$(date +%s) &&
+	{ ip netns exec $NS_B "$KLAB_AGENT" run <osrv.spec >osrv.json 2>osrv.err & } &&
+	spid=$! && wait_ready osrv.err 20 $spid &&
+	ip netns exec $NS_A "$KLAB_AGENT" run <ocl.spec >ocl.json 2>ocl.err &&
+	wait $spid && end=$(date +%s) &&
+	cat ocl.err osrv.err &&
+	test $((end - start)) -lt 20 &&
+	python3 - ocl.json osrv.json <<-\PY
+	import json, sys
+	c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
+	m = {x["name"]: x["value"] for x in c["metrics"]}
+	w = c["workload"]; t = c["timing"]
+	def check(cond, msg):
+	    if not cond:
+	        print("FAIL:", msg); sys.exit(1)
+	    print("ok:", msg)
+	check(c["status"] == "ok" and s["status"] == "ok", "client and server ok")
+	for k in ("cpu", "perf-stat", "perf-profile", "bpftrace", "nic"):
+	    check(c["monitors"][k] == "ok", "monitor %s ok (%s)" % (k, c["monitors"][k]))
+	check(m["transactions"] == 150000 and w["params"]["ops"] == 150000 and w["params"]["warmup_ops"] == 3000,
+	      "the window holds exactly 150000 transactions after 3000")
+	check(t["ops"] == 150000 and t["warmup_ops"] == 3000 and t["warmup_s"] == 0, "timing says the work")
+	gen = w["duration_s"]
+	check(abs(t["window_s"] - gen) <= 0.1 * gen + 0.05,
+	      "monitor window %.3f s ~ the generator window %.3f s" % (t["window_s"], gen))
+	check(t["duration_s"] == t["window_s"], "duration_s is the window, not the limit")
+	check(abs(m["tps"] * gen - 150000) <= 0.001 * 150000 + 20, "tps x window = 150000")
+	cnt = c["counters"]
+	for k in ("udp.OutDatagrams", "udp.InDatagrams"):
+	    check(abs(cnt[k] - 150000) <= 0.1 * 150000, "%s %d ~ 150000 (the window, not the run)" % (k, cnt[k]))
+	check(abs(m["cpu_us_per_op"] * 150000 / 1e6 - m["cpu_busy_s"]) < 0.01 * m["cpu_busy_s"] + 0.01,
+	      "cost x ops = busy CPU seconds")
+	ncpu = len([x for x in c["cpus"] if x["cpu"] >= 0])
+	check(abs(m["perf.cpu-clock"] - t["window_s"] * ncpu * 1000) < 0.25 * t["window_s"] * ncpu * 1000 + 50,
+	      "perf stat counted the window: cpu-clock %.0f ms ~ %d CPUs x %.2f s" % (m["perf.cpu-clock"], ncpu, t["window_s"]))
+	check(c["profile_samples"] > 0 and c["profile_window_s"] <= t["window_s"] + 0.01,
+	      "the profile covers the window (%d samples, %.2f s)" % (c["profile_samples"], c["profile_window_s"]))
+	check(s["workload"]["duration_s"] < 15 and s["workload"]["params"]["idle_end_s"] == 0.5,
+	      "the server ended idle_end_s after the client (%.1f s, not its 30 s limit)" % s["workload"]["duration_s"])
+	PY
+'
+
+test_expect_success 'ops: a run spec that mixes work and time, or gives work to a server, is refused naming the field' '
+	for bad in "\"ops\": 0|.ops. must be an integer from 1" "\"warmup_ops\": 5|.warmup_ops. needs .ops." \
+		   "\"ops\": 10, \"warmup_s\": 1|.warmup_s. does not go with .ops." \
+		   "\"idle_end_s\": 1|.idle_end_s. is for a server or a sink"; do
+		printf "{ \"spec_version\": 1, \"run_id\": \"bad\", \"role\": \"client\", \"peer_addr\": \"127.0.0.1\", \"workload\": { \"type\": \"udp_rr\" }, \"duration_s\": 2, %s }" \
+			"${bad%%|*}" >bad.spec &&
+		test_expect_code 1 "$KLAB_AGENT" run <bad.spec >out 2>err &&
+		test_grep "run spec: ${bad#*|}" err || return 1
+	done &&
+	printf "{ \"spec_version\": 1, \"run_id\": \"bad\", \"role\": \"server\", \"workload\": { \"type\": \"udp_rr\" }, \"duration_s\": 2, \"ops\": 5 }" >bad.spec &&
+	test_expect_code 1 "$KLAB_AGENT" run <bad.spec >out 2>err &&
+	test_grep "run spec: .ops. and .warmup_ops. are for a client or a sender, not role .server." err
+'
+
 test_done
