@@ -769,6 +769,8 @@ static void describe_sides(const double *a, size_t na, const double *b, size_t n
 	c->change_pct = NAN;
 	c->threshold_pct = NAN;
 	c->extra_boots = -1;
+	c->cal = STATS_CAL_NONE;
+	c->cal_sd = c->cal_df = c->cal_z = c->cal_f = c->cal_f_p = NAN;
 }
 
 void stats_compare_points(const double *a, size_t na, const double *b, size_t nb,
@@ -788,11 +790,122 @@ void stats_compare(const double *a, size_t na, const double *b, size_t nb,
 void stats_compare_alpha(const double *a, size_t na, const double *b, size_t nb,
 			 double threshold_pct, double alpha, struct stats_cmp *c)
 {
-	double *la = NULL, *lb = NULL, tq, t90, t80, tv, te;
-	int nonpos = 0, same = 1;
+	stats_compare_cal(a, na, b, nb, threshold_pct, alpha, NULL, c);
+}
+
+double stats_f_sf(double f, double d1, double d2)
+{
+	if (isnan(f) || !(d1 > 0) || !(d2 > 0))
+		return NAN;
+	if (f <= 0)
+		return 1;
+	if (isinf(f))
+		return 0;
+	/* P(F > f) = I_{d2/(d2 + d1 f)}(d2/2, d1/2) */
+	return stats_betainc(d2 / 2, d1 / 2, d2 / (d2 + d1 * f));
+}
+
+void stats_pool_add(struct stats_pool *p, const double *x, size_t n)
+{
+	double m;
+
+	if (n < 2)
+		return;
+	m = stats_mean(x, n);
+	for (size_t i = 0; i < n; i++)
+		p->ss += (x[i] - m) * (x[i] - m);
+	p->df += (double)(n - 1);
+	p->n += n;
+	p->groups++;
+}
+
+double stats_pool_var(const struct stats_pool *p)
+{
+	return p->df > 0 ? p->ss / p->df : NAN;
+}
+
+double stats_cal_boot_var(double v_boot, double m_boot, double v_run, double m)
+{
+	double v;
+
+	if (isnan(v_run) || !(m_boot > 0) || !(m > 0) || m == m_boot)
+		return v_boot;
+	/* Var(boot mean of m runs) = s_b^2 + s_r^2 / m; the calibration saw m_boot runs per boot. */
+	v = v_boot + v_run * (1 / m - 1 / m_boot);
+	return v > v_run / m ? v : v_run / m;
+}
+
+/*
+ * Is the job's own spread that of the calibration (docs/statistics.md,
+ * "A calibrated instrument")? Every boot of a side of 2 or more lies within
+ * STATS_CAL_Z_MAX calibrated sd of its side's mean (its residual's sd is
+ * s sqrt((n-1)/n)), and the own pooled variance is not above the
+ * calibrated one by an F test at STATS_CAL_F_ALPHA. 1: consistent.
+ */
+static int cal_consistent(const double *la, size_t na, const double *lb, size_t nb, double var,
+			  double df, struct stats_cmp *c)
+{
+	struct stats_pool own = { 0, 0, 0, 0 };
+	double s = sqrt(var), zmax = NAN;
+
+	for (int k = 0; k < 2; k++) {
+		const double *x = k ? lb : la;
+		size_t n = k ? nb : na;
+		double m, f;
+
+		if (n < 2)
+			continue;
+		m = stats_mean(x, n);
+		f = s * sqrt((double)(n - 1) / (double)n);
+		for (size_t i = 0; i < n; i++) {
+			double z = fabs(x[i] - m) / f;
+
+			if (isnan(zmax) || z > zmax)
+				zmax = z;
+		}
+		stats_pool_add(&own, x, n);
+	}
+	c->cal_z = zmax;
+	if (own.df > 0) {
+		c->cal_f = stats_pool_var(&own) / var;
+		c->cal_f_p = stats_f_sf(c->cal_f, own.df, df);
+	}
+	return !(zmax > STATS_CAL_Z_MAX) && !(c->cal_f_p < STATS_CAL_F_ALPHA);
+}
+
+/* The t test of d with the calibration's variance pooled with the sides' own (df = df_cal + own df). */
+static void cal_test(const double *la, size_t na, const double *lb, size_t nb, double var, double df,
+		     struct stats_welch *w)
+{
+	struct stats_pool own = { 0, 0, 0, 0 };
+	double s2;
+
+	stats_pool_add(&own, la, na);
+	stats_pool_add(&own, lb, nb);
+	s2 = (df * var + own.ss) / (df + own.df);
+	w->d = stats_mean(lb, nb) - stats_mean(la, na);
+	w->df = df + own.df;
+	w->se = sqrt(s2 * (1 / (double)na + 1 / (double)nb));
+	w->t = w->d / w->se;
+	w->p = t_two_sided(w->t, w->df);
+}
+
+void stats_compare_cal(const double *a, size_t na, const double *b, size_t nb, double threshold_pct,
+		       double alpha, const struct stats_cal *cal, struct stats_cmp *c)
+{
+	double *la = NULL, *lb = NULL, tq, t90, t80, tv, te, sp, cvar = NAN;
+	int nonpos = 0, same = 1, use_cal = 0;
 	struct stats_mwu m;
 
 	describe_sides(a, na, b, nb, c);
+	if (cal && cal->df > 0 && cal->var >= 0 && isfinite(cal->var)) {
+		cvar = cal->var > STATS_CAL_SD_FLOOR * STATS_CAL_SD_FLOOR ? cal->var
+			: STATS_CAL_SD_FLOOR * STATS_CAL_SD_FLOOR;
+		c->cal = STATS_CAL_USED;
+		c->cal_sd = sqrt(cvar);
+		c->cal_df = cal->df;
+		use_cal = 1;
+	}
 	if (!(threshold_pct > 0))
 		threshold_pct = 1;
 	c->threshold_pct = threshold_pct;
@@ -810,13 +923,14 @@ void stats_compare_alpha(const double *a, size_t na, const double *b, size_t nb,
 	}
 	if (na && nb && c->mean_a != 0)
 		c->change_pct = 100 * (c->mean_b / c->mean_a - 1);
-	if (na < 2 || nb < 2) {
+	/* With a calibration one boot a side is a test; without, two are the least. */
+	if (na < 1 || nb < 1 || (!use_cal && (na < 2 || nb < 2))) {
 		size_t lo = na < nb ? na : nb;
 
-		c->extra_boots = (int)(3 - lo);
+		c->extra_boots = (int)((use_cal ? 1 : 3) - lo);
 		return;
 	}
-	if (na && nb && stats_mwu(a, na, b, nb, &m) == 0) {
+	if (stats_mwu(a, na, b, nb, &m) == 0) {
 		c->p_mwu = m.p;
 		c->u = m.u;
 	}
@@ -840,7 +954,22 @@ void stats_compare_alpha(const double *a, size_t na, const double *b, size_t nb,
 		la[i] = log(a[i]);
 	for (size_t i = 0; i < nb; i++)
 		lb[i] = log(b[i]);
-	stats_welch(la, na, lb, nb, &c->w);
+	if (use_cal && !cal_consistent(la, na, lb, nb, cvar, cal->df, c)) {
+		/* The job disagrees with the calibration: its own spread alone, as uncalibrated. */
+		c->cal = STATS_CAL_REJECTED;
+		use_cal = 0;
+		if (na < 2 || nb < 2) {
+			c->extra_boots = (int)(3 - (na < nb ? na : nb));
+			goto out;
+		}
+	}
+	if (use_cal) {
+		cal_test(la, na, lb, nb, cvar, cal->df, &c->w);
+		sp = c->w.se / sqrt(1 / (double)na + 1 / (double)nb);
+	} else {
+		stats_welch(la, na, lb, nb, &c->w);
+		sp = sqrt((stats_var(la, na) + stats_var(lb, nb)) / 2);
+	}
 	c->change_pct = pct(c->w.d);
 	c->hl_ratio = exp(stats_hodges_lehmann(la, na, lb, nb));
 	tq = stats_t_ppf(0.975, c->w.df);
@@ -859,18 +988,16 @@ void stats_compare_alpha(const double *a, size_t na, const double *b, size_t nb,
 		c->verdict = VERDICT_CHANGED;
 	else if (pct(c->w.d - te * c->w.se) > -threshold_pct && pct(c->w.d + te * c->w.se) < threshold_pct)
 		c->verdict = VERDICT_EQUIVALENT;
-	else {
-		double sp = sqrt((stats_var(la, na) + stats_var(lb, nb)) / 2);
-
+	else
 		c->extra_boots = stats_extra_boots(c->w.d, sp, na > nb ? na : nb, threshold_pct);
-	}
+out:
 	free(la);
 	free(lb);
 }
 
 int stats_seq_looks(int min, int max, int step)
 {
-	if (min < 2 || max < min || step < 1)
+	if (min < 1 || max < min || step < 1)
 		return 0;
 	/* min, min + step, ... below max, then max itself. */
 	return (max - min + step - 1) / step + 1;

@@ -112,6 +112,11 @@ struct stats_cmp {
 	double alpha;		/* the level the verdict was decided at (0.05, or a look's alpha/K) */
 	enum stats_verdict verdict;
 	int extra_boots;
+	/* The calibration (stats_compare_cal()): STATS_CAL_NONE, STATS_CAL_USED or STATS_CAL_REJECTED. */
+	int cal;
+	double cal_sd, cal_df;	/* the calibrated sd of a boot's log value (floored) and its df */
+	double cal_z;		/* the largest |boot - its side's mean| in calibrated sd (NaN: no side of 2) */
+	double cal_f, cal_f_p;	/* own pooled variance / calibrated, and P(F > cal_f) (NaN: no own df) */
 };
 void stats_compare(const double *a, size_t na, const double *b, size_t nb,
 		   double threshold_pct, struct stats_cmp *c);
@@ -126,10 +131,63 @@ void stats_compare_alpha(const double *a, size_t na, const double *b, size_t nb,
 			 double threshold_pct, double alpha, struct stats_cmp *c);
 
 /*
+ * A calibrated instrument (docs/statistics.md, "A calibrated instrument"):
+ * VAR is the variance of a boot's log value that A/A data measured, with
+ * DF degrees of freedom. stats_compare_cal() tests d with the pooled
+ * variance s^2 = (DF VAR + SS_a + SS_b) / (DF + n_a - 1 + n_b - 1) and
+ * df = DF + n_a + n_b - 2, so one boot a side is a test. Before it pools,
+ * it checks that the job agrees with the calibration: every boot of a side
+ * of 2 or more within STATS_CAL_Z_MAX calibrated sd of its side's mean, and
+ * the own pooled variance not above VAR by an F test at STATS_CAL_F_ALPHA;
+ * when not, c->cal = STATS_CAL_REJECTED and the comparison is Welch's on
+ * the job's own boots (INCONCLUSIVE with a side of 1). A VAR below
+ * STATS_CAL_SD_FLOOR^2 counts as that: a calibration of zero spread means
+ * "below what the values resolve", not "no noise". CAL NULL (or DF <= 0) is
+ * stats_compare_alpha().
+ */
+#define STATS_CAL_Z_MAX 5.0
+#define STATS_CAL_F_ALPHA 0.001
+#define STATS_CAL_SD_FLOOR 1e-6
+enum { STATS_CAL_NONE = 0, STATS_CAL_USED, STATS_CAL_REJECTED };
+struct stats_cal {
+	double var;
+	double df;
+};
+void stats_compare_cal(const double *a, size_t na, const double *b, size_t nb, double threshold_pct,
+		       double alpha, const struct stats_cal *cal, struct stats_cmp *c);
+
+/* P(F > f) for F ~ F(d1, d2) (the F test of a variance against another). */
+double stats_f_sf(double f, double d1, double d2);
+
+/*
+ * A pooled within-group variance: stats_pool_add() adds a group's sum of
+ * squared deviations from its mean and its n - 1 degrees of freedom (a
+ * group of fewer than 2 adds nothing); stats_pool_var() is SS / df (NaN
+ * without df). How a calibration learns from boots and runs.
+ */
+struct stats_pool {
+	double ss, df;
+	size_t n, groups;
+};
+void stats_pool_add(struct stats_pool *p, const double *x, size_t n);
+double stats_pool_var(const struct stats_pool *p);
+
+/*
+ * The variance of a boot value that is the mean of M runs, from a
+ * calibration that saw M_BOOT runs per boot (V_BOOT, the variance of its
+ * boot values) and a run-to-run variance V_RUN within a boot:
+ * V_BOOT + V_RUN (1/M - 1/M_BOOT), at least V_RUN / M; V_BOOT when V_RUN is
+ * NaN or M = M_BOOT.
+ */
+double stats_cal_boot_var(double v_boot, double m_boot, double v_run, double m);
+
+/*
  * Group-sequential testing (docs/statistics.md, "Looking more than once"):
  * a job with boots = MIN..MAX looks at its data after every STEP boots per
  * side from MIN on, and at MAX. stats_seq_looks() is the number K of looks
- * of such a plan (1 when MIN >= MAX; 0 when the plan is not valid),
+ * of such a plan (1 when MIN >= MAX; 0 when the plan is not valid; MIN 1
+ * is a look at one boot a side, which decides only on a calibrated
+ * instrument),
  * stats_seq_look() the 1-based look at which N boots per side are reached
  * (0: no look at N), stats_seq_alpha() the level of each look: 0.05 / K
  * (Bonferroni: the chance of a false CHANGED at any of the K looks is at most

@@ -122,7 +122,8 @@ static void sequential(void)
 	is_int(stats_seq_looks(2, 8, 2), 4, "boots 2..8, a look per ABBA round: K = 4 (2, 4, 6, 8)");
 	is_int(stats_seq_looks(2, 7, 2), 4, "boots 2..7 by 2: 2, 4, 6 and the maximum 7");
 	is_int(stats_seq_looks(4, 4, 2), 1, "boots 4..4: one look");
-	is_int(stats_seq_looks(1, 4, 2), 0, "a minimum below 2 is no plan");
+	is_int(stats_seq_looks(0, 4, 2), 0, "a minimum below 1 is no plan");
+	is_int(stats_seq_looks(1, 4, 2), 3, "boots 1..4: looks at 1, 3 and 4 (one boot a side decides on a calibrated instrument)");
 	is_int(stats_seq_looks(5, 4, 2), 0, "min > max is no plan");
 	is_int(stats_seq_look(2, 7, 2, 6), 3, "6 boots of 2..7: look 3");
 	is_int(stats_seq_look(2, 7, 2, 7), 4, "7 boots of 2..7: look 4 (the maximum)");
