@@ -514,3 +514,24 @@ CREATE TABLE pw_checks (
 	UNIQUE (patch_id, context, state)
 );
 CREATE INDEX pw_checks_unposted ON pw_checks (watch, posted, id);
+CREATE TABLE calibrations (
+	id		INTEGER PRIMARY KEY,
+	instrument	TEXT NOT NULL,		-- the instrument key
+	machine		TEXT NOT NULL,
+	clock		TEXT NOT NULL,
+	workload	TEXT NOT NULL,
+	wl_key		TEXT NOT NULL,		-- digest of the workload's definition
+	metric		TEXT NOT NULL,
+	boot_var	REAL NOT NULL,		-- variance of a boot's ln value (pooled within same-kernel groups)
+	boot_df		REAL NOT NULL,		-- its degrees of freedom
+	boots		INTEGER NOT NULL,	-- boots it came from
+	aa_boots	INTEGER NOT NULL,	-- of them, boots of A/A jobs
+	runs_per_boot	REAL NOT NULL,		-- mean measured runs per boot
+	run_var		REAL,			-- variance of a run's ln value within its boot (NULL: one run a boot)
+	run_df		REAL,
+	jobs		TEXT NOT NULL,		-- the jobs it came from, "3,5"
+	created		REAL NOT NULL,		-- when it was first learnt
+	updated		REAL NOT NULL,		-- when a job was last added
+	UNIQUE (instrument, workload, wl_key, metric)
+);
+CREATE INDEX calibrations_machine ON calibrations (machine, clock);

@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "compare/compare.h"
+#include "compare/noise.h"
 #include "store/jobs.h"
 #include "store/db.h"
 #include "store/result.h"
@@ -150,8 +151,33 @@ static int group_wanted(const struct compare_opts *o, const struct group *g)
 	return 1;
 }
 
+/* A job's calibrated instrument, for add_row() (NULL: a kernel comparison, or --no-calibration). */
+struct noise_ctx {
+	struct db *db;
+	struct noise_job nj;
+};
+
+/* The comparison of a metric that is not a percentage: with its calibration when there is one. */
+static void compare_metric(struct noise_ctx *nc, const struct group *ga, const struct group *gb, double t,
+			   double alpha, struct compare_row *r)
+{
+	struct stats_cal cal;
+	struct calib_row cr;
+
+	if (nc && noise_job_find(nc->db, &nc->nj, ga->workload, ga->metric, &cal, &cr) == 1) {
+		stats_compare_cal(ga->v, ga->n, gb->v, gb->n, t, alpha, &cal, &r->st);
+		r->noise.boots = cr.boots;
+		r->noise.aa_boots = cr.aa_boots;
+		r->noise.date = cr.updated;
+		r->noise.jobs = cr.jobs, cr.jobs = NULL;
+		calib_row_release(&cr);
+		return;
+	}
+	stats_compare_alpha(ga->v, ga->n, gb->v, gb->n, t, alpha, &r->st);
+}
+
 static void add_row(struct compare_result *res, size_t *alloc, const struct group *ga,
-		    const struct group *gb, const struct compare_opts *o)
+		    const struct group *gb, const struct compare_opts *o, struct noise_ctx *nc)
 {
 	struct compare_row *r;
 	const char *headline;
@@ -177,7 +203,7 @@ static void add_row(struct compare_result *res, size_t *alloc, const struct grou
 			r->unit = xstrdup("pp");
 		}
 	} else {
-		stats_compare_alpha(ga->v, ga->n, gb->v, gb->n, t, o->alpha, &r->st);
+		compare_metric(nc, ga, gb, t, o->alpha, r);
 		r->headline = is_headline(r->metric, headline);
 	}
 }
@@ -218,7 +244,7 @@ static void apply_holm(struct compare_result *res, double alpha)
 }
 
 static void compute(const struct groups *a, const struct groups *b, const struct compare_opts *o,
-		    struct compare_result *res)
+		    struct compare_result *res, struct noise_ctx *nc)
 {
 	/* res may already hold rows of an earlier call (metrics, then per-CPU):
 	 * take its length as the capacity, so the first add_row grows it. */
@@ -233,7 +259,7 @@ static void compute(const struct groups *a, const struct groups *b, const struct
 			j++;
 		} else {
 			if (group_wanted(o, &a->g[i]))
-				add_row(res, &alloc, &a->g[i], &b->g[j], o);
+				add_row(res, &alloc, &a->g[i], &b->g[j], o, nc);
 			i++;
 			j++;
 		}
@@ -341,7 +367,7 @@ int compare_clock_of_runs(struct db *db, int64_t job_id, const char **clock)
 
 /* Compute a whole comparison between two side selections. */
 static int compare_sides(struct db *db, const struct side_sel *sa, const struct side_sel *sb,
-			 const struct compare_opts *o, struct compare_result *res)
+			 const struct compare_opts *o, struct compare_result *res, struct noise_ctx *nc)
 {
 	struct groups ma = { 0 }, mb = { 0 }, ca = { 0 }, cb = { 0 };
 	struct profrow *pa = NULL, *pb = NULL;
@@ -379,7 +405,7 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 
 		if (!oc.clock)
 			oc.clock = res->clock;
-		compute(&ma, &mb, &oc, res);
+		compute(&ma, &mb, &oc, res, nc);
 	}
 	apply_holm(res, o->alpha > 0 && o->alpha < 0.5 ? o->alpha : STATS_ALPHA);
 	if (ca.n)
@@ -391,7 +417,7 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 
 		oc.metric = NULL;	/* per-CPU rows go with any metric filter's workload */
 		if (!o->metric)
-			compute(&ca, &cb, &oc, res);
+			compute(&ca, &cb, &oc, res, NULL);
 	}
 	merge_profiles(pa, npa, pb, npb, res);
 	rows_clock(res, res->clock);
@@ -740,8 +766,11 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	char *text = NULL;
 	struct job_spec spec;
 	struct spec_info si = { &spec, NULL, NULL };
+	struct noise_ctx nc;
 	int64_t na = 0, nb = 0;
 	int ret = -1, found, parsed;
+
+	memset(&nc, 0, sizeof(nc));
 
 	found = jobs_get_str(db, job_id, JOB_SPEC, &text);
 	parsed = !job_spec_parse(found == 1 ? text : NULL, &spec);	/* else the defaults */
@@ -770,7 +799,10 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	res.job_id = job_id;
 	res.label_a = side_label(db, job_id, "A");
 	res.label_b = side_label(db, job_id, "B");
-	if (compare_sides(db, &sa, &sb, &o, &res))
+	nc.db = db;
+	if (!o.no_calibration && noise_job_open(db, job_id, &spec, &nc.nj))
+		goto out;
+	if (compare_sides(db, &sa, &sb, &o, &res, o.no_calibration ? NULL : &nc))
 		goto out;
 	if (load_claims(db, job_id, &claims, &n_claims))
 		goto out;
@@ -779,6 +811,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		goto out;
 	ret = 0;
 out:
+	noise_job_release(&nc.nj);
 	claims_free(claims, n_claims);
 	job_spec_release(&spec);
 	free(text);
@@ -800,7 +833,7 @@ int compare_kernels(struct db *db, const char *kernel_a, const char *kernel_b,
 	memset(res, 0, sizeof(*res));
 	res->label_a = xstrdup(kernel_a);
 	res->label_b = xstrdup(kernel_b);
-	if (compare_sides(db, &sa, &sb, &o, res)) {
+	if (compare_sides(db, &sa, &sb, &o, res, NULL)) {
 		compare_result_free(res);
 		return -1;
 	}
@@ -986,6 +1019,7 @@ void compare_result_free(struct compare_result *res)
 		free(res->rows[i].unit);
 		free(res->rows[i].better);
 		free(res->rows[i].claim);
+		free(res->rows[i].noise.jobs);
 	}
 	free(res->rows);
 	for (size_t i = 0; i < res->n_prof; i++) {

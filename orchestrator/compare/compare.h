@@ -69,9 +69,16 @@ struct compare_opts {
 	double alpha;
 	/* COMPARE_CLOCK_REAL or COMPARE_CLOCK_ICOUNT for the default threshold; NULL: the clock of the runs (runs.clock). */
 	const char *clock;
+	/*
+	 * 1: judge a job by its own boots only, even on a calibrated instrument
+	 * (`klab compare --no-calibration`). 0: a job's metric with a
+	 * calibration of its instrument pools it (docs/statistics.md, "A
+	 * calibrated instrument"); kernel comparisons never do.
+	 */
+	int no_calibration;
 };
 
-#define COMPARE_OPTS_INIT { 0, -1, NULL, NULL, NULL, NULL, 0, NULL }
+#define COMPARE_OPTS_INIT { 0, -1, NULL, NULL, NULL, NULL, 0, NULL, 0 }
 
 /*
  * One comparison row: what a row of `comparisons` stores, and what every
@@ -89,6 +96,17 @@ struct compare_row {
 	char *claim;		/* stats_claim_check(): consistent | smaller | larger | opposite | untestable | NULL */
 	double claim_pct;	/* the claimed % change (NaN without a claim) */
 	const char *clock;	/* "real" or "icount": what timed its runs (compare_clock_of_runs), static */
+	/*
+	 * The calibration the row was judged with, when st.cal is not
+	 * STATS_CAL_NONE (compare/noise.c; not stored in `comparisons`, so a
+	 * loaded row has none): the boots it learnt from (of them A/A), when it
+	 * last learnt, the jobs.
+	 */
+	struct compare_noise {
+		int64_t boots, aa_boots;
+		double date;
+		char *jobs;
+	} noise;
 };
 
 /* A profile symbol whose share of samples differs between the sides. */

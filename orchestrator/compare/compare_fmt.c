@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "buf.h"
 #include "compare/compare.h"
@@ -171,6 +172,51 @@ void compare_fmt_measured_by(struct buf *b, const struct compare_row *r)
 		buf_addstr(b, "measured in real time (wall-clock rates, per-CPU time)");
 }
 
+static void fmt_date(struct buf *b, double t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	char d[16];
+
+	if (!isfinite(t) || !gmtime_r(&tt, &tm) || !strftime(d, sizeof(d), "%Y-%m-%d", &tm))
+		buf_addstr(b, "?");
+	else
+		buf_addstr(b, d);
+}
+
+int compare_fmt_noise(struct buf *b, const struct compare_row *r)
+{
+	const struct stats_cmp *s;
+	int64_t nb, aa;
+
+	if (!r || r->st.cal == STATS_CAL_NONE)
+		return 0;
+	s = &r->st;
+	nb = r->noise.boots;
+	aa = r->noise.aa_boots;
+	if (s->cal == STATS_CAL_REJECTED) {
+		buf_addstr(b, "calibration of ");
+		fmt_date(b, r->noise.date);
+		buf_addstr(b, " not used: ");
+		if (s->cal_z > STATS_CAL_Z_MAX)
+			buf_addf(b, "a boot lies %.1f calibrated sd from its side's mean", s->cal_z);
+		else
+			buf_addf(b, "the job's spread is %.1fx the calibrated sd (F test p %.2g)", sqrt(s->cal_f),
+				 s->cal_f_p);
+		buf_addstr(b, "; noise from the job's own boots");
+		return 1;
+	}
+	if (aa == nb)
+		buf_addf(b, "noise from %lld A/A boots, ", (long long)nb);
+	else if (aa)
+		buf_addf(b, "noise from %lld boots (%lld A/A), ", (long long)nb, (long long)aa);
+	else
+		buf_addf(b, "noise from %lld same-kernel boots, ", (long long)nb);
+	fmt_date(b, r->noise.date);
+	buf_addf(b, " (sd %.3g ppm, %.0f df)", 1e6 * s->cal_sd, s->cal_df);
+	return 1;
+}
+
 int compare_fmt_clock_note(struct buf *b, const struct compare_result *res)
 {
 	if (!res->clock || strcmp(res->clock, "icount"))
@@ -230,6 +276,8 @@ void compare_fmt_answer(struct buf *b, const struct compare_result *res, const s
 	buf_addstr(b, ", ");
 	compare_fmt_measured_by(b, head);
 	buf_addstr(b, "; ");
+	if (compare_fmt_noise(b, head))
+		buf_addstr(b, "; ");
 	if (!compare_fmt_claims(b, res, head))
 		buf_addstr(b, "no claim checked");
 }
@@ -361,6 +409,27 @@ static void print_row_data(const struct compare_row *r)
 		print_data_null("extra_boots");
 	print_data_str("claim", r->claim);
 	print_data_num("claim_pct", r->claim_pct);
+	if (s->cal == STATS_CAL_NONE) {
+		print_data_null("noise");
+	} else {
+		struct buf w = BUF_INIT;
+
+		compare_fmt_noise(&w, r);
+		print_obj_begin("noise");
+		print_data_str("source", s->cal == STATS_CAL_USED ? "calibration" : "own");
+		print_data_str("text", w.buf);
+		print_data_int("boots", r->noise.boots);
+		print_data_int("aa_boots", r->noise.aa_boots);
+		print_data_time("date", r->noise.date);
+		print_data_str("jobs", r->noise.jobs);
+		print_data_num("sd_ppm", 1e6 * s->cal_sd);
+		print_data_num("df", s->cal_df);
+		print_data_num("z_max", s->cal_z);
+		print_data_num("f", s->cal_f);
+		print_data_num("f_p", s->cal_f_p);
+		print_obj_end();
+		buf_release(&w);
+	}
 }
 
 void compare_print(const struct compare_result *res)
@@ -427,6 +496,9 @@ void compare_print(const struct compare_result *res)
 			compare_fmt_claim(&f[0], r);
 			print_text("  (claim %s)", f[0].buf);
 		}
+		buf_reset(&f[0]);
+		if (compare_fmt_noise(&f[0], r))
+			print_text("  (%s)", f[0].buf);
 		print_text("\n");
 	}
 	print_list_end();

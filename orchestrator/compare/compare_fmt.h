@@ -76,6 +76,14 @@ void compare_fmt_claimed(struct buf *b, const char *direction, double lo, double
  */
 void compare_fmt_measured_by(struct buf *b, const struct compare_row *r);
 /*
+ * The noise a row was judged with, when a calibration was found: "noise
+ * from 24 A/A boots, 2026-12-07 (sd 20 ppm, 23 df)", or why it was not
+ * used ("calibration of 2026-12-07 not used: a boot lies 7.1 calibrated sd
+ * from its side's mean; noise from the job's own boots"). 1 when it wrote,
+ * 0 for a row without a calibration.
+ */
+int compare_fmt_noise(struct buf *b, const struct compare_row *r);
+/*
  * Under the icount clock "measured by instruction count (icount clock: path
  * length, not hardware throughput)". compare_fmt_clock_note() appends, once
  * per output (klab compare, the page, the mail), what an icount figure

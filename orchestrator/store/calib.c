@@ -1,0 +1,314 @@
+/* calib.c: the only SQL on `calibrations`, the instrument and workload keys, and the job readers that learning needs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "store/calib.h"
+#include "store/result.h"
+#include "strvec.h"
+#include "util.h"
+
+/* Lab words whose value names one lab instance (an address, a MAC, a folder): kept by name only. */
+static const char *const instance_words[] = {
+	"klab.name", "klab.dir", "klab.mgmt", "klab.mgmt_mac", "klab.lab", "klab.lab_mac", "klab.dummy",
+	"klab.peerns",
+};
+
+static int is_instance_word(const char *w, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(instance_words); i++)
+		if (strlen(instance_words[i]) == len && !strncmp(w, instance_words[i], len))
+			return 1;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lab's words of a kernel command line, sorted, instance values dropped, into B. */
+static void lab_words(struct buf *b, const char *cmdline)
+{
+	struct strvec v = STRVEC_INIT;
+	const char *p = cmdline;
+
+	while (p && *p) {
+		size_t len = strcspn(p, " \t\n"), name = strcspn(p, "=");
+
+		if (name > len)
+			name = len;
+		if (len && (starts_with(p, "klab.") || starts_with(p, "maxcpus="))) {
+			char *w = xstrndup(p, is_instance_word(p, name) ? name : len);
+
+			if (strvec_find(&v, w) < 0)
+				strvec_push(&v, w);
+			free(w);
+		}
+		p += len;
+		p += strspn(p, " \t\n");
+	}
+	if (v.n)
+		qsort(v.v, v.n, sizeof(*v.v), cmp_str);
+	for (size_t i = 0; i < v.n; i++)
+		buf_addf(b, "%s%s", i ? " " : "", v.v[i]);
+	strvec_clear(&v);
+}
+
+static const char *jstr(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *x;
+
+	if (!json_object_object_get_ex(o, a, &x))
+		return NULL;
+	if (b && !json_object_object_get_ex(x, b, &x))
+		return NULL;
+	return json_object_is_type(x, json_type_null) ? NULL : json_object_get_string(x);
+}
+
+char *calib_instrument_key(const char *machine, const char *clock, const char *sysinfo)
+{
+	struct json_object *si = sysinfo ? json_tokener_parse(sysinfo) : NULL;
+	struct buf b = BUF_INIT;
+
+	buf_addf(&b, "%s;%s;", machine ? machine : "?", clock ? clock : "real");
+	if (si && json_object_is_type(si, json_type_object)) {
+		const char *model = jstr(si, "cpu", "model"), *count = jstr(si, "cpu", "count");
+		const char *smt = jstr(si, "cpu", "smt"), *gov = jstr(si, "cpu", "governor");
+
+		buf_addf(&b, "%s x%s", model ? model : "?", count ? count : "?");
+		if (smt)
+			buf_addf(&b, " smt=%s", smt);
+		if (gov)
+			buf_addf(&b, " gov=%s", gov);
+		buf_addch(&b, ';');
+		lab_words(&b, jstr(si, "kernel", "cmdline"));
+	} else {
+		buf_addstr(&b, "?;");
+	}
+	json_object_put(si);
+	return buf_detach(&b, NULL);
+}
+
+void calib_workload_key(const struct job_spec_workload *w, char out[CALIB_WL_KEY_LEN + 1])
+{
+	struct buf b = BUF_INIT;
+	char hex[65];
+
+	if (!w) {
+		snprintf(out, CALIB_WL_KEY_LEN + 1, "-");
+		return;
+	}
+	buf_addf(&b, "type=%s\nduration=%.17g\nwarmup=%.17g\nparams=%s\n", w->type ? w->type : "",
+		 w->duration_s, w->warmup_s,
+		 w->params ? json_object_to_json_string_ext(w->params, JSON_C_TO_STRING_PLAIN) : "{}");
+	sha256_hex(b.buf, b.len, hex);
+	memcpy(out, hex, CALIB_WL_KEY_LEN);
+	out[CALIB_WL_KEY_LEN] = 0;
+	buf_release(&b);
+}
+
+void calib_row_release(struct calib_row *r)
+{
+	free(r->instrument);
+	free(r->machine);
+	free(r->clock);
+	free(r->workload);
+	free(r->wl_key);
+	free(r->metric);
+	free(r->jobs);
+	memset(r, 0, sizeof(*r));
+}
+
+void calib_rows_free(struct calib_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		calib_row_release(&v[i]);
+	free(v);
+}
+
+#define CALIB_COLS "id, instrument, machine, clock, workload, wl_key, metric, boot_var, boot_df, boots, aa_boots," \
+	" runs_per_boot, run_var, run_df, jobs, created, updated"
+
+static char *col_dup(struct db_stmt *st, int i)
+{
+	return db_col_null(st, i) ? NULL : xstrdup(db_col_text(st, i));
+}
+
+static void read_row(struct db_stmt *st, struct calib_row *r)
+{
+	r->id = db_col_int64(st, 0);
+	r->instrument = col_dup(st, 1);
+	r->machine = col_dup(st, 2);
+	r->clock = col_dup(st, 3);
+	r->workload = col_dup(st, 4);
+	r->wl_key = col_dup(st, 5);
+	r->metric = col_dup(st, 6);
+	r->boot_var = db_col_double(st, 7);
+	r->boot_df = db_col_double(st, 8);
+	r->boots = db_col_int64(st, 9);
+	r->aa_boots = db_col_int64(st, 10);
+	r->runs_per_boot = db_col_double(st, 11);
+	r->run_var = db_col_null(st, 12) ? NAN : db_col_double(st, 12);
+	r->run_df = db_col_null(st, 13) ? NAN : db_col_double(st, 13);
+	r->jobs = col_dup(st, 14);
+	r->created = db_col_double(st, 15);
+	r->updated = db_col_double(st, 16);
+}
+
+int calib_get(struct db *db, const char *instrument, const char *workload, const char *wl_key, const char *metric,
+	      struct calib_row *r)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT " CALIB_COLS " FROM calibrations WHERE instrument = ? AND workload = ?"
+					" AND wl_key = ? AND metric = ?", "ssss", instrument, workload, wl_key, metric);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc == DB_ROW)
+		read_row(st, r);
+	db_finalize(st);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
+
+int calib_put(struct db *db, const struct calib_row *r)
+{
+	struct db_stmt *st = db_prepare(db,
+		"INSERT INTO calibrations (instrument, machine, clock, workload, wl_key, metric, boot_var, boot_df, boots,"
+		" aa_boots, runs_per_boot, run_var, run_df, jobs, created, updated)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		" ON CONFLICT (instrument, workload, wl_key, metric) DO UPDATE SET boot_var = excluded.boot_var,"
+		" boot_df = excluded.boot_df, boots = excluded.boots, aa_boots = excluded.aa_boots,"
+		" runs_per_boot = excluded.runs_per_boot, run_var = excluded.run_var, run_df = excluded.run_df,"
+		" jobs = excluded.jobs, updated = excluded.updated",
+		"ssssssddiid", r->instrument, r->machine, r->clock, r->workload, r->wl_key, r->metric, r->boot_var,
+		r->boot_df, r->boots, r->aa_boots, r->runs_per_boot);
+	int rc;
+
+	if (!st)
+		return -1;
+	if (isnan(r->run_var) || isnan(r->run_df)) {
+		db_bind_null(st, 12);
+		db_bind_null(st, 13);
+	} else {
+		db_bind_double(st, 12, r->run_var);
+		db_bind_double(st, 13, r->run_df);
+	}
+	db_bind_text(st, 14, r->jobs ? r->jobs : "");
+	db_bind_double(st, 15, r->created);
+	db_bind_double(st, 16, r->updated);
+	rc = db_step(st);
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int calib_list(struct db *db, struct calib_row **out, size_t *n)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT " CALIB_COLS " FROM calibrations"
+					" ORDER BY machine, clock, instrument, workload, metric", "");
+	size_t alloc = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			*out = xrealloc(*out, alloc * sizeof(**out));
+		}
+		memset(&(*out)[*n], 0, sizeof(**out));
+		read_row(st, &(*out)[(*n)++]);
+	}
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int calib_delete(struct db *db, const char *machine, const char *workload, int64_t *n)
+{
+	*n = 0;
+	if (db_run(db, "DELETE FROM calibrations WHERE (CAST(?1 AS TEXT) IS NULL OR machine = ?1)"
+		   " AND (CAST(?2 AS TEXT) IS NULL OR workload = ?2)", "ss", machine, workload))
+		return -1;
+	*n = db_changes(db);
+	return 0;
+}
+
+int calib_job_boots_each(struct db *db, int64_t job_id, void (*fn)(const struct calib_boot *b, void *data),
+			 void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT b.id, b.seq, b.side, b.kernel_id, b.machine, b.clock, b.sysinfo,"
+					" b.started FROM boots b WHERE b.job_id = ? ORDER BY b.seq", "i", job_id);
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct calib_boot b;
+
+		b.id = db_col_int64(st, 0);
+		b.seq = db_col_int(st, 1);
+		b.side = db_col_null(st, 2) ? NULL : db_col_text(st, 2);
+		b.kernel_id = db_col_null(st, 3) ? 0 : db_col_int64(st, 3);
+		b.machine = db_col_null(st, 4) ? NULL : db_col_text(st, 4);
+		b.clock = db_col_null(st, 5) ? NULL : db_col_text(st, 5);
+		b.sysinfo = db_col_null(st, 6) ? NULL : db_col_text(st, 6);
+		b.started = db_col_null(st, 7) ? NAN : db_col_double(st, 7);
+		fn(&b, data);
+	}
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int calib_job_runs_each(struct db *db, int64_t job_id, int warmup,
+			void (*fn)(const struct calib_run_value *v, void *data), void *data)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT r.boot_id, r.workload, m.name, m.unit, m.value"
+					" FROM runs r JOIN metrics m ON m.run_id = r.id"
+					" WHERE r.job_id = ? AND r.boot_id IS NOT NULL AND " RESULT_MEASURED_SQL
+					" AND r.seq >= ? ORDER BY r.workload, m.name, r.boot_id, r.seq",
+					"ii", job_id, (int64_t)warmup);
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = db_step(st)) == DB_ROW) {
+		struct calib_run_value v;
+
+		v.boot_id = db_col_int64(st, 0);
+		v.workload = db_col_text(st, 1);
+		v.metric = db_col_text(st, 2);
+		v.unit = db_col_null(st, 3) ? NULL : db_col_text(st, 3);
+		v.value = db_col_double(st, 4);
+		fn(&v, data);
+	}
+	db_finalize(st);
+	return rc == DB_DONE ? 0 : -1;
+}
+
+int calib_machine_last_boot(struct db *db, const char *machine, char **clock, char **sysinfo, double *started)
+{
+	struct db_stmt *st = db_prepare(db, "SELECT b.clock, b.sysinfo, b.started FROM boots b WHERE b.machine = ?"
+					" AND b.sysinfo IS NOT NULL ORDER BY b.id DESC LIMIT 1", "s", machine);
+	int rc;
+
+	*clock = *sysinfo = NULL;
+	*started = NAN;
+	if (!st)
+		return -1;
+	rc = db_step(st);
+	if (rc == DB_ROW) {
+		*clock = col_dup(st, 0);
+		*sysinfo = col_dup(st, 1);
+		*started = db_col_null(st, 2) ? NAN : db_col_double(st, 2);
+	}
+	db_finalize(st);
+	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
