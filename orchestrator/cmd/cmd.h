@@ -115,6 +115,7 @@ extern const struct klab_cmd cmd_watch;	/* cmd/watch.c */
 extern const struct klab_cmd cmd_bisect;	/* cmd/bisect.c */
 extern const struct klab_cmd cmd_query;		/* cmd/query.c */
 extern const struct klab_cmd cmd_compare;	/* cmd/query.c */
+extern const struct klab_cmd cmd_calibrate;	/* cmd/calib.c */
 extern const struct klab_cmd cmd_history;	/* cmd/query.c */
 extern const struct klab_cmd cmd_report;	/* cmd/report.c */
 

@@ -226,7 +226,7 @@ static int all_digits(const char *s)
 static const char *c_workload, *c_metric;
 static double c_threshold;
 static long c_warmup = -1;
-static int c_stored;
+static int c_stored, c_no_cal;
 
 static const struct opt compare_opts[] = {
 	OPT_STRING(0, "workload", &c_workload, "W", "only workload W"),
@@ -235,11 +235,13 @@ static const struct opt compare_opts[] = {
 		     "the smallest change that matters (default: the workload's threshold, else 1 in real time, 0.1 under icount)"),
 	OPT_INT(0, "warmup", &c_warmup, "N", 0, 1000, "runs per boot to discard (default: the job's warmup_runs)"),
 	OPT_BOOL(0, "stored", &c_stored, "the comparison stored when the job ran, not a new one"),
+	OPT_BOOL(0, "no-calibration", &c_no_cal, "judge a job by its own boots, even on a calibrated instrument"),
 	OPT_JSON(),
 	OPT_END(),
 };
 static const char *const compare_usage[] = {
-	"JOB [--stored]", "KERNEL_A KERNEL_B", " [--workload W] [--metric M] [--threshold PCT] [--warmup N] [--json]",
+	"JOB [--stored] [--no-calibration]", "KERNEL_A KERNEL_B",
+	" [--workload W] [--metric M] [--threshold PCT] [--warmup N] [--json]",
 	NULL,
 };
 static const struct opt_spec compare_spec = {
@@ -247,7 +249,9 @@ static const struct opt_spec compare_spec = {
 	"JOB is a job id or name (its two sides); KERNEL_A and KERNEL_B are kernel ids,\n"
 	"releases, variants or side labels, compared over every run stored for them.\n"
 	"A job is judged by the thresholds its spec had at submit, else the config's\n"
-	"[workload] ones, else the clock's default (also from a bare database, --db).\n",
+	"[workload] ones, else the clock's default (also from a bare database, --db).\n"
+	"On an instrument with a calibration (klab calibrate) a job's metric pools the\n"
+	"calibrated noise with its own boots, and its row says so.\n",
 	compare_opts,
 };
 
@@ -273,6 +277,7 @@ static int compare(int argc, char **argv, struct klab_ctx *ctx)
 		co.warmup_runs = (int)c_warmup;
 	co.workload = c_workload;
 	co.metric = c_metric;
+	co.no_calibration = c_no_cal;
 	cfg = ctx_config_optional(ctx, &failed);
 	if (failed)
 		return 1;

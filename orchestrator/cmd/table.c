@@ -204,7 +204,7 @@ static const struct klab_cmd cmd_version = { "version", do_version, &version_spe
 const struct klab_cmd *const klab_cmds[] = {
 	&cmd_config, &cmd_db, &cmd_machines, &cmd_machine, &cmd_lab, &cmd_series, &cmd_kernels,
 	&cmd_submit, &cmd_run_job, &cmd_jobs, &cmd_job, &cmd_cancel, &cmd_schedule, &cmd_watch, &cmd_bisect,
-	&cmd_query, &cmd_compare, &cmd_history, &cmd_report, &cmd_help_cmd, &cmd_version, NULL,
+	&cmd_query, &cmd_compare, &cmd_calibrate, &cmd_history, &cmd_report, &cmd_help_cmd, &cmd_version, NULL,
 };
 
 /* ---- main ------------------------------------------------------------------------------ */

@@ -1,0 +1,228 @@
+/* cmd/calib.c: `klab calibrate list|learn|forget`: the calibrated noise model of the lab's instruments. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "compare/noise.h"
+#include "log.h"
+#include "store/calib.h"
+#include "store/db.h"
+#include "store/jobs.h"
+#include "util.h"
+
+static const char *const calib_cols[] = {
+	"machine", "clock", "workload", "wl_key", "metric", "sd_ppm", "df", "run_sd_ppm", "run_df", "runs_per_boot",
+	"boots", "aa_boots", "jobs", "created", "updated", "stale", "instrument", NULL,
+};
+
+static void date_of(double t, char out[16])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!isfinite(t) || !gmtime_r(&tt, &tm) || !strftime(out, 16, "%Y-%m-%d", &tm))
+		snprintf(out, 16, "?");
+}
+
+/* One calibration: text "dut1 icount udp_rr.instructions sd 17.3 ppm (7 df) ... 8 boots (8 A/A), jobs 1, 2026-12-07". */
+static void print_calib(const struct calib_row *r, const char *stale, const char *added)
+{
+	char d[16];
+
+	date_of(r->updated, d);
+	print_str(PRINT_ANY, "machine", "%s ", r->machine);
+	print_str(PRINT_ANY, "clock", "%s ", r->clock);
+	print_str(PRINT_ANY, "workload", "%s", r->workload);
+	print_str(PRINT_DATA, "wl_key", "%s", r->wl_key);
+	print_str(PRINT_ANY, "metric", ".%s: ", r->metric);
+	print_num(PRINT_ANY, "sd_ppm", "boot sd %.3g ppm", 1e6 * sqrt(r->boot_var));
+	print_num(PRINT_ANY, "df", " (%.0f df", r->boot_df);
+	if (!isnan(r->run_var))
+		print_num(PRINT_ANY, "run_sd_ppm", "; run sd %.3g ppm", 1e6 * sqrt(r->run_var));
+	else
+		print_data_null("run_sd_ppm");
+	print_num(PRINT_DATA, "run_df", "%g", r->run_df);
+	print_num(PRINT_ANY, "runs_per_boot", ", %.3g runs a boot), ", r->runs_per_boot);
+	print_int(PRINT_ANY, "boots", "%lld boots", (long long)r->boots);
+	print_int(PRINT_ANY, "aa_boots", " (%lld A/A)", (long long)r->aa_boots);
+	print_str(PRINT_ANY, "jobs", ", jobs %s", r->jobs);
+	print_time(PRINT_DATA, "created", "%s", r->created);
+	print_time(PRINT_DATA, "updated", "%s", r->updated);
+	print_text(", %s", d);
+	if (added)
+		print_str(PRINT_ANY, "added", *added ? "; added job(s) %s" : "; nothing new%s", added);
+	if (stale)
+		print_str(PRINT_ANY, "stale", "\n    STALE: %s", stale);
+	else
+		print_data_null("stale");
+	print_str(PRINT_ANY, "instrument", "\n    instrument %s\n", r->instrument);
+}
+
+/* ---- list ------------------------------------------------------------------ */
+
+static const struct opt list_opts[] = { OPT_JSON(), OPT_CSV(), OPT_END() };
+static const char *const list_usage[] = { "[--json|--csv]", NULL };
+static const struct opt_spec list_spec = {
+	"klab calibrate list", list_usage, "the calibrations, and which are stale",
+	"A calibration is stale when the newest boot of its machine is on another\n"
+	"instrument (another CPU, vCPU count, clock or lab setting): a job on the new\n"
+	"instrument does not use it (docs/statistics.md, \"A calibrated instrument\").\n",
+	list_opts,
+};
+
+static int calib_list_cmd(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct calib_row *rows = NULL;
+	struct db *db;
+	size_t n = 0;
+	int st, ret = 1;
+
+	if ((argc = cmd_parse(&list_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc)
+		return cmd_usage_error(&list_spec, "unexpected argument '%s'", argv[0]);
+	if (!(db = ctx_db(ctx)) || calib_list(db, &rows, &n))
+		return 1;
+	cmd_print_begin();
+	print_list_begin(NULL, calib_cols);
+	for (size_t i = 0; i < n; i++) {
+		char *why = NULL;
+
+		if (noise_stale(db, &rows[i], &why) < 0)
+			goto out;
+		print_obj_begin(NULL);
+		print_calib(&rows[i], why, NULL);
+		print_obj_end();
+		free(why);
+	}
+	print_list_end();
+	if (!n)
+		print_text("(no calibrations: every comparison uses its own boots; klab calibrate learn JOB)\n");
+	ret = 0;
+out:
+	calib_rows_free(rows, n);
+	return cmd_print_end() || ret;
+}
+
+/* ---- learn ----------------------------------------------------------------- */
+
+static int l_reset;
+static const struct opt learn_opts[] = {
+	OPT_BOOL(0, "reset", &l_reset, "start the calibrations these jobs touch again from these jobs alone"),
+	OPT_JSON(), OPT_END(),
+};
+static const char *const learn_usage[] = { "JOB... [--reset] [--json]", NULL };
+static const struct opt_spec learn_spec = {
+	"klab calibrate learn", learn_usage, "learn the noise of an instrument from finished jobs",
+	"Each JOB (id or name) must have ended done. An A/A job (one kernel on both sides,\n"
+	"e.g. a tuning job whose two profiles are the same) gives the spread of its boots;\n"
+	"an ordinary job gives the spread within each side's kernel. Per instrument (the\n"
+	"machine, its clock, CPU and lab settings), workload definition and metric, the\n"
+	"variances are pooled with what the calibration already had; a job it lists is\n"
+	"not counted again. A later job on that instrument is compared with this noise:\n"
+	"one boot a side can decide (docs/statistics.md, \"A calibrated instrument\").\n",
+	learn_opts,
+};
+
+static int job_id_of(struct db *db, const char *s, int64_t *id)
+{
+	const char *p = s;
+
+	while (*p && isdigit((unsigned char)*p))
+		p++;
+	if (*s && !*p) {
+		*id = strtoll(s, NULL, 10);
+		return 0;
+	}
+	if (jobs_find_name(db, s, id) != 1)
+		return error("no job '%s' (give a job id or name; klab jobs lists them)", s);
+	return 0;
+}
+
+static int calib_learn_cmd(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct noise_learnt *l = NULL;
+	int64_t *jobs;
+	struct db *db;
+	size_t n = 0;
+	int st, ret = 1;
+
+	if ((argc = cmd_parse(&learn_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc < 1)
+		return cmd_usage_error(&learn_spec, "give the jobs to learn from");
+	if (!(db = ctx_db(ctx)))
+		return 1;
+	jobs = xcalloc((size_t)argc, sizeof(*jobs));
+	for (int i = 0; i < argc; i++)
+		if (job_id_of(db, argv[i], &jobs[i]))
+			goto out;
+	if (noise_learn(db, jobs, (size_t)argc, l_reset, &l, &n))
+		goto out;
+	cmd_print_begin();
+	print_list_begin(NULL, NULL);
+	for (size_t i = 0; i < n; i++) {
+		print_obj_begin(NULL);
+		print_bool(PRINT_JSON, "new", "%d", l[i].is_new);
+		print_calib(&l[i].row, NULL, l[i].added);
+		print_obj_end();
+	}
+	print_list_end();
+	if (!n)
+		print_text("nothing learnt: no boot of these jobs had another boot of its kernel on its instrument\n");
+	ret = cmd_print_end();
+out:
+	noise_learnt_free(l, n);
+	free(jobs);
+	return ret;
+}
+
+/* ---- forget ---------------------------------------------------------------- */
+
+static const char *f_machine, *f_workload;
+static int f_all;
+static const struct opt forget_opts[] = {
+	OPT_STRING(0, "machine", &f_machine, "M", "the calibrations of machine M"),
+	OPT_STRING(0, "workload", &f_workload, "W", "the calibrations of workload W"),
+	OPT_BOOL(0, "all", &f_all, "every calibration"),
+	OPT_JSON(), OPT_END(),
+};
+static const char *const forget_usage[] = { "--machine M [--workload W]", "--workload W", "--all", NULL };
+static const struct opt_spec forget_spec = {
+	"klab calibrate forget", forget_usage, "delete calibrations (their comparisons use their own boots again)",
+	NULL, forget_opts,
+};
+
+static int calib_forget_cmd(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct db *db;
+	int64_t n = 0;
+	int st;
+
+	if ((argc = cmd_parse(&forget_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc)
+		return cmd_usage_error(&forget_spec, "unexpected argument '%s'", argv[0]);
+	if (!f_all == !(f_machine || f_workload))
+		return cmd_usage_error(&forget_spec, "give --machine and/or --workload, or --all");
+	if (!(db = ctx_db(ctx)) || calib_delete(db, f_machine, f_workload, &n))
+		return 1;
+	cmd_print_begin();
+	print_obj_begin(NULL);
+	print_int(PRINT_ANY, "deleted", "%lld calibration(s) deleted\n", (long long)n);
+	print_obj_end();
+	return cmd_print_end();
+}
+
+static const struct klab_cmd calib_list_c = { "list", calib_list_cmd, &list_spec, NULL, CMD_LISTING };
+static const struct klab_cmd calib_learn_c = { "learn", calib_learn_cmd, &learn_spec, NULL, 0 };
+static const struct klab_cmd calib_forget_c = { "forget", calib_forget_cmd, &forget_spec, NULL, 0 };
+static const struct klab_cmd *const calib_subs[] = { &calib_list_c, &calib_learn_c, &calib_forget_c, NULL };
+static const struct opt_spec calib_spec = {
+	"klab calibrate", NULL, "the noise of each instrument, learnt from A/A jobs (docs/statistics.md)", NULL, NULL,
+};
+const struct klab_cmd cmd_calibrate = { "calibrate", NULL, &calib_spec, calib_subs, CMD_DEFAULT_SUB };
