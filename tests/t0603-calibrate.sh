@@ -61,26 +61,26 @@ test_expect_success 'uncalibrated: one boot a side is no test' '
 
 test_expect_success 'klab calibrate learn aa1 stores the noise of 12 A/A boots' '
 	k calibrate learn aa1 >out &&
-	test_grep "dut1 icount udp_rr.instructions: boot sd .* ppm (11 df; run sd .* ppm, 2 runs a boot), 12 boots (12 A/A), jobs 1" out &&
-	test "$(sq "SELECT boots || \" \" || boot_df || \" \" || run_df FROM calibrations")" = "12 11.0 12.0" &&
+	test_grep "dut1 icount udp_rr.instructions: boot sd .* ppm (10 df; run sd .* ppm, 2 runs a boot), 12 boots (12 A/A), jobs 1" out &&
+	test "$(sq "SELECT boots || \" \" || boot_df || \" \" || run_df FROM calibrations")" = "12 10.0 12.0" &&
 	sd=$(sq "SELECT round(1e6 * sqrt(boot_var)) FROM calibrations") &&
 	test "${sd%.0}" -ge 8 && test "${sd%.0}" -le 35 &&
 	k calibrate learn 1 >out &&
 	test_grep "nothing new" out &&
-	test "$(sq "SELECT boot_df FROM calibrations")" = 11.0
+	test "$(sq "SELECT boot_df FROM calibrations")" = 10.0
 '
 
 test_expect_success 'job 2 (one boot a side, +0.5%) is CHANGED with the calibration, and says so' '
 	k compare 2 >out &&
 	grep " instructions" out >row &&
 	test_grep "CHANGED" row &&
-	test_grep "(noise from 12 A/A boots, 20[0-9-]* (sd .* ppm, 11 df))" row &&
+	test_grep "(noise from 12 A/A boots, 20[0-9-]* (sd .* ppm, 10 df))" row &&
 	k --json compare 2 >c.json &&
 	python3 -c "
 import json
 r = [r for r in json.load(open(\"c.json\"))[\"comparisons\"] if r[\"metric\"] == \"instructions\"][0]
 assert r[\"verdict\"] == \"CHANGED\" and r[\"noise\"][\"source\"] == \"calibration\", r
-assert r[\"noise\"][\"aa_boots\"] == 12 and r[\"noise\"][\"df\"] == 11, r[\"noise\"]
+assert r[\"noise\"][\"aa_boots\"] == 12 and r[\"noise\"][\"df\"] == 10, r[\"noise\"]
 " &&
 	k compare 2 --no-calibration >out &&
 	grep " instructions" out >row &&

@@ -14,7 +14,8 @@
 struct lboot {
 	int64_t id;
 	char *instrument, *machine, *clock;
-	int64_t group;		/* kernel id, or -1 / -2 for side A / B without one */
+	int64_t kernel_id;	/* 0: none recorded (the machine's own kernel) */
+	int64_t group;		/* its side's group: (kernel id, side), one kernel and one tuning profile */
 };
 
 /* One job's contribution to one calibration key. */
@@ -56,7 +57,8 @@ static void add_boot(const struct calib_boot *b, void *data)
 	x->instrument = calib_instrument_key(b->machine, b->clock, b->sysinfo);
 	x->machine = xstrdup(b->machine ? b->machine : "?");
 	x->clock = xstrdup(b->clock ? b->clock : "real");
-	x->group = b->kernel_id ? b->kernel_id : b->side && !strcmp(b->side, "B") ? -2 : -1;
+	x->kernel_id = b->kernel_id;
+	x->group = 2 * b->kernel_id + (b->side && !strcmp(b->side, "B"));
 }
 
 static const struct lboot *find_boot(const struct learn *l, int64_t id)
@@ -201,6 +203,27 @@ static void boots_clear(struct learn *l)
 	l->n_boots = 0;
 }
 
+/*
+ * An A/A job: both sides have boots, all of one kernel, and the sides' tuning
+ * profiles are the same (a tuning job of two profiles is not A/A even on one
+ * kernel). Only what the boots are counted as; the groups are per side anyway.
+ */
+static int is_aa(const struct learn *l, const struct job_spec *spec)
+{
+	const struct job_spec_side *a = job_spec_side(spec, 'A'), *b = job_spec_side(spec, 'B');
+	const char *pa = a ? a->profile : NULL, *pb = b ? b->profile : NULL;
+	int sides = 0;
+
+	if (!l->n_boots || ((pa || pb) && (!pa || !pb || strcmp(pa, pb))))
+		return 0;
+	for (size_t i = 0; i < l->n_boots; i++) {
+		if (l->boots[i].kernel_id != l->boots[0].kernel_id)
+			return 0;
+		sides |= 1 << (l->boots[i].group & 1);
+	}
+	return sides == 3;
+}
+
 /* Read job JOB into l->c. 0, or -1 (logged). */
 static int learn_job(struct learn *l, int64_t job)
 {
@@ -229,9 +252,7 @@ static int learn_job(struct learn *l, int64_t job)
 	boots_clear(l);
 	if (calib_job_boots_each(l->db, job, add_boot, l))
 		goto out;
-	l->aa = l->n_boots > 0;
-	for (size_t i = 0; i < l->n_boots; i++)
-		l->aa &= l->boots[i].group > 0 && l->boots[i].group == l->boots[0].group;
+	l->aa = is_aa(l, &spec);
 	if (calib_job_runs_each(l->db, job, spec.warmup_runs, add_value, l))
 		goto out;
 	flush_metric(l);

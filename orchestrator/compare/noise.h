@@ -20,9 +20,10 @@
  * Learning. Each job's measured runs (its own warm-up left out) give, per
  * instrument key of its boots, workload and metric (every metric with
  * positive values, percentages left out):
- *   - boot variance: the variance of ln(boot mean) within groups of boots
- *     of one kernel: an A/A job (one kernel on both sides) is one group, an
- *     ordinary job a group per side; pooled (sum of squares over sum of df);
+ *   - boot variance: the variance of ln(boot mean) within each side of a
+ *     job (one kernel, one tuning profile), pooled over sides and jobs (sum
+ *     of squares over sum of df); boots of an A/A job (one kernel and one
+ *     profile on both sides) are counted as A/A;
  *   - run variance: the variance of ln(run) within a boot, pooled over boots.
  * A calibration already stored adds the jobs it does not list yet (sums of
  * squares and df add up; a job it lists is not counted twice); RESET starts

@@ -129,10 +129,10 @@ static void test_keys(void)
 	is_str(w2, "-", "no workload definition: '-'");
 }
 
-/* The variances of job 1 by hand: ln(boot mean) about their mean (df 7), ln(run) within boots (df 8). */
+/* The variances of job 1 by hand: ln(boot mean) about its side's mean (df 3 + 3), ln(run) within boots (df 8). */
 static void expected(double *boot_var, double *run_var)
 {
-	double bl[8], m = 0, ss = 0, rss = 0;
+	double bl[8], m[2] = { 0, 0 }, ss = 0, rss = 0;
 
 	for (int b = 0; b < 8; b++) {
 		double r0 = 1e9 * (1 + 1e-6 * (boot_ppm[b] + run_ppm[2 * b]));
@@ -140,12 +140,12 @@ static void expected(double *boot_var, double *run_var)
 		double rm = (log(r0) + log(r1)) / 2;
 
 		bl[b] = log((r0 + r1) / 2);
-		m += bl[b] / 8;
+		m[b % 2] += bl[b] / 4;
 		rss += (log(r0) - rm) * (log(r0) - rm) + (log(r1) - rm) * (log(r1) - rm);
 	}
 	for (int b = 0; b < 8; b++)
-		ss += (bl[b] - m) * (bl[b] - m);
-	*boot_var = ss / 7;
+		ss += (bl[b] - m[b % 2]) * (bl[b] - m[b % 2]);
+	*boot_var = ss / 6;
 	*run_var = rss / 8;
 }
 
@@ -173,7 +173,7 @@ static void test_learn(struct db *db)
 	if (n == 1) {
 		is_str(l[0].row.metric, "instructions", "of instructions");
 		is_double(l[0].row.boot_var, bv, 1e-20, "boot variance %.3g (sd %.1f ppm) as by hand", bv, 1e6 * sqrt(bv));
-		is_double(l[0].row.boot_df, 7, 0, "7 df: 8 boots of one kernel");
+		is_double(l[0].row.boot_df, 6, 0, "6 df: 4 boots a side");
 		is_double(l[0].row.run_var, rv, 1e-20, "run variance %.3g as by hand", rv);
 		is_double(l[0].row.run_df, 8, 0, "8 df: 8 boots of 2 runs");
 		is_int(l[0].row.boots, 8, "8 boots");
@@ -185,7 +185,7 @@ static void test_learn(struct db *db)
 	ok(noise_learn(db, jobs, 1, 0, &l, &n) == 0 && n == 1, "learning job 1 again");
 	if (n == 1) {
 		is_str(l[0].added, "", "adds nothing: the calibration lists it");
-		is_double(l[0].row.boot_df, 7, 0, "its df stay 7");
+		is_double(l[0].row.boot_df, 6, 0, "its df stay 6");
 	}
 	noise_learnt_free(l, n);
 	ok(noise_learn(db, bad, 1, 0, &l, &n) == -1 && n == 0, "a running job is refused");
@@ -226,7 +226,7 @@ static void test_compare(struct db *db)
 		is_int(r->st.cal, STATS_CAL_USED, "judged with the calibration");
 		is_str(stats_verdict_name(r->st.verdict), "CHANGED", "+0.5%% with 1 boot a side: CHANGED (CI %.3f..%.3f)",
 		       r->st.ci_lo, r->st.ci_hi);
-		is_double(r->st.w.df, 7, 0, "df = the calibration's 7 (no own df with one boot a side)");
+		is_double(r->st.w.df, 6, 0, "df = the calibration's 6 (no own df with one boot a side)");
 		is_int(r->noise.aa_boots, 8, "the row names the 8 A/A boots");
 		compare_fmt_noise(&b, r);
 		ok(starts_with(b.buf, "noise from 8 A/A boots, 20") && strstr(b.buf, " df)"), "the row says so: '%s'",
@@ -293,7 +293,8 @@ static void test_stale(struct db *db)
 	ok(noise_learn(db, jobs, 1, 0, &l, &nl) == 0 && nl == 1, "learning job 2 (an ordinary job)");
 	if (nl == 1) {
 		is_str(l[0].row.jobs, "1,2", "now from jobs 1 and 2");
-		is_double(l[0].row.boot_df, 7, 0, "one boot a kernel adds no boot df");
+		is_double(l[0].row.boot_df, 6, 0, "one boot a side adds no boot df");
+		is_int(l[0].row.boots, 10, "10 boots");
 		is_double(l[0].row.run_df, 10, 0, "its 2 boots add 2 run df");
 		is_int(l[0].row.aa_boots, 8, "still 8 A/A boots");
 	}
