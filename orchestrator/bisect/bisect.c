@@ -81,8 +81,42 @@ static int logs(const double *x, size_t n, double *out)
 	return 0;
 }
 
+/* Both tests with the calibration: 0 with *wg and *wb, -1 when it is not to be used (Welch's then). */
+static int cal_tests(const double *good, size_t ng, const double *bad, size_t nb, const double *x, size_t nx,
+		     double alpha, const struct stats_cal *cal, struct stats_welch *wg, struct stats_welch *wb)
+{
+	struct stats_cmp c;
+
+	for (size_t i = 0; i < ng; i++)
+		if (!(good[i] > 0))
+			return -1;
+	for (size_t i = 0; i < nb; i++)
+		if (!(bad[i] > 0))
+			return -1;
+	for (size_t i = 0; i < nx; i++)
+		if (!(x[i] > 0))
+			return -1;
+	/* the threshold plays no part: only the pooled t's d and p are read */
+	stats_compare_cal(good, ng, x, nx, 1, alpha, cal, &c);
+	if (c.cal != STATS_CAL_USED || isnan(c.w.p))
+		return -1;
+	*wg = c.w;
+	stats_compare_cal(bad, nb, x, nx, 1, alpha, cal, &c);
+	if (c.cal != STATS_CAL_USED || isnan(c.w.p))
+		return -1;
+	*wb = c.w;
+	return 0;
+}
+
 enum bisect_verdict bisect_classify(const double *good, size_t ng, const double *bad, size_t nb,
 				    const double *x, size_t nx, double alpha, double *p_good, double *p_bad)
+{
+	return bisect_classify_cal(good, ng, bad, nb, x, nx, alpha, NULL, p_good, p_bad, NULL);
+}
+
+enum bisect_verdict bisect_classify_cal(const double *good, size_t ng, const double *bad, size_t nb,
+					const double *x, size_t nx, double alpha, const struct stats_cal *cal,
+					double *p_good, double *p_bad, int *cal_used)
 {
 	struct stats_welch wg, wb;
 	double *lg = xcalloc(ng + 1, sizeof(double)), *lb = xcalloc(nb + 1, sizeof(double));
@@ -94,6 +128,13 @@ enum bisect_verdict bisect_classify(const double *good, size_t ng, const double 
 		*p_good = NAN;
 	if (p_bad)
 		*p_bad = NAN;
+	if (cal_used)
+		*cal_used = 0;
+	if (cal && ng && nb && nx && !cal_tests(good, ng, bad, nb, x, nx, alpha, cal, &wg, &wb)) {
+		if (cal_used)
+			*cal_used = 1;
+		goto decide;
+	}
 	lg_ok = !logs(good, ng, lg);
 	lb_ok = !logs(bad, nb, lb);
 	lx_ok = !logs(x, nx, lx);
@@ -105,6 +146,7 @@ enum bisect_verdict bisect_classify(const double *good, size_t ng, const double 
 	}
 	if (stats_welch(lg, ng, lx, nx, &wg) || stats_welch(lb, nb, lx, nx, &wb))
 		goto out;
+decide:
 	if (p_good)
 		*p_good = wg.p;
 	if (p_bad)
@@ -119,6 +161,16 @@ out:
 	free(lb);
 	free(lx);
 	return v;
+}
+
+int bisect_first_boots(int calibrated, int min_boots)
+{
+	return calibrated ? 1 : min_boots;
+}
+
+int bisect_more_boots(int k, int min_boots)
+{
+	return k < min_boots ? min_boots : k + 1;
 }
 
 struct sample {
@@ -167,12 +219,13 @@ int bisect_simulate(struct bisect_sim *s)
 		if (i >= s->n)
 			break;
 		s->steps++;
-		for (int k = s->min_boots; k <= s->max_boots && v == BISECT_UNTESTED; k++) {
+		for (int k = bisect_first_boots(s->cal != NULL, s->min_boots); k <= s->max_boots && v == BISECT_UNTESTED;
+		     k = bisect_more_boots(k, s->min_boots)) {
 			if (measure_n(s, (long)i, &m, k)) {
 				v = BISECT_SKIP;	/* does not build or boot */
 				break;
 			}
-			v = bisect_classify(g.x, g.n, b.x, b.n, m.x, m.n, s->alpha, NULL, NULL);
+			v = bisect_classify_cal(g.x, g.n, b.x, b.n, m.x, m.n, s->alpha, s->cal, NULL, NULL, NULL);
 		}
 		s->v[i] = v == BISECT_UNTESTED ? BISECT_SKIP : v;
 		free(m.x);

@@ -41,6 +41,31 @@ enum bisect_verdict bisect_classify(const double *good, size_t ng, const double 
 				    const double *x, size_t nx, double alpha, double *p_good, double *p_bad);
 
 /*
+ * bisect_classify() on a calibrated instrument (docs/bisect.md, "One boot a
+ * step"): with CAL (the noise of a boot's log value, stats.h), each of the
+ * two tests is stats_compare_cal()'s pooled t, so one boot of the commit is a
+ * test, and the same rule decides: BAD when it differs from good at ALPHA
+ * and not from bad (and is nearer bad), GOOD the other way round, else
+ * undecided. When either test finds the boots inconsistent with the
+ * calibration (a boot beyond 5 calibrated sd, a spread larger by the F
+ * test), or a value is not positive, both are Welch's as without CAL (so
+ * one boot is undecided). *CAL_USED (may be NULL): 1 when the calibration
+ * decided, 0 when it was not used. CAL NULL: bisect_classify().
+ */
+struct stats_cal;
+enum bisect_verdict bisect_classify_cal(const double *good, size_t ng, const double *bad, size_t nb,
+					const double *x, size_t nx, double alpha, const struct stats_cal *cal,
+					double *p_good, double *p_bad, int *cal_used);
+
+/*
+ * The boots a step measures before it classifies: one on a calibrated
+ * instrument, else MIN_BOOTS; then bisect_more_boots(): MIN_BOOTS after the
+ * one boot, else one more (K the boots it has).
+ */
+int bisect_first_boots(int calibrated, int min_boots);
+int bisect_more_boots(int k, int min_boots);
+
+/*
  * A whole bisection over a measurement function (the unit test simulates
  * one; the job runner builds, boots and runs): measure(arg, idx) gives one
  * per-boot value of commit idx (-1: the good end, n - 1: the bad end is
@@ -48,7 +73,9 @@ enum bisect_verdict bisect_classify(const double *good, size_t ng, const double 
  * or boot (a skip). The ends get 2 * min_boots (they must differ at alpha,
  * else first_bad = n: no regression confirmed, no bisection); each commit
  * gets min_boots, then one more while
- * undecided, up to max_boots, then it is skipped.
+ * undecided, up to max_boots, then it is skipped. With CAL (a calibrated
+ * instrument) a commit gets one boot first, and min_boots, then one more at
+ * a time, only while undecided.
  */
 struct bisect_sim {
 	size_t n;
@@ -56,6 +83,7 @@ struct bisect_sim {
 	void *arg;
 	double alpha;
 	int min_boots, max_boots;
+	const struct stats_cal *cal;	/* NULL: uncalibrated */
 	/* results */
 	enum bisect_verdict *v;	/* n verdicts (malloc'd by bisect_simulate) */
 	size_t first_bad;	/* n when the ends do not differ ("no regression confirmed") */

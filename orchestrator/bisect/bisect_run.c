@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bisect/bisect.h"
 #include "bisect/bisect_db.h"
 #include "buf.h"
+#include "compare/noise.h"
 #include "store/jobs.h"
 #include "job/job.h"
 #include "job/job_int.h"
@@ -42,6 +44,10 @@ struct brun {
 	double *gv, *bv;		/* per-boot values of the ends */
 	size_t ng, nb;
 	struct buf why;			/* a skip's or the failure's reason */
+	/* the instrument's calibration (compare/noise.c), found from the ends' job: one boot a step */
+	int has_cal;
+	struct stats_cal cal;
+	char *cal_instrument, *cal_text;
 };
 
 /* A count of the bisection's spec (bisections.spec), DEF when it has none. */
@@ -319,6 +325,84 @@ static enum measured measure_ends(struct brun *r, int *differ)
 	return M_OK;
 }
 
+/* The instrument of job JOB's boots into *NJ (noise_job_open(); SPEC NULL: the defaults). 0 or -1. */
+static int job_instrument(struct db *db, int64_t job, const struct job_spec *spec, struct noise_job *nj)
+{
+	static const struct job_spec none;
+
+	return noise_job_open(db, job, spec ? spec : &none, nj);
+}
+
+/*
+ * The calibration of the workload's metric on the instrument of the ends'
+ * job (docs/bisect.md, "One boot a step"): r->has_cal and r->cal when there
+ * is one. Without one (or on any error) the steps are measured as before.
+ */
+static void find_cal(struct brun *r)
+{
+	struct job_brief *v = NULL;
+	size_t nv = 0;
+
+	if (jobs_list_bisect_step(r->db, r->id, 0, &v, &nv))
+		return;
+	for (size_t i = 0; i < nv && !r->has_cal; i++) {
+		struct job_spec spec;
+		struct noise_job nj;
+		struct calib_row row;
+		char *text = NULL;
+		char d[16];
+
+		if (strcmp(v[i].state, "done") || jobs_get_str(r->db, v[i].id, JOB_SPEC, &text) != 1) {
+			free(text);
+			continue;
+		}
+		job_spec_parse(text, &spec);
+		if (!job_instrument(r->db, v[i].id, &spec, &nj) &&
+		    noise_job_find(r->db, &nj, r->workload, r->metric, &r->cal, &row) == 1) {
+			time_t t = (time_t)row.updated;
+			struct tm tm;
+
+			if (!gmtime_r(&t, &tm) || !strftime(d, sizeof(d), "%Y-%m-%d", &tm))
+				snprintf(d, sizeof(d), "?");
+			r->has_cal = 1;
+			r->cal_instrument = xstrdup(nj.instrument);
+			r->cal_text = xasprintf("noise from %lld boots (%lld A/A), %s: sd %.3g ppm", (long long)row.boots,
+						(long long)row.aa_boots, d, 1e6 * sqrt(r->cal.var));
+			info("bisection %lld: calibrated instrument (%s): one boot a step while the value is clear",
+			     (long long)r->id, r->cal_text);
+			calib_row_release(&row);
+		}
+		noise_job_release(&nj);
+		job_spec_release(&spec);
+		free(text);
+	}
+	job_briefs_free(v, nv);
+}
+
+/* Whether every job of step SEQ that booted ran on the calibrated instrument. */
+static int step_on_cal(struct brun *r, int seq)
+{
+	struct job_brief *v = NULL;
+	size_t nv = 0;
+	int same = 1;
+
+	if (!r->has_cal || jobs_list_bisect_step(r->db, r->id, seq, &v, &nv))
+		return 0;
+	for (size_t i = 0; i < nv && same; i++) {
+		struct noise_job nj;
+
+		if (job_instrument(r->db, v[i].id, NULL, &nj))
+			same = 0;
+		else if (nj.instrument)
+			same = !strcmp(nj.instrument, r->cal_instrument);
+		else if (nj.boots)
+			same = 0;	/* boots on several instruments */
+		noise_job_release(&nj);
+	}
+	job_briefs_free(v, nv);
+	return same;
+}
+
 static void verdict_of(const char *commit, const char *verdict, void *data)
 {
 	struct brun *r = data;
@@ -355,10 +439,12 @@ static enum measured measure_commit(struct brun *r, size_t i, size_t remaining)
 	double *x = NULL, pg = NAN, pb = NAN;
 	size_t nx = 0;
 	enum measured m = M_OK;
-	char reason[160] = "";
+	char reason[320] = "";
+	int cal_used = 0;
 
 	step_row(r, seq, "step", c, subject_at(r, i), remaining);
-	for (int k = r->min_boots; k <= r->max_boots && v == BISECT_UNTESTED; k++) {
+	for (int k = bisect_first_boots(r->has_cal, r->min_boots); k <= r->max_boots && v == BISECT_UNTESTED;
+	     k = bisect_more_boots(k, r->min_boots)) {
 		m = measure(r, seq, c, k);
 		if (m == M_SKIP) {
 			v = BISECT_SKIP;
@@ -371,7 +457,8 @@ static enum measured measure_commit(struct brun *r, size_t i, size_t remaining)
 		free(x);
 		if (step_values(r, seq, "B", &x, &nx))
 			return M_FAILED;
-		v = bisect_classify(r->gv, r->ng, r->bv, r->nb, x, nx, r->alpha, &pg, &pb);
+		v = bisect_classify_cal(r->gv, r->ng, r->bv, r->nb, x, nx, r->alpha,
+					step_on_cal(r, seq) ? &r->cal : NULL, &pg, &pb, &cal_used);
 	}
 	if (m != M_OK) {
 		free(x);
@@ -382,8 +469,9 @@ static enum measured measure_commit(struct brun *r, size_t i, size_t remaining)
 		snprintf(reason, sizeof(reason), "undecided after %zu boots (p against good %.3g, against bad %.3g)", nx,
 			 pg, pb);
 	} else if (v != BISECT_SKIP) {
-		snprintf(reason, sizeof(reason), "%s: p against good %.3g, against bad %.3g at alpha %g",
-			 v == BISECT_BAD ? "like the bad end" : "like the good end", pg, pb, r->alpha);
+		snprintf(reason, sizeof(reason), "%s: p against good %.3g, against bad %.3g at alpha %g%s%s%s",
+			 v == BISECT_BAD ? "like the bad end" : "like the good end", pg, pb, r->alpha,
+			 cal_used ? " (calibrated: " : "", cal_used ? r->cal_text : "", cal_used ? ")" : "");
 	}
 	step_end(r, seq, nx, mean_of(x, nx), pg, pb, bisect_verdict_name(v), reason);
 	info("bisection %lld: %.12s is %s (%s)", (long long)r->id, c, bisect_verdict_name(v), reason);
@@ -415,6 +503,8 @@ static void brun_release(struct brun *r)
 	free(r->v);
 	free(r->gv);
 	free(r->bv);
+	free(r->cal_instrument);
+	free(r->cal_text);
 	if (r->spec)
 		json_object_put(r->spec);
 	buf_release(&r->why);
@@ -465,8 +555,10 @@ int bisect_run(struct klab_config *cfg, struct db *db, const char *db_path, int6
 		ret = finish(&r, "done", "no-regression", NULL) ? -1 : 0;
 		goto page;
 	}
-	if (m == M_OK)
+	if (m == M_OK) {
 		load_verdicts(&r);
+		find_cal(&r);
+	}
 	while (m == M_OK) {
 		size_t remaining, k = bisect_next(r.v, r.n, &remaining);
 		if (k >= r.n)

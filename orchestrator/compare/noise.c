@@ -480,6 +480,7 @@ int noise_job_open(struct db *db, int64_t job_id, const struct job_spec *spec, s
 		free(k.key);
 		return -1;
 	}
+	nj->boots = k.n;
 	if (!k.n)
 		nj->why = xstrdup("the job has no boots");
 	else if (k.several)

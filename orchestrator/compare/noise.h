@@ -45,6 +45,7 @@ void noise_learnt_free(struct noise_learnt *v, size_t n);
 struct noise_job {
 	char *instrument;
 	char *why;
+	size_t boots;		/* the job's boots (0: none yet) */
 	int runs_per_boot;
 	const struct job_spec *spec;
 };

@@ -6,6 +6,7 @@
 #include "bisect/bisect.h"
 #include "buf.h"
 #include "rng.h"
+#include "stats/stats.h"
 #include "tap.h"
 
 /* A simulated tree: commit culprit (and after) costs pct % more; noise cov per boot; broken commits do not build. */
@@ -33,9 +34,10 @@ static int measure(void *arg, long idx, double *value)
 	return 0;
 }
 
-static int run(size_t n, struct tree *t, struct bisect_sim *s)
+static int run_cal(size_t n, struct tree *t, struct bisect_sim *s, const struct stats_cal *cal)
 {
 	memset(s, 0, sizeof(*s));
+	s->cal = cal;
 	s->n = n;
 	s->measure = measure;
 	s->arg = t;
@@ -43,6 +45,127 @@ static int run(size_t n, struct tree *t, struct bisect_sim *s)
 	s->min_boots = 3;
 	s->max_boots = 8;
 	return bisect_simulate(s);
+}
+
+static int run(size_t n, struct tree *t, struct bisect_sim *s)
+{
+	return run_cal(n, t, s, NULL);
+}
+
+/*
+ * Item 6 of issue 35: on a calibrated deterministic instrument (20 ppm a
+ * boot, calibrated by 24 A/A boots) a step is one boot when the value is
+ * clearly on one side, more only when not.
+ */
+static void calibrated(void)
+{
+	const struct stats_cal cal = { 20e-6 * 20e-6, 23 };
+	double g[6], b[6], pg, pb;
+	int used;
+
+	for (int i = 0; i < 6; i++) {
+		g[i] = 1000 * (1 + 20e-6 * (i - 2.5) / 1.87);
+		b[i] = 995 * (1 + 20e-6 * (2.5 - i) / 1.87);
+	}
+	{
+		double x[] = { 995.01 }, y[] = { 999.98 }, h[] = { 997.5 };
+
+		is_int(bisect_classify_cal(g, 6, b, 6, x, 1, 0.01, &cal, &pg, &pb, &used), BISECT_BAD,
+		       "calibrated, one boot at the bad end's level: bad");
+		ok(used && pg < 1e-6 && pb > 0.01, "the calibration decided (p good %.2g, p bad %.2g)", pg, pb);
+		is_int(bisect_classify_cal(g, 6, b, 6, y, 1, 0.01, &cal, NULL, NULL, NULL), BISECT_GOOD,
+		       "one boot at the good end's level: good");
+		is_int(bisect_classify_cal(g, 6, b, 6, h, 1, 0.01, &cal, &pg, &pb, &used), BISECT_UNTESTED,
+		       "one boot half-way: undecided, more boots (p %.2g, %.2g)", pg, pb);
+		is_int(bisect_classify_cal(g, 6, b, 6, x, 1, 0.01, NULL, NULL, NULL, &used), BISECT_UNTESTED,
+		       "uncalibrated, one boot is undecided as before");
+		ok(!used, "... and says no calibration was used");
+	}
+	{
+		/* the instrument got 50x noisier than its calibration: the ends' spread rejects it */
+		double gn[6], x[] = { 995.01 };
+
+		for (int i = 0; i < 6; i++)
+			gn[i] = 1000 * (1 + 1e-3 * (i - 2.5) / 1.87);
+		is_int(bisect_classify_cal(gn, 6, b, 6, x, 1, 0.01, &cal, NULL, NULL, &used), BISECT_UNTESTED,
+		       "ends noisier than the calibration: one boot stays undecided");
+		ok(!used, "... the calibration was not used");
+	}
+	is_int(bisect_first_boots(1, 3), 1, "calibrated: a step starts with one boot");
+	is_int(bisect_more_boots(1, 3), 3, "then min_boots");
+	is_int(bisect_more_boots(3, 3), 4, "then one more at a time");
+	is_int(bisect_first_boots(0, 3), 3, "uncalibrated: min_boots");
+
+	/* whole bisections of 12 commits, +0.5% cost at the culprit, 20 ppm a boot: with and without the calibration */
+	{
+		int found_c = 0, found_u = 0, steps_c = 0, steps_u = 0, boots_c = 0, boots_u = 0, trials = 0;
+
+		for (long culprit = 0; culprit < 12; culprit++) {
+			for (uint64_t seed = 0; seed < 20; seed++) {
+				struct tree t = { culprit, 0.5, 20e-6, NULL, 0x5eed + 977 * seed + (uint64_t)culprit };
+				struct tree u = t;
+				struct bisect_sim s;
+
+				trials++;
+				if (run_cal(12, &t, &s, &cal) == 0 && s.first_bad == (size_t)culprit && !s.ambiguous)
+					found_c++;
+				steps_c += s.steps;
+				boots_c += s.boots - 12;	/* the ends: 2 x 6 */
+				bisect_sim_release(&s);
+				if (run(12, &u, &s) == 0 && s.first_bad == (size_t)culprit && !s.ambiguous)
+					found_u++;
+				steps_u += s.steps;
+				boots_u += s.boots - 12;
+				bisect_sim_release(&s);
+			}
+		}
+		diag("12 commits, +0.5%% at each culprit in turn, 20 ppm a boot, 20 seeds (%d bisections): "
+		     "calibrated found %d, %.2f boots a step (%d steps, %d boots after the ends); "
+		     "uncalibrated found %d, %.2f boots a step (%d boots)", trials, found_c,
+		     (double)boots_c / steps_c, steps_c, boots_c, found_u, (double)boots_u / steps_u, boots_u);
+		is_int(found_c, trials, "calibrated: every culprit found");
+		/*
+		 * Not exactly one: a boot at the bad end's level still differs from
+		 * it at alpha 0.01 about once in a hundred steps, and that step
+		 * takes min_boots (the "more boots only when not clear").
+		 */
+		ok(boots_c <= steps_c * 105 / 100, "calibrated: one boot a step, more in at most 5%% of them "
+		   "(%d boots, %d steps)", boots_c, steps_c);
+		ok(boots_u >= 3 * steps_u, "uncalibrated: min_boots (3) a step at least (%d boots, %d steps)", boots_u,
+		   steps_u);
+	}
+	{
+		/* a commit half-way (its cost is half the change): more boots, then skipped, as without a calibration */
+		int boots = 0;
+
+		for (uint64_t seed = 0; seed < 20; seed++) {
+			double gv[6], bv[6], x[8];
+			size_t nx = 0;
+			int k;
+			enum bisect_verdict v = BISECT_UNTESTED;
+			uint64_t rs = 77 + seed;
+
+			for (int i = 0; i < 6; i++) {
+				double z1 = sqrt(-2 * log(unif(&rs))) * cos(2 * M_PI * unif(&rs));
+				double z2 = sqrt(-2 * log(unif(&rs))) * cos(2 * M_PI * unif(&rs));
+
+				gv[i] = 1000 * (1 + 20e-6 * z1);
+				bv[i] = 995 * (1 + 20e-6 * z2);
+			}
+			for (k = bisect_first_boots(1, 3); k <= 8 && v == BISECT_UNTESTED; k = bisect_more_boots(k, 3)) {
+				while ((int)nx < k) {
+					double z = sqrt(-2 * log(unif(&rs))) * cos(2 * M_PI * unif(&rs));
+
+					x[nx++] = 997.5 * (1 + 20e-6 * z);
+				}
+				v = bisect_classify_cal(gv, 6, bv, 6, x, nx, 0.01, &cal, NULL, NULL, NULL);
+			}
+			boots += (int)nx;
+			ok(v == BISECT_UNTESTED, "half-way commit (seed %llu): undecided after %zu boots",
+			   (unsigned long long)seed, nx);
+		}
+		is_int(boots, 20 * 8, "every half-way commit got max_boots (8)");
+	}
 }
 
 int main(void)
@@ -131,5 +254,6 @@ int main(void)
 		diag("%s", m.buf);
 		buf_release(&m);
 	}
+	calibrated();
 	return done_testing();
 }
