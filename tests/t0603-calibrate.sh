@@ -82,6 +82,8 @@ r = [r for r in json.load(open(\"c.json\"))[\"comparisons\"] if r[\"metric\"] ==
 assert r[\"verdict\"] == \"CHANGED\" and r[\"noise\"][\"source\"] == \"calibration\", r
 assert r[\"noise\"][\"aa_boots\"] == 12 and r[\"noise\"][\"df\"] == 10, r[\"noise\"]
 " &&
+	k compare 1 >out &&
+	test_must_fail grep "noise from" out &&
 	k compare 2 --no-calibration >out &&
 	grep " instructions" out >row &&
 	test_grep "INCONCLUSIVE" row

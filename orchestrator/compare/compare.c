@@ -154,6 +154,7 @@ static int group_wanted(const struct compare_opts *o, const struct group *g)
 /* A job's calibrated instrument, for add_row() (NULL: a kernel comparison, or --no-calibration). */
 struct noise_ctx {
 	struct db *db;
+	int64_t job_id;
 	struct noise_job nj;
 };
 
@@ -163,9 +164,20 @@ static void compare_metric(struct noise_ctx *nc, const struct group *ga, const s
 {
 	struct stats_cal cal;
 	struct calib_row cr;
+	int found = 0, self = 0;
 
 	if (nc && noise_job_find(nc->db, &nc->nj, ga->workload, ga->metric, &cal, &cr) == 1) {
+		found = 1;
+		self = noise_cal_without_job(&cal, &cr, nc->job_id, ga->v, ga->n, gb->v, gb->n);
+		if (self < 0) {
+			/* the calibration is this job alone: judged by its own boots */
+			calib_row_release(&cr);
+			found = 0;
+		}
+	}
+	if (found) {
 		stats_compare_cal(ga->v, ga->n, gb->v, gb->n, t, alpha, &cal, &r->st);
+		r->noise.self = self;
 		r->noise.boots = cr.boots;
 		r->noise.aa_boots = cr.aa_boots;
 		r->noise.date = cr.updated;
@@ -800,6 +812,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	res.label_a = side_label(db, job_id, "A");
 	res.label_b = side_label(db, job_id, "B");
 	nc.db = db;
+	nc.job_id = job_id;
 	if (!o.no_calibration && noise_job_open(db, job_id, &spec, &nc.nj))
 		goto out;
 	if (compare_sides(db, &sa, &sb, &o, &res, o.no_calibration ? NULL : &nc))

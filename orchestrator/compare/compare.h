@@ -106,6 +106,7 @@ struct compare_row {
 		int64_t boots, aa_boots;
 		double date;
 		char *jobs;
+		int self;	/* 1: the calibration had learnt from this job: its boots were taken out */
 	} noise;
 };
 

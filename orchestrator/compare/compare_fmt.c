@@ -213,6 +213,8 @@ int compare_fmt_noise(struct buf *b, const struct compare_row *r)
 	else
 		buf_addf(b, "noise from %lld same-kernel boots, ", (long long)nb);
 	fmt_date(b, r->noise.date);
+	if (r->noise.self)
+		buf_addstr(b, " less this job's own");
 	buf_addf(b, " (sd %.3g ppm, %.0f df)", 1e6 * s->cal_sd, s->cal_df);
 	return 1;
 }
@@ -422,6 +424,7 @@ static void print_row_data(const struct compare_row *r)
 		print_data_int("aa_boots", r->noise.aa_boots);
 		print_data_time("date", r->noise.date);
 		print_data_str("jobs", r->noise.jobs);
+		print_data_bool("without_this_job", r->noise.self);
 		print_data_num("sd_ppm", 1e6 * s->cal_sd);
 		print_data_num("df", s->cal_df);
 		print_data_num("z_max", s->cal_z);

@@ -520,6 +520,30 @@ int noise_job_find(struct db *db, const struct noise_job *nj, const char *worklo
 	return 1;
 }
 
+int noise_cal_without_job(struct stats_cal *cal, const struct calib_row *row, int64_t job, const double *a,
+			  size_t na, const double *b, size_t nb)
+{
+	struct stats_pool own = { 0, 0, 0, 0 };
+	double *l, ss;
+
+	if (!lists_job(row->jobs, job))
+		return 0;
+	l = xmalloc((na + nb + 1) * sizeof(*l));
+	for (size_t i = 0; i < na; i++)
+		l[i] = a[i] > 0 ? log(a[i]) : NAN;
+	for (size_t i = 0; i < nb; i++)
+		l[na + i] = b[i] > 0 ? log(b[i]) : NAN;
+	stats_pool_add(&own, l, na);
+	stats_pool_add(&own, l + na, nb);
+	free(l);
+	ss = cal->var * cal->df - own.ss;
+	if (!(cal->df - own.df > 0) || !(ss >= 0))
+		return -1;
+	cal->var = ss / (cal->df - own.df);
+	cal->df -= own.df;
+	return 1;
+}
+
 int noise_stale(struct db *db, const struct calib_row *r, char **why)
 {
 	char *clock = NULL, *sysinfo = NULL, *now_key;

@@ -62,6 +62,17 @@ int noise_job_find(struct db *db, const struct noise_job *nj, const char *worklo
 		   struct stats_cal *cal, struct calib_row *row);
 
 /*
+ * When the calibration ROW lists the job being compared (it learnt from
+ * it), the job's own boots are in it already: take them out of *CAL before
+ * the comparison pools them again (their within-side sum of squares of
+ * ln values and its df). 1 when it did, 0 when ROW does not list JOB, -1
+ * when nothing is left of the calibration without the job (then compare
+ * without one).
+ */
+int noise_cal_without_job(struct stats_cal *cal, const struct calib_row *row, int64_t job, const double *a,
+			  size_t na, const double *b, size_t nb);
+
+/*
  * Whether calibration R is stale: the newest boot of its machine that
  * recorded a sysinfo has another instrument key (the machine or its lab
  * changed since). 1 with *WHY (malloc'd: "the newest boot of dut (...) is

@@ -252,6 +252,12 @@ static void test_compare(struct db *db)
 	compare_result_free(&res);
 	o.no_calibration = 0;
 
+	ok(compare_job(db, 1, &o, &res) == 0, "compare job 1, the A/A job the calibration learnt from");
+	r = row(&res, "instructions");
+	if (r)
+		is_int(r->st.cal, STATS_CAL_NONE, "a calibration of this job alone is not pooled with it again");
+	compare_result_free(&res);
+
 	ok(compare_job(db, 3, &o, &res) == 0, "compare job 3 (4 vCPUs)");
 	r = row(&res, "instructions");
 	if (r)
@@ -299,6 +305,23 @@ static void test_stale(struct db *db)
 		is_int(l[0].row.aa_boots, 8, "still 8 A/A boots");
 	}
 	noise_learnt_free(l, nl);
+	{
+		struct compare_opts o = COMPARE_OPTS_INIT;
+		struct compare_result res;
+		const struct compare_row *r;
+		struct buf b = BUF_INIT;
+
+		ok(compare_job(db, 2, &o, &res) == 0, "compare job 2, now in the calibration");
+		r = row(&res, "instructions");
+		if (r) {
+			ok(r->st.cal == STATS_CAL_USED && r->noise.self, "the calibration is used, less job 2's boots");
+			is_double(r->st.w.df, 6, 0, "df 6: job 2 is not counted twice");
+			compare_fmt_noise(&b, r);
+			ok(strstr(b.buf, " less this job's own (sd ") != NULL, "the row says so: '%s'", b.buf);
+		}
+		buf_release(&b);
+		compare_result_free(&res);
+	}
 	ok(noise_learn(db, jobs, 1, 1, &l, &nl) == 0, "learning job 2 alone (reset)");
 	is_int((long long)nl, 0, "has no boot df: nothing stored");
 	noise_learnt_free(l, nl);
