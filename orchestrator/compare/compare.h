@@ -28,13 +28,25 @@
  *   Per-CPU rows are stored as metric "cpuN.FIELD" ("cpuall.FIELD" for -1).
  * - Holm's correction runs across the headline metrics of one comparison
  *   (the workload's `headline` plus the defaults tps, tx_pps, rx_pps,
- *   latency_p99_us, cpu_us_per_op, insn_per_op when present); a headline metric is
+ *   latency_p99_us, cycles_per_op, cpu_us_per_op, insn_per_op when present); a headline metric is
  *   CHANGED only when its Holm-adjusted p is also < 0.05 (< alpha: the
  *   level of compare_opts, smaller at the looks of a sequential job). Other metrics keep
  *   p_holm NULL.
  * - Claim check: when the job's series has rows in `expectations` for a
- *   metric, the claimed % change is checked against the 95% CI.
+ *   metric, the claimed % change is checked against the 95% CI. A claim on
+ *   CPU cost (COMPARE_COST_CLAIM: "saves 10% of cycles") is checked on one
+ *   row per workload, the first of compare_cost_rank() the job measured.
  */
+
+/* The metric the intake gives a claim on CPU cost (cycles, CPU time): intake/claims.c. */
+#define COMPARE_COST_CLAIM "cpu_us_per_op"
+/*
+ * The cost metrics in the order a CPU-cost claim prefers them: 0
+ * cycles_per_op (cycles a PMU counted per operation), 1 insn_per_op
+ * (instructions per operation on the icount clock), 2 cpu_us_per_op (CPU
+ * time per operation); -1 for any other metric.
+ */
+int compare_cost_rank(const char *metric);
 
 /*
  * The clock that measured a comparison's runs: "real" (wall-clock rates,
@@ -94,6 +106,7 @@ struct compare_row {
 	struct stats_cmp st;	/* the statistics (st.verdict etc.) */
 	double p_holm;		/* NaN when not a headline metric */
 	char *claim;		/* stats_claim_check(): consistent | smaller | larger | opposite | untestable | NULL */
+	char *claim_on;		/* the metric of the series' claim checked here ("throughput", COMPARE_COST_CLAIM), or NULL */
 	double claim_pct;	/* the claimed % change (NaN without a claim) */
 	const char *clock;	/* "real" or "icount": what timed its runs (compare_clock_of_runs), static */
 	/*

@@ -156,6 +156,21 @@ int compare_fmt_claim(struct buf *b, const struct compare_row *r)
 	return 1;
 }
 
+int compare_fmt_claim_basis(struct buf *b, const struct compare_row *r)
+{
+	static const char *const basis[] = {
+		"cycles the PMU counted",
+		"instructions on the icount clock: no run counted cycles",
+		"CPU time: no run counted cycles",
+	};
+	int k = compare_cost_rank(r->metric);
+
+	if (!r->claim || !r->claim_on || strcmp(r->claim_on, COMPARE_COST_CLAIM) || k < 0)
+		return 0;
+	buf_addstr(b, basis[k]);
+	return 1;
+}
+
 void compare_fmt_claim_pct(struct buf *b, const struct compare_row *r)
 {
 	if (isfinite(r->claim_pct))
@@ -244,6 +259,7 @@ const struct compare_row *compare_headline_row(const struct compare_result *res,
 
 int compare_fmt_claims(struct buf *b, const struct compare_result *res, const struct compare_row *head)
 {
+	struct buf basis = BUF_INIT;
 	int n = 0;
 
 	for (size_t i = 0; i < res->n_rows; i++) {
@@ -255,9 +271,13 @@ int compare_fmt_claims(struct buf *b, const struct compare_result *res, const st
 		buf_addstr(b, r->metric);
 		buf_addstr(b, " (");
 		compare_fmt_claim_pct(b, r);
+		if (compare_fmt_claim_basis(&basis, r))
+			buf_addf(b, ", %s", basis.buf);
+		buf_reset(&basis);
 		buf_addstr(b, "): ");
 		compare_fmt_claim(b, r);
 	}
+	buf_release(&basis);
 	return n;
 }
 

@@ -57,6 +57,15 @@ const char *compare_claim_words(const char *claim);
  * (95% CI +-12.34%)". 0 (nothing appended) when the row has no claim check.
  */
 int compare_fmt_claim(struct buf *b, const struct compare_row *r);
+/*
+ * For a row a CPU-cost claim ("saves 10% of cycles") was checked on, which
+ * figure stood for cycles: "cycles the PMU counted" (cycles_per_op),
+ * "instructions on the icount clock: no run counted cycles" (insn_per_op),
+ * "CPU time: no run counted cycles" (cpu_us_per_op). 0 (nothing appended)
+ * for any other row, and for a row without a claim check. The page and
+ * the mail say it beside every such check.
+ */
+int compare_fmt_claim_basis(struct buf *b, const struct compare_row *r);
 /* The claimed change of a row: "+4.9%", or "no figure" (a claim without a number is never "nan"). */
 void compare_fmt_claim_pct(struct buf *b, const struct compare_row *r);
 /*
@@ -102,7 +111,8 @@ const struct compare_row *compare_headline_row(const struct compare_result *res,
  * The headline of a workload on one line, for the mail and klab compare:
  * "tx_pps CHANGED (better) +48.75% [95% CI +46.91%, +50.62%], measured in
  * real time (...)", then for every row of the workload with a claim check
- * "; claim on METRIC (+50.0%): WORDS", or "; no claim checked".
+ * "; claim on METRIC (+50.0%): WORDS" (a CPU-cost claim "claim on METRIC
+ * (-10.0%, BASIS): WORDS", compare_fmt_claim_basis()), or "; no claim checked".
  */
 void compare_fmt_answer(struct buf *b, const struct compare_result *res, const struct compare_row *head);
 

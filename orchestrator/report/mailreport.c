@@ -181,6 +181,15 @@ static void say(FILE *out, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Whether some row of RES was checked against the claim on METRIC. */
+static int claim_checked_on(const struct compare_result *res, const char *metric)
+{
+	for (size_t i = 0; i < res->n_rows; i++)
+		if (res->rows[i].claim_on && !strcmp(res->rows[i].claim_on, metric))
+			return 1;
+	return 0;
+}
+
 static int claims(struct db *db, const struct rep_job *j, const struct compare_result *res, FILE *out,
 		  struct buf *why)
 {
@@ -203,7 +212,9 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 			const struct compare_row *r = &res->rows[i];
 			struct buf words = BUF_INIT;
 
-			if (strcmp(r->metric, e[k].metric))
+			/* the rows this claim was checked on ("throughput" on tps, cycles on cycles_per_op), else its own metric's */
+			if (r->claim_on ? strcmp(r->claim_on, e[k].metric) : strcmp(r->metric, e[k].metric) ||
+			    claim_checked_on(res, e[k].metric))
 				continue;
 			found++;
 			buf_reset(&t);
@@ -215,6 +226,9 @@ static int claims(struct db *db, const struct rep_job *j, const struct compare_r
 			if (!compare_fmt_claim(&words, r))
 				buf_addstr(&words, "not checked");
 			say(out, "    measured: %s, %s: %s\n", t.buf, v.buf, words.buf);
+			buf_reset(&words);
+			if (compare_fmt_claim_basis(&words, r))
+				say(out, "      a claim on cycles, checked on %s: %s\n", clean(&t, r->metric), words.buf);
 			buf_release(&words);
 		}
 		if (!found)

@@ -285,6 +285,13 @@ static void claim_cell(struct buf *h, const struct compare_row *x)
 	buf_addstr(h, "\">");
 	html_escape(h, t.buf);
 	buf_addstr(h, "</span>");
+	buf_reset(&t);
+	if (compare_fmt_claim_basis(&t, x)) {
+		/* which figure stood for the claim's cycles */
+		buf_addstr(h, " <span class=\"muted\">(a claim on cycles, checked on ");
+		html_escape(h, t.buf);
+		buf_addstr(h, ")</span>");
+	}
 	buf_release(&t);
 }
 
@@ -507,8 +514,13 @@ static int gap_notes(const struct rep_job *j, const struct rep_gaps *g, const ch
 		if (strcmp(x->monitor, monitor))
 			continue;
 		buf_addstr(h, "<p class=\"gap\"><strong>");
-		html_escape(h, x->monitor);
-		buf_addstr(h, "</strong> was ");
+		if (!strcmp(x->monitor, "pmu")) {
+			buf_addstr(h, "Hardware counters (pmu: cycles_per_op, ipc, the cache and branch misses per "
+				      "operation)</strong> were ");
+		} else {
+			html_escape(h, x->monitor);
+			buf_addstr(h, "</strong> was ");
+		}
 		html_escape(h, x->status);
 		buf_addf(h, " on %lld of %lld run%s of <span class=\"side-%c\">%c</span> (", (long long)x->runs,
 			 (long long)g->runs[b], g->runs[b] == 1 ? "" : "s", b ? 'b' : 'a', b ? 'B' : 'A');
@@ -807,6 +819,8 @@ static void workload_section(struct rep *r, const struct rep_job *j, const struc
 	unrecorded_note(&g, h);
 	/* monitors that feed no chart of their own: their metrics are in the KPI table */
 	gap_notes(j, &g, "perf-stat", h);
+	/* no cycles_per_op and no ipc without a PMU: the agent's reason (no hardware PMU, perf_event_paranoid) */
+	gap_notes(j, &g, "pmu", h);
 	gap_notes(j, &g, "nic", h);
 	for (i = 0; i < nr; i++) {
 		if (runs[i].side == 'A')
