@@ -11,6 +11,7 @@
 #include "store/jobs.h"
 #include "store/db.h"
 #include "store/result.h"
+#include "store/runs.h"
 #include "store/series.h"
 #include "store/ksample.h"
 #include "store/side.h"
@@ -627,6 +628,23 @@ static void apply_claims(struct compare_result *res, const struct claimrow *c, s
 	}
 }
 
+/*
+ * The cache model's sizes and latencies, when a row of the job is a figure
+ * of klab's cache model (model_*): every output labels those rows with it
+ * (compare_fmt_modeled()).
+ */
+static void load_cache_model(struct db *db, struct compare_result *res)
+{
+	for (size_t i = 0; i < res->n_rows; i++)
+		if (starts_with(res->rows[i].metric, "model_")) {
+			free(res->cache_model);
+			res->cache_model = NULL;
+			if (runs_cache_model(db, res->job_id, &res->cache_model) < 0)
+				res->cache_model = NULL;
+			return;
+		}
+}
+
 static void claims_free(struct claimrow *c, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -853,6 +871,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	if (load_claims(db, job_id, &claims, &n_claims))
 		goto out;
 	apply_claims(&res, claims, n_claims, proposed_types(db, job_id), 1);
+	load_cache_model(db, &res);
 	if (store(db, &res, &o))
 		goto out;
 	ret = 0;
@@ -1012,6 +1031,7 @@ int compare_load(struct db *db, int64_t job_id, unsigned flags, struct compare_r
 	if (!load_claims(db, job_id, &claims, &n_claims))
 		apply_claims(res, claims, n_claims, proposed_types(db, job_id), 0);
 	claims_free(claims, n_claims);
+	load_cache_model(db, res);
 	if (flags & COMPARE_LOAD_PROFILE)
 		load_job_profile(db, job_id, res);
 	return 1;
@@ -1077,6 +1097,7 @@ void compare_result_free(struct compare_result *res)
 	free(res->prof);
 	free(res->label_a);
 	free(res->label_b);
+	free(res->cache_model);
 	memset(res, 0, sizeof(*res));
 }
 

@@ -135,6 +135,7 @@ struct compare_prof {
 struct compare_result {
 	int64_t job_id;		/* 0 for a kernel-vs-kernel comparison */
 	char *label_a, *label_b;
+	char *cache_model;	/* the model's sizes and latencies when a row is modeled (model_*), else NULL */
 	struct compare_row *rows;
 	size_t n_rows;
 	struct compare_prof *prof;	/* sorted by |pct_b - pct_a|, largest first */

@@ -171,6 +171,15 @@ int compare_fmt_claim_basis(struct buf *b, const struct compare_row *r)
 	return 1;
 }
 
+int compare_fmt_modeled(struct buf *b, const struct compare_result *res, const struct compare_row *r)
+{
+	if (!starts_with(r->metric, "model_"))
+		return 0;
+	buf_addf(b, "modeled (klab cache model: %s)",
+		 res && res->cache_model && *res->cache_model ? res->cache_model : "sizes and latencies not recorded");
+	return 1;
+}
+
 void compare_fmt_claim_pct(struct buf *b, const struct compare_row *r)
 {
 	if (isfinite(r->claim_pct))
@@ -395,14 +404,18 @@ static int first_of_workload(const struct compare_result *res, size_t i)
 }
 
 /* A row's numbers and words as data: the object of "comparisons". */
-static void print_row_data(const struct compare_row *r)
+static void print_row_data(const struct compare_result *res, const struct compare_row *r)
 {
 	const struct stats_cmp *s = &r->st;
+	struct buf m = BUF_INIT;
 
 	print_data_str("workload", r->workload);
 	print_data_str("metric", r->metric);
 	print_data_str("unit", r->unit);
 	print_data_str("better", r->better);
+	if (compare_fmt_modeled(&m, res, r))
+		print_data_str("modeled", m.buf);	/* a figure of klab's cache model, not of hardware */
+	buf_release(&m);
 	print_bool(PRINT_JSON, "headline", "%d", r->headline);
 	print_data_int("n_a", (long long)s->n_a);
 	print_data_int("n_b", (long long)s->n_b);
@@ -489,7 +502,7 @@ void compare_print(const struct compare_result *res)
 		const struct stats_cmp *s = &r->st;
 
 		print_obj_begin(NULL);
-		print_row_data(r);
+		print_row_data(res, r);
 		print_obj_end();
 		if (is_cpu_row(r) || !print_is(PRINT_TEXT))
 			continue;
@@ -522,6 +535,9 @@ void compare_print(const struct compare_result *res)
 		buf_reset(&f[0]);
 		if (compare_fmt_noise(&f[0], r))
 			print_text("  (%s)", f[0].buf);
+		buf_reset(&f[0]);
+		if (compare_fmt_modeled(&f[0], res, r))
+			print_text("  %s", f[0].buf);
 		print_text("\n");
 	}
 	print_list_end();

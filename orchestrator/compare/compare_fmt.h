@@ -66,6 +66,14 @@ int compare_fmt_claim(struct buf *b, const struct compare_row *r);
  * the mail say it beside every such check.
  */
 int compare_fmt_claim_basis(struct buf *b, const struct compare_row *r);
+/*
+ * A row of klab's cache model (model_*, docs/cache-model.md), labelled as
+ * every output shows it: "modeled (klab cache model: l1d 32K/8-way, ...;
+ * latencies l2 14, ... cycles)", the sizes and latencies of RES's runs, or
+ * "modeled (klab cache model: sizes and latencies not recorded)". 0
+ * (nothing appended) for a measured row.
+ */
+int compare_fmt_modeled(struct buf *b, const struct compare_result *res, const struct compare_row *r);
 /* The claimed change of a row: "+4.9%", or "no figure" (a claim without a number is never "nan"). */
 void compare_fmt_claim_pct(struct buf *b, const struct compare_row *r);
 /*

@@ -128,6 +128,11 @@ static void table(const struct compare_result *res, const struct rep_job *j, FIL
 			line_clean(&t, r->unit);
 			buf_addch(&t, ')');
 		}
+		buf_reset(&l);
+		if (compare_fmt_modeled(&l, res, r)) {
+			buf_addstr(&t, ", ");
+			line_clean(&t, l.buf);
+		}
 		fprintf(out, "  %s\n", t.buf);
 	}
 	buf_release(&t);

@@ -305,6 +305,7 @@ static void kpi_rows(const struct compare_result *res, int main_rows, struct buf
 {
 	const struct compare_row *c = res->rows;
 	const char *group = NULL;
+	struct buf t = BUF_INIT;
 
 	buf_addstr(h, "<div class=\"table-wrap\"><table class=\"kpi\">\n<tr><th>metric</th>"
 		   "<th class=\"num\">A &plusmn;CoV</th><th class=\"num\">B &plusmn;CoV</th>"
@@ -327,6 +328,12 @@ static void kpi_rows(const struct compare_result *res, int main_rows, struct buf
 		if (x->unit && *x->unit) {
 			buf_addstr(h, " <span class=\"muted\">");
 			html_escape(h, x->unit);
+			buf_addstr(h, "</span>");
+		}
+		buf_reset(&t);
+		if (compare_fmt_modeled(&t, res, x)) {
+			buf_addstr(h, "<br><span class=\"modeled muted\">");
+			html_escape(h, t.buf);
 			buf_addstr(h, "</span>");
 		}
 		buf_addstr(h, "</td>");
@@ -355,6 +362,7 @@ static void kpi_rows(const struct compare_result *res, int main_rows, struct buf
 		buf_addstr(h, "</td></tr>\n");
 	}
 	buf_addstr(h, "</table></div>\n");
+	buf_release(&t);
 }
 
 /*

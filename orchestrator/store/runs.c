@@ -476,6 +476,14 @@ int runs_profile_cpus(struct db *db, int64_t job, const char *workload, char **o
 			  "is", job, workload);
 }
 
+int runs_cache_model(struct db *db, int64_t job, char **out)
+{
+	return db_get_str(db, out, "SELECT group_concat(c, ' / ') FROM (SELECT DISTINCT "
+			  "json_extract(result, '$.cache_model.model') AS c FROM runs WHERE job_id = ? "
+			  "AND json_valid(result) = 1 AND json_extract(result, '$.cache_model.model') IS NOT NULL "
+			  "ORDER BY c) AS p", "i", job);
+}
+
 int cpu_stats_avg_each(struct db *db, int64_t job, const char *workload, const char *side,
 		       void (*fn)(const struct cpu_avg_row *c, void *data), void *data)
 {

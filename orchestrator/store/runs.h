@@ -203,6 +203,13 @@ int runs_metric_unit(struct db *db, const char *workload, const char *metric, ch
 /* The distinct profile_cpus of WORKLOAD's runs in job JOB, joined by " / ", into *OUT. 1, 0, -1 as db_get_str(). */
 int runs_profile_cpus(struct db *db, int64_t job, const char *workload, char **out);
 
+/*
+ * The cache model of job JOB's runs (a run's "cache_model.model": sizes,
+ * ways, line and latencies, docs/cache-model.md), the distinct texts joined
+ * by " / ", into *OUT. 1, 0 (no run of the job ran on the model), -1.
+ */
+int runs_cache_model(struct db *db, int64_t job, char **out);
+
 /* A CPU's mean shares (in %) over a job side's measured runs of a workload; cpu -1 is the machine's total. */
 struct cpu_avg_row {
 	int cpu;

@@ -192,6 +192,56 @@ static void test_no_pmu(struct db *db, const char *out, const char *mailpath)
 	free(p);
 }
 
+/*
+ * A figure of klab's cache model in job 1: the KPI table, the mail and
+ * klab compare's JSON label it "modeled (klab cache model: ...)" with the
+ * sizes and latencies the runs recorded, or say that they were not.
+ */
+static void test_modeled(struct db *db, const char *out, const char *mailpath)
+{
+	static const char *const model = "l1d 32K/8-way, l2 1024K/16-way per vCPU, llc 8192K/16-way shared, 64 B "
+					 "lines, LRU; latencies l2 14, llc 40, memory 200, coherence 100 cycles";
+	struct compare_result res;
+	struct buf page = BUF_INIT, mail = BUF_INIT, t = BUF_INIT, sql = BUF_INIT;
+	char *p = xasprintf("%s/job-1.html", out);
+	FILE *f;
+
+	ok(db_exec(db, "INSERT INTO comparisons (job_id, label_a, label_b, workload, metric, unit, better, n_a, n_b, "
+		       "mean_a, mean_b, cov_a, cov_b, change_pct, ci_lo, ci_hi, p_welch, p_holm, p_mwu, verdict, claim, "
+		       "created) VALUES (1, '6.1.192-klab-base', '6.1.192-klab-patched', 'udp_rr_500', "
+		       "'model_llc_miss_per_op', 'modeled miss', 'lower', 4, 4, 2.0, 1.5, 1.1, 0.9, -25, -30, -20, "
+		       "1e-5, NULL, 0.0286, 'CHANGED', NULL, 1764662000)") == 0, "a modeled row in job 1");
+	ok(compare_load(db, 1, 0, &res) == 1 && res.cache_model == NULL, "no run recorded the model's text");
+	for (size_t i = 0; i < res.n_rows; i++)
+		if (!strcmp(res.rows[i].metric, "model_llc_miss_per_op"))
+			compare_fmt_modeled(&t, &res, &res.rows[i]);
+	is_str(t.buf, "modeled (klab cache model: sizes and latencies not recorded)", "labelled all the same");
+	buf_reset(&t);
+	ok(compare_fmt_modeled(&t, &res, compare_headline_row(&res, "udp_rr_500")) == 0 && !t.len,
+	   "a measured row is not");
+	compare_result_free(&res);
+	buf_addf(&sql, "UPDATE runs SET result = '{\"schema_version\":1,\"spec\":{\"nic\":\"eth1\"},"
+		       "\"cache_model\":{\"window\":3,\"model\":\"%s\"}}' WHERE job_id = 1 AND workload = 'udp_rr_500'",
+		 model);
+	ok(db_exec(db, sql.buf) == 0, "the runs carry the model's sizes and latencies");
+	ok(report_job(db, out, 1) == 0 && buf_read_file(&page, p) == 0, "job 1's page again");
+	buf_addf(&t, "<code>model_llc_miss_per_op</code> <span class=\"muted\">modeled miss</span><br>"
+		     "<span class=\"modeled muted\">modeled (klab cache model: %s)</span>", model);
+	ok(strstr(page.buf, t.buf) != NULL, "the KPI table labels the row with the model");
+	f = fopen(mailpath, "w");
+	ok(f && report_mail(db, 1, f, NULL) == 0, "the mail again");
+	if (f)
+		fclose(f);
+	buf_reset(&t);
+	buf_addf(&t, "udp_rr_500.model_llc_miss_per_op (modeled miss), modeled (klab cache model: %s)\n", model);
+	ok(buf_read_file(&mail, mailpath) == 0 && strstr(mail.buf, t.buf), "and the mail");
+	buf_release(&page);
+	buf_release(&mail);
+	buf_release(&t);
+	buf_release(&sql);
+	free(p);
+}
+
 int main(void)
 {
 	struct buf sql = BUF_INIT, mail = BUF_INIT;
@@ -267,6 +317,7 @@ int main(void)
 	if (f)
 		fclose(f);
 	test_no_pmu(db, out, mailpath);
+	test_modeled(db, out, mailpath);
 
 	db_close(db);
 	buf_release(&sql);
