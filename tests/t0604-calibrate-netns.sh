@@ -1,0 +1,65 @@
+#!/bin/bash
+test_description='klab calibrate on the netns lab: an A/A job learnt, a one-boot job on the same instrument judged with its noise'
+. "$(dirname "$0")/lib.sh"
+. "$SRCDIR/tests/data/jobs/lab.sh"
+
+job_lab_prereq
+job_lab_up 63
+# A paced sender to a dummy target: the same profile on both sides is an A/A job.
+# Its tx_pps repeats exactly (boot sd 0 ppm in the run of 2026-12-07): the
+# comparison floors it at 1 ppm (docs/statistics.md).
+cat >>"$KLAB_CONFIG" <<EOF
+[workload "paced"]
+	type = udp_tx
+	target = dummy
+	payload_size = 64
+	rate_pps = 20000
+	duration = 1s
+	warmup = 300ms
+	threshold = 5
+[job "aa"]
+	profile_a = noxps
+	profile_b = noxps
+	machines = dut peer
+	workloads = paced
+	boots = 3
+	runs = 2
+	warmup_runs = 1
+	seed = 5
+EOF
+
+test_expect_success 'an A/A job of 3 boots a side runs' '
+	"$KLAB" submit --job aa >out &&
+	test_grep "submitted job 1 (aa)" out &&
+	"$KLAB" run --quiet 1 &&
+	test "$(sql "SELECT state FROM jobs WHERE id = 1")" = done &&
+	test "$(sql "SELECT count(*) FROM boots WHERE job_id = 1 AND sysinfo IS NOT NULL")" = 6
+'
+
+test_expect_success 'klab calibrate learn 1: its 6 boots are A/A, keyed by the instrument its boots recorded' '
+	"$KLAB" calibrate learn 1 >out &&
+	grep "^dut real paced.tx_pps: " out >row &&
+	test_grep "(4 df; run sd .* ppm, 2 runs a boot), 6 boots (6 A/A), jobs 1" row &&
+	test_grep "^    instrument dut;real;.* x[0-9]" out &&
+	"$KLAB" --json calibrate list >l.json &&
+	python3 -c "
+import json
+l = [c for c in json.load(open(\"l.json\")) if c[\"metric\"] == \"tx_pps\"]
+assert len(l) == 1 and l[0][\"stale\"] is None and l[0][\"aa_boots\"] == 6, l
+"
+'
+
+test_expect_success 'a one-boot job on the same instrument is judged with the calibration' '
+	"$KLAB" submit --job aa --boots 1 >out &&
+	test_grep "submitted job 2 (aa)" out &&
+	"$KLAB" run --quiet 2 &&
+	"$KLAB" compare 2 >cmp &&
+	grep " tx_pps" cmp >row &&
+	test_grep "(noise from 6 A/A boots, 20[0-9-]* (sd .* ppm, 4 df))" row &&
+	test_must_fail grep "INCONCLUSIVE" row &&
+	"$KLAB" compare 2 --no-calibration >cmp &&
+	grep " tx_pps" cmp >row &&
+	test_grep "INCONCLUSIVE" row
+'
+
+test_done
