@@ -2,7 +2,7 @@
 test_description='database on PostgreSQL: the database unit tests and klab db against a private server'
 . "$(dirname "$0")/lib.sh"
 
-UNITS="orch-db orch-lease orch-job orch-result orch-series orch-sched orch-compare orch-report orch-confirm orch-ksample"
+UNITS="orch-db orch-lease orch-job orch-result orch-series orch-sched orch-compare orch-report orch-confirm orch-ksample orch-noise"
 
 if test_have_prereq POSTGRES && test_pg_start >pg-start.err 2>&1; then
 	test_set_prereq PG
