@@ -105,23 +105,23 @@ int run_start(struct run_cmd *c)
 	c->fd_in = c->fd_out = c->fd_err = -1;
 	c->in_off = 0;
 	if (!c->argv || !c->argv[0])
-		return error("cannot run an empty command");
+		return error_to(c->why, "cannot run an empty command");
 	path = run_which(c->argv[0]);
 	if (!path)
-		return error("cannot run '%s': not found%s", c->argv[0],
+		return error_to(c->why, "cannot run '%s': not found%s", c->argv[0],
 			     strchr(c->argv[0], '/') ? "" : " in PATH");
 	env = build_env(c->env);
 	if ((c->in && pipe2(in, O_CLOEXEC)) ||
 	    (!c->inherit_out && c->out_fd < 0 && pipe2(out, O_CLOEXEC)) ||
 	    (!c->inherit_err && c->out_fd < 0 && pipe2(err, O_CLOEXEC)) ||
 	    pipe2(ex, O_CLOEXEC)) {
-		error_errno("cannot run '%s': pipe", c->argv[0]);
+		error_to(c->why, "cannot run '%s': pipe: %s", c->argv[0], strerror(errno));
 		goto fail;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		error_errno("cannot run '%s': fork", c->argv[0]);
+		error_to(c->why, "cannot run '%s': fork: %s", c->argv[0], strerror(errno));
 		goto fail;
 	}
 	if (pid == 0) {
@@ -197,12 +197,12 @@ int run_start(struct run_cmd *c)
 		close_fd(&out[0]);
 		close_fd(&err[0]);
 		if (e < 0)
-			error("cannot run '%s' as uid %d gid %d: %s", c->argv[0], (int)c->uid, (int)c->gid,
+			error_to(c->why, "cannot run '%s' as uid %d gid %d: %s", c->argv[0], (int)c->uid, (int)c->gid,
 			      strerror(-e));
 		else if (c->dir)
-			error("cannot run '%s' in '%s': %s", c->argv[0], c->dir, strerror(e));
+			error_to(c->why, "cannot run '%s' in '%s': %s", c->argv[0], c->dir, strerror(e));
 		else
-			error("cannot run '%s': %s", c->argv[0], strerror(e));
+			error_to(c->why, "cannot run '%s': %s", c->argv[0], strerror(e));
 		free(path);
 		free_env(env);
 		return -1;
@@ -260,7 +260,7 @@ int run_finish(struct run_cmd *c)
 
 	if (c->pid <= 0) {
 		signal(SIGPIPE, old_pipe);
-		return error("run_finish: no child");
+		return error_to(c->why, "run_finish: no child");
 	}
 	if (c->fd_in >= 0 && c->in_len == 0)
 		close_fd(&c->fd_in);
@@ -331,7 +331,7 @@ int run_finish(struct run_cmd *c)
 		r = poll(p, (nfds_t)np, timeout);
 		if (r < 0 && errno != EINTR) {
 			signal(SIGPIPE, old_pipe);
-			return error_errno("cannot wait for '%s'", c->argv[0]);
+			return error_to(c->why, "cannot wait for '%s': %s", c->argv[0], strerror(errno));
 		}
 		for (int i = 0; r > 0 && i < np; i++) {
 			if (!p[i].revents)

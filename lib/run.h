@@ -42,6 +42,7 @@ struct run_cmd {
 	gid_t gid;
 	void (*tick)(void *arg);	/* called about every 250 ms while the child runs (progress) */
 	void *tick_arg;
+	struct buf *why;		/* non-NULL: why it could not start or be waited for (error_to), not logged */
 
 	/* outputs */
 	struct buf out;
@@ -61,11 +62,12 @@ struct run_cmd {
 
 #define RUN_CMD_INIT { .out_fd = -1, .out = BUF_INIT, .err = BUF_INIT, .fd_in = -1, .fd_out = -1, .fd_err = -1 }
 
-/* Start the child: 0, or -1 (logged: "cannot run 'prog': ..."). */
+/* Start the child: 0, or -1 (logged, or in c->why when set: "cannot run 'prog': ..."). */
 int run_start(struct run_cmd *c);
 /*
  * Feed stdin, drain output and wait for the child (honouring the timeout).
- * 0 when the child was reaped (whatever its exit status), -1 on an error.
+ * 0 when the child was reaped (whatever its exit status), -1 on an error
+ * (logged, or in c->why when set).
  */
 int run_finish(struct run_cmd *c);
 /* run_start() + run_finish(). */

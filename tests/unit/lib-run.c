@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
+#include "log.h"
 #include "run.h"
 #include "tap.h"
 
@@ -108,6 +110,36 @@ int main(void)
 		c.dir = "/nonexistent-dir";
 		is_int(run_command(&c), -1, "a missing working directory is reported through the exec pipe");
 		run_release(&c);
+	}
+	{
+		/* c.why set: the caller gets why it did not start, and nothing is logged */
+		const char *nope[] = { "klab-no-such-program", NULL }, *pwd[] = { "pwd", NULL };
+		struct buf why = BUF_INIT;
+		int rc;
+
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.argv = nope;
+		c.why = &why;
+		log_clear_error();
+		rc = run_command(&c);
+		ok(rc == -1 && !strcmp(why.buf, "cannot run 'klab-no-such-program': not found in PATH") &&
+		   !*log_last_error(), "not in PATH: the reason in c.why, not logged: %s", why.buf);
+		run_release(&c);
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.argv = pwd;
+		c.dir = "/nonexistent-dir";
+		c.why = &why;
+		rc = run_command(&c);
+		ok(rc == -1 && !strcmp(why.buf, "cannot run 'pwd' in '/nonexistent-dir': No such file or directory") &&
+		   !*log_last_error(), "a missing working directory: the exec pipe's reason in c.why: %s", why.buf);
+		run_release(&c);
+		c = (struct run_cmd)RUN_CMD_INIT;
+		c.argv = nope;
+		rc = run_command(&c);
+		ok(rc == -1 && !strcmp(log_last_error(), "cannot run 'klab-no-such-program': not found in PATH"),
+		   "without c.why it is logged: %s", log_last_error());
+		run_release(&c);
+		buf_release(&why);
 	}
 	{
 		const char *env[] = { "KLAB_T1=hello", "HOME", NULL };
