@@ -277,7 +277,7 @@ static int kernels_build(int argc, char **argv, struct klab_ctx *ctx)
 	req.local_patches = b_locals.n ? (const char *const *)b_locals.v : NULL;
 	req.jobs = (int)b_jobs;
 	req.progress = 1;
-	if (build_kernel(cfg, db, &req, &art) < 0)
+	if (build_kernel(cfg, db, &req, &art, NULL) < 0)
 		goto out;
 	cmd_print_begin();
 	if (req.apply_only) {

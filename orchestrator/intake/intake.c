@@ -311,7 +311,7 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 	int ret = -1, net, exe = -1;
 
 	*out = NULL;
-	if (sandbox_init(&sb, cfg) < 0)
+	if (sandbox_init(&sb, cfg, NULL) < 0)
 		goto out;
 	if (sb.off) {
 		ret = series_load(source, opts, out);

@@ -57,6 +57,7 @@ int step_build(struct job_ctx *j, const char *key)
 	struct build_request req;
 	struct kernel_artifact art;
 	struct series *ser = NULL;
+	struct buf why = BUF_INIT;
 	int64_t sid = 0;
 	int ret;
 
@@ -87,11 +88,14 @@ int step_build(struct job_ctx *j, const char *key)
 			req.local_patches = (const char *const *)j->spec.local_patches.v;
 	}
 	memset(&art, 0, sizeof(art));
-	ret = build_kernel(j->cfg, j->db, &req, &art);
+	ret = build_kernel(j->cfg, j->db, &req, &art, &why);
 	if (ser)
 		series_free(ser);
-	if (ret)
-		return step_fail(j, "build of side %c (%s) failed", side, s->label);
+	if (ret) {
+		step_fail(j, "build of side %c (%s) failed: %s", side, s->label, why.buf);
+		buf_release(&why);
+		return STEP_FAIL;
+	}
 	json_object_object_add(j->detail, "kernel_id", json_object_new_int64(art.id));
 	json_object_object_add(j->detail, "release", json_str(art.release));
 	json_object_object_add(j->detail, "cached", json_object_new_boolean(art.cached));

@@ -520,13 +520,14 @@ out:
 /* A failed build: the row says why, the log says FAILED and stays beside the artifacts (ARTDIR.failed.log). */
 static void build_failed(struct build *b)
 {
+	char *generic = xasprintf("build of tree '%s' variant '%s' failed", b->t.name, b->variant);
+	const char *msg = b->msg.len ? b->msg.buf : generic;
+
 	sandbox_leave(&b->sb);
-	if (!b->msg.len)
-		buf_addf(&b->msg, "build of tree '%s' variant '%s' failed", b->t.name, b->variant);
 	if (b->kid)
-		mark_failed(b->db, b->kid, b->msg.buf, b->ap, b->nap);
+		mark_failed(b->db, b->kid, msg, b->ap, b->nap);
 	if (b->logfd >= 0) {
-		dprintf(b->logfd, "klab: FAILED: %s\n", b->msg.buf);
+		dprintf(b->logfd, "klab: FAILED: %s\n", msg);
 		close(b->logfd);
 		b->logfd = -1;
 	}
@@ -537,6 +538,7 @@ static void build_failed(struct build *b)
 			sandbox_reclaim(&b->sb, keep);
 		free(keep);
 	}
+	free(generic);
 }
 
 static void build_release(struct build *b)
@@ -572,9 +574,10 @@ static void build_release(struct build *b)
 }
 
 int build_kernel(const struct klab_config *cfg, struct db *db, const struct build_request *req,
-		 struct kernel_artifact *out)
+		 struct kernel_artifact *out, struct buf *err)
 {
 	struct build b;
+	struct buf why = BUF_INIT;
 	int ret = -1, r;
 
 	memset(&b, 0, sizeof(b));
@@ -590,7 +593,7 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 	b.msg = (struct buf)BUF_INIT;
 
 	/* every command of the build runs in the sandbox; without one, nothing runs */
-	if (sandbox_init(&b.sb, cfg) < 0)
+	if (sandbox_init(&b.sb, cfg, &b.msg) < 0)
 		goto out;
 	build_jail(&b);
 	if (build_source(&b) < 0 || build_key(&b) < 0)
@@ -607,17 +610,16 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 	dprintf(b.logfd, "klab: patches, config and make run as user '%s' in a sandbox%s\n", b.sb.user ? b.sb.user : "?",
 		b.sb.off ? " (off: [lab] sandbox = none)" : " (bwrap: no network, only the tree, the build folder and ccache writable)");
 	/* series patches build over a throwaway layer of the build folder and ccache */
-	if (build_isolate(&b) < 0) {
-		buf_addf(&b.msg, "cannot isolate the build of tree '%s' from the build cache: %s", b.t.name,
-			 log_last_error());
+	if (build_isolate(&b, &why) < 0) {
+		buf_addf(&b.msg, "cannot isolate the build of tree '%s' from the build cache: %s", b.t.name, why.buf);
 		goto failed;
 	}
 	if (b.obj_overlay)
 		dprintf(b.logfd, "klab: the build folder and ccache are overlays of this build only (untrusted patches)\n");
 	/* the sandbox user owns what the build writes; klab acts as that user until the artifacts are made */
-	if (sandbox_own(&b.sb, b.obj) < 0 || sandbox_own(&b.sb, b.ccache_dir) < 0 ||
-	    sandbox_own(&b.sb, b.tmpdir) < 0 || sandbox_enter(&b.sb) < 0) {
-		buf_addf(&b.msg, "cannot prepare the sandbox of the build of tree '%s': %s", b.t.name, log_last_error());
+	if (sandbox_own(&b.sb, b.obj, &why) < 0 || sandbox_own(&b.sb, b.ccache_dir, &why) < 0 ||
+	    sandbox_own(&b.sb, b.tmpdir, &why) < 0 || sandbox_enter(&b.sb, &why) < 0) {
+		buf_addf(&b.msg, "cannot prepare the sandbox of the build of tree '%s': %s", b.t.name, why.buf);
 		goto failed;
 	}
 	if (build_apply(&b) < 0)
@@ -643,6 +645,18 @@ int build_kernel(const struct klab_config *cfg, struct db *db, const struct buil
 failed:
 	build_failed(&b);
 out:
+	/*
+	 * b.msg says why when a step handed its reason up; a step that did not
+	 * (a file, the database) logged it, and the caller gets the general line
+	 */
+	if (ret < 0 && err && !b.msg.len)
+		error_to(err, "build of tree '%s' variant '%s' failed", b.t.name ? b.t.name : "?",
+			 b.variant ? b.variant : "?");
+	else if (ret < 0 && err)
+		error_to(err, "%s", b.msg.buf);
+	else if (ret < 0 && b.msg.len)
+		error("%s", b.msg.buf);
+	buf_release(&why);
 	build_release(&b);
 	return ret;
 }

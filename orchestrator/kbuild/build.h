@@ -7,6 +7,7 @@
 #include "conf/conf.h"
 #include "store/db.h"
 
+struct buf;
 struct series;
 
 /*
@@ -99,10 +100,11 @@ struct kernel_artifact {
  * A patch that does not apply fails the build with its subject and the
  * failing hunk in the message; the kernels row says 'failed' with that
  * error, and nothing stored before is touched.
- * 0 (out filled) or -1 (logged).
+ * 0 (out filled), or -1 with that message in ERR (error_to(): logged when
+ * ERR is NULL).
  */
 int build_kernel(const struct klab_config *cfg, struct db *db, const struct build_request *req,
-		 struct kernel_artifact *out);
+		 struct kernel_artifact *out, struct buf *err);
 
 /* Fill OUT from the kernels row ID (artifact paths included): 0, or -1 (logged). */
 int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *out);

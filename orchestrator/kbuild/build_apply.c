@@ -356,7 +356,6 @@ int build_apply(struct build *b)
 				buf_addf(&b->msg, "cannot apply %s", r->name);
 			buf_addf(&b->msg, " to tree '%s' at %.12s: %s", b->t.name, b->commit,
 				 fail.len ? fail.buf : "unknown failure");
-			error("%s", b->msg.buf);
 			rc = -1;
 		} else if (rc == 0) {
 			info("patch %s: %s (%s%s)", r->name, apply_how_name(r->how), r->method,

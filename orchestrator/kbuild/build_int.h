@@ -64,7 +64,7 @@ struct build {
 	char *scratch;			/* the upper folders of the overlays */
 	int mntns;			/* klab's own mount namespace, to go back to (-1: none) */
 	int isolated, obj_overlay, ccache_overlay;
-	struct buf msg;			/* why the build failed (kernels.error), when known */
+	struct buf msg;			/* why the build failed (kernels.error, build_kernel()'s ERR) */
 };
 
 /* ---- build_isolate.c: an untrusted build writes nothing a later build reads */
@@ -74,9 +74,9 @@ int build_untrusted(const struct build *b);
  * For an untrusted build run by root: overlays over the build folder and
  * the ccache, mounted on their own paths in a mount namespace of this
  * process, with this build's scratch folder above. 0 (also when nothing
- * is to be done) or -1 (logged).
+ * is to be done), or -1 with ERR saying why (error_to()).
  */
-int build_isolate(struct build *b);
+int build_isolate(struct build *b, struct buf *err);
 /* Unmount, go back to klab's mount namespace, remove the scratch folder. */
 void build_unisolate(struct build *b);
 
@@ -92,17 +92,18 @@ void build_jail(struct build *b);
  * with the tree, the build folder and the ccache folder writable (the
  * tree's .git read-only unless BUILD_RUN_GIT), the patch file, fragments,
  * tarball and local repository visible, no network unless BUILD_RUN_NET.
- * run_command()'s result; -1 when there is no sandbox (never run without).
+ * run_command()'s result; -1 when there is no sandbox (never run without),
+ * with the message in c->why when set (else logged), as run_command() does.
  */
 int build_run(struct run_cmd *c, unsigned flags);
 /*
  * Phase 1: the variant checked, the tree's repository made or updated
  * under the tree's lock (held to the end of the build), the ref resolved
- * to b->commit. 0 or -1.
+ * to b->commit. 0, or -1 with b->msg saying why.
  */
 int build_source(struct build *b);
-/* Fill T from the config (or the built-in tree when NAME is it or NULL): 0 or -1. */
-int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t);
+/* Fill T from the config (or the built-in tree when NAME is it or NULL): 0, or -1 with ERR saying why. */
+int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t, struct buf *err);
 void tree_free(struct tree *t);
 /* The folder name of a tree's repository and build folders (malloc'd). */
 char *repo_name(const struct tree *t);
@@ -115,8 +116,11 @@ int lock_tree(const char *cache, const char *name);
  * of a failure to ERR (either may be NULL).
  */
 int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...);
-/* Make or update the repository of T at SRC; resolve REF (NULL: the tree's branch) to *COMMIT: 0 or -1. */
-int prepare_repo(const struct tree *t, const char *src, const char *ref, char **commit);
+/*
+ * Make or update the repository of T at SRC; resolve REF (NULL: the
+ * tree's branch) to *COMMIT: 0, or -1 with ERR saying why (error_to()).
+ */
+int prepare_repo(const struct tree *t, const char *src, const char *ref, char **commit, struct buf *err);
 /* Put the work tree SRC at COMMIT with nothing else in it: 0 or -1. */
 int reset_worktree(const char *src, const char *commit);
 
@@ -144,9 +148,14 @@ int apply_one(const char *src, const char *file, const char *diff, const char *s
 int build_make(struct build *b);
 /* Hash of the config recipe (base and fragments, by content): 0 or -1. */
 int recipe_hash(const struct tree *t, char hex[65]);
-/* Make the .config in OBJ from the recipe (when it changed) and check it: 0 or -1. */
+/*
+ * Make the .config in OBJ from the recipe (when it changed) and check it:
+ * 0, or -1 with WHY saying which step failed ("tree 'x': 'make olddefconfig'
+ * failed"; empty when a file could not be read or written: that was logged).
+ */
 int make_config(const struct tree *t, const char *src, const char *obj, const char *recipe,
-		const char *cc, const char *const *env, int logfd, const char *logpath, int progress);
+		const char *cc, const char *const *env, int logfd, const char *logpath, int progress,
+		struct buf *why);
 /* make -C SRC O=OBJ CC=CC ARGS... (NULL-terminated) into the log: exit status, 124 timed out, -1. */
 int make_step(const char *src, const char *obj, const char *cc, const char *const *env, int logfd,
 	      const char *logpath, long timeout_ms, const char *label, int progress, ...);

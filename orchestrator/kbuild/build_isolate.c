@@ -26,26 +26,29 @@ int build_untrusted(const struct build *b)
 }
 
 /* Mount an overlay on SHARED: SHARED below (read-only), SCRATCH/NAME-{upper,work} above. */
-static int overlay_on(const struct build *b, const char *shared, const char *name)
+static int overlay_on(const struct build *b, const char *shared, const char *name, struct buf *err)
 {
 	char *upper = xasprintf("%s/%s-upper", b->scratch, name), *work = xasprintf("%s/%s-work", b->scratch, name);
 	char *opts = NULL;
 	int ret = -1;
 
 	if (strpbrk(shared, ",:\\") || strpbrk(b->scratch, ",:\\")) {
-		error("cannot isolate the build: the folder '%s' or '%s' has a ',', ':' or '\\' in its name", shared,
-		      b->scratch);
+		error_to(err, "the folder '%s' or '%s' has a ',', ':' or '\\' in its name", shared, b->scratch);
 		goto out;
 	}
 	/* the shared folder keeps its owner (the sandbox user, as after a trusted build) */
-	if (sandbox_own(&b->sb, shared) < 0 || mkdir_p(upper) < 0 || mkdir_p(work) < 0)
+	if (sandbox_own(&b->sb, shared, err) < 0)
 		goto out;
+	if (mkdir_p(upper) < 0 || mkdir_p(work) < 0) {
+		error_to(err, "cannot make '%s' or '%s': %s", upper, work, strerror(errno));
+		goto out;
+	}
 	/* the sandbox user writes the upper folder; the merged root takes its owner */
-	if (sandbox_own(&b->sb, upper) < 0)
+	if (sandbox_own(&b->sb, upper, err) < 0)
 		goto out;
 	opts = xasprintf("lowerdir=%s,upperdir=%s,workdir=%s", shared, upper, work);
 	if (mount("klab-build", shared, "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
-		error_errno("cannot mount the overlay of the build over '%s'", shared);
+		error_to(err, "cannot mount the overlay of the build over '%s': %s", shared, strerror(errno));
 		goto out;
 	}
 	ret = 0;
@@ -56,7 +59,7 @@ out:
 	return ret;
 }
 
-int build_isolate(struct build *b)
+int build_isolate(struct build *b, struct buf *err)
 {
 	if (!build_untrusted(b))
 		return 0;
@@ -71,26 +74,26 @@ int build_isolate(struct build *b)
 	}
 	b->scratch = xasprintf("%s/scratch/%ld-%.16s", b->cache, (long)getpid(), b->key);
 	if (file_exists(b->scratch) && remove_tree(b->scratch) < 0)
-		return -1;
+		return error_to(err, "cannot remove the old scratch folder '%s'", b->scratch);
 	if (mkdir_p(b->scratch) < 0)
-		return -1;
+		return error_to(err, "cannot make the scratch folder '%s': %s", b->scratch, strerror(errno));
 	b->mntns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (b->mntns < 0)
-		return error_errno("cannot isolate the build: cannot open /proc/self/ns/mnt");
+		return error_to(err, "cannot open /proc/self/ns/mnt: %s", strerror(errno));
 	if (unshare(CLONE_NEWNS) < 0) {
-		error_errno("cannot isolate the build: cannot make a mount namespace");
+		error_to(err, "cannot make a mount namespace: %s", strerror(errno));
 		goto fail;
 	}
 	b->isolated = 1;
 	/* mounts of the host still reach us; ours reach nobody */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
-		error_errno("cannot isolate the build: cannot make / a slave mount");
+		error_to(err, "cannot make / a slave mount: %s", strerror(errno));
 		goto fail;
 	}
-	if (overlay_on(b, b->obj, "obj") < 0)
+	if (overlay_on(b, b->obj, "obj", err) < 0)
 		goto fail;
 	b->obj_overlay = 1;
-	if (overlay_on(b, b->ccache_dir, "ccache") < 0)
+	if (overlay_on(b, b->ccache_dir, "ccache", err) < 0)
 		goto fail;
 	b->ccache_overlay = 1;
 	return 0;

@@ -183,6 +183,7 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 {
 	struct run_cmd c = RUN_CMD_INIT;
 	struct log_progress lp = { .label = label, .fd = -1, .part = BUF_INIT };
+	struct buf why = BUF_INIT;
 	const char *nv = getenv("KLAB_BUILD_NICE");
 	long v;
 	int ret;
@@ -194,6 +195,7 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 	c.timeout_ms = timeout_ms;
 	c.kill_grace_ms = 5000;
 	c.nice = nv && parse_long(nv, -20, 19, &v) == 0 ? (int)v : 19;
+	c.why = &why;	/* a command that did not start says so in the build log too */
 	if (progress)
 		lp.fd = open(logpath, O_RDONLY | O_CLOEXEC);
 	if (lp.fd >= 0) {
@@ -203,7 +205,8 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 		c.tick_arg = &lp;
 	}
 	if (build_run(&c, 0) < 0) {
-		dprintf(logfd, "klab: %s\n", log_last_error());
+		dprintf(logfd, "klab: %s\n", why.buf);
+		error("%s", why.buf);
 		ret = -1;
 	} else {
 		ret = c.timed_out ? 124 : c.status;
@@ -215,6 +218,7 @@ static int run_logged(const char *const *argv, const char *dir, const char *cons
 		close(lp.fd);
 	}
 	buf_release(&lp.part);
+	buf_release(&why);
 	run_release(&c);
 	return ret;
 }
@@ -272,7 +276,8 @@ int make_step(const char *src, const char *obj, const char *cc, const char *cons
 
 /* Make the .config in OBJ from the recipe (when it changed) and check it. */
 int make_config(const struct tree *t, const char *src, const char *obj, const char *recipe,
-		const char *cc, const char *const *env, int logfd, const char *logpath, int progress)
+		const char *cc, const char *const *env, int logfd, const char *logpath, int progress,
+		struct buf *why)
 {
 	char *stamp = xasprintf("%s/.klab-recipe", obj), *dotconfig = xasprintf("%s/.config", obj);
 	struct buf old = BUF_INIT, missing = BUF_INIT, err = BUF_INIT;
@@ -295,7 +300,8 @@ int make_config(const struct tree *t, const char *src, const char *obj, const ch
 				buf_read_file(&cfg, "/proc/config.gz");
 				fetch_gunzip(&cfg, "/proc/config.gz");
 			} else if (buf_read_file(&cfg, boot) < 0) {
-				error("tree '%s': config base 'running': no /proc/config.gz and no '%s'", t->name, boot);
+				error_to(why, "tree '%s': config base 'running': no /proc/config.gz and no '%s'", t->name,
+					 boot);
 				free(boot);
 				buf_release(&cfg);
 				goto out;
@@ -315,7 +321,7 @@ int make_config(const struct tree *t, const char *src, const char *obj, const ch
 			}
 			buf_release(&cfg);
 		} else if (make_step(src, obj, cc, env, logfd, logpath, 600000, "config", progress, b, NULL)) {
-			error("tree '%s': 'make %s' failed (log: %s)", t->name, b, logpath);
+			error_to(why, "tree '%s': 'make %s' failed", t->name, b);
 			goto out;
 		}
 		if (t->fragments.n) {
@@ -331,7 +337,7 @@ int make_config(const struct tree *t, const char *src, const char *obj, const ch
 				strvec_push(&av, t->fragments.v[i]);
 			dprintf(logfd, "klab: merging %zu fragment(s)\n", t->fragments.n);
 			if (run_logged((const char *const *)av.v, src, env, logfd, logpath, 300000, "config", progress)) {
-				error("tree '%s': merge_config.sh failed (log: %s)", t->name, logpath);
+				error_to(why, "tree '%s': merge_config.sh failed", t->name);
 				free(script);
 				strvec_clear(&av);
 				goto out;
@@ -341,14 +347,14 @@ int make_config(const struct tree *t, const char *src, const char *obj, const ch
 		}
 	}
 	if (make_step(src, obj, cc, env, logfd, logpath, 600000, "config", progress, "olddefconfig", NULL)) {
-		error("tree '%s': 'make olddefconfig' failed (log: %s)", t->name, logpath);
+		error_to(why, "tree '%s': 'make olddefconfig' failed", t->name);
 		goto out;
 	}
 	if (check_fragments(t, dotconfig, &missing) < 0)
 		goto out;
 	if (missing.len) {
-		error("tree '%s': config options of the fragments did not survive olddefconfig: %s", t->name,
-		      missing.buf);
+		error_to(why, "tree '%s': config options of the fragments did not survive olddefconfig: %s", t->name,
+			 missing.buf);
 		goto out;
 	}
 	if (fresh && write_file_atomic(stamp, recipe, strlen(recipe), 0644) < 0)
@@ -487,15 +493,19 @@ int build_make(struct build *b)
 {
 	const struct build_request *req = b->req;
 	const char *const *env = (const char *const *)b->env.v;
-	struct buf dc = BUF_INIT;
+	struct buf dc = BUF_INIT, why = BUF_INIT;
 	char *jarg = NULL, *dotconfig = NULL;
 	long hits0, miss0;
 	int64_t t0;
 	int jobs, r, full, ret = -1;
 
 	b->label = xasprintf("build %s %s", b->t.name, b->variant);
-	if (make_config(&b->t, b->src, b->obj, b->recipe, b->cc, env, b->logfd, b->logpath, req->progress) < 0) {
-		buf_addf(&b->msg, "config of tree '%s' failed (log: %s.failed.log)", b->t.name, b->artdir);
+	if (make_config(&b->t, b->src, b->obj, b->recipe, b->cc, env, b->logfd, b->logpath, req->progress,
+			&why) < 0) {
+		if (why.len)
+			buf_addf(&b->msg, "%s (log: %s.failed.log)", why.buf, b->artdir);
+		else
+			buf_addf(&b->msg, "config of tree '%s' failed (log: %s.failed.log)", b->t.name, b->artdir);
 		goto out;
 	}
 	jobs = req->jobs > 0 ? req->jobs : b->t.jobs > 0 ? b->t.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -529,7 +539,6 @@ int build_make(struct build *b)
 		buf_addf(&b->msg, "kernel build of tree '%s' variant '%s' failed (%s): %s (log: %s.failed.log)",
 			 b->t.name, b->variant, r == 124 ? "timed out" : "make failed", ex, b->artdir);
 		free(ex);
-		error("%s", b->msg.buf);
 		goto out;
 	}
 	b->out->duration_s = (now_ms() - t0) / 1000.0;
@@ -539,6 +548,7 @@ int build_make(struct build *b)
 	ret = 0;
 out:
 	buf_release(&dc);
+	buf_release(&why);
 	free(jarg);
 	free(dotconfig);
 	return ret;

@@ -1,6 +1,7 @@
 /* build_tree.c: the source of a build: a tree's recipe, its repository (cloned, fetched or a tarball imported), the ref, the work tree. */
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ static char *find_fragment(const char *f)
 	return NULL;
 }
 
-int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t)
+int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t, struct buf *err)
 {
 	const struct conf_tree *ct = cfg && name ? conf_tree(cfg, name) : NULL;
 
@@ -79,8 +80,8 @@ int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t
 		const char *tb = getenv("KLAB_LINUX_TARBALL");
 
 		if (name && strcmp(name, BUILD_DEFAULT_TREE))
-			return error("unknown tree '%s': no [tree \"%s\"] in the config (the built-in one is '%s')",
-				     name, name, BUILD_DEFAULT_TREE);
+			return error_to(err, "unknown tree '%s': no [tree \"%s\"] in the config (the built-in one is '%s')",
+					name, name, BUILD_DEFAULT_TREE);
 		t->name = xstrdup(BUILD_DEFAULT_TREE);
 		t->tarball = xstrdup(tb && *tb ? tb : DEFAULT_TARBALL);
 		t->base = xstrdup("tinyconfig");
@@ -89,7 +90,7 @@ int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t
 			char *f = find_fragment("qemu.config");
 
 			if (!f)
-				return error("cannot find the fragment 'qemu.config' (kernels/configs)");
+				return error_to(err, "cannot find the fragment 'qemu.config' (kernels/configs)");
 			strvec_push(&t->fragments, f);
 			free(f);
 		}
@@ -103,26 +104,35 @@ int tree_resolve(const struct klab_config *cfg, const char *name, struct tree *t
 	t->localversion = xstrdup(ct->localversion ? ct->localversion : "-klab");
 	t->jobs = ct->jobs;
 	if (!t->git && !t->tarball)
-		return error("tree '%s' has neither git nor tarball", ct->name);
+		return error_to(err, "tree '%s' has neither git nor tarball", ct->name);
 	for (size_t i = 0; i < ct->fragments.n; i++) {
 		char *f = find_fragment(ct->fragments.v[i]);
 
 		if (!f)
-			return error("tree '%s': cannot find config fragment '%s' (looked in kernels/configs)",
-				     ct->name, ct->fragments.v[i]);
+			return error_to(err, "tree '%s': cannot find config fragment '%s' (looked in kernels/configs)",
+					ct->name, ct->fragments.v[i]);
 		strvec_push(&t->fragments, f);
 		free(f);
 	}
 	if (ct->share) {
 		if (!t->git)
-			return error("tree '%s': share = %s needs git = PATH (the history to fetch into it)",
-				     ct->name, ct->share);
+			return error_to(err, "tree '%s': share = %s needs git = PATH (the history to fetch into it)",
+					ct->name, ct->share);
 		t->share = xmalloc(sizeof(*t->share));
-		if (tree_resolve(cfg, ct->share, t->share) < 0)
-			return error("tree '%s': cannot use the tree '%s' it shares", ct->name, ct->share);
+		{
+			struct buf why = BUF_INIT;
+			int r = tree_resolve(cfg, ct->share, t->share, &why);
+
+			if (r < 0)
+				error_to(err, "tree '%s': cannot use the tree '%s' it shares: %s", ct->name, ct->share,
+					 why.buf);
+			buf_release(&why);
+			if (r < 0)
+				return -1;
+		}
 		if (t->share->share)
-			return error("tree '%s': the tree '%s' it shares shares '%s' itself", ct->name, ct->share,
-				     t->share->share->name);
+			return error_to(err, "tree '%s': the tree '%s' it shares shares '%s' itself", ct->name,
+					ct->share, t->share->share->name);
 	}
 	return 0;
 }
@@ -188,7 +198,8 @@ int build_run(struct run_cmd *c, unsigned flags)
 	int r;
 
 	if (!jail)
-		return error("cannot run '%s': no build sandbox (klab never runs it without one)", c->argv[0]);
+		return error_to(c->why, "cannot run '%s': no build sandbox (klab never runs it without one)",
+				c->argv[0]);
 	if (jail->src)
 		rw[nrw++] = jail->src;
 	if (jail->obj)
@@ -238,6 +249,7 @@ int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...
 {
 	struct strvec av = STRVEC_INIT;
 	struct run_cmd c = RUN_CMD_INIT;
+	struct buf nostart = BUF_INIT;
 	va_list ap;
 	const char *a;
 	static const char *const env[] = { "GIT_AUTHOR_NAME=klab", "GIT_AUTHOR_EMAIL=klab@localhost",
@@ -261,6 +273,7 @@ int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...
 	c.env = env;
 	c.timeout_ms = timeout_ms ? timeout_ms : GIT_TIMEOUT_MS;
 	c.quiet = 1;
+	c.why = &nostart;
 	{
 		/* git runs in the build's sandbox: as the sandbox user, the tree writable,
 		 * the network only to clone or fetch a URL */
@@ -278,7 +291,7 @@ int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...
 			const char *rw[] = { repo, NULL };
 			struct sandbox_spec sp = { rw, NULL, NULL, !!(fl & BUILD_RUN_NET), "git" };
 
-			r = sandbox_init(&sb, NULL) < 0 ? -1 : sandbox_run(&sb, &sp, &c);
+			r = sandbox_init(&sb, NULL, &nostart) < 0 ? -1 : sandbox_run(&sb, &sp, &c);
 			sandbox_release(&sb);
 		}
 	}
@@ -292,7 +305,12 @@ int git(const char *repo, struct buf *out, struct buf *err, long timeout_ms, ...
 		buf_add(err, c.err.buf, c.err.len);
 		if (r > 0 && (c.timed_out || c.signaled || !c.err.len))
 			buf_addf(err, "%s%s", err->len ? "\n" : "", run_failure(&c));
+		else if (r < 0)
+			buf_addf(err, "%s%s", err->len ? "\n" : "", nostart.buf);
+	} else if (r < 0) {
+		error("%s", nostart.buf);
 	}
+	buf_release(&nostart);
 	run_release(&c);
 	strvec_clear(&av);
 	return r;
@@ -347,7 +365,7 @@ static int empty_folder(const char *dir)
  * sandbox user owns SRC, not the folder it is in): unpacked there, and a
  * single top folder (linux-source-6.1/) moved up a level.
  */
-static int import_tarball(const struct tree *t, const char *src)
+static int import_tarball(const struct tree *t, const char *src, struct buf *why)
 {
 	char *top = NULL, *hold = xasprintf("%s/.klab-import-top", src);
 	struct buf err = BUF_INIT;
@@ -357,23 +375,29 @@ static int import_tarball(const struct tree *t, const char *src)
 
 	info("importing '%s' into '%s' (once; takes a minute)", t->tarball, src);
 	if (!file_exists(t->tarball)) {
-		error("tree '%s': tarball '%s' does not exist", t->name, t->tarball);
+		error_to(why, "tree '%s': tarball '%s' does not exist", t->name, t->tarball);
 		goto out;
 	}
-	if (empty_folder(src) < 0)
+	if (empty_folder(src) < 0) {
+		error_to(why, "cannot import '%s': cannot empty '%s'", t->tarball, src);
 		goto out;
+	}
 	{
 		const char *const argv[] = { "tar", "-xf", t->tarball, "-C", src, "--no-same-owner", NULL };
 		struct run_cmd c = RUN_CMD_INIT;
+		struct buf nostart = BUF_INIT;
 
 		c.argv = argv;
 		c.timeout_ms = GIT_TIMEOUT_MS;
+		c.why = &nostart;
 		if (build_run(&c, BUILD_RUN_GIT) < 0 || c.status != 0) {
-			error("cannot unpack '%s': %s", t->tarball, c.status < 0 ? "did not start" : run_failure(&c));
+			error_to(why, "cannot unpack '%s': %s", t->tarball, nostart.len ? nostart.buf : run_failure(&c));
+			buf_release(&nostart);
 			run_release(&c);
 			goto out;
 		}
 		run_release(&c);
+		buf_release(&nostart);
 	}
 	/* the tarball has one top folder (linux-source-6.1/) or the tree itself */
 	d = opendir(src);
@@ -389,7 +413,7 @@ static int import_tarball(const struct tree *t, const char *src)
 	d = NULL;
 	if (n == 1 && top && file_is_dir(top)) {
 		if (rename(top, hold) < 0) {
-			error_errno("cannot move '%s' to '%s'", top, hold);
+			error_to(why, "cannot move '%s' to '%s': %s", top, hold, strerror(errno));
 			goto out;
 		}
 		d = opendir(hold);
@@ -401,7 +425,7 @@ static int import_tarball(const struct tree *t, const char *src)
 			from = xasprintf("%s/%s", hold, de->d_name);
 			to = xasprintf("%s/%s", src, de->d_name);
 			if (rename(from, to) < 0) {
-				error_errno("cannot move '%s' to '%s'", from, to);
+				error_to(why, "cannot move '%s' to '%s': %s", from, to, strerror(errno));
 				free(from);
 				free(to);
 				goto out;
@@ -410,7 +434,7 @@ static int import_tarball(const struct tree *t, const char *src)
 			free(to);
 		}
 		if (rmdir(hold) < 0) {
-			error_errno("cannot remove '%s'", hold);
+			error_to(why, "cannot remove '%s': %s", hold, strerror(errno));
 			goto out;
 		}
 	}
@@ -418,7 +442,7 @@ static int import_tarball(const struct tree *t, const char *src)
 	    git(src, NULL, &err, 0, "add", "-A", "-f", ".", NULL) ||
 	    git(src, NULL, &err, 0, "commit", "-q", "--no-verify", "-m", "import tarball", NULL) ||
 	    git(src, NULL, &err, 0, "tag", IMPORT_TAG, NULL)) {
-		error("cannot import '%s' into git at '%s': %s", t->tarball, src, last_line(err.buf));
+		error_to(why, "cannot import '%s' into git at '%s': %s", t->tarball, src, last_line(err.buf));
 		goto out;
 	}
 	ret = 0;
@@ -436,24 +460,24 @@ out:
  * then T's history fetched into it (refs/remotes/T/...), and REF resolved
  * there (T/REF first, then REF itself: a commit id, or a tag).
  */
-static int prepare_shared(const struct tree *t, const char *src, const char *ref, char **commit)
+static int prepare_shared(const struct tree *t, const char *src, const char *ref, char **commit, struct buf *why)
 {
 	struct buf err = BUF_INIT;
 	char *own = NULL, *refspec = xasprintf("+refs/heads/*:refs/remotes/%s/*", t->name), *mine = NULL;
 	int ret = -1;
 
-	if (prepare_repo(t->share, src, NULL, &own) < 0)
+	if (prepare_repo(t->share, src, NULL, &own, why) < 0)
 		goto out;
 	if (git(src, NULL, &err, 0, "fetch", "-q", "--no-tags", "--upload-pack", UPLOAD_PACK, t->git, refspec, NULL)) {
-		error("cannot fetch '%s' for tree '%s' into the repository of tree '%s': %s", t->git, t->name,
-		      t->share->name, last_line(err.buf));
+		error_to(why, "cannot fetch '%s' for tree '%s' into the repository of tree '%s': %s", t->git, t->name,
+			 t->share->name, last_line(err.buf));
 		goto out;
 	}
 	if (!ref)
 		ref = t->branch ? t->branch : "HEAD";
 	mine = xasprintf("%s/%s", t->name, ref);
 	if (!has_commit(src, mine, commit) && !has_commit(src, ref, commit)) {
-		error("tree '%s': unknown ref '%s'", t->name, ref);
+		error_to(why, "tree '%s': unknown ref '%s'", t->name, ref);
 		goto out;
 	}
 	ret = 0;
@@ -466,7 +490,7 @@ out:
 }
 
 /* Make or update the repository of T at SRC; resolve REF to *COMMIT. */
-int prepare_repo(const struct tree *t, const char *src, const char *ref, char **commit)
+int prepare_repo(const struct tree *t, const char *src, const char *ref, char **commit, struct buf *why)
 {
 	struct buf err = BUF_INIT;
 	char *gitdir = xasprintf("%s/.git", src);
@@ -474,10 +498,10 @@ int prepare_repo(const struct tree *t, const char *src, const char *ref, char **
 
 	if (t->share) {
 		free(gitdir);
-		return prepare_shared(t, src, ref, commit);
+		return prepare_shared(t, src, ref, commit, why);
 	}
 	if (t->tarball && !t->git) {
-		if (!has_commit(src, IMPORT_TAG, NULL) && import_tarball(t, src) < 0)
+		if (!has_commit(src, IMPORT_TAG, NULL) && import_tarball(t, src, why) < 0)
 			goto out;
 		if (!ref)
 			ref = IMPORT_TAG;
@@ -485,11 +509,11 @@ int prepare_repo(const struct tree *t, const char *src, const char *ref, char **
 		if (!file_exists(gitdir)) {
 			info("cloning '%s' into '%s' (once)", t->git, src);
 			if (git(NULL, NULL, &err, 0, "clone", "-q", "--no-checkout", "-u", UPLOAD_PACK, t->git, src, NULL)) {
-				error("cannot clone '%s' for tree '%s': %s", t->git, t->name, last_line(err.buf));
+				error_to(why, "cannot clone '%s' for tree '%s': %s", t->git, t->name, last_line(err.buf));
 				goto out;
 			}
 		} else if (git(src, NULL, &err, 0, "fetch", "-q", "--tags", "--upload-pack", UPLOAD_PACK, "origin", NULL)) {
-			error("cannot fetch '%s' for tree '%s': %s", t->git, t->name, last_line(err.buf));
+			error_to(why, "cannot fetch '%s' for tree '%s': %s", t->git, t->name, last_line(err.buf));
 			goto out;
 		}
 		if (!ref)
@@ -501,7 +525,7 @@ int prepare_repo(const struct tree *t, const char *src, const char *ref, char **
 
 		free(remote);
 		if (!ok && !has_commit(src, ref, commit)) {
-			error("tree '%s': unknown ref '%s'", t->name, ref);
+			error_to(why, "tree '%s': unknown ref '%s'", t->name, ref);
 			goto out;
 		}
 	}
@@ -534,7 +558,7 @@ int build_source(struct build *b)
 	const struct build_request *req = b->req;
 	int r;
 
-	if (tree_resolve(b->cfg, req->tree && *req->tree ? req->tree : NULL, &b->t) < 0)
+	if (tree_resolve(b->cfg, req->tree && *req->tree ? req->tree : NULL, &b->t, &b->msg) < 0)
 		return -1;
 	while (req->local_patches && req->local_patches[b->n_local])
 		b->n_local++;
@@ -543,19 +567,20 @@ int build_source(struct build *b)
 		b->variant = (req->series && req->series->n_patches) || b->n_local ? "patched" : "base";
 	for (const char *p = b->variant; *p; p++)
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
-			return error("invalid variant '%s': letters, digits, '-', '_' and '.' only", b->variant);
+			return error_to(&b->msg, "invalid variant '%s': letters, digits, '-', '_' and '.' only",
+					b->variant);
 	if (req->series && !req->series->n_patches)
-		return error("series '%s' has no patch to apply", req->series->subject);
+		return error_to(&b->msg, "series '%s' has no patch to apply", req->series->subject);
 	b->rname = repo_name(&b->t);
 	b->src = xasprintf("%s/src/%s", b->cache, b->rname);
 	b->lockfd = lock_tree(b->cache, b->rname);
 	if (b->lockfd < 0)
-		return -1;
+		return error_to(&b->msg, "cannot lock tree '%s' for its build", b->t.name);
 	/* the sandbox user owns the tree (made, or handed over once) and does all the work in it */
-	if (sandbox_own(&b->sb, b->src) < 0 || sandbox_enter(&b->sb) < 0)
+	if (sandbox_own(&b->sb, b->src, &b->msg) < 0 || sandbox_enter(&b->sb, &b->msg) < 0)
 		return -1;
-	r = prepare_repo(&b->t, b->src, req->ref && *req->ref ? req->ref : NULL, &b->commit);
+	r = prepare_repo(&b->t, b->src, req->ref && *req->ref ? req->ref : NULL, &b->commit, &b->msg);
 	if (sandbox_leave(&b->sb) < 0)
-		return -1;
+		return error_to(&b->msg, "cannot take root back after acting as '%s'", b->sb.user);
 	return r;
 }

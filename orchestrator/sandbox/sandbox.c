@@ -49,7 +49,7 @@ static void hide_with_folder(struct sandbox *sb, const char *p)
 	free(d);
 }
 
-int sandbox_init(struct sandbox *sb, const struct klab_config *cfg)
+int sandbox_init(struct sandbox *sb, const struct klab_config *cfg, struct buf *err)
 {
 	const char *u = getenv("KLAB_SANDBOX_USER"), *bw = getenv("KLAB_BWRAP"), *e;
 
@@ -70,12 +70,12 @@ int sandbox_init(struct sandbox *sb, const struct klab_config *cfg)
 		struct passwd *pw = getpwnam(u);
 
 		if (!pw)
-			return error("cannot sandbox: user '%s' does not exist (run 'make deps' or 'make install' to"
-				     " create it, or set [lab] sandbox_user); patches and mail are never handled as root",
-				     u);
+			return error_to(err, "cannot sandbox: user '%s' does not exist (run 'make deps' or 'make install'"
+					" to create it, or set [lab] sandbox_user); patches and mail are never handled"
+					" as root", u);
 		if (pw->pw_uid == 0)
-			return error("cannot sandbox: user '%s' is root (uid 0); [lab] sandbox_user must be an"
-				     " unprivileged user", u);
+			return error_to(err, "cannot sandbox: user '%s' is root (uid 0); [lab] sandbox_user must be an"
+					" unprivileged user", u);
 		sb->drop = 1;
 		sb->uid = pw->pw_uid;
 		sb->gid = pw->pw_gid;
@@ -89,8 +89,8 @@ int sandbox_init(struct sandbox *sb, const struct klab_config *cfg)
 	}
 	sb->bwrap = run_which(bw && *bw ? bw : "bwrap");
 	if (!sb->bwrap) {
-		error("cannot sandbox: bubblewrap ('%s') not found (apt-get install bubblewrap, or run 'make deps');"
-		      " patches and mail are never handled without the sandbox", bw && *bw ? bw : "bwrap");
+		error_to(err, "cannot sandbox: bubblewrap ('%s') not found (apt-get install bubblewrap, or run"
+			 " 'make deps'); patches and mail are never handled without the sandbox", bw && *bw ? bw : "bwrap");
 		sandbox_release(sb);
 		return -1;
 	}
@@ -122,6 +122,7 @@ void sandbox_release(struct sandbox *sb)
 static uid_t own_uid;
 static gid_t own_gid;
 static int own_err;
+static struct buf *own_why;
 
 static int own_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
@@ -129,19 +130,22 @@ static int own_one(const char *p, const struct stat *st, int flag, struct FTW *f
 	(void)f;
 	if ((st->st_uid != own_uid || st->st_gid != own_gid) && lchown(p, own_uid, own_gid) < 0 && !own_err) {
 		own_err = errno;
-		error_errno("cannot give '%s' to the sandbox user", p);
+		error_to(own_why, "cannot give '%s' to %s: %s", p, own_uid ? "the sandbox user" : "klab",
+			 strerror(own_err));
 	}
 	return 0;
 }
 
-static int own_tree(const char *path, uid_t u, gid_t g)
+/* Give PATH and everything under it to U:G; the first failure goes to ERR (NULL: logged). */
+static int own_tree(const char *path, uid_t u, gid_t g, struct buf *err)
 {
 	own_uid = u;
 	own_gid = g;
 	own_err = 0;
+	own_why = err;
 	/* depth first: the folder itself last, so an interrupted pass is done again */
 	if (nftw(path, own_one, 32, FTW_PHYS | FTW_DEPTH) < 0)
-		return error_errno("cannot change the owner of '%s'", path);
+		return error_to(err, "cannot change the owner of '%s': %s", path, strerror(errno));
 	return own_err ? -1 : 0;
 }
 
@@ -149,22 +153,24 @@ int sandbox_reclaim(const struct sandbox *sb, const char *path)
 {
 	if (sb->off || !sb->drop)
 		return 0;
-	return own_tree(path, geteuid(), getegid());
+	return own_tree(path, geteuid(), getegid(), NULL);
 }
 
 static gid_t saved_groups[256];
 static int n_saved_groups = -1;
 
-int sandbox_enter(const struct sandbox *sb)
+int sandbox_enter(const struct sandbox *sb, struct buf *err)
 {
 	if (sb->off || !sb->drop)
 		return 0;
 	n_saved_groups = getgroups(256, saved_groups);
 	if (n_saved_groups < 0 || setgroups(1, &sb->gid) || setresgid(-1, sb->gid, -1) ||
 	    setresuid(-1, sb->uid, -1)) {
-		error_errno("cannot act as the sandbox user '%s' (uid %d)", sb->user, (int)sb->uid);
+		int e = errno;
+
 		sandbox_leave(sb);
-		return -1;
+		return error_to(err, "cannot act as the sandbox user '%s' (uid %d): %s", sb->user, (int)sb->uid,
+				strerror(e));
 	}
 	return 0;
 }
@@ -179,20 +185,20 @@ int sandbox_leave(const struct sandbox *sb)
 	return 0;
 }
 
-int sandbox_own(const struct sandbox *sb, const char *path)
+int sandbox_own(const struct sandbox *sb, const char *path, struct buf *err)
 {
 	struct stat st;
 
 	if (lstat(path, &st) < 0 && (mkdir_p(path) < 0 || lstat(path, &st) < 0))
-		return error_errno("cannot make '%s'", path);
+		return error_to(err, "cannot make '%s': %s", path, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return error("cannot give '%s' to the sandbox user: not a folder", path);
+		return error_to(err, "cannot give '%s' to the sandbox user: not a folder", path);
 	if (sb->off || (st.st_uid == sb->uid && st.st_gid == sb->gid))
 		return 0;
 	if (!sb->drop)
-		return error("cannot build in '%s': it belongs to uid %d, and klab runs as uid %d (not root)", path,
-			     (int)st.st_uid, (int)sb->uid);
-	return own_tree(path, sb->uid, sb->gid);
+		return error_to(err, "cannot build in '%s': it belongs to uid %d, and klab runs as uid %d (not root)",
+				path, (int)st.st_uid, (int)sb->uid);
+	return own_tree(path, sb->uid, sb->gid, err);
 }
 
 int sandbox_drop(const struct sandbox *sb)
@@ -446,7 +452,8 @@ int sandbox_run(const struct sandbox *sb, const struct sandbox_spec *sp, struct 
 	if (sb->off)
 		return run_command(c);
 	if (!sb->bwrap)
-		return error("cannot run '%s': no sandbox was set up (klab never runs it without one)", argv[0]);
+		return error_to(c->why, "cannot run '%s': no sandbox was set up (klab never runs it without one)",
+				argv[0]);
 	sandbox_argv(sb, sp, dir, c->env, argv, &av);
 	c->argv = (const char *const *)av.v;
 	c->dir = "/";
@@ -459,8 +466,8 @@ int sandbox_run(const struct sandbox *sb, const struct sandbox_spec *sp, struct 
 	r = run_command(c);
 	if (r == 0 && c->status == 1 && starts_with(c->err.buf, "bwrap: ")) {
 		buf_rtrim(&c->err);
-		error("cannot run '%s' in the %s sandbox (user '%s'): %s", argv[0], sp->what ? sp->what : "",
-		      sb->user, c->err.buf);
+		error_to(c->why, "cannot run '%s' in the %s sandbox (user '%s'): %s", argv[0],
+			 sp->what ? sp->what : "", sb->user, c->err.buf);
 		r = -1;
 	}
 	c->argv = argv;

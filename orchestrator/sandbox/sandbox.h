@@ -68,18 +68,19 @@ struct sandbox_spec {
  * Fill SB for CFG (may be NULL): the user (KLAB_SANDBOX_USER overrides
  * [lab] sandbox_user), bwrap (KLAB_BWRAP overrides the PATH lookup) and
  * the secrets. 0, or -1 with an error that says what is missing and how
- * to get it (`make deps` installs bubblewrap and creates the user).
+ * to get it (`make deps` installs bubblewrap and creates the user), in
+ * ERR (error_to(): logged when ERR is NULL).
  */
-int sandbox_init(struct sandbox *sb, const struct klab_config *cfg);
+int sandbox_init(struct sandbox *sb, const struct klab_config *cfg, struct buf *err);
 void sandbox_release(struct sandbox *sb);
 
 /*
  * Make PATH (a folder; made when missing) belong to the sandbox user,
  * everything under it included, unless it already does (then only PATH
- * itself is looked at). Symbolic links are changed, not followed. 0 or
- * -1 (logged).
+ * itself is looked at). Symbolic links are changed, not followed. 0, or
+ * -1 with the path that failed in ERR (error_to(): logged when ERR is NULL).
  */
-int sandbox_own(const struct sandbox *sb, const char *path);
+int sandbox_own(const struct sandbox *sb, const char *path, struct buf *err);
 
 /*
  * Become the sandbox user in this process (a child that klab forked to do
@@ -96,9 +97,11 @@ int sandbox_drop(const struct sandbox *sb);
  * a build then leads only where the user could go anyway.
  * sandbox_leave() takes root back. Neither is a security boundary against
  * code in this process (none that is hostile runs in it): the commands
- * get the full drop of sandbox_run(). 0 or -1 (logged).
+ * get the full drop of sandbox_run(). sandbox_enter(): 0, or -1 with
+ * the reason in ERR (logged when ERR is NULL); sandbox_leave(): 0 or -1
+ * (logged).
  */
-int sandbox_enter(const struct sandbox *sb);
+int sandbox_enter(const struct sandbox *sb, struct buf *err);
 int sandbox_leave(const struct sandbox *sb);
 
 /* Give PATH and everything under it back to us (root), links not followed: 0 or -1 (logged). */
@@ -110,7 +113,8 @@ int sandbox_reclaim(const struct sandbox *sb, const char *path);
  * --chdir, C->env the whole environment of the command (with PATH, HOME=/tmp,
  * LC_ALL=C). run_command()'s return value; C's outputs are the command's.
  * A sandbox that could not be set up (bwrap exits 1 with "bwrap: ..." on
- * stderr before the command starts) is reported with SP->what.
+ * stderr before the command starts) is reported with SP->what: -1, with
+ * the message in C->why when set (else logged), as run_command() does.
  */
 int sandbox_run(const struct sandbox *sb, const struct sandbox_spec *sp, struct run_cmd *c);
 
