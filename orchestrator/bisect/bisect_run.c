@@ -258,11 +258,17 @@ static enum measured measure(struct brun *r, int seq, const char *commit, int wa
 		} else {
 			so.commit = commit;
 		}
-		job = job_submit(r->db, r->cfg, &so);
-		if (job < 0) {
-			buf_reset(&r->why);
-			buf_addf(&r->why, "cannot submit the job of %.12s: %s", commit, log_last_error());
-			return M_FAILED;
+		{
+			struct buf why = BUF_INIT;
+
+			job = job_submit(r->db, r->cfg, &so, &why);
+			if (job < 0) {
+				buf_reset(&r->why);
+				buf_addf(&r->why, "cannot submit the job of %.12s: %s", commit, why.buf);
+				buf_release(&why);
+				return M_FAILED;
+			}
+			buf_release(&why);
 		}
 		set_step_job(r, seq, job);
 		info("bisection %lld: step %d (%.12s): job %lld, %d boot(s)", (long long)r->id, seq, commit,

@@ -147,7 +147,7 @@ static int submit(int argc, char **argv, struct klab_ctx *ctx)
 	o.seed = s_seed;
 	o.boots = (int)s_boots;
 	o.runs = (int)s_runs;
-	if (!(cfg = ctx_config(ctx)) || !(db = ctx_db(ctx)) || (id = job_submit(db, cfg, &o)) < 0) {
+	if (!(cfg = ctx_config(ctx)) || !(db = ctx_db(ctx)) || (id = job_submit(db, cfg, &o, NULL)) < 0) {
 		free(mbox);
 		return 1;
 	}
@@ -829,7 +829,7 @@ static int run(int argc, char **argv, struct klab_ctx *ctx)
 		struct job_submit_opts so = JOB_SUBMIT_OPTS_INIT;
 
 		so.job = what;
-		id = job_submit(db, cfg, &so);
+		id = job_submit(db, cfg, &so, NULL);
 		if (id < 0)
 			return 1;
 		if (!r_quiet)

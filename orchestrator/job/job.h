@@ -9,6 +9,7 @@
 #include "conf/conf.h"
 #include "store/db.h"
 #include "store/jobs.h"
+#include "buf.h"
 #include "strvec.h"
 
 /*
@@ -46,9 +47,11 @@ struct job_submit_opts {
  * Build the spec of a job from the config and the options, check it
  * (machines, workloads and profiles exist; two sides to compare) and
  * insert it as 'queued' with its job_sides rows. Returns the new job id, or
- * -1 after logging why ("job 'x': workload 'y' is not in the config").
+ * -1 with why in ERR ("job 'x': workload 'y' is not in the config";
+ * error_to(): logged when ERR is NULL).
  */
-int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct job_submit_opts *o);
+int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct job_submit_opts *o,
+		   struct buf *err);
 
 /* For sched_tick(): submit the schedule's job; arg is a void *[2] = { struct db *, const struct klab_config * }. */
 int64_t job_submit_schedule(void *arg, const struct conf_schedule *s);

@@ -39,7 +39,7 @@ static struct json_object *profile_json(const struct conf_profile *p)
 	return o;
 }
 
-static int workload_json(const struct conf_workload *w, struct json_object **out)
+static int workload_json(const struct conf_workload *w, struct json_object **out, struct buf *err)
 {
 	struct json_object *o = json_object_new_object(), *params = json_object_new_object();
 	struct json_object *mon = json_object_new_array();
@@ -74,7 +74,8 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 		if (buf_read_file(&b, w->bpftrace)) {
 			buf_release(&b);
 			json_object_put(o);
-			return error("workload '%s': cannot read its bpftrace script '%s'", w->name, w->bpftrace);
+			return error_to(err, "workload '%s': cannot read its bpftrace script '%s'", w->name,
+					w->bpftrace);
 		}
 		json_object_object_add(o, "bpftrace_script", json_str(b.buf));
 		buf_release(&b);
@@ -86,7 +87,7 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 	return 0;
 bad:
 	json_object_put(o);
-	return error("workload '%s': bad duration or warmup", w->name);
+	return error_to(err, "workload '%s': bad duration or warmup", w->name);
 }
 
 static int64_t random_seed(void)
@@ -129,7 +130,15 @@ static struct json_object *side_json(const char *side, const char *label, const 
 	return o;
 }
 
-int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct job_submit_opts *o)
+/* The store logged why the job was not stored; a caller that keeps the text gets it in ERR too. */
+static void not_stored(struct db *db, const char *job, struct buf *err)
+{
+	if (err)
+		error_to(err, "job '%s': cannot store it: %s", job, db_errmsg(db));
+}
+
+int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct job_submit_opts *o,
+		   struct buf *err)
 {
 	const struct conf_job *cj = conf_job(cfg, o->job);
 	struct json_object *spec = NULL, *sides, *wl, *profiles, *machines;
@@ -143,27 +152,28 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	char prefix[64];
 
 	if (!cj)
-		return error("no job '%s' in the config (jobs are [job \"NAME\"] sections)", o->job);
+		return error_to(err, "no job '%s' in the config (jobs are [job \"NAME\"] sections)", o->job);
 	series = o->series ? o->series : cj->series;
 	base = o->base ? o->base : cj->base;
 	test = o->test ? o->test : cj->test;
 	if (o->series && o->test)
-		return error("job '%s': give a series or a test ref, not both", o->job);
+		return error_to(err, "job '%s': give a series or a test ref, not both", o->job);
 	if (o->commit && (o->series || o->test))
-		return error("job '%s': a bisection step measures one commit, without a series or a test ref", o->job);
+		return error_to(err, "job '%s': a bisection step measures one commit, without a series or a test ref",
+				o->job);
 	if (cj->machines.n) {
 		if (cj->machines.n != 2)
-			return error("job '%s': machines must name a dut and a peer, not %zu machine(s)",
-				     o->job, cj->machines.n);
+			return error_to(err, "job '%s': machines must name a dut and a peer, not %zu machine(s)",
+					o->job, cj->machines.n);
 		dut = conf_machine(cfg, cj->machines.v[0]);
 		peer = conf_machine(cfg, cj->machines.v[1]);
 		if (!dut || !peer)
-			return error("job '%s': machine '%s' is not in the config", o->job,
-				     !dut ? cj->machines.v[0] : cj->machines.v[1]);
+			return error_to(err, "job '%s': machine '%s' is not in the config", o->job,
+					!dut ? cj->machines.v[0] : cj->machines.v[1]);
 		boot_none = dut->boot == BOOT_NONE;
 		dut_profile = dut->profile;
 	} else if (!cj->pool) {
-		return error("job '%s': give machines (dut peer) or a pool", o->job);
+		return error_to(err, "job '%s': give machines (dut peer) or a pool", o->job);
 	} else {
 		for (size_t i = 0; i < cfg->n_machines; i++)
 			if (cfg->machines[i].pool && !strcmp(cfg->machines[i].pool, cj->pool) &&
@@ -174,7 +184,7 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 			}
 	}
 	if (!cj->workloads.n)
-		return error("job '%s': no workloads", o->job);
+		return error_to(err, "job '%s': no workloads", o->job);
 
 	spec = json_object_new_object();
 	sides = json_object_new_array();
@@ -228,9 +238,9 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		json_object_array_add(sides, side_json("B", "tip", base, "nightly", dut_profile, !boot_none));
 	}
 	if (boot_none && (!strcmp(kind, "series") || !strcmp(kind, "refs") || !strcmp(kind, "bisect"))) {
-		error("job '%s' compares two kernels, but its dut '%s' has boot = none and cannot change "
-		      "kernel (use profile_a/profile_b for a tuning A/B, or a kexec or qemu machine)",
-		      o->job, dut ? dut->name : cj->pool);
+		error_to(err, "job '%s' compares two kernels, but its dut '%s' has boot = none and cannot change "
+			 "kernel (use profile_a/profile_b for a tuning A/B, or a kexec or qemu machine)",
+			 o->job, dut ? dut->name : cj->pool);
 		goto out;
 	}
 
@@ -242,17 +252,17 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		if (o->workload && strcmp(o->workload, cj->workloads.v[i]))
 			continue;
 		if (!w) {
-			error("job '%s': workload '%s' is not in the config", o->job, cj->workloads.v[i]);
+			error_to(err, "job '%s': workload '%s' is not in the config", o->job, cj->workloads.v[i]);
 			goto out;
 		}
-		if (workload_json(w, &wj)) {
+		if (workload_json(w, &wj, err)) {
 			goto out;
 		}
 		json_object_array_add(wl, wj);
 	}
 	if (o->workload && !json_object_array_length(wl)) {
-		error("job '%s' does not run workload '%s' (its workloads: %s ...)", o->job, o->workload,
-		      cj->workloads.v[0]);
+		error_to(err, "job '%s' does not run workload '%s' (its workloads: %s ...)", o->job, o->workload,
+			 cj->workloads.v[0]);
 		goto out;
 	}
 	profiles = json_object_new_object();
@@ -266,7 +276,7 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 			continue;
 		p = conf_profile(cfg, pn);
 		if (!p) {
-			error("job '%s': profile '%s' is not in the config", o->job, pn);
+			error_to(err, "job '%s': profile '%s' is not in the config", o->job, pn);
 			goto out;
 		}
 		json_object_object_add(profiles, pn, profile_json(p));
@@ -313,11 +323,16 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	snprintf(prefix, sizeof(prefix), "k%08llx", (unsigned long long)(random_seed() & 0xffffffff));
 	json_object_object_add(spec, "uid_salt", json_str(prefix));
 	json_to_buf(&text, spec, 0);
-	if (job_spec_parse(text.buf, &js))
+	if (job_spec_parse(text.buf, &js)) {
+		if (err)	/* job_spec_parse() logged why */
+			error_to(err, "job '%s': cannot read back the spec made for it", o->job);
 		goto out;
+	}
 
-	if (db_begin(db))
+	if (db_begin(db)) {
+		not_stored(db, o->job, err);
 		goto out;
+	}
 	memset(&nj, 0, sizeof(nj));
 	nj.name = cj->name;
 	nj.spec = text.buf;
@@ -331,6 +346,7 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	nj.bisect_seq = o->bisection ? (int64_t)o->bisect_seq : -1;
 	if (jobs_add(db, &nj, &id)) {
 		id = -1;
+		not_stored(db, o->job, err);
 		db_rollback(db);
 		goto out;
 	}
@@ -338,12 +354,14 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		const struct job_spec_side *s = &js.sides[i];
 		char side[2] = { s->side, '\0' };
 		if (job_sides_add(db, id, side, s->label, s->kernel_id, s->profile)) {
+			not_stored(db, o->job, err);
 			db_rollback(db);
 			id = -1;
 			goto out;
 		}
 	}
 	if (db_commit(db)) {
+		not_stored(db, o->job, err);
 		db_rollback(db);
 		id = -1;
 		goto out;
@@ -363,5 +381,5 @@ int64_t job_submit_schedule(void *arg, const struct conf_schedule *s)
 
 	o.job = s->job;
 	o.schedule = s->name;
-	return job_submit(a[0], a[1], &o);
+	return job_submit(a[0], a[1], &o, NULL);
 }

@@ -50,7 +50,7 @@ static int64_t confirm_job_for(struct db *db, const struct klab_config *cfg, int
 	o.kernel_a = ka;
 	o.kernel_b = kb;
 	o.confirms = id;
-	return job_submit(db, cfg, &o);
+	return job_submit(db, cfg, &o, NULL);
 }
 
 /*

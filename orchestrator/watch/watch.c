@@ -535,10 +535,15 @@ static int take_series(const struct pw_series_row *r, void *data)
 	/* a template that builds a kernel gets the series; a tuning one (the netns lab) runs as it is */
 	if (tmpl && (tmpl->tree || tmpl->series))
 		jo.series = src.buf;
-	job = job_submit(p->db, p->cfg, &jo);
-	if (job < 0) {
-		why = xasprintf("job '%s' could not be queued (the error is in klabd's log)", w->job);
-		goto failed;
+	{
+		struct buf e = BUF_INIT;
+
+		job = job_submit(p->db, p->cfg, &jo, &e);
+		if (job < 0)
+			why = xasprintf("job '%s' could not be queued: %s", w->job, e.buf);
+		buf_release(&e);
+		if (job < 0)
+			goto failed;
 	}
 	if (pw_series_set_queued(p->db, r->id, sid, job) || pending_check(p, r, job))
 		goto dberr;

@@ -159,7 +159,7 @@ static int64_t night(struct db *db, const struct klab_config *cfg, int n, double
 
 	o.job = "night";
 	o.schedule = "nightly";
-	id = job_submit(db, cfg, &o);
+	id = job_submit(db, cfg, &o, NULL);
 	if (id < 0)
 		return -1;
 	db_run(db, "UPDATE job_sides SET kernel_id = ? WHERE job_id = ? AND side = 'B'", "ii", kernel(db, n), id);

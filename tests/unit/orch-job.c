@@ -181,7 +181,7 @@ int main(void)
 		struct json_object *spec;
 		struct strvec plan = STRVEC_INIT;
 		o.job = "tune";
-		id = job_submit(db, &cfg, &o);
+		id = job_submit(db, &cfg, &o, NULL);
 		ok(id == 1, "tuning job submitted as job 1");
 		spec = job_spec(db, id);
 		is_str(jstr(spec, "kind", -1, NULL), "tuning", "kind tuning");
@@ -227,7 +227,7 @@ int main(void)
 		o.job = "refs";
 		o.seed = 5;
 		o.boots = 3;
-		id = job_submit(db, &cfg, &o);
+		id = job_submit(db, &cfg, &o, NULL);
 		spec = job_spec(db, id);
 		is_str(jstr(spec, "kind", -1, NULL), "refs", "kind refs");
 		is_str(jstr(spec, "sides", 0, "ref"), "v6.1", "side A builds v6.1");
@@ -239,7 +239,7 @@ int main(void)
 		o.job = "refs";
 		o.test = NULL;
 		o.series = "mbox:/dev/null";
-		id = job_submit(db, &cfg, &o);
+		id = job_submit(db, &cfg, &o, NULL);
 		spec = job_spec(db, id);
 		is_str(jstr(spec, "kind", -1, NULL), "series", "a --series override makes a series job");
 		is_str(jstr(spec, "sides", 1, "variant"), "patched", "side B is the patched kernel");
@@ -247,9 +247,17 @@ int main(void)
 
 		o.job = "refs-none";
 		o.series = NULL;
-		ok(job_submit(db, &cfg, &o) == -1, "comparing kernels on boot = none machines is refused");
-		o.job = "nosuch";
-		ok(job_submit(db, &cfg, &o) == -1, "unknown job refused");
+		{
+			struct buf why = BUF_INIT;
+
+			ok(job_submit(db, &cfg, &o, &why) == -1 && strstr(why.buf, "job 'refs-none' compares two kernels"),
+			   "comparing kernels on boot = none machines is refused, the reason handed up: %s", why.buf);
+			o.job = "nosuch";
+			ok(job_submit(db, &cfg, &o, &why) == -1 &&
+			   !strcmp(why.buf, "no job 'nosuch' in the config (jobs are [job \"NAME\"] sections)"),
+			   "unknown job refused, the reason handed up: %s", why.buf);
+			buf_release(&why);
+		}
 	}
 	{
 		/* nightlies: the first has one side; the next compares with its kernel */
@@ -323,7 +331,7 @@ int main(void)
 		size_t at = 0, looks = 0;
 
 		o.job = "adapt";
-		id = job_submit(db, &cfg, &o);
+		id = job_submit(db, &cfg, &o, NULL);
 		spec = job_spec(db, id);
 		is_str(jstr(spec, "boots", -1, NULL), "7", "boots = 2..7: boots is the maximum");
 		is_str(jstr(spec, "boots_min", -1, NULL), "2", "and boots_min the first look");
@@ -348,7 +356,7 @@ int main(void)
 		strvec_clear(&plan);
 		json_object_put(spec);
 		o.boots = 3;
-		id = job_submit(db, &cfg, &o);
+		id = job_submit(db, &cfg, &o, NULL);
 		spec = job_spec(db, id);
 		ok(!json_object_object_get_ex(spec, "boots_min", NULL), "--boots 3 is a plain count: no range");
 		typed(spec, &js);
@@ -391,7 +399,7 @@ int main(void)
 				o.kernel_b = 77;
 				o.confirms = 4;
 			}
-			id = job_submit(db, &cfg, &o);
+			id = job_submit(db, &cfg, &o, NULL);
 			if (!ok(id > 0, "%s: submitted", what[k]))
 				continue;
 			spec = job_spec(db, id);
