@@ -18,6 +18,21 @@ test_expect_success 'the check finds a call both ways (it can fail)' '
 	test_grep "orchestrator/x and orchestrator/y call each other" broken
 '
 
+test_expect_success 'the check finds a file that reads the log back, lib/log.c aside (it can fail)' '
+	mkdir -p fakel/obj/lib fakel/obj/orchestrator/kbuild &&
+	printf "## The map\n\n\140\140\140\n kbuild/  the builds\n\140\140\140\n" >mapl.md &&
+	printf "const char *log_last_error(void) { return \"\"; }\nint own(void) { return *log_last_error(); }\n" >log.c &&
+	printf "const char *log_last_error(void);\nint step(void) { return *log_last_error(); }\n" >ctx.c &&
+	printf "int step(void) { return 0; }\n" >ctx2.c &&
+	cc -c -o fakel/obj/lib/log.o log.c && cc -c -o fakel/obj/orchestrator/kbuild/build.o ctx.c &&
+	test_must_fail python3 "$KLAB_TEST_DATA/layers/layers.py" --map mapl.md fakel/obj >broken 2>/dev/null &&
+	test_grep "^orchestrator/kbuild/build reads the log back with log_last_error()" broken &&
+	test_grep -v "^lib/log " broken &&
+	cc -c -o fakel/obj/orchestrator/kbuild/build.o ctx2.c &&
+	python3 "$KLAB_TEST_DATA/layers/layers.py" --map mapl.md fakel/obj >broken 2>/dev/null &&
+	{ test ! -s broken || { cat broken; false; }; }
+'
+
 test_expect_success 'SQL on a table is only in the files that own it (docs/database.md)' '
 	python3 "$SRCDIR/tests/data/layers/tables.py" "$SRCDIR" >broken 2>summary &&
 	test_grep "files with SQL on them" summary &&

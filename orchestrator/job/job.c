@@ -76,7 +76,7 @@ int job_is_live(struct db *db, int64_t id)
 }
 
 /* Before each step after the lease: extend it, or take the pair again if it was lost. */
-static int keep_lease(struct job_ctx *j)
+static int keep_lease(struct job_ctx *j, struct buf *err)
 {
 	struct buf why = BUF_INIT;
 	int ret = 0;
@@ -84,7 +84,8 @@ static int keep_lease(struct job_ctx *j)
 	if (!j->leased || !lease_renew(j->db, j->id, j->ttl_s))
 		return 0;
 	if (!j->dut || !j->peer)
-		return -1;
+		return error_to(err, "cannot renew the lease of job %lld, and its machines are not known",
+				(long long)j->id);
 	warn("job %lld lost its lease on '%s' and '%s'; taking them again", (long long)j->id,
 	     j->dut->name, j->peer->name);
 	for (;;) {
@@ -93,7 +94,7 @@ static int keep_lease(struct job_ctx *j)
 		if (s == LEASE_OK)
 			break;
 		if (s != LEASE_BUSY || (j->o->stop && *j->o->stop)) {
-			ret = error("cannot lease machines again: %s", why.buf);
+			ret = error_to(err, "cannot lease machines again: %s", why.buf);
 			break;
 		}
 		sleep(1);
@@ -215,7 +216,7 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	int64_t t;
 	int rc;
 	const char *state_after;
-	struct buf detail = BUF_INIT;
+	struct buf detail = BUF_INIT, why = BUF_INIT;
 
 	rc = steps_get(j->db, j->id, key, &row);
 	if (rc < 0)
@@ -236,10 +237,13 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 		return STEP_CANCEL;
 	if (j->o->stop && *j->o->stop)
 		return STEP_STOP;
-	if (j->leased && keep_lease(j))
-		return step_fail(j, "lost the machines");
-
 	log_clear_error();	/* step_fail() adds the error logged during this step only */
+	if (j->leased && keep_lease(j, &why)) {
+		step_fail(j, "lost the machines: %s", why.buf);
+		buf_release(&why);
+		return STEP_FAIL;
+	}
+
 	if (steps_start(j->db, j->id, key, s->name, now_wall()))
 		return step_fail(j, "cannot record step '%s'", key);
 	step_expect(j, key, &expect_s, eta, sizeof(eta));
@@ -301,7 +305,7 @@ static int redo_boot(struct job_ctx *j, int *redone)
 		return step_fail(j, "machine '%s' lost its boot's state again after boot %d was redone twice: %s",
 				 j->dut->name, b, j->why.buf);
 	warn("job %lld: %s; redoing boot %d", (long long)j->id, j->why.buf, b);
-	if (restore_boot(j, b) < 0)
+	if (restore_boot(j, b, NULL) < 0)
 		warn("job %lld: cannot restore what is left of boot %d's tuning; prepare will say more",
 		     (long long)j->id, b);
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
@@ -324,13 +328,13 @@ static int redo_boot(struct job_ctx *j, int *redone)
 static void cleanup(struct job_ctx *j)
 {
 	if (!j->dut && j->leased)
-		resolve_machines(j);
+		resolve_machines(j, NULL);
 	if (j->dut) {
 		for (size_t b = 1; b <= strlen(j->order); b++) {
 			char *k = xasprintf("boot:%zu:restore", b), *st = NULL;
 			step_state(j, k, &st);
 			if (!st || strcmp(st, "done"))
-				if (restore_boot(j, (int)b) == 0)
+				if (restore_boot(j, (int)b, NULL) == 0)
 					info("restored machine '%s' after boot %zu", j->dut->name, b);
 			free(st);
 			free(k);
@@ -410,7 +414,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	leases_count_job(db, id, &leases);
 	if (leases) {
 		j.leased = 1;
-		resolve_machines(&j);
+		resolve_machines(&j, NULL);
 	}
 	job_print(&j, "job %lld '%s' (%s): %zu steps, boot order %s, seed %lld%s", (long long)id,
 		 j.spec.name, j.spec.kind, j.plan.n, j.order, (long long)seed,
@@ -434,9 +438,16 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 				break;
 			continue;
 		}
-		if (s->machines && !j.dut && resolve_machines(&j)) {
-			rc = step_fail(&j, "step %s: the job has no machines", key);
-			break;
+		if (s->machines && !j.dut) {
+			struct buf why = BUF_INIT;
+
+			log_clear_error();	/* the step below has not cleared it yet */
+			if (resolve_machines(&j, &why)) {
+				rc = step_fail(&j, "step %s: the job has no machines: %s", key, why.buf);
+				buf_release(&why);
+				break;
+			}
+			buf_release(&why);
 		}
 		rc = do_step(&j, key, s);
 		if (rc == STEP_REBOOT)

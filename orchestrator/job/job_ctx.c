@@ -21,6 +21,12 @@ int step_fail(struct job_ctx *j, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vaddf(&j->why, fmt, ap);
 	va_end(ap);
+	/*
+	 * The one reader of the log left (issue 33 item 6): the callees of the
+	 * steps that only log (ssh, deploy, the store, intake, compare) say why
+	 * through it. A step whose callee hands its message up in an err buffer
+	 * puts it in FMT; then nothing was logged and this adds nothing.
+	 */
 	if (*log_last_error() && !strstr(j->why.buf, log_last_error()))
 		buf_addf(&j->why, ": %s", log_last_error());
 	return STEP_FAIL;
@@ -101,7 +107,7 @@ void test_kill_point(struct job_ctx *j, const char *key, const char *phase)
 }
 
 /* Resolve dut and peer from the config (after the lease, from the job row). */
-int resolve_machines(struct job_ctx *j)
+int resolve_machines(struct job_ctx *j, struct buf *err)
 {
 	char *dut = NULL, *peer = NULL;
 	int ret = -1;
@@ -111,14 +117,14 @@ int resolve_machines(struct job_ctx *j)
 	jobs_get_str(j->db, j->id, JOB_DUT, &dut);
 	jobs_get_str(j->db, j->id, JOB_PEER, &peer);
 	if (!dut || !peer) {
-		ret = error("job %lld has no machines yet", (long long)j->id);
+		ret = error_to(err, "job %lld has no machines yet", (long long)j->id);
 		goto out;
 	}
 	j->dut = conf_machine(j->cfg, dut);
 	j->peer = conf_machine(j->cfg, peer);
 	if (!j->dut || !j->peer) {
-		ret = error("machine '%s' of job %lld is no longer in the config", !j->dut ? dut : peer,
-			    (long long)j->id);
+		ret = error_to(err, "machine '%s' of job %lld is no longer in the config", !j->dut ? dut : peer,
+			       (long long)j->id);
 		goto out;
 	}
 	j->state_dut = xasprintf("%s/state-%s", j->cfg->lab.agent_dir, j->dut->name);

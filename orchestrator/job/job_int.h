@@ -87,7 +87,14 @@ char *spec_order(const struct job_spec *spec, int64_t seed);
 int spec_looks(const struct job_spec *spec, int *min, int *max);
 
 /* ---- job_ctx.c: the runner's helpers for the steps */
-/* End the current step as failed: the reason is FMT plus the error logged during the step. STEP_FAIL. */
+/*
+ * End the current step as failed with FMT as its reason (steps.error and
+ * the job's error). A callee that hands its message up in a `struct buf
+ * *err` (error_to(): the build, the lease, the machines, restore) has it
+ * put in FMT by the step; for the callees that only log (ssh, deploy, the
+ * store, intake, compare) the error logged during the step is added, the
+ * last reader of log_last_error() (issue 33 item 6). STEP_FAIL.
+ */
 int step_fail(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
 /* End the current step as skipped, saying why. SKIPPED. */
 int skip_step(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
@@ -100,8 +107,8 @@ struct json_object *obj_get(struct json_object *o, const char *key);
 int64_t side_kernel(struct job_ctx *j, char side);
 /* Test hook: KLAB_TEST_KILL_AT=KEY[@PHASE] kills this process on the first attempt of KEY. */
 void test_kill_point(struct job_ctx *j, const char *key, const char *phase);
-/* Dut and peer of the job from its row and the config (after the lease): 0 or -1. */
-int resolve_machines(struct job_ctx *j);
+/* Dut and peer of the job from its row and the config (after the lease): 0, or -1 with ERR saying why (NULL: logged). */
+int resolve_machines(struct job_ctx *j, struct buf *err);
 /* 1 when `klab cancel` asked the job to stop. */
 int cancel_requested(struct job_ctx *j);
 /* The state of step KEY into *state (malloc'd, NULL when it never ran): db_get_str's result. */
@@ -132,8 +139,11 @@ int step_notify(struct job_ctx *j, const char *key);
  * ran in another boot. 0 when it is.
  */
 int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why);
-/* `klab-agent restore` after boot B when its prepare ran: 0, 1 when nothing was prepared, -1. */
-int restore_boot(struct job_ctx *j, int b);
+/*
+ * `klab-agent restore` after boot B when its prepare ran: 0, 1 when
+ * nothing was prepared, -1 with ERR saying why (NULL: logged).
+ */
+int restore_boot(struct job_ctx *j, int b, struct buf *err);
 /* $KLAB_NOTIFY_CMD with the job's outcome in its environment (a failure is only logged). */
 void notify_command(struct job_ctx *j, const char *state, const char *err);
 

@@ -144,7 +144,12 @@ int step_lease(struct job_ctx *j, const char *key)
 			json_object_object_add(j->detail, "waited_s",
 					       json_object_new_double((now_ms() - waited) / 1000.0));
 			job_print(j, "  leased dut '%s' and peer '%s'", dut, peer);
-			return resolve_machines(j) ? step_fail(j, "cannot use the leased machines") : DONE;
+			if (resolve_machines(j, &why)) {
+				step_fail(j, "cannot use the leased machines: %s", why.buf);
+				buf_release(&why);
+				return STEP_FAIL;
+			}
+			return DONE;
 		}
 		if (s == LEASE_ERROR) {
 			buf_release(&why);
@@ -409,7 +414,7 @@ int step_prepare(struct job_ctx *j, const char *key)
 	return rc ? STEP_FAIL : DONE;
 }
 
-int restore_boot(struct job_ctx *j, int b)
+int restore_boot(struct job_ctx *j, int b, struct buf *why)
 {
 	const char *argv[] = { "restore", NULL };
 	struct buf out = BUF_INIT, err = BUF_INIT;
@@ -420,8 +425,8 @@ int restore_boot(struct job_ctx *j, int b)
 	if (st && (!strcmp(st, "done") || !strcmp(st, "running") || !strcmp(st, "failed"))) {
 		rc = agent_call(j, 0, argv, NULL, &out, 120000, 1, &err);
 		if (rc)
-			error("klab-agent restore failed on machine '%s': %s", j->dut->name,
-			      rc < 0 ? "cannot run it" : last_line(err.buf));
+			rc = error_to(why, "klab-agent restore failed on machine '%s': %s", j->dut->name,
+				      rc < 0 ? "cannot run it" : last_line(err.buf));
 	} else {
 		rc = 1;
 	}
@@ -434,16 +439,20 @@ int restore_boot(struct job_ctx *j, int b)
 
 int step_restore(struct job_ctx *j, const char *key)
 {
+	struct buf why = BUF_INIT;
 	int b, rc;
 
 	if (boot_of(key, &b))
 		return step_fail(j, "bad step key '%s'", key);
-	rc = restore_boot(j, b);
+	rc = restore_boot(j, b, &why);
 	if (rc == 1)
-		return skip_step(j, "nothing was prepared");
-	if (rc)
-		return step_fail(j, "cannot restore machine '%s'", j->dut->name);
-	return DONE;
+		rc = skip_step(j, "nothing was prepared");
+	else if (rc)
+		rc = step_fail(j, "cannot restore machine '%s': %s", j->dut->name, why.buf);
+	else
+		rc = DONE;
+	buf_release(&why);
+	return rc;
 }
 
 /*
