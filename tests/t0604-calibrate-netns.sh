@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='klab calibrate on the netns lab: an A/A job learnt, a one-boot job on the same instrument judged with its noise'
+test_description='klab calibrate on the netns lab: an A/A job run and learnt, a one-boot job on the same instrument judged with its noise'
 . "$(dirname "$0")/lib.sh"
 . "$SRCDIR/tests/data/jobs/lab.sh"
 
@@ -28,19 +28,21 @@ cat >>"$KLAB_CONFIG" <<EOF
 	seed = 5
 EOF
 
-test_expect_success 'an A/A job of 3 boots a side runs' '
-	"$KLAB" submit --job aa >out &&
-	test_grep "submitted job 1 (aa)" out &&
-	"$KLAB" run --quiet 1 &&
-	test "$(sql "SELECT state FROM jobs WHERE id = 1")" = done &&
-	test "$(sql "SELECT count(*) FROM boots WHERE job_id = 1 AND sysinfo IS NOT NULL")" = 6
+test_expect_success 'klab calibrate run refuses a job whose sides differ, before it runs anything' '
+	test_must_fail "$KLAB" calibrate run ab 2>err &&
+	test_grep "job .ab. is not an A/A job: its two tuning profiles differ (give --ref REF" err &&
+	test "$(sql "SELECT count(*) FROM jobs")" = 0
 '
 
-test_expect_success 'klab calibrate learn 1: its 6 boots are A/A, keyed by the instrument its boots recorded' '
-	"$KLAB" calibrate learn 1 >out &&
+test_expect_success 'klab calibrate run aa: an A/A job of 3 boots a side, learnt when done' '
+	"$KLAB" calibrate run --quiet aa >out &&
+	test "$(sql "SELECT state FROM jobs WHERE id = 1")" = done &&
+	test "$(sql "SELECT count(*) FROM boots WHERE job_id = 1 AND sysinfo IS NOT NULL")" = 6 &&
 	grep "^dut real paced.tx_pps: " out >row &&
 	test_grep "(4 df; run sd .* ppm, 2 runs a boot), 6 boots (6 A/A), jobs 1" row &&
 	test_grep "^    instrument dut;real;.* x[0-9]" out &&
+	"$KLAB" calibrate learn 1 >again &&
+	test_grep "paced.tx_pps: .*; nothing new" again &&
 	"$KLAB" --json calibrate list >l.json &&
 	python3 -c "
 import json

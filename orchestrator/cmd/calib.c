@@ -1,4 +1,4 @@
-/* cmd/calib.c: `klab calibrate list|learn|forget`: the calibrated noise model of the lab's instruments. */
+/* cmd/calib.c: `klab calibrate list|learn|run|forget`: the calibrated noise model of the lab's instruments. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,11 @@
 
 #include "cmd.h"
 #include "compare/noise.h"
+#include "conf/conf.h"
+#include "job/job.h"
 #include "log.h"
+#include "nightly/after_job.h"
+#include "report/report.h"
 #include "store/calib.h"
 #include "store/db.h"
 #include "store/jobs.h"
@@ -181,6 +185,110 @@ out:
 	return ret;
 }
 
+/* ---- run ------------------------------------------------------------------- */
+
+static const char *r_ref;
+static long r_boots, r_runs;
+static int r_wait, r_quiet;
+static const struct opt run_opts[] = {
+	OPT_STRING(0, "ref", &r_ref, "REF", "both sides on this commit of the job's tree (a kernel A/A)"),
+	OPT_INT(0, "boots", &r_boots, "N", 2, 1000, "boots per side instead of the job's"),
+	OPT_INT(0, "runs", &r_runs, "N", 1, 1000, "measured runs per boot instead of the job's"),
+	OPT_BOOL(0, "wait", &r_wait, "wait for busy machines (default: the job stays queued, exit 2)"),
+	OPT_BOOL('q', "quiet", &r_quiet, "no progress lines"),
+	OPT_JSON(), OPT_END(),
+};
+static const char *const run_usage[] = { "JOB_NAME [--ref REF] [--boots N] [--runs N] [--wait] [--quiet]", NULL };
+static const struct opt_spec run_spec = {
+	"klab calibrate run", run_usage, "run an A/A job and learn the noise of its instrument from it",
+	"Submits [job \"JOB_NAME\"] as an A/A job (both sides the same: with --ref REF both\n"
+	"sides run that commit of the job's tree; without it the job must be A/A itself, a\n"
+	"tuning job whose two profiles are the same or a refs job whose base is its test),\n"
+	"runs it in the foreground as klab run does, and when it ends done learns from it as\n"
+	"klab calibrate learn does.\n",
+	run_opts,
+};
+
+/* Why [job] CJ is not an A/A job without --ref (NULL: it is). */
+static const char *not_aa(const struct conf_job *cj)
+{
+	const char *pa = cj->profile_a, *pb = cj->profile_b;
+
+	if (cj->series)
+		return "it tests a series";
+	if (cj->test)
+		return cj->base && !strcmp(cj->base, cj->test) ? NULL : "its test ref is not its base";
+	if (!pa && !pb)
+		return "it is a nightly (one kernel against the previous night's)";
+	if (!pa || !pb || strcmp(pa, pb))
+		return "its two tuning profiles differ";
+	return NULL;
+}
+
+static int calib_run_cmd(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct job_submit_opts so = JOB_SUBMIT_OPTS_INIT;
+	struct job_run_opts o = JOB_RUN_OPTS_INIT;
+	const struct conf_job *cj;
+	struct klab_config *cfg;
+	struct noise_learnt *l = NULL;
+	struct db *db;
+	const char *why;
+	char *state = NULL;
+	size_t n = 0;
+	int64_t id;
+	int st, ret;
+
+	if ((argc = cmd_parse(&run_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc != 1)
+		return cmd_usage_error(&run_spec, "give one job name");
+	if (!(cfg = ctx_config(ctx)) || !(db = ctx_db(ctx)))
+		return 1;
+	if (!(cj = conf_job(cfg, argv[0])))
+		return error("no job '%s' in the config (jobs are [job \"NAME\"] sections)", argv[0]), 1;
+	if (!r_ref && (why = not_aa(cj)))
+		return error("job '%s' is not an A/A job: %s (give --ref REF to run both sides on one commit, "
+			     "or name a job whose two sides are the same)", argv[0], why), 1;
+	so.job = argv[0];
+	if (r_ref)
+		so.base = so.test = r_ref;
+	so.boots = (int)r_boots;
+	so.runs = (int)r_runs;
+	id = job_submit(db, cfg, &so);
+	if (id < 0)
+		return 1;
+	if (!r_quiet)
+		printf("submitted job %lld (%s) as an A/A job\n", (long long)id, argv[0]);
+	o.progress = !r_quiet;
+	o.wait_lease = r_wait;
+	o.stop = cmd_stop_on_signals();
+	o.report = report_job;
+	ret = after_job_run(cfg, db, NULL, id, &o);
+	if (ret != 0 || jobs_get_str(db, id, JOB_STATE, &state) != 1 || strcmp(state, "done")) {
+		error("job %lld did not end done (%s): nothing learnt (klab job show %lld; klab calibrate learn %lld "
+		      "once it is done)", (long long)id, state ? state : "?", (long long)id, (long long)id);
+		free(state);
+		return ret == 2 ? 2 : 1;
+	}
+	free(state);
+	if (noise_learn(db, &id, 1, 0, &l, &n))
+		return 1;
+	cmd_print_begin();
+	print_list_begin(NULL, NULL);
+	for (size_t i = 0; i < n; i++) {
+		print_obj_begin(NULL);
+		print_int(PRINT_JSON, "job", "%lld", (long long)id);
+		print_calib(&l[i].row, NULL, l[i].added);
+		print_obj_end();
+	}
+	print_list_end();
+	if (!n)
+		print_text("nothing learnt: job %lld has no side of 2 boots with positive values\n", (long long)id);
+	noise_learnt_free(l, n);
+	return cmd_print_end();
+}
+
 /* ---- forget ---------------------------------------------------------------- */
 
 static const char *f_machine, *f_workload;
@@ -221,7 +329,9 @@ static int calib_forget_cmd(int argc, char **argv, struct klab_ctx *ctx)
 static const struct klab_cmd calib_list_c = { "list", calib_list_cmd, &list_spec, NULL, CMD_LISTING };
 static const struct klab_cmd calib_learn_c = { "learn", calib_learn_cmd, &learn_spec, NULL, 0 };
 static const struct klab_cmd calib_forget_c = { "forget", calib_forget_cmd, &forget_spec, NULL, 0 };
-static const struct klab_cmd *const calib_subs[] = { &calib_list_c, &calib_learn_c, &calib_forget_c, NULL };
+static const struct klab_cmd calib_run_c = { "run", calib_run_cmd, &run_spec, NULL, 0 };
+static const struct klab_cmd *const calib_subs[] = { &calib_list_c, &calib_learn_c, &calib_run_c, &calib_forget_c,
+						     NULL };
 static const struct opt_spec calib_spec = {
 	"klab calibrate", NULL, "the noise of each instrument, learnt from A/A jobs (docs/statistics.md)", NULL, NULL,
 };
