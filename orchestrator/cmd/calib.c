@@ -255,7 +255,7 @@ static int calib_run_cmd(int argc, char **argv, struct klab_ctx *ctx)
 		so.base = so.test = r_ref;
 	so.boots = (int)r_boots;
 	so.runs = (int)r_runs;
-	id = job_submit(db, cfg, &so);
+	id = job_submit(db, cfg, &so, NULL);
 	if (id < 0)
 		return 1;
 	if (!r_quiet)
