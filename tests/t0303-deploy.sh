@@ -80,6 +80,48 @@ test_expect_success ROOT,NETNS,SSHD 'kexec with an explicit kernel_cmdline' '
 	test_grep "^load -l $SCRATCH/boot/vmlinuz-$REL --command-line=console=ttyS0 quiet klab.x=1" "$L/dut/kexec-standin.log"
 '
 
+# A netns machine's sshd runs on the host's own root, so shared_root = / is true of it:
+# the shared-root load reads the image where the host has it, as a qemu guest does at
+# /run/klab/host (t0801 boots real kernels that way).
+test_expect_success ROOT,NETNS,SSHD 'kexec with shared_root: nothing uploaded, the host file is loaded where it is, sha256 checked there' '
+	kexec_conf ks.conf "shared_root = /" &&
+	: >"$L/dut/kexec-standin.log" &&
+	"$T" -c ks.conf -m dut boot $BOOT_OPTS --remote-dir "$SCRATCH/boot-s" --boot-ms 20000 --attempt-ms 3000 \
+		--progress >out 2>err &&
+	test_grep "release=$REL .*wrong_kernel=0 power_cycled=0 fenced=0" out &&
+	test_grep "machine .dut.: loaded $REL from the shared root ($(readlink -f bzImage), sha256 [0-9a-f]\{12\} checked there): nothing uploaded" err &&
+	! test_grep "upload bzImage to dut" err &&
+	! test -e "$SCRATCH/boot-s/vmlinuz-$REL" &&
+	test_grep "^load -l $(readlink -f bzImage) --reuse-cmdline" "$L/dut/kexec-standin.log" &&
+	test_grep "^back" "$L/dut/kexec-standin.log"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'a shared root that shows other bytes at that path, or nothing: warned, uploaded instead' '
+	img=$(readlink -f bzImage) &&
+	mkdir -p "decoy$(dirname "$img")" && echo "an older image" >"decoy$img" &&
+	kexec_conf kd.conf "shared_root = $SCRATCH/decoy/" &&
+	: >"$L/dut/kexec-standin.log" && rm -rf "$SCRATCH/boot-d" &&
+	"$T" -c kd.conf -m dut boot $BOOT_OPTS --remote-dir "$SCRATCH/boot-d" --boot-ms 20000 --attempt-ms 3000 \
+		--progress >out 2>err &&
+	test_grep "wrong_kernel=0 power_cycled=0 fenced=0" out &&
+	test_grep "upload bzImage to dut" err &&
+	test_grep "cannot boot $REL from its shared root .$SCRATCH/decoy/. (.$SCRATCH/decoy$img. has sha256 $(sha256sum "decoy$img" | cut -c1-64) there, the host.s file $(sha256sum bzImage | cut -c1-64)): uploading it instead" err &&
+	cmp bzImage "$SCRATCH/boot-d/vmlinuz-$REL" &&
+	test_grep "^load -l $SCRATCH/boot-d/vmlinuz-$REL --reuse-cmdline" "$L/dut/kexec-standin.log" &&
+	kexec_conf kn2.conf "shared_root = $SCRATCH/nothing" && rm -rf "$SCRATCH/boot-d" &&
+	"$T" -c kn2.conf -m dut boot $BOOT_OPTS --remote-dir "$SCRATCH/boot-d" --boot-ms 20000 --attempt-ms 3000 \
+		>out 2>err &&
+	test_grep "wrong_kernel=0" out &&
+	test_grep "cannot boot $REL from its shared root .$SCRATCH/nothing. (.$SCRATCH/nothing$img. is not readable there): uploading it instead" err &&
+	cmp bzImage "$SCRATCH/boot-d/vmlinuz-$REL"
+'
+
+test_expect_success ROOT,NETNS,SSHD 'shared_root must be an absolute path (file:line)' '
+	kexec_conf kr.conf "shared_root = run/klab/host" &&
+	test_must_fail "$KLAB" config check kr.conf 2>err &&
+	test_grep "kr.conf:[0-9]*: \[machine \"dut\"\]: .shared_root. must be an absolute path on the machine" err
+'
+
 test_expect_success ROOT,NETNS,SSHD 'a machine that does not return is power cycled and then verified' '
 	kexec_conf kp.conf "power_cycle = $S/power-cycle-standin.sh $L dut restart" &&
 	touch "$L/dut/standin-no-return" &&

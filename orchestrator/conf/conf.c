@@ -172,7 +172,7 @@ static const struct keydef machine_keys[] = {
 	{ "host", 1 }, { "port", 0 }, { "user", 0 }, { "role", 1 }, { "peer", 0 }, { "nic", 0 },
 	{ "addr", 0 }, { "boot", 0 }, { "power_cycle", 0 }, { "cpus", 0 }, { "profile", 0 },
 	{ "kernel_cmdline", 0 }, { "pool", 0 }, { "boot_dir", 0 }, { "reboot_cmd", 0 },
-	{ "initramfs", 0 }, { "clock", 0 }, { NULL, 0 },
+	{ "initramfs", 0 }, { "clock", 0 }, { "shared_root", 0 }, { NULL, 0 },
 };
 
 static const struct keydef tree_keys[] = {
@@ -320,6 +320,14 @@ static void load_machine(struct parser *p, struct klab_config *c, const struct r
 	m->initramfs = one_of(p, s, "initramfs", noyes, 0);
 	m->pool = dupv(s, "pool", NULL);
 	m->clock = clocks[one_of(p, s, "clock", clocks, 0)];
+	m->shared_root = dupv(s, "shared_root", NULL);
+	if (m->shared_root && m->shared_root[0] != '/') {
+		int line;
+
+		get(s, "shared_root", &line);
+		conf_perr(p, s->file, line, "%s: 'shared_root' must be an absolute path on the machine (where the "
+			  "host's / is seen, read-only), not '%s'", sec_label(s), m->shared_root);
+	}
 	if (m->cpus) {
 		int line;
 
@@ -976,7 +984,7 @@ void conf_free(struct klab_config *c)
 		free(m->name); free(m->host); free(m->user); free(m->peer); free(m->nic); free(m->addr);
 		strvec_clear(&m->power_cycle);
 		free(m->cpus); free(m->profile); free(m->kernel_cmdline); free(m->pool);
-		free(m->boot_dir); strvec_clear(&m->reboot_cmd);
+		free(m->boot_dir); strvec_clear(&m->reboot_cmd); free(m->shared_root);
 	}
 	free(c->machines);
 	for (size_t i = 0; i < c->n_trees; i++) {

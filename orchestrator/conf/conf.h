@@ -60,6 +60,8 @@ struct conf_machine {
 	int initramfs;		/* boot = reboot: 1 to generate an initramfs for the new kernel */
 	char *pool;		/* pool name (NULL: none) */
 	const char *clock;	/* "real" (default) or "icount": what times its runs (a static string) */
+	char *shared_root;	/* where the host's / is seen read-only on the machine (the qemu lab's
+				 * 9p root): kexec images are read from there, not uploaded (NULL: upload) */
 	int line;
 };
 

@@ -107,6 +107,7 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pv(out, "pool", m->pool);
 		if (strcmp(m->clock, "real"))
 			pv(out, "clock", m->clock);
+		pv(out, "shared_root", m->shared_root);
 	}
 	for (size_t i = 0; i < c->n_trees; i++) {
 		const struct conf_tree *t = &c->trees[i];

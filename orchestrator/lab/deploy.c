@@ -420,25 +420,142 @@ out:
 }
 
 
-/* Upload and `kexec -l` the artifact (kexec and qemu). */
-static int kexec_load(struct ssh_conn *c, const struct conf_machine *m, const struct deploy_artifact *a,
-		      const struct deploy_opts *o)
+/* The `kexec -l IMAGE` argv for the artifact, onto LOAD. */
+static void kexec_load_argv(struct strvec *load, const struct conf_machine *m, const struct deploy_artifact *a,
+			    const char *image)
 {
-	const char *dir = o->remote_dir ? o->remote_dir : DEF_REMOTE_DIR;
 	const char *cmdline = a->cmdline ? a->cmdline : m->kernel_cmdline;
-	struct strvec load = STRVEC_INIT;
-	struct buf image = BUF_INIT;
+
+	strvec_push(load, "kexec");
+	strvec_push(load, "-l");
+	strvec_push(load, image);
+	if (cmdline)
+		strvec_pushf(load, "--command-line=%s", cmdline);
+	else
+		strvec_push(load, "--reuse-cmdline");
+}
+
+/* LOCAL as the machine sees it under its shared root: ROOT + realpath(LOCAL), into OUT. */
+static int shared_path(const char *root, const char *local, struct buf *out)
+{
+	char *real = realpath(local, NULL);
+	size_t n = strlen(root);
+
+	if (!real)
+		return error_errno("cannot resolve '%s'", local);
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	buf_reset(out);
+	if (strcmp(root, "/"))
+		buf_add(out, root, n);
+	buf_addstr(out, real);
+	free(real);
+	return 0;
+}
+
+/*
+ * The far side of a shared-root load, one round trip: $1 image, $2 its
+ * sha256, $3 modules tarball or "", $4 its sha256, $5 where to unpack it,
+ * then the kexec -l argv. Exit 10: a file is not readable there, 11: its
+ * sha256 differs (both: the caller uploads instead); anything else is
+ * tar's or kexec's status.
+ */
+#define SHARED_LOAD_SH \
+	"img=$1 isum=$2 mods=$3 msum=$4 root=$5; shift 5; " \
+	"sum() { if command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 -r -- \"$1\"; " \
+	"else sha256sum -- \"$1\"; fi | { read -r h _; echo \"$h\"; }; }; " \
+	"check() { [ -r \"$1\" ] || { echo \"'$1' is not readable there\" >&2; exit 10; }; h=$(sum \"$1\"); " \
+	"[ \"$h\" = \"$2\" ] || { echo \"'$1' has sha256 ${h:-unknown} there, the host's file $2\" >&2; exit 11; }; }; " \
+	"check \"$img\" \"$isum\"; " \
+	"if [ -n \"$mods\" ]; then check \"$mods\" \"$msum\"; " \
+	"tar --keep-directory-symlink -xaf \"$mods\" -C \"$root\" || exit $?; fi; " \
+	"exec \"$@\""
+
+/*
+ * kexec -l straight from the host's root as machine M sees it (its
+ * shared_root: the qemu lab's guests mount the host's / read-only over
+ * virtio-9p), so nothing is uploaded: the image and the modules tarball
+ * are read where the artifact store is on the host. Their sha256 is
+ * checked on the far side against the local files', as an upload checks
+ * it: 9p's cache=loose may serve pages of a file the host has replaced
+ * since, and a share that does not show the file must not boot whatever
+ * else is at that path. 0 loaded, 1 the share is not usable (WHY says
+ * why: the caller uploads instead), -1 failed.
+ */
+static int kexec_load_shared(struct ssh_conn *c, const struct conf_machine *m, const struct deploy_artifact *a,
+			     const struct deploy_opts *o, struct buf *why)
+{
+	char isum[65], msum[65] = "";
+	struct buf image = BUF_INIT, mods = BUF_INIT;
+	struct strvec av = STRVEC_INIT;
+	struct ssh_exec x = SSH_EXEC_INIT;
 	int ret = -1;
 
+	if (!a->image)
+		return error("no kernel image to boot on machine '%s'", m->name);
+	if (sha256_file_hex(a->image, isum) < 0 || (a->modules && sha256_file_hex(a->modules, msum) < 0))
+		goto out;
+	if (shared_path(m->shared_root, a->image, &image) < 0 ||
+	    (a->modules && shared_path(m->shared_root, a->modules, &mods) < 0))
+		goto out;
+	strvec_pushv(&av, (const char *const[]){ "sh", "-c", SHARED_LOAD_SH, "klab-shared-load", image.buf, isum,
+						 mods.buf, msum, o->modules_root ? o->modules_root : "/", NULL });
+	kexec_load_argv(&av, m, a, image.buf);
+	x.argv = (const char *const *)av.v;
+	x.timeout_ms = or_default(o->upload_ms, DEF_UPLOAD_MS);
+	if (ssh_exec(c, &x) < 0) {
+		error("cannot load kernel '%s' from the shared root on machine '%s'", a->release, m->name);
+		goto out;
+	}
+	buf_rtrim(&x.err);
+	if (x.status == 10 || x.status == 11) {
+		buf_addf(why, "%s", last_line(x.err.buf));
+		ret = 1;
+		goto out;
+	}
+	if (x.status != 0) {
+		error("cannot load kernel '%s' from the shared root on machine '%s' (exit status %d): %s",
+		      a->release, m->name, x.status, last_line(x.err.buf));
+		goto out;
+	}
+	info("machine '%s': loaded %s from the shared root (%s, sha256 %.12s checked there): nothing uploaded",
+	     m->name, a->release, image.buf, isum);
+	ret = 0;
+out:
+	ssh_exec_release(&x);
+	strvec_clear(&av);
+	buf_release(&image);
+	buf_release(&mods);
+	return ret;
+}
+
+/*
+ * `kexec -l` the artifact (kexec and qemu): from the machine's shared root
+ * when it has one and the files are there, else uploaded. *SHARED is set
+ * to 1 when nothing was uploaded.
+ */
+static int kexec_load(struct ssh_conn *c, const struct conf_machine *m, const struct deploy_artifact *a,
+		      const struct deploy_opts *o, int *shared)
+{
+	const char *dir = o->remote_dir ? o->remote_dir : DEF_REMOTE_DIR;
+	struct strvec load = STRVEC_INIT;
+	struct buf image = BUF_INIT, why = BUF_INIT;
+	int ret = -1, rc;
+
+	*shared = 0;
+	if (m->shared_root) {
+		rc = kexec_load_shared(c, m, a, o, &why);
+		if (rc <= 0) {
+			*shared = rc == 0;
+			ret = rc;
+			goto out;
+		}
+		warn("machine '%s': cannot boot %s from its shared root '%s' (%s): uploading it instead", m->name,
+		     a->release, m->shared_root, why.buf);
+	}
 	if (upload_kernel(c, a, o, dir, dir, &image) < 0)
 		goto out;
-	strvec_push(&load, "kexec");
-	strvec_push(&load, "-l");
-	strvec_push(&load, image.buf);
-	if (cmdline)
-		strvec_pushf(&load, "--command-line=%s", cmdline);
-	else
-		strvec_push(&load, "--reuse-cmdline");
+	kexec_load_argv(&load, m, a, image.buf);
 	if (ssh_run(c, (const char *const *)load.v, NULL, or_default(o->verify_ms, DEF_VERIFY_MS)) < 0) {
 		error("cannot load kernel '%s' on machine '%s'", a->release, m->name);
 		goto out;
@@ -447,6 +564,7 @@ static int kexec_load(struct ssh_conn *c, const struct conf_machine *m, const st
 out:
 	strvec_clear(&load);
 	buf_release(&image);
+	buf_release(&why);
 	return ret;
 }
 
@@ -993,7 +1111,7 @@ int deploy_boot(struct ssh_conn *c, struct db *db, const struct conf_machine *m,
 	case BOOT_QEMU:
 	default:
 		/* the qemu lab's guests run kexec-tools too */
-		if (read_boot_id(c, &boot, verify_ms) < 0 || kexec_load(c, m, a, o) < 0)
+		if (read_boot_id(c, &boot, verify_ms) < 0 || kexec_load(c, m, a, o, &r->shared) < 0)
 			goto done;
 		info("machine '%s': booting %s by kexec", m->name, a->release);
 		t0 = now_ms();

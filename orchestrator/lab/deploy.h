@@ -41,6 +41,7 @@ struct deploy_result {
 	int power_cycled;	/* the power_cycle command was run */
 	int fenced;		/* the machine was marked broken */
 	long boot_wait_ms;	/* from issuing the boot to SSH answering */
+	int shared;		/* kexec: the image came from the machine's shared_root, not uploaded */
 };
 
 void deploy_result_release(struct deploy_result *r);
@@ -51,7 +52,12 @@ void deploy_result_release(struct deploy_result *r);
  * caller):
  *   none:   nothing is booted; only the verify below.
  *   kexec:  upload the image (and modules tarball, unpacked under
- *           modules_root), `kexec -l IMAGE --reuse-cmdline` (or
+ *           modules_root); a machine with shared_root (where it sees the
+ *           host's /, read-only: the qemu lab) reads both from there
+ *           instead, their sha256 checked on the far side against the
+ *           local files' (r->shared = 1), and falls back to the upload with
+ *           a warning when they are not there or differ;
+ *           `kexec -l IMAGE --reuse-cmdline` (or
  *           --command-line=...), then a detached `setsid -f kexec -e`; wait
  *           for the connection to go away and for SSH to answer again with
  *           a new boot id (or after a dropped connection).
