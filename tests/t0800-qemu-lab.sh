@@ -52,11 +52,13 @@ test_expect_success 'a folder that holds something else is refused' '
 
 test_expect_success KBUILD 'klab kernels build makes the baseline kernel (ccache, shared build folder)' '
 	"$KLAB" --json kernels build --tree linux-source-6.1 --variant base >k.json &&
-	python3 -c "import json; d=json.load(open(\"k.json\")); print(d[\"id\"]); print(d[\"release\"])" >k.txt &&
+	python3 -c "import json; d=json.load(open(\"k.json\")); print(d[\"id\"]); print(d[\"release\"]); print(d[\"image\"]); print(d[\"build_id\"])" >k.txt &&
 	test -s k.txt
 '
 KID=$(sed -n 1p k.txt 2>/dev/null)
 KREL=$(sed -n 2p k.txt 2>/dev/null)
+KIMG=$(sed -n 3p k.txt 2>/dev/null)
+KBID=$(sed -n 4p k.txt 2>/dev/null)
 
 test_expect_success ROOT,QEMU,KBUILD 'lab up --qemu boots dut and peer and waits for ssh' '
 	"$KLAB" lab up --qemu --kernel-id "$KID" --dir "$L" --index $K --timeout 600 >out &&
@@ -117,6 +119,25 @@ test_expect_success ROOT,QEMU,KBUILD 'the fragment names dut and peer (boot = ke
 	test_grep "known_hosts = $L/known_hosts" "$L/klab.conf" &&
 	printf "[include]\n\tpath = %s\n" "$L/klab.conf" >>klab.conf &&
 	"$KLAB" config check klab.conf
+'
+
+# shared_root: guest-init binds the 9p root (the host's /, read-only) at /run/klab/host, and the
+# deploy kexecs the artifact from there (t0303 covers the fallback to the upload).
+test_expect_success ROOT,QEMU,KBUILD 'the dut kexecs its kernel from the host'\''s artifact store through the 9p root: nothing uploaded' '
+	test_grep "shared_root = /run/klab/host" "$L/klab.conf" &&
+	img=$(readlink -f "$KIMG") && test -f "$img" &&
+	ssh_g "$(port_of dut)" "sha256sum /run/klab/host$img; cat /proc/sys/kernel/random/boot_id;
+		touch /run/klab/host$SCRATCH/guest-wrote-ro" >g1 2>g1.err;
+	test_grep "Read-only file system" g1.err && ! test -e "$SCRATCH/guest-wrote-ro" &&
+	test "$(sed -n 1p g1 | cut -c1-64)" = "$(sha256sum "$img" | cut -c1-64)" &&
+	"$KLAB_BUILD/tests/orch-ssh" -c klab.conf -m dut boot --release "$KREL" --build-id "$KBID" --image "$KIMG" \
+		--boot-ms 600000 --progress >out 2>err &&
+	cat err &&
+	test_grep "release=$KREL build_id=$KBID wrong_kernel=0 power_cycled=0 fenced=0" out &&
+	test_grep "machine .dut.: loaded $KREL from the shared root (/run/klab/host$img, sha256 [0-9a-f]\{12\} checked there): nothing uploaded" err &&
+	! test_grep "upload bzImage" err &&
+	ssh_g "$(port_of dut)" cat /proc/sys/kernel/random/boot_id >b2 &&
+	test "$(cat b2)" != "$(sed -n 2p g1)"
 '
 
 test_expect_success ROOT,QEMU,KBUILD 'status shows both guests running their kernel; --json too' '

@@ -75,6 +75,15 @@ mkdir -p /run/klab/lab
 if [ -n "$dir" ]; then
 	mount --bind "$dir" /run/klab/lab || log "cannot bind the lab folder '$dir'"
 fi
+# The host's root as the 9p share shows it, read-only, where no tmpfs of
+# this guest hides any of it (the overlay's lower layer, or the 9p root
+# itself before the tmpfs below): the deploy kexecs kernels from the
+# artifact store there instead of uploading them (shared_root in the
+# lab's fragment).
+mkdir -p /run/klab/host
+if [ "$mode" = overlay ]; then hostroot=/.klab-old; else hostroot=/; fi
+mount --bind "$hostroot" /run/klab/host && mount -o remount,bind,ro /run/klab/host ||
+	log "cannot bind the host's root at /run/klab/host: kernels are uploaded instead"
 # The cache model's windows (klab lab up --cache-model): a 9p share of their
 # own, without the root's page cache, so a window the plugin has just written
 # is read as it is now (docs/cache-model.md).

@@ -42,6 +42,8 @@ int lab_write_fragment(const struct lab_fragment *f)
 			buf_addf(&b, "\tclock = %s\n", m->clock);
 		if (m->power_cycle)
 			buf_addf(&b, "\tpower_cycle = %s\n", m->power_cycle);
+		if (m->shared_root)
+			buf_addf(&b, "\tshared_root = %s\n", m->shared_root);
 	}
 	ret = write_file_atomic(path, b.buf, b.len, 0644);
 	buf_release(&b);

@@ -17,6 +17,7 @@ struct lab_machine_conf {
 	const char *clock;	/* "icount", or NULL for real time (not written) */
 	const char *power_cycle;	/* the command that restarts it from its default kernel, or NULL */
 	const char *pool;	/* a dut's pool, or NULL (not written) */
+	const char *shared_root;	/* where the host's / is seen on it (qemu: its 9p root), or NULL */
 };
 
 /* A lab's config fragment: DIR/klab.conf. */

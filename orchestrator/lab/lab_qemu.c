@@ -426,12 +426,13 @@ out:
 /*
  * The config fragment naming the guests as machines dut and peer. boot =
  * kexec: the deploy code switches kernels inside the guests with
- * kexec-tools, exactly as on hardware.
- */
-/*
- * The fragment; each machine's power_cycle is `klab lab power-cycle` of
- * this lab (this klab, by its absolute path), so a guest that does not come
- * back from a kexec is restarted on the lab's kernel as a BMC would do.
+ * kexec-tools, exactly as on hardware. Each machine's power_cycle is `klab
+ * lab power-cycle` of this lab (this klab, by its absolute path), so a
+ * guest that does not come back from a kexec is restarted on the lab's
+ * kernel as a BMC would do. shared_root: guest-init binds the host's root
+ * (the 9p share, read-only) at QLAB_SHARED_ROOT, so the deploy kexecs a
+ * kernel from the artifact store as the guest sees it there instead of
+ * uploading it over SFTP (docs/qemu-lab.md).
  */
 static int write_fragment(const struct qlab_state *st, const char *profile)
 {
@@ -448,7 +449,7 @@ static int write_fragment(const struct qlab_state *st, const char *profile)
 	for (i = 0; i < 2; i++)
 		m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
 						  st->g[i].addr, "kexec", profile,
-						  st->icount ? "icount" : NULL, pc, NULL };
+						  st->icount ? "icount" : NULL, pc, NULL, QLAB_SHARED_ROOT };
 	ret = lab_write_fragment(&f);
 	free(pc);
 	return ret;

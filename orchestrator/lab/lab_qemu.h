@@ -23,6 +23,7 @@
 #define QLAB_MAX_INDEX 49
 #define QLAB_PEER_NETNS "klabpeer"	/* the peer's namespace inside the dut */
 #define QLAB_PEER_SSH_PORT 2222		/* the peer's sshd inside the dut */
+#define QLAB_SHARED_ROOT "/run/klab/host"	/* where guest-init binds the host's root (read-only) */
 
 struct ssh_conn;
 
