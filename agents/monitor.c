@@ -25,7 +25,7 @@
 #define PROFILE_ROWS_MAX 200
 #define PROFILE_STACKS_MAX 1000	/* folded stacks per run; the rest go to "COMM;[other stacks]" */
 
-static const char *const mon_names[MON_N] = { "cpu", "perf-stat", "perf-profile", "bpftrace", "nic" };
+static const char *const mon_names[MON_N] = { "cpu", "perf-stat", "perf-profile", "bpftrace", "nic", "pmu" };
 
 int monitor_index(const char *name)
 {
@@ -301,8 +301,8 @@ static char *perf_stat_event_list(struct mon_ctx *m)
 	struct buf b = BUF_INIT;
 	int k;
 
-	buf_addstr(&b, m->perf_events);
-	pmu_detect("", &m->pmu);
+	if (m->want[MON_PERF_STAT])
+		buf_addstr(&b, m->perf_events);
 	for (k = 0; m->pmu.usable && k < PERF_HW_N; k++) {
 		const char *e = perf_hw_events[k];
 		size_t n = strlen(e);
@@ -330,8 +330,15 @@ void mon_window_start(struct mon_ctx *m)
 	}
 	if (m->want[MON_NIC])
 		nic_snapshot(m, &m->nic_before);
-	if (m->want[MON_PERF_STAT]) {
-		char *perf = tool_path(m, MON_PERF_STAT, "perf");
+	if (m->want[MON_PERF_STAT] || m->want[MON_PMU]) {
+		pmu_detect("", &m->pmu);
+		if (m->want[MON_PMU] && !m->pmu.usable)
+			unavailable(m, MON_PMU, "%s", m->pmu.reason);
+	}
+	/* one perf stat for both: perf-stat's software events and, with a PMU, the hardware ones */
+	if (m->want[MON_PERF_STAT] || (m->want[MON_PMU] && m->pmu.usable)) {
+		int idx = m->want[MON_PERF_STAT] ? MON_PERF_STAT : MON_PMU;
+		char *perf = tool_path(m, idx, "perf");
 		if (perf) {
 			struct strvec argv = STRVEC_INIT;
 			free(m->perf_stat_events);
@@ -348,7 +355,7 @@ void mon_window_start(struct mon_ctx *m)
 				strvec_push(&argv, "sleep");
 				strvec_pushf(&argv, "%.3f", m->window_s);
 			}
-			if (!start_tool(m, MON_PERF_STAT, &m->perf_stat, &argv,
+			if (!start_tool(m, idx, &m->perf_stat, &argv,
 					(long)(m->window_s * 1000) + 30000))
 				m->perf_stat_on = 1;
 			strvec_clear(&argv);
@@ -611,17 +618,18 @@ static void finish_perf_stat(struct mon_ctx *m, struct json_object *result, doub
 	struct perf_stat_row *cpu_rows = NULL, *rows = NULL;
 	struct json_object *arr, *pmu;
 	size_t n_cpu = 0, n = 0, i;
+	int idx = m->want[MON_PERF_STAT] ? MON_PERF_STAT : MON_PMU;
 
 	if (!m->perf_stat_on)
 		return;
 	if (run_finish(&m->perf_stat) || !tool_ended_well(m, &m->perf_stat)) {
 		char *l = tool_error(&m->perf_stat.err);
-		unavailable(m, MON_PERF_STAT, "perf stat: %s (%s)", l, run_describe(&m->perf_stat));
+		unavailable(m, idx, "perf stat: %s (%s)", l, run_describe(&m->perf_stat));
 		free(l);
 		return;
 	}
 	if (parse_perf_stat(m->perf_stat.err.buf, m->perf_stat.err.len, "perf stat output", &cpu_rows, &n_cpu)) {
-		unavailable(m, MON_PERF_STAT, "cannot parse perf stat output");
+		unavailable(m, idx, "cannot parse perf stat output");
 		return;
 	}
 	perf_stat_drop_foreign(cpu_rows, &n_cpu);
@@ -840,6 +848,8 @@ void mon_finish(struct mon_ctx *m, struct json_object *result, double ops)
 	if (m->want[MON_CPU])
 		finish_cpu(m, result, ops, win_s);
 	finish_perf_stat(m, result, ops);
+	if (m->want[MON_PMU] && !json_object_object_get_ex(result, "pmu", NULL))
+		json_object_object_add(result, "pmu", pmu_json(&m->pmu));	/* no perf stat: why, in "reason" */
 	finish_perf_profile(m, result);
 	finish_bpftrace(m, result);
 	for (i = 0; i < MON_N; i++)
@@ -850,7 +860,7 @@ void mon_finish(struct mon_ctx *m, struct json_object *result, double ops)
 	 * "pmu" says whether it counted cycles too or why not, so the job page
 	 * and the mail name the reason where the cycles_per_op figures are missing.
 	 */
-	if (json_object_object_get_ex(result, "pmu", NULL)) {
+	if (json_object_object_get_ex(result, "pmu", NULL) && !m->want[MON_PMU]) {
 		char *st = m->pmu.usable ? xstrdup("ok") : xasprintf("unavailable: %s", m->pmu.reason);
 		json_object_object_add(mons, "pmu", json_object_new_string(st));
 		free(st);

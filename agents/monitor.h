@@ -1,4 +1,4 @@
-/* monitor.h: the monitors that run beside a workload (cpu, perf-stat, perf-profile, bpftrace, nic). */
+/* monitor.h: the monitors that run beside a workload (cpu, perf-stat, perf-profile, bpftrace, nic, pmu). */
 #ifndef KLAB_AGENT_MONITOR_H
 #define KLAB_AGENT_MONITOR_H
 
@@ -8,7 +8,12 @@
 #include "parse.h"
 #include "run.h"
 
-enum { MON_CPU, MON_PERF_STAT, MON_PERF_PROFILE, MON_BPFTRACE, MON_NIC, MON_N };
+/*
+ * MON_PMU: the hardware counters alone (cycles, instructions, cache and
+ * branch misses: no work per event, so a measurement run may carry it);
+ * perf-stat adds them to its software events where the machine has a PMU.
+ */
+enum { MON_CPU, MON_PERF_STAT, MON_PERF_PROFILE, MON_BPFTRACE, MON_NIC, MON_PMU, MON_N };
 
 /* "cpu", "perf-stat", ... -> MON_*, or -1. */
 int monitor_index(const char *name);

@@ -242,7 +242,7 @@ static int spec_load(struct spec *s, const char *text, size_t len)
 			int k = json_object_is_type(e, json_type_string) ?
 				monitor_index(json_object_get_string(e)) : -1;
 			if (k < 0)
-				return error("run spec: unknown monitor '%s' (cpu, perf-stat, perf-profile, bpftrace, nic)",
+				return error("run spec: unknown monitor '%s' (cpu, perf-stat, perf-profile, bpftrace, nic, pmu)",
 					     json_object_get_string(e));
 			s->monitors[k] = 1;
 		}

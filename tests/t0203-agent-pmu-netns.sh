@@ -87,4 +87,32 @@ test_expect_success ROOT,NETNS,PERF 'udp_tx with perf-stat: the hardware metrics
 	PY
 '
 
+test_expect_success ROOT,NETNS 'udp_tx with the pmu monitor alone (a measurement run): no perf stat without a PMU, and the reason' '
+	spec sink pmu-sink2 "{\"port\": \"9112\"}" "[\"cpu\"]" wl1 >sink2.spec &&
+	spec send pmu-2 "{\"port\": \"9112\", \"size\": \"64\", \"rate\": \"20000\"}" \
+		"[\"cpu\", \"pmu\"]" wl0 >send2.spec &&
+	{ ip netns exec $NS_B "$KLAB_AGENT" run <sink2.spec >sink2.json 2>sink2.err & } &&
+	kpid=$! && wait_ready sink2.err 20 $kpid &&
+	ip netns exec $NS_A "$KLAB_AGENT" run <send2.spec >send2.json 2>send2.err &&
+	wait $kpid &&
+	python3 - send2.json si.json <<-\PY
+	import json, sys
+	t = json.load(open(sys.argv[1])); si = json.load(open(sys.argv[2]))["pmu"]
+	def check(cond, msg):
+	    if not cond:
+	        print("FAIL:", msg); sys.exit(1)
+	    print("ok:", msg)
+	m = {x["name"]: x["value"] for x in t["metrics"]}
+	check(t["status"] == "ok" and m["packets"] > 1000 and "cpu_us_per_op" in m, "run ok, cpu_us_per_op")
+	check(set(t["monitors"]) == {"cpu", "pmu"}, "monitors %s" % sorted(t["monitors"]))
+	if si["usable"]:
+	    check(t["monitors"]["pmu"] == "ok" and "cycles_per_op" in m and "perf.cpu-clock" not in m,
+	          "hardware counters alone, no software event")
+	else:
+	    check(t["monitors"]["pmu"] == "unavailable: " + si["reason"], "monitors.pmu: %s" % t["monitors"]["pmu"])
+	    check(t["pmu"]["reason"] == si["reason"] and "perf_stat" not in t, "the reason in pmu, and no perf stat ran")
+	    check(not any(k.startswith("perf.") or k in ("cycles_per_op", "ipc") for k in m), "no perf figure")
+	PY
+'
+
 test_done

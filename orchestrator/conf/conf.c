@@ -224,7 +224,7 @@ static const struct keydef patchwork_keys[] = {
 	{ "max_lag", 0 }, { "since", 0 }, { "timeout", 0 }, { NULL, 0 },
 };
 
-static const char *const monitors_known[] = { "cpu", "perf-stat", "perf-profile", "bpftrace", "nic", NULL };
+static const char *const monitors_known[] = { "cpu", "perf-stat", "perf-profile", "bpftrace", "nic", "pmu", NULL };
 
 static void grow(void **arr, size_t *n, size_t size)
 {

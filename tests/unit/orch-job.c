@@ -86,7 +86,7 @@ static void test_run_monitors(void)
 	struct job_ctx j;
 	struct job_spec_workload w;
 	struct server_run sr = { 0, NULL, 2, 30 };
-	struct json_object *mon = json_tokener_parse("[\"cpu\", \"perf-profile\", \"nic\", \"bpftrace\", \"perf-stat\"]");
+	struct json_object *mon = json_tokener_parse("[\"cpu\", \"perf-profile\", \"nic\", \"bpftrace\", \"perf-stat\", \"pmu\"]");
 	char got[256], *spec;
 
 	memset(&j, 0, sizeof(j));
@@ -102,13 +102,14 @@ static void test_run_monitors(void)
 	ok(monitor_observes("bpftrace") && monitor_observes("perf-profile"), "probes and samplers observe");
 	ok(monitor_observes("perf-stat") && monitor_observes("nic"), "so do per-event counters and reads in the window");
 	ok(!monitor_observes("cpu"), "the cpu monitor (/proc/stat at the window's edges) measures");
+	ok(!monitor_observes("pmu"), "so do the hardware counters (no work per event)");
 	spec = run_spec(&j, &w, "u1", 0, NULL, NULL);
 	spec_monitors(spec, got, sizeof(got));
-	is_str(got, "cpu", "a measurement run carries the cpu monitor only");
+	is_str(got, "cpu pmu", "a measurement run carries the cpu monitor and the hardware counters only");
 	free(spec);
 	spec = run_spec(&j, &w, "u2", 0, NULL, "bpftrace");
 	spec_monitors(spec, got, sizeof(got));
-	is_str(got, "cpu bpftrace", "an observation run adds the monitor it observes");
+	is_str(got, "cpu bpftrace pmu", "an observation run adds the monitor it observes");
 	free(spec);
 	spec = run_spec(&j, &w, "u3", 0, NULL, OBSERVE_BARE);
 	spec_monitors(spec, got, sizeof(got));
