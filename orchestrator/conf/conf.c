@@ -454,7 +454,7 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 		for (const char *const *m = monitors_known; *m; m++)
 			known |= !strcmp(*m, w->monitors.v[i]);
 		if (!known)
-			conf_perr(p, s->file, line, "%s: unknown monitor '%s' (cpu, perf-stat, perf-profile, bpftrace, nic)",
+			conf_perr(p, s->file, line, "%s: unknown monitor '%s' (cpu, perf-stat, perf-profile, bpftrace, nic, pmu)",
 			     sec_label(s), w->monitors.v[i]);
 	}
 	w->bpftrace = path_value(s, "bpftrace", NULL);
