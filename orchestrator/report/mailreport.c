@@ -62,6 +62,18 @@ out:
 	return out;
 }
 
+/* The DUT's PMU in words (rep_sysinfo's pmu), NULL when its sysinfo did not record it. */
+static char *pmu_line(struct db *db, const struct rep_job *j)
+{
+	struct rep_sysinfo si;
+	char *out;
+
+	rep_sysinfo_load(db, j, &si);
+	out = si.pmu ? xstrdup(si.pmu) : NULL;
+	rep_sysinfo_free(&si);
+	return out;
+}
+
 static void method_line(struct db *db, const struct rep_job *j, FILE *out)
 {
 	struct rep_count *c;
@@ -569,6 +581,9 @@ int report_mail(struct db *db, int64_t job_id, FILE *out, const struct report_ma
 	nic = nic_line(db, &j);
 	if (nic)
 		fprintf(out, ", NIC %s", clean(&t, nic));
+	free(nic);
+	if ((nic = pmu_line(db, &j)))
+		fprintf(out, "\nPMU:          %s", clean(&t, nic));
 	free(nic);
 	fprintf(out, "\ntuning:       %s", clean(&t, j.side[0].profile ? j.side[0].profile : "default"));
 	if (j.side[1].profile && (!j.side[0].profile || strcmp(j.side[0].profile, j.side[1].profile)))

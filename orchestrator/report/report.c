@@ -58,8 +58,12 @@ static void series_href(struct buf *h, const struct rep_job *j)
 }
 
 /* NIC driver and queue counts of the job's DUT, and the kernel command lines. */
-static void machine_facts(const struct rep_sysinfo *si, struct buf *nic, struct buf *cmdline)
+static void machine_facts(const struct rep_sysinfo *si, struct buf *nic, struct buf *cmdline, struct buf *pmu)
 {
+	if (si->pmu)
+		html_escape(pmu, si->pmu);
+	else
+		buf_addstr(pmu, "<span class=\"muted\">not recorded</span>");
 	for (size_t i = 0; i < si->n_nics; i++) {
 		const struct rep_nic *n = &si->nics[i];
 
@@ -975,6 +979,7 @@ static int job_page(struct rep *r, int64_t id)
 	struct compare_result res;
 	struct buf facts = BUF_INIT, kpi = BUF_INIT, wls = BUF_INIT, claims = BUF_INIT, t = BUF_INIT;
 	struct buf content = BUF_INIT, sub = BUF_INIT, state = BUF_INIT, nic = BUF_INIT, cl = BUF_INIT;
+	struct buf pmu = BUF_INIT;
 	struct buf answer = BUF_INIT;
 	struct strvec workloads = STRVEC_INIT;
 	char name[64], idstr[32];
@@ -1049,9 +1054,10 @@ static int job_page(struct rep *r, int64_t id)
 	fact(&facts, "machines", t.buf);
 	buf_reset(&t);
 	rep_sysinfo_load(r->db, &j, &si);
-	machine_facts(&si, &nic, &cl);
+	machine_facts(&si, &nic, &cl, &pmu);
 	rep_sysinfo_free(&si);
 	fact(&facts, "NIC", nic.buf);
+	fact(&facts, "hardware counters", pmu.buf);
 	fact(&facts, "kernel cmdline", cl.buf);
 	html_escape(&t, j.side[0].profile ? j.side[0].profile : "default");
 	if (j.side[1].profile && (!j.side[0].profile || strcmp(j.side[0].profile, j.side[1].profile))) {
@@ -1120,6 +1126,7 @@ out:
 	strvec_clear(&workloads);
 	buf_release(&facts); buf_release(&kpi); buf_release(&wls); buf_release(&claims); buf_release(&t);
 	buf_release(&content); buf_release(&sub); buf_release(&state); buf_release(&nic); buf_release(&cl);
+	buf_release(&pmu);
 	buf_release(&answer);
 	return ret;
 }

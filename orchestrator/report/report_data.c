@@ -199,6 +199,24 @@ static void boot_info_add(const struct boot_info_row *b, void *data)
 		x->sysinfo = b->sysinfo ? xstrdup(b->sysinfo) : NULL;
 }
 
+/* The words of a sysinfo's "pmu" (struct rep_sysinfo's pmu). */
+static char *pmu_words(struct json_object *p)
+{
+	struct json_object *v;
+	const char *devices = json_object_object_get_ex(p, "devices", &v) && json_object_is_type(v, json_type_string) ?
+			      json_object_get_string(v) : NULL;
+	const char *reason = json_object_object_get_ex(p, "reason", &v) && json_object_is_type(v, json_type_string) ?
+			     json_object_get_string(v) : "no reason recorded";
+	int usable = json_object_object_get_ex(p, "usable", &v) && json_object_get_boolean(v);
+
+	if (!devices)
+		return xasprintf("none: %s", reason);
+	if (usable)
+		return xasprintf("%s: cycles, instructions, cache and branch misses counted where a run asks for them "
+				 "(monitor pmu or perf-stat)", devices);
+	return xasprintf("%s: not counted: %s", devices, reason);
+}
+
 void rep_sysinfo_load(struct db *db, const struct rep_job *j, struct rep_sysinfo *si)
 {
 	struct sysinfo_ctx x = { j, si, NULL };
@@ -221,6 +239,8 @@ void rep_sysinfo_load(struct db *db, const struct rep_job *j, struct rep_sysinfo
 		if (json_object_object_get_ex(k, "cmdline", &c) && json_object_is_type(c, json_type_string))
 			si->cmdline[0] = xstrdup(json_object_get_string(c));
 	}
+	if (o && json_object_object_get_ex(o, "pmu", &k) && json_object_is_type(k, json_type_object))
+		si->pmu = pmu_words(k);
 	if (o && json_object_object_get_ex(o, "nics", &nics) && json_object_is_type(nics, json_type_object)) {
 		json_object_object_foreach(nics, name, n) {
 			struct json_object *d;
@@ -260,6 +280,7 @@ void rep_sysinfo_free(struct rep_sysinfo *si)
 	free(si->spec_nic);
 	free(si->cmdline[0]);
 	free(si->cmdline[1]);
+	free(si->pmu);
 	memset(si, 0, sizeof(*si));
 }
 

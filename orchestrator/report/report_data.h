@@ -61,6 +61,12 @@ struct rep_sysinfo {
 	struct rep_nic *nics;	/* of the first DUT boot with a sysinfo: spec_nic only, or every NIC but lo */
 	size_t n_nics;
 	char *cmdline[2];	/* per side, from the boots (A: else the sysinfo's); NULL when not recorded */
+	/*
+	 * The DUT's PMU as its sysinfo recorded it (agents/sysinfo.c "pmu"):
+	 * "cpu: counted", "cpu: not counted: REASON", "none: REASON"; NULL when
+	 * not recorded (a sysinfo of an older agent).
+	 */
+	char *pmu;
 };
 void rep_sysinfo_load(struct db *db, const struct rep_job *j, struct rep_sysinfo *si);
 void rep_sysinfo_free(struct rep_sysinfo *si);

@@ -170,7 +170,12 @@ static void test_no_pmu(struct db *db, const char *out, const char *mailpath)
 		       "'no hardware PMU: /sys/bus/event_source/devices has no cpu, cpu_core, cpu_atom or armv8_* "
 		       "event source (it has breakpoint software), so perf counts software events only' "
 		       "FROM runs WHERE job_id = 1") == 0, "job 1's runs had no PMU");
+	ok(db_exec(db, "UPDATE boots SET sysinfo = '{\"pmu\":{\"present\":false,\"usable\":false,\"hybrid\":false,"
+		       "\"perf_event_paranoid\":2,\"reason\":\"no hardware PMU: a test VM\"},' || substr(sysinfo, 2) "
+		       "WHERE job_id = 1 AND sysinfo IS NOT NULL") == 0, "its DUT's sysinfo says it has no PMU");
 	ok(report_job(db, out, 1) == 0 && buf_read_file(&page, p) == 0, "job 1's page again");
+	ok(strstr(page.buf, "<dt>hardware counters</dt><dd>none: no hardware PMU: a test VM</dd>") != NULL,
+	   "the setup facts say the machine has no PMU, and why");
 	ok(strstr(page.buf, "<strong>Hardware counters (pmu: cycles_per_op, ipc, the cache and branch misses per "
 			    "operation)</strong> were unavailable on 12 of 12 runs of") &&
 	   strstr(page.buf, "<q>no hardware PMU: /sys/bus/event_source/devices has no cpu"),
@@ -184,6 +189,7 @@ static void test_no_pmu(struct db *db, const char *out, const char *mailpath)
 		fclose(f);
 	ok(buf_read_file(&mail, mailpath) == 0 &&
 	   strstr(mail.buf, "  udp_rr_500: pmu unavailable on 12 of 12 runs of A: no hardware PMU: ") &&
+	   strstr(mail.buf, "\nPMU:          none: no hardware PMU: a test VM\n") &&
 	   strstr(mail.buf, "      a claim on cycles, checked on cpu_us_per_op: CPU time: no run counted cycles\n") &&
 	   !strstr(mail.buf, "not checked\n      a claim on cycles"),
 	   "the mail says why, and what the claim was checked on");
