@@ -309,8 +309,9 @@ static char *perf_stat_event_list(struct mon_ctx *m)
 		const char *p;
 		int named = 0;
 
-		for (p = m->perf_events; (p = strstr(p, e)); p += n)
-			named |= (p == m->perf_events || p[-1] == ',') && (!p[n] || p[n] == ',');
+		/* the list so far: perf-stat's events (a spec's perf_events may name cycles), or none */
+		for (p = b.buf; (p = strstr(p, e)); p += n)
+			named |= (p == b.buf || p[-1] == ',') && (!p[n] || p[n] == ',');
 		if (!named)
 			buf_addf(&b, "%s%s", b.len ? "," : "", e);
 	}
