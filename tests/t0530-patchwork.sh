@@ -57,6 +57,18 @@ json.dump({"subject": "docs: udp: say how wakeups are batched", "author": "Doc W
           open("docs.json", "w"))
 PY
 python3 "$SRCDIR/tests/data/patchwork/mkmail.py" docs.json mail-docs 1 udpdocs || { echo "Bail out! no mails"; exit 1; }
+# a patch Patchwork takes and klab cannot read: a new file whose hunk takes old lines away
+python3 - <<'PY'
+import json
+diff = ("diff --git a/net/ipv4/udp_new.c b/net/ipv4/udp_new.c\nnew file mode 100644\n"
+        "index 0000000..1111111\n--- /dev/null\n+++ b/net/ipv4/udp_new.c\n@@ -1,2 +0,0 @@\n-a\n-b\n")
+json.dump({"subject": "udp: a new file that takes lines away", "author": "Odd Sender <odd@example.org>",
+           "cover": None, "patches": [{"seq": 1, "subject": "udp: a new file that takes lines away",
+           "author": "Odd Sender <odd@example.org>", "body": "Odd.\n\nSigned-off-by: Odd Sender <odd@example.org>\n",
+           "diffstat": " net/ipv4/udp_new.c | 2 --\n 1 file changed, 2 deletions(-)", "diff": diff}]},
+          open("odd.json", "w"))
+PY
+python3 "$SRCDIR/tests/data/patchwork/mkmail.py" odd.json mail-odd 1 udpodd || { echo "Bail out! no mails"; exit 1; }
 
 # checks of a patch as the API returns them, one "context state" line each
 checks() { curl -sf "$PW_URL/api/1.3/patches/$1/checks/" | python3 -c '
@@ -210,6 +222,27 @@ print(\"# lag of v2: %.1f s\" % w[2][\"lag_s\"])" &&
 	test_grep "<td>superseded</td>" reports/patchwork.html &&
 	test_grep "<a href=\"job-2.html\">job 2</a>" reports/patchwork.html &&
 	test_grep "touches no path of net/\*\*" reports/patchwork.html
+'
+
+test_expect_success 'a series klab cannot read is not tested, and its patch says why in a warning' '
+	pw_mail mail-odd/01.eml &&
+	{ "$KLABD" -d -j 1 >klabd3.log 2>&1 & echo $! >klabd.pid; } &&
+	test_wait_until 60 "test \"\$(sql \"SELECT count(*) FROM pw_checks WHERE pw_series = 4 AND posted IS NOT NULL\")\" = 1" &&
+	kill $(cat klabd.pid) && test_wait_until 60 "! kill -0 $(cat klabd.pid) 2>/dev/null" &&
+	test "$(watch_state 4)" = error &&
+	test "$(sql "SELECT count(*) FROM jobs")" = 2 &&
+	curl -sf "$PW_URL/api/1.3/patches/$(patch_ids 4)/checks/" >odd.json &&
+	python3 -c "
+import json; c = json.load(open(\"odd.json\"))
+assert len(c) == 1 and c[0][\"state\"] == \"warning\" and c[0][\"context\"] == \"klab-perf\", c
+d = c[0][\"description\"]
+assert d.startswith(\"not tested: the series cannot be read: the mbox\"), d
+assert \"net/ipv4/udp_new.c: hunk 1 (@@ -1,2 +0,0 @@) has old lines in a new file\" in d, d
+assert \"/patchwork/\" not in d and \"\\n\" not in d, d" &&
+	"$KLAB" watch --json >w2.json &&
+	python3 -c "
+import json; w = json.load(open(\"w2.json\"))
+assert w[3][\"state\"] == \"error\" and \"has old lines in a new file\" in w[3][\"reason\"], w[3]"
 '
 
 test_done

@@ -295,6 +295,24 @@ int intake_read_texts(const char *in, size_t len, size_t n, struct series_text *
 	return 0;
 }
 
+/* The helper's first error line into WHY (its "klab: error: " cut), else how it ended. */
+static void helper_reason(const struct run_cmd *c, struct buf *why)
+{
+	static const char tag[] = "klab: error: ";
+	const char *e = c->err.len ? strstr(c->err.buf, tag) : NULL;
+
+	buf_reset(why);
+	if (e) {
+		const char *nl;
+
+		e += sizeof(tag) - 1;
+		nl = strchr(e, '\n');
+		buf_add(why, e, nl ? (size_t)(nl - e) : strlen(e));
+	} else {
+		buf_addf(why, "the intake helper ended with %s", run_describe(c));
+	}
+}
+
 int series_load_sandboxed(const struct klab_config *cfg, const char *source, const struct series_opts *opts,
 			  struct series **out)
 {
@@ -385,6 +403,8 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 	if (c.status != 0 || c.timed_out) {
 		error("cannot read %s%s (intake helper as user '%s': %s)", what, srcs.n > 1 ? " and the rest" : "",
 		      sb.user, run_describe(&c));
+		if (opts && opts->why)
+			helper_reason(&c, opts->why);
 		goto out;
 	}
 	if (c.truncated) {

@@ -70,6 +70,8 @@ struct series_opts {
 	 */
 	const struct series_text *texts;
 	size_t n_texts;
+	/* non-NULL: why the series cannot be read, one line (the helper's first error; also logged) */
+	struct buf *why;
 };
 
 /*

@@ -420,6 +420,31 @@ static int pending_check(struct poll *p, const struct pw_series_row *r, int64_t 
 	return ret;
 }
 
+/*
+ * Why intake refused a series, as its check says it: the helper's reason with
+ * the mbox's path on this host ('/var/.../series-N.mbox') said as "the mbox".
+ */
+static char *intake_reason(const struct buf *reason, const char *file)
+{
+	struct buf b = BUF_INIT;
+	char *quoted = xasprintf("'%s'", file);
+	const char *r = reason->len ? reason->buf : NULL, *at;
+
+	if (!r) {
+		free(quoted);
+		return xstrdup("the series cannot be read (the error is in klabd's log)");
+	}
+	buf_addstr(&b, "the series cannot be read: ");
+	while ((at = strstr(r, quoted))) {
+		buf_add(&b, r, (size_t)(at - r));
+		buf_addstr(&b, "the mbox");
+		r = at + strlen(quoted);
+	}
+	buf_addstr(&b, r);
+	free(quoted);
+	return buf_detach(&b, NULL);
+}
+
 static int take_series(const struct pw_series_row *r, void *data)
 {
 	struct poll *p = data;
@@ -432,9 +457,10 @@ static int take_series(const struct pw_series_row *r, void *data)
 	struct series_opts so = { 0 };
 	struct job_submit_opts jo = JOB_SUBMIT_OPTS_INIT;
 	const struct conf_job *tmpl = conf_job(p->cfg, w->job);
+	struct buf reason = BUF_INIT;
 	char api[96], what[96], *why = NULL;
 	int64_t version = 1, sid, job;
-	int rc, ret = 0, err;
+	int rc, ret = 0, err, known = 0;	/* known: every patch of the series is recorded */
 
 	if (p->st->queued + p->st->filtered + p->st->failed >= MAX_SERIES || p->st->transient)
 		return 1;
@@ -484,6 +510,7 @@ static int take_series(const struct pw_series_row *r, void *data)
 		if (pw_patch_add(p->db, w->name, r->pw_id, pid, (int)i + 1, pname))
 			goto dberr;
 	}
+	known = 1;
 	why = patch_filter(p, patches, &err);
 	if (err == PW_API_TRANSIENT) {
 		p->st->transient = 1;
@@ -514,8 +541,9 @@ static int take_series(const struct pw_series_row *r, void *data)
 	buf_addf(&src, "mbox:%s", path.buf);
 	so.timeout_ms = w->timeout_ms;
 	/* untrusted mail: parsed by the sandboxed helper, its JSON read back field by field */
+	so.why = &reason;
 	if (series_load_sandboxed(p->cfg, src.buf, &so, &s)) {
-		why = xasprintf("intake of %s failed (the error is in klabd's log)", what);
+		why = intake_reason(&reason, path.buf);
 		goto failed;
 	}
 	series_files(s, &files);
@@ -561,6 +589,17 @@ failed:
 	error("patchwork '%s': series %lld: %s", w->name, (long long)r->pw_id, why);
 	if (pw_series_set_state(p->db, r->id, "error", why))
 		goto dberr;
+	if (known) {
+		/* its author learns it on every patch: a mail klab cannot read, a job it cannot queue */
+		struct buf d = BUF_INIT;
+
+		buf_addf(&d, "not tested: %s", why);
+		one_line(&d);
+		rc = intend_all(p, r->pw_id, "warning", d.buf, NULL);
+		buf_release(&d);
+		if (rc)
+			goto dberr;
+	}
 	p->st->failed++;
 	goto out;
 dberr:
@@ -573,6 +612,7 @@ out:
 	buf_release(&mbox);
 	buf_release(&path);
 	buf_release(&src);
+	buf_release(&reason);
 	json_object_put(doc);
 	return ret;
 }
