@@ -37,7 +37,7 @@ size_t rep_monitor_costs(struct db *db, int64_t job, const char *wl, const struc
 		for (size_t k = 0; k < nr; k++)
 			have += isfinite(runs[k].rate);
 		if (have)
-			n = monitor_cost_table(runs, nr, 0, 1, threshold, rows, max);
+			n = monitor_cost_table(runs, nr, 0 /* no warm-up among them */, 1, threshold, rows, max);
 		run_costs_free(runs, nr);
 	}
 	return n;

@@ -706,10 +706,12 @@ int result_cost_runs(struct db *db, int64_t job, const char *wl, const char *rat
 {
 	struct db_stmt *st = db_prepare(db,
 		"SELECT r.side, COALESCE(b.seq, 0), r.kind, r.observes, r.seq, mr.value, mp.value FROM runs r "
+		"JOIN jobs j ON j.id = r.job_id "
 		"LEFT JOIN boots b ON b.id = r.boot_id "
 		"LEFT JOIN metrics mr ON mr.run_id = r.id AND mr.name = ?3 "
 		"LEFT JOIN metrics mp ON mp.run_id = r.id AND mp.name = ?4 "
-		"WHERE r.job_id = ?1 AND r.workload = ?2 AND r.status = 'ok' AND r.boot_id IN "
+		"WHERE r.job_id = ?1 AND r.workload = ?2 AND r.status = 'ok' "
+		"AND (r.kind = 'observe' OR r.seq >= " RESULT_JOB_WARMUP_SQL ") AND r.boot_id IN "
 		"(SELECT o.boot_id FROM runs o WHERE o.job_id = ?1 AND o.workload = ?2 AND o.kind = 'observe') "
 		"ORDER BY COALESCE(b.seq, 0), r.kind, r.seq, r.id", "isss", job, wl, rate, per_op);
 	size_t alloc = 0;

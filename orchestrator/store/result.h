@@ -111,7 +111,9 @@ struct run_cost {
 
 /*
  * The stored (status ok) runs of workload WL of job JOB in the boots that
- * have an observation run, with their metrics RATE and PER_OP, into *OUT
+ * have an observation run, without the job's warm-up runs (a boot's first
+ * run is slower: it would move the reference a cost is taken against), with
+ * their metrics RATE and PER_OP, into *OUT
  * (malloc'd, *N of them; free with run_costs_free()). 0, or -1 (logged).
  */
 int result_cost_runs(struct db *db, int64_t job, const char *wl, const char *rate, const char *per_op,

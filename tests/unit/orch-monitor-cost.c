@@ -1,8 +1,12 @@
 /* orch-monitor-cost.c: the monitor-cost table from observation runs against the measurement runs of their boot. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compare/monitor_cost.h"
+#include "log.h"
+#include "report/report_observe.h"
+#include "store/db.h"
 #include "tap.h"
 
 #define M(side, boot, seq, rate, per_op) { side, boot, 0, NULL, seq, rate, per_op }
@@ -111,8 +115,70 @@ static void test_no_reference(void)
 	ok(!rows[0].differs, "an unknown side is not flagged");
 }
 
+/*
+ * The same from the database, as the job page and the mail read it
+ * (rep_monitor_costs()): a job with warmup_runs 1 whose boots' first run is
+ * slow (tps 50, 20 CPU us/op against 100 and 10 after it). A probe that
+ * halves A's rate costs it +100% and +10 us/op against the boot's measured
+ * runs; were the warm-up in the reference, +66.7% and +6.7.
+ */
+static void test_from_db(void)
+{
+	static const struct {
+		char side;
+		int boot, seq;
+		const char *kind, *observes;
+		double tps, us;
+	} r[] = {
+		{ 'A', 1, 0, "measure", NULL, 50, 20 }, { 'A', 1, 1, "measure", NULL, 100, 10 },
+		{ 'A', 1, 2, "measure", NULL, 100, 10 }, { 'A', 1, 0, "observe", "bpftrace", 50, 20 },
+		{ 'A', 1, 0, "observe", "bare", 100, -1 }, { 'B', 2, 0, "measure", NULL, 50, 20 },
+		{ 'B', 2, 1, "measure", NULL, 100, 10 }, { 'B', 2, 2, "measure", NULL, 100, 10 },
+		{ 'B', 2, 0, "observe", "bpftrace", 100, 10 }, { 'B', 2, 0, "observe", "bare", 100, -1 },
+	};
+	struct mc_row rows[4];
+	const char *per_op = NULL;
+	char *path = tap_db_path("cost.db");
+	struct db *db;
+	size_t n;
+
+	if (!ok(!db_open(path, &db), "database opens")) {
+		free(path);
+		return;
+	}
+	db_exec(db, "INSERT INTO jobs (id, name, state, spec, created) VALUES (1, 'j', 'done', '{\"warmup_runs\": 1}', 0)");
+	db_exec(db, "INSERT INTO boots (id, job_id, seq, side) VALUES (1, 1, 1, 'A'), (2, 1, 2, 'B')");
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		char side[2] = { r[i].side, 0 }, uid[16];
+
+		snprintf(uid, sizeof(uid), "r%zu", i + 1);
+		db_run(db, "INSERT INTO runs (id, uid, job_id, boot_id, side, workload, seq, status, created, kind, observes) "
+		       "VALUES (?, ?, 1, ?, ?, 'rr', ?, 'ok', 0, ?, ?)", "isisiss", (int64_t)i + 1, uid, (int64_t)r[i].boot,
+		       side, (int64_t)r[i].seq, r[i].kind, r[i].observes);
+		db_run(db, "INSERT INTO metrics (run_id, name, value, unit, better) VALUES (?, 'tps', ?, '1/s', 'higher')",
+		       "id", (int64_t)i + 1, r[i].tps);
+		if (r[i].us > 0)
+			db_run(db, "INSERT INTO metrics (run_id, name, value, unit, better) "
+			       "VALUES (?, 'cpu_us_per_op', ?, 'us', 'lower')", "id", (int64_t)i + 1, r[i].us);
+	}
+	n = rep_monitor_costs(db, 1, "rr", NULL, rows, 4, &per_op);
+	is_int(n, 2, "two monitors: bpftrace and bare");
+	is_str(per_op, "cpu_us_per_op", "a real-clock job's cost per op is CPU time");
+	if (n == 2) {
+		is_double(rows[0].a.rate_pct, 100, 1e-9, "bpftrace: +100%% time per op on A, the warm-up left out");
+		is_double(rows[0].a.per_op, 10, 1e-9, "and +10 us/op");
+		is_double(rows[0].b.rate_pct, 0, 1e-9, "nothing on B");
+		ok(rows[0].differs, "flagged");
+		is_double(rows[1].a.rate_pct, 0, 1e-9, "the bare run: the edge monitors cost nothing");
+	}
+	db_close(db);
+	free(path);
+}
+
 int main(void)
 {
+	log_init("orch-monitor-cost", 0, LOG_ERR);
+	test_from_db();
 	test_demo();
 	test_alike();
 	test_no_reference();
