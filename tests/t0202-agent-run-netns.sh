@@ -231,7 +231,8 @@ test_expect_success ROOT,NETNS,PERF,CPUS2 'perf_profile_cpus: the profile sample
 	    return 100.0 * send / d["profile_samples"]
 	s0, s1 = share(sys.argv[1], "0"), share(sys.argv[2], "1")
 	print("samples in the sender udp_sendmsg: CPU 0 %.1f%%, CPU 1 %.1f%%" % (s0, s1))
-	assert s1 >= 20 and s0 <= 5, (s0, s1)
+	# CPU 1 is shared with whatever else the host runs: the share falls with the load (13.4% at load 9 in a CI run)
+	assert s1 >= 5 and s0 <= 2, (s0, s1)
 	PY
 '
 
