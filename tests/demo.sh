@@ -22,7 +22,12 @@
 #                    any later demo finds them by key and skips the builds
 #   KLAB_DEMO_JOBS   jobs to run (default: demo-udp-wfree; add demo-napi-consume,
 #                    seed 004, or demo-ooo-okay
-#                    for seed 000 with its 6.1 fix-up; netns: demo-netns-xps)
+#                    for seed 000 with its 6.1 fix-up; demo-ooo-okay-cm or
+#                    demo-napi-consume-cm: the same on the cache model,
+#                    docs/cache-model.md; netns: demo-netns-xps)
+#   KLAB_DEMO_LAB_ARGS  more options of `klab lab up --qemu`, e.g. "--index 31
+#                    --timeout 900" (two demos' labs apart; a cache-model lab
+#                    on a busy host answers ssh after more than 300 s)
 #   KLAB_SHARED      the shared folder with seeds/ (default: ../shared)
 # Each phase prints its progress; the wall time of every phase is printed at
 # the end. The lab is stopped at exit, also on failure or Ctrl-C.
@@ -39,13 +44,15 @@ KLAB=${KLAB:-$SRCDIR/orchestrator/klab}
 DEMO=${KLAB_DEMO_DIR:-$SRCDIR/lab/demo-$MODE}
 if [ "$MODE" = qemu ]; then
 	JOBS=${KLAB_DEMO_JOBS:-demo-udp-wfree}
-	case " $JOBS " in *" demo-napi-consume "*)
-		[ "$(echo $JOBS)" = demo-napi-consume ] || {
-			echo "demo: demo-napi-consume (seed 004) runs on a lab of its own (real clock, peer guest):" \
-			     "run it alone, KLAB_DEMO_JOBS=demo-napi-consume, not with '$JOBS'" >&2
-			exit 2
-		}
-	esac
+	for j in demo-napi-consume demo-napi-consume-cm; do
+		case " $JOBS " in *" $j "*)
+			[ "$(echo $JOBS)" = $j ] || {
+				echo "demo: $j (seed 004) runs on a lab of its own (real clock, peer guest):" \
+				     "run it alone, KLAB_DEMO_JOBS=$j, not with '$JOBS'" >&2
+				exit 2
+			}
+		esac
+	done
 else
 	JOBS=${KLAB_DEMO_JOBS:-demo-netns-xps}
 fi
@@ -175,6 +182,8 @@ if [ "$MODE" = qemu ]; then
 	}
 	build_seed demo-ooo-okay 000 000-6.1-sk-wmem-alloc-bias.patch
 	build_seed demo-napi-consume 004 004-6.1-release-head-state-twice.patch
+	build_seed demo-ooo-okay-cm 000 000-6.1-sk-wmem-alloc-bias.patch
+	build_seed demo-napi-consume-cm 004 004-6.1-release-head-state-twice.patch
 
 	# The instruction-counting lab (docs/qemu-icount.md): one qemu, the peer a
 	# namespace of the dut, so a verdict is a path-length verdict that 2 boots
@@ -182,16 +191,20 @@ if [ "$MODE" = qemu ]; then
 	# job runs alone on a real-clock lab with a peer guest (TX completions need a
 	# NIC with interrupts, not the veth of the peer namespace), the NIC's
 	# interrupts on CPU 1 (txcompl): kernels/lab/demo-qemu.conf says why.
+	# A job named *-cm runs on the cache model (docs/cache-model.md): the lab
+	# gets --cache-model, and so does every other job of the same demo.
 	clock=icount
 	case " $JOBS " in
-	*" demo-napi-consume "*) smp="--smp 2 --queues 2 --peer guest --profile txcompl" clock=real ;;
-	*" demo-ooo-okay "*) smp="--smp 2 --queues 2 --profile xps" ;;
+	*" demo-napi-consume "*|*" demo-napi-consume-cm "*)
+		smp="--smp 2 --queues 2 --peer guest --profile txcompl" clock=real ;;
+	*" demo-ooo-okay "*|*" demo-ooo-okay-cm "*) smp="--smp 2 --queues 2 --profile xps" ;;
 	*) smp="--smp 1" ;;
 	esac
+	case " $JOBS " in *"-cm "*) smp="$smp --cache-model" ;; esac
 	phase "lab: klab lab up --qemu --clock $clock ($smp) from the baseline"
 	# shellcheck disable=SC2086
 	"$KLAB" lab up --qemu --clock "$clock" --kernel-id "$base_id" $smp \
-		--dir "$LAB" || fail "klab lab up --qemu"
+		${KLAB_DEMO_LAB_ARGS:-} --dir "$LAB" || fail "klab lab up --qemu"
 	demo_write_config "$LABCONF" "$LAB/klab.conf" "$SRCDIR/kernels/lab/demo-qemu.conf"
 else
 	phase "lab: klab lab up --netns (dut + peer namespaces, multi-queue veth)"
