@@ -25,6 +25,9 @@
 #                    for seed 000 with its 6.1 fix-up; demo-ooo-okay-cm or
 #                    demo-napi-consume-cm: the same on the cache model,
 #                    docs/cache-model.md; netns: demo-netns-xps)
+#   KLAB_DEMO_CLOCK  icount|real: the lab's clock instead of the job's own
+#                    (a cache-model lab on icount answered ssh in 2 minutes at
+#                    load 13-28: docs/cache-model.md)
 #   KLAB_DEMO_LAB_ARGS  more options of `klab lab up --qemu`, e.g. "--index 31
 #                    --timeout 900" (two demos' labs apart; a cache-model lab
 #                    on a busy host answers ssh after more than 300 s)
@@ -201,6 +204,7 @@ if [ "$MODE" = qemu ]; then
 	*) smp="--smp 1" ;;
 	esac
 	case " $JOBS " in *"-cm "*) smp="$smp --cache-model" ;; esac
+	clock=${KLAB_DEMO_CLOCK:-$clock}
 	phase "lab: klab lab up --qemu --clock $clock ($smp) from the baseline"
 	# shellcheck disable=SC2086
 	"$KLAB" lab up --qemu --clock "$clock" --kernel-id "$base_id" $smp \

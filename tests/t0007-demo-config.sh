@@ -120,4 +120,26 @@ test_expect_success 'the qemu demo config loads; seed 004 job: sender on CPU 0, 
 	PY
 '
 
+# The cache-model variants (docs/cache-model.md "Seeds 000 and 004 on the model"):
+# the same series and 6.1 fix-up as their job above (so the same kernel, found by
+# key), the headline on the modeled cycles, seed 004's CPU layout kept.
+test_expect_success 'the -cm jobs: the same kernels as demo-ooo-okay and demo-napi-consume, headline model_cycles_per_op' '
+	for j in demo-ooo-okay demo-napi-consume; do
+		sed -n "/^\[job \"$j\"\]/,/^\[/p" show | grep -E "^\s*(series|local_patches|tree) " >plain-$j &&
+		sed -n "/^\[job \"$j-cm\"\]/,/^\[/p" show | grep -E "^\s*(series|local_patches|tree) " >cm-$j &&
+		test "$(wc -l <cm-$j)" = 3 &&
+		test_cmp plain-$j cm-$j || return 1
+	done &&
+	KLAB_CONFIG=$DEMO/qlab.conf "$KLAB" --db "$SCRATCH/q.db" --json submit --job demo-napi-consume-cm >sub.json &&
+	id=$(python3 -c "import json; print(json.load(open(\"sub.json\"))[\"id\"])") &&
+	sqlite3 "$SCRATCH/q.db" "SELECT spec FROM jobs WHERE id = $id" >spec.json &&
+	python3 - <<-\PY
+	import json
+	s = json.load(open("spec.json"))
+	w = s["workloads"][0]
+	assert w["name"] == "udp_tx_mq_cm" and w["profile_cpus"] == "1" and w["params"]["cpus"] == "0", w
+	assert w["headline"] == "model_cycles_per_op", w
+	PY
+'
+
 test_done
