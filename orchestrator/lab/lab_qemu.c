@@ -46,6 +46,8 @@
 static const char *const guest_names[2] = { "dut", "peer" };
 
 #define SSH_ATTEMPT_MS 8000	/* one ssh probe; slirp may accept and then hang */
+/* ... under the cache model: one login took 24 s at load 13 (docs/cache-model.md) */
+#define SSH_ATTEMPT_CM_MS 60000
 #define QEMU_START_MS 60000	/* qemu's own start-up until it daemonizes */
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -697,7 +699,7 @@ static int ssh_probe(const struct qlab_state *st, int i, struct buf *rel)
 	ssh_argv(&av, st, i);
 	strvec_push(&av, "uname -r");
 	c.argv = (const char *const *)av.v;
-	c.timeout_ms = SSH_ATTEMPT_MS;
+	c.timeout_ms = st->cache_model ? SSH_ATTEMPT_CM_MS : SSH_ATTEMPT_MS;
 	c.kill_grace_ms = 500;
 	c.out_cap = 4096;
 	if (run_command(&c) == 0 && c.status == 0 && !c.timed_out) {
