@@ -171,7 +171,7 @@ CREATE TABLE runs (
 	status		TEXT NOT NULL DEFAULT 'ok',
 	result		TEXT,			-- the agent's JSON document, verbatim
 	created		REAL NOT NULL
-, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')), machine_boot_id TEXT, machine_release TEXT, machine_build_id TEXT, kind TEXT NOT NULL DEFAULT 'measure' CHECK (kind IN ('measure', 'observe')), observes TEXT, seed BIGINT);
+, clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'icount')), machine_boot_id TEXT, machine_release TEXT, machine_build_id TEXT, kind TEXT NOT NULL DEFAULT 'measure' CHECK (kind IN ('measure', 'observe')), observes TEXT, seed BIGINT, ops BIGINT, warmup_ops BIGINT);
 CREATE TABLE metrics (
 	run_id		INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
 	name		TEXT NOT NULL,

@@ -13,6 +13,7 @@
 #include "conf/conf.h"
 #include "conf/conf_int.h"
 #include "store/db.h"
+#include "store/jobs.h"
 #include "log.h"
 
 struct keydef {
@@ -187,7 +188,8 @@ static const struct keydef profile_keys[] = {
 
 static const struct keydef workload_keys[] = {
 	{ "type", 1 }, { "duration", 0 }, { "warmup", 0 }, { "monitors", 0 }, { "bpftrace", 0 },
-	{ "perf_events", 0 }, { "profile_cpus", 0 }, { "threshold", 0 }, { "headline", 0 }, { NULL, 0 },
+	{ "perf_events", 0 }, { "profile_cpus", 0 }, { "threshold", 0 }, { "headline", 0 }, { "ops", 0 },
+	{ "warmup_ops", 0 }, { NULL, 0 },
 };
 
 /* Parameters per workload type, and whether each is numeric. */
@@ -493,12 +495,26 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 			w->threshold_pct = thr;
 		free(t);
 	}
-	/* duration and warmup are kept as parameters (milliseconds checked here) */
+	/*
+	 * duration and warmup are kept as parameters (milliseconds checked
+	 * here), and so are ops and warmup_ops: a run sized by work, whose
+	 * duration is its time limit and whose warm-up is warmup_ops operations
+	 * (docs/workloads.md)
+	 */
 	dur(p, s, "duration", 10000, 1000);
 	dur(p, s, "warmup", 2000, 0);
+	num(p, s, "ops", 0, 1, JOB_SPEC_OPS_MAX);
+	num(p, s, "warmup_ops", 0, 0, JOB_SPEC_OPS_MAX);
+	if (get(s, "warmup_ops", &line) && !get(s, "ops", NULL))
+		conf_perr(p, s->file, line, "%s: 'warmup_ops' needs 'ops' (a warm-up by work goes with a run by work)",
+			  sec_label(s));
+	if (get(s, "ops", NULL) && get(s, "warmup", &line))
+		conf_perr(p, s->file, line, "%s: 'warmup' (seconds) does not go with 'ops': give the warm-up as "
+			  "'warmup_ops' operations", sec_label(s));
 	for (size_t i = 0; i < s->n; i++) {
 		const char *key = s->kv[i].key;
-		int is_param = !strcmp(key, "duration") || !strcmp(key, "warmup");
+		int is_param = !strcmp(key, "duration") || !strcmp(key, "warmup") || !strcmp(key, "ops") ||
+			       !strcmp(key, "warmup_ops");
 
 		for (size_t k = 0; k < ARRAY_SIZE(params) && !is_param; k++) {
 			if (strcmp(params[k].key, key) || strcmp(params[k].type, w->type))

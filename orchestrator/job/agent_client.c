@@ -269,7 +269,13 @@ char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char 
 	json_object_object_add(o, "role", json_str(server ? role_server(type) : role_client(type)));
 	json_object_object_add(wo, "name", json_str(w->name));
 	json_object_object_add(wo, "type", json_str(type));
-	json_object_object_add(wo, "params", role_params(w->params, type, server));
+	struct json_object *params = role_params(w->params, type, server);
+	struct job_work work;
+
+	job_spec_work(w, job_icount(j), &work);
+	if (!server && work.seed)	/* seeded ports by default under icount: the same path every run */
+		json_object_object_add(params, "seed", json_object_new_int64(work.seed));
+	json_object_object_add(wo, "params", params);
 	json_object_object_add(o, "workload", wo);
 	if (!server && tx_target(w) && !strcmp(tx_target(w), "dummy"))
 		json_object_object_add(o, "peer_addr", json_str(QLAB_DUMMY_TARGET));
@@ -281,8 +287,14 @@ char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char 
 		json_object_object_add(o, "nic", json_str(self->nic));
 	/* The server gets the client's times, counted from the client's first
 	 * datagram (waited for start_wait_s), and outlives it by linger_s. */
-	json_object_object_add(o, "duration_s", json_object_new_double(w->duration_s));
-	json_object_object_add(o, "warmup_s", json_object_new_double(w->warmup_s));
+	json_object_object_add(o, "duration_s", json_object_new_double(work.duration_s));
+	json_object_object_add(o, "warmup_s", json_object_new_double(work.warmup_s));
+	if (work.ops && !server) {	/* sized by work: duration_s is the time limit */
+		json_object_object_add(o, "ops", json_object_new_int64(work.ops));
+		json_object_object_add(o, "warmup_ops", json_object_new_int64(work.warmup_ops));
+	} else if (work.ops) {		/* the server ends when the client is done */
+		json_object_object_add(o, "idle_end_s", json_object_new_double(SERVER_IDLE_END_S));
+	}
 	if (server) {
 		json_object_object_add(o, "linger_s", json_object_new_double(sr->linger_s));
 		json_object_object_add(o, "start_wait_s", json_object_new_double(sr->start_wait_s));

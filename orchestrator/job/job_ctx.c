@@ -152,5 +152,10 @@ int step_state(struct job_ctx *j, const char *key, char **state)
 
 long guest_ms(const struct job_ctx *j, long ms)
 {
-	return j->dut && j->dut->clock && !strcmp(j->dut->clock, "icount") ? ms * 20 : ms;
+	return job_icount(j) ? ms * 20 : ms;
+}
+
+int job_icount(const struct job_ctx *j)
+{
+	return j->dut && j->dut->clock && !strcmp(j->dut->clock, "icount");
 }

@@ -60,6 +60,12 @@ struct job_ctx {
 /* How long a server or sink keeps running after the client's end. */
 #define SERVER_LINGER_S 2.0
 /*
+ * A client sized by work ends when its work is done, before its time
+ * limit: its server or sink ends this long after the last datagram
+ * (run spec idle_end_s) instead of outliving the limit by SERVER_LINGER_S.
+ */
+#define SERVER_IDLE_END_S 0.5
+/*
  * How long a server or sink waits for the client's first datagram: its
  * warm-up, duration and linger run from that datagram, not from its own
  * start, so a client whose agent starts late (at load 43 with 64 jobs on
@@ -207,5 +213,7 @@ int result_failed(const char *doc, struct buf *why);
  * (docs/qemu-icount.md), so 20 times MS.
  */
 long guest_ms(const struct job_ctx *j, long ms);
+/* 1 when the dut's clock is icount (its runs are timed by instructions), else 0. */
+int job_icount(const struct job_ctx *j);
 
 #endif

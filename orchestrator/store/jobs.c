@@ -79,6 +79,12 @@ static void parse_workload(struct json_object *o, struct job_spec_workload *w)
 	w->monitors = m && json_object_is_type(m, json_type_array) ? m : NULL;
 	w->duration_s = double_or(o, "duration_s", JOB_SPEC_DURATION_S);
 	w->warmup_s = double_or(o, "warmup_s", JOB_SPEC_WARMUP_S);
+	w->ops = int_or(o, "ops", 0);
+	w->warmup_ops = int_or(o, "warmup_ops", 0);
+	if (w->ops < 0 || w->ops > JOB_SPEC_OPS_MAX)
+		w->ops = 0;
+	if (w->warmup_ops < 0 || w->warmup_ops > JOB_SPEC_OPS_MAX || !w->ops)
+		w->warmup_ops = 0;
 	w->perf_events = str(o, "perf_events");
 	w->profile_cpus = str(o, "profile_cpus");
 	w->bpftrace_script = str(o, "bpftrace_script");
@@ -87,6 +93,30 @@ static void parse_workload(struct json_object *o, struct job_spec_workload *w)
 		w->headline = NULL;
 	w->threshold_pct = double_or(o, "threshold_pct", 0);
 	w->target = str(w->params, "target");
+}
+
+void job_spec_work(const struct job_spec_workload *w, int icount, struct job_work *out)
+{
+	int rr = w->type && !strcmp(w->type, "udp_rr"), tx = w->type && !strcmp(w->type, "udp_tx");
+
+	memset(out, 0, sizeof(*out));
+	out->warmup_s = w->warmup_s;
+	out->duration_s = w->duration_s;
+	out->limit_s = w->warmup_s + w->duration_s;
+	if (w->ops > 0) {
+		out->ops = w->ops;
+		out->warmup_ops = w->warmup_ops;
+		out->limit_s = w->duration_s;
+	} else if (icount && (rr || (tx && !str(w->params, "gso_size")))) {
+		out->ops = rr ? JOB_SPEC_ICOUNT_OPS_UDP_RR : JOB_SPEC_ICOUNT_OPS_UDP_TX;
+		out->warmup_ops = rr ? JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_RR : JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_TX;
+	}
+	if (out->ops) {
+		out->warmup_s = 0;
+		out->duration_s = out->limit_s;
+	}
+	if (icount && !str(w->params, "seed"))
+		out->seed = JOB_SPEC_ICOUNT_SEED;
 }
 
 int job_spec_parse(const char *text, struct job_spec *spec)

@@ -21,6 +21,23 @@
 #define JOB_SPEC_DURATION_S 10.0
 #define JOB_SPEC_WARMUP_S 2.0
 
+/*
+ * A run sized by work (docs/workloads.md, "runs sized by work"): under the
+ * icount clock a guest second is 10^9 instructions, and a run of a fixed
+ * number of operations timed by the guest clock says as much as a longer
+ * one, so a workload that names no "ops" runs this much work there (not on
+ * a real clock, where the default stays a timed run), with seeded source
+ * ports: two runs of one kernel then take the same path. The figures behind
+ * the sizes are in docs/qemu-icount.md ("Runs sized by work").
+ */
+#define JOB_SPEC_ICOUNT_OPS_UDP_RR 40000	/* transactions: about 0.6 s of guest time at 63k/s */
+#define JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_RR 8000
+#define JOB_SPEC_ICOUNT_OPS_UDP_TX 200000	/* packets: about 0.6 s of guest time at 328k/s */
+#define JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_TX 40000
+#define JOB_SPEC_ICOUNT_SEED 1			/* the source ports' seed of a workload that names none */
+/* The most operations a workload may ask for (the generators' own bound). */
+#define JOB_SPEC_OPS_MAX 1000000000000LL
+
 /* One side of the comparison ("sides" of the spec). */
 struct job_spec_side {
 	char side;			/* 'A' or 'B' */
@@ -35,6 +52,7 @@ struct job_spec_workload {
 	struct json_object *params;	/* the generator's keys as the config spells them (strings); may be NULL */
 	struct json_object *monitors;	/* array of monitor names, as the agent takes it; may be NULL */
 	double duration_s, warmup_s;	/* default JOB_SPEC_DURATION_S, JOB_SPEC_WARMUP_S */
+	int64_t ops, warmup_ops;	/* a run sized by work (0: not given; then see job_spec_work()) */
 	const char *perf_events, *profile_cpus, *bpftrace_script;	/* NULL when not given */
 	const char *headline;		/* the headline metric; NULL when not given or empty */
 	double threshold_pct;		/* the change that matters (0: not given) */
@@ -80,6 +98,27 @@ struct job_spec {
  */
 int job_spec_parse(const char *text, struct job_spec *spec);
 void job_spec_release(struct job_spec *spec);
+
+/*
+ * What one run of a workload does. OPS 0: a timed run, WARMUP_S then
+ * DURATION_S. OPS > 0: sized by work, WARMUP_OPS then OPS operations with
+ * LIMIT_S the time limit of the whole run. SEED: the source ports' seed to
+ * add to the client's params (0: none added; the workload's own "seed" param
+ * is passed as it is).
+ */
+struct job_work {
+	int64_t ops, warmup_ops, seed;
+	double warmup_s, duration_s, limit_s;
+};
+/*
+ * The work of a run of W on a machine whose clock is icount (ICOUNT 1) or
+ * real: W's ops and warmup_ops when it names them (its duration_s the time
+ * limit); else under icount the JOB_SPEC_ICOUNT_* sizes with warmup_s +
+ * duration_s the limit (udp_tx with gso_size keeps its timed run: its
+ * operation counts must be multiples of the segments a send makes); else
+ * W's timed run.
+ */
+void job_spec_work(const struct job_spec_workload *w, int icount, struct job_work *out);
 
 /* Side SIDE ('A', 'B') of the spec, a workload by name: NULL when it has none. */
 const struct job_spec_side *job_spec_side(const struct job_spec *spec, char side);

@@ -221,6 +221,17 @@ static void bind_seed(struct db_stmt *st, int i, struct json_object *res)
 		db_bind_null(st, i);
 }
 
+/* An integer of the result's timing (ops, warmup_ops of a run sized by work), else NULL: a timed run. */
+static void bind_timing_int(struct db_stmt *st, int i, struct json_object *timing, const char *key)
+{
+	struct json_object *v;
+
+	if (timing && json_object_object_get_ex(timing, key, &v) && json_object_is_type(v, json_type_int))
+		db_bind_int64(st, i, json_object_get_int64(v));
+	else
+		db_bind_null(st, i);
+}
+
 static void bind_int_or_null(struct db_stmt *st, int i, int64_t v)
 {
 	if (v)
@@ -645,8 +656,8 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	}
 	if (!(st = prep(db, "INSERT INTO runs (uid, job_id, boot_id, side, kernel_id, kernel_label, workload, seq,"
 			" machine, peer, profile, started, duration_s, warmup_s, status, result, created, clock,"
-			" machine_boot_id, machine_release, machine_build_id, kind, observes, seed)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
+			" machine_boot_id, machine_release, machine_build_id, kind, observes, seed, ops, warmup_ops)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")))
 		goto out;
 	bind_text(st, 1, uid);
 	bind_int_or_null(st, 2, meta->job_id);
@@ -676,6 +687,8 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	bind_text(st, 22, meta->observes ? "observe" : "measure");
 	bind_text(st, 23, meta->observes);
 	bind_seed(st, 24, o);
+	bind_timing_int(st, 25, timing, "ops");
+	bind_timing_int(st, 26, timing, "warmup_ops");
 	if (step_done(db, st, "the run"))
 		goto out;
 	id = db_last_id(db);

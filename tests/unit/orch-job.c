@@ -1,4 +1,5 @@
 /* orch-job.c: the job engine without machines: ABBA order, plan, spec of each job kind, find and cancel. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@
 	"[profile \"b\"]\n\txps = auto\n\tsysctl.net.core.busy_poll = 50\n" \
 	"[workload \"rr\"]\n\ttype = udp_rr\n\tflows = 8\n\tduration = 3s\n\twarmup = 1s\n\tmonitors = cpu\n" \
 	"[workload \"tx\"]\n\ttype = udp_tx\n\tpayload_size = 64\n\tduration = 2s\n\tmonitors = cpu perf-profile\n" \
+	"[workload \"rw\"]\n\ttype = udp_rr\n\tflows = 8\n\tduration = 20s\n\tops = 5000\n\twarmup_ops = 500\n\tmonitors = cpu\n" \
+	"[job \"work\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rw tx\n" \
 	"[job \"tune\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr tx\n\tboots = 2\n\truns = 2\n\twarmup_runs = 1\n\tseed = 42\n" \
 	"[job \"refs\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = dut peer\n\tworkloads = rr\n" \
 	"[job \"refs-none\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = ndut npeer\n\tworkloads = rr\n" \
@@ -121,6 +124,95 @@ static void test_run_monitors(void)
 	free(spec);
 	json_object_put(mon);
 	json_object_put(w.params);
+}
+
+/* A number of a run spec's JSON (NaN when absent); a param's text into *PARAM when asked. */
+static double spec_num(const char *spec_text, const char *key, const char *param, char *out, size_t n)
+{
+	struct json_object *o = json_tokener_parse(spec_text), *v = NULL, *wl = NULL, *p = NULL;
+	double d = NAN;
+
+	if (out)
+		snprintf(out, n, "(none)");
+	if (o && key && json_object_object_get_ex(o, key, &v))
+		d = json_object_get_double(v);
+	if (o && param && json_object_object_get_ex(o, "workload", &wl) && json_object_object_get_ex(wl, "params", &p) &&
+	    json_object_object_get_ex(p, param, &v) && out)
+		snprintf(out, n, "%s", json_object_get_string(v));
+	json_object_put(o);
+	return d;
+}
+
+/*
+ * Runs sized by work (issue 35 items 2, 3): the spec's ops as given, the
+ * icount defaults with seeded ports where the workload names none, and a
+ * timed run on a real clock.
+ */
+static void test_run_work(void)
+{
+	struct conf_machine dut = { .name = "d", .addr = "198.18.0.1" }, peer = { .name = "p", .addr = "198.18.0.2" };
+	struct job_ctx j;
+	struct job_spec_workload w;
+	struct server_run sr = { 0, NULL, 2, 30 };
+	struct job_work work;
+	char seed[32], *spec;
+
+	memset(&j, 0, sizeof(j));
+	memset(&w, 0, sizeof(w));
+	j.dut = &dut;
+	j.peer = &peer;
+	w.name = "rr";
+	w.type = "udp_rr";
+	w.params = json_object_new_object();
+	w.duration_s = 2;
+	w.warmup_s = 0.5;
+
+	spec = run_spec(&j, &w, "r1", 0, NULL, NULL);
+	ok(isnan(spec_num(spec, "ops", "seed", seed, sizeof(seed))) && spec_num(spec, "duration_s", NULL, NULL, 0) == 2 &&
+	   spec_num(spec, "warmup_s", NULL, NULL, 0) == 0.5, "real clock, no ops: a timed run of 0.5 + 2 s");
+	is_str(seed, "(none)", "real clock: no seed added");
+	free(spec);
+
+	dut.clock = "icount";
+	spec = run_spec(&j, &w, "r2", 0, NULL, NULL);
+	is_int((long long)spec_num(spec, "ops", "seed", seed, sizeof(seed)), JOB_SPEC_ICOUNT_OPS_UDP_RR,
+	       "icount, no ops: the default transactions");
+	is_int((long long)spec_num(spec, "warmup_ops", NULL, NULL, 0), JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_RR, "and its warm-up");
+	ok(spec_num(spec, "warmup_s", NULL, NULL, 0) == 0 && spec_num(spec, "duration_s", NULL, NULL, 0) == 2.5,
+	   "no warm-up in seconds; warm-up + duration is the time limit");
+	is_str(seed, "1", "icount: the client's ports seeded by default");
+	free(spec);
+	spec = run_spec(&j, &w, "r3", 1, &sr, NULL);
+	ok(isnan(spec_num(spec, "ops", "seed", seed, sizeof(seed))) && spec_num(spec, "idle_end_s", NULL, NULL, 0) == 0.5,
+	   "the server gets no work but ends idle_end_s after the client");
+	is_str(seed, "(none)", "the server draws no ports");
+	free(spec);
+
+	json_object_object_add(w.params, "seed", json_object_new_string("7"));
+	w.ops = 3000;
+	w.warmup_ops = 100;
+	w.warmup_s = 0;
+	w.duration_s = 20;
+	spec = run_spec(&j, &w, "r4", 0, NULL, NULL);
+	ok(spec_num(spec, "ops", "seed", seed, sizeof(seed)) == 3000 && spec_num(spec, "warmup_ops", NULL, NULL, 0) == 100 &&
+	   spec_num(spec, "duration_s", NULL, NULL, 0) == 20, "the workload's own ops, its duration the limit");
+	is_str(seed, "7", "the workload's own seed is kept");
+	free(spec);
+
+	json_object_put(w.params);
+	w.params = json_tokener_parse("{\"gso_size\": \"1400\"}");
+	w.type = "udp_tx";
+	w.ops = w.warmup_ops = 0;
+	w.warmup_s = 1;
+	w.duration_s = 3;
+	job_spec_work(&w, 1, &work);
+	ok(!work.ops && work.duration_s == 3 && work.warmup_s == 1 && work.seed == 1,
+	   "udp_tx with gso_size keeps its timed run under icount (ops must be multiples of its segments)");
+	json_object_put(w.params);
+	w.params = NULL;
+	job_spec_work(&w, 1, &work);
+	ok(work.ops == JOB_SPEC_ICOUNT_OPS_UDP_TX && work.warmup_ops == JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_TX &&
+	   work.limit_s == 4, "udp_tx under icount: the default packets, limit 4 s");
 }
 
 int main(void)
@@ -418,6 +510,30 @@ int main(void)
 			json_object_put(spec);
 		}
 	}
+	{
+		/* ops and warmup_ops through the spec: the warm-up in seconds is 0, the duration the limit */
+		struct job_submit_opts o = JOB_SUBMIT_OPTS_INIT;
+		struct json_object *spec;
+		struct job_spec js;
+
+		o.job = "work";
+		id = job_submit(db, &cfg, &o);
+		if (ok(id > 0, "a job with a workload sized by work submitted")) {
+			spec = job_spec(db, id);
+			is_str(jstr(spec, "workloads", 0, "ops"), "5000", "ops in the spec");
+			is_str(jstr(spec, "workloads", 0, "warmup_ops"), "500", "warmup_ops in the spec");
+			is_str(jstr(spec, "workloads", 0, "warmup_s"), "0.0", "no warm-up in seconds");
+			is_str(jstr(spec, "workloads", 0, "duration_s"), "20.0", "duration: the time limit");
+			ok(!jstr(spec, "workloads", 1, "ops"), "a timed workload has no ops");
+			is_str(jstr(spec, "workloads", 1, "warmup_s"), "2.0", "and keeps the default warm-up");
+			typed(spec, &js);
+			ok(js.workloads[0].ops == 5000 && js.workloads[0].warmup_ops == 500 && js.workloads[1].ops == 0,
+			   "job_spec_parse reads them");
+			job_spec_release(&js);
+			json_object_put(spec);
+		}
+	}
+	test_run_work();
 	db_close(db);
 	conf_free(&cfg);
 	return done_testing();

@@ -132,6 +132,20 @@ int main(void)
 		free(s);
 	}
 	free(other);
+	ok(count(db, "SELECT count(*) FROM runs WHERE id = ? AND ops IS NULL AND warmup_ops IS NULL", id2) == 1,
+	   "a timed run has no ops");
+	{
+		/* a run sized by work keeps its operations (migration 0023) */
+		char *t = replace(doc.buf, "\"run_id\":\"cl1\"", "\"run_id\":\"cl-ops\"");
+		char *w = replace(t, "\"window_s\":4.0}", "\"window_s\":0.6,\"ops\":40000,\"warmup_ops\":8000}");
+		int64_t id3 = 0;
+
+		ok(!result_store(db, w, strlen(w), &meta, &id3) && id3 > 0, "a run sized by work is stored");
+		is_int(count(db, "SELECT ops FROM runs WHERE id = ?", id3), 40000, "runs.ops from its timing");
+		is_int(count(db, "SELECT warmup_ops FROM runs WHERE id = ?", id3), 8000, "runs.warmup_ops from its timing");
+		free(t);
+		free(w);
+	}
 
 	/* monitor statuses with their reasons, and folded call stacks */
 	is_int(count(db, "SELECT count(*) FROM run_monitors WHERE run_id = ? AND status = 'ok' AND reason IS NULL", id), 5,
