@@ -434,6 +434,7 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 	struct strvec extra = STRVEC_INIT;
 	const char *type = get(s, "type", NULL);
 	int line;
+	long ops;
 	double thr;
 
 	for (size_t i = 0; i < ARRAY_SIZE(params); i++)
@@ -503,12 +504,13 @@ static void load_workload(struct parser *p, struct klab_config *c, const struct 
 	 */
 	dur(p, s, "duration", 10000, 1000);
 	dur(p, s, "warmup", 2000, 0);
-	num(p, s, "ops", 0, 1, JOB_SPEC_OPS_MAX);
+	/* ops = 0: a timed run on every clock, not the icount default (docs/jobs.md) */
+	ops = num(p, s, "ops", -1, 0, JOB_SPEC_OPS_MAX);
 	num(p, s, "warmup_ops", 0, 0, JOB_SPEC_OPS_MAX);
-	if (get(s, "warmup_ops", &line) && !get(s, "ops", NULL))
+	if (get(s, "warmup_ops", &line) && ops <= 0)
 		conf_perr(p, s->file, line, "%s: 'warmup_ops' needs 'ops' (a warm-up by work goes with a run by work)",
 			  sec_label(s));
-	if (get(s, "ops", NULL) && get(s, "warmup", &line))
+	if (ops > 0 && get(s, "warmup", &line))
 		conf_perr(p, s->file, line, "%s: 'warmup' (seconds) does not go with 'ops': give the warm-up as "
 			  "'warmup_ops' operations", sec_label(s));
 	for (size_t i = 0; i < s->n; i++) {

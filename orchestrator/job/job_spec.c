@@ -44,7 +44,7 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 	struct json_object *o = json_object_new_object(), *params = json_object_new_object();
 	struct json_object *mon = json_object_new_array();
 	long dur_ms = (long)(JOB_SPEC_DURATION_S * 1000), warm_ms = (long)(JOB_SPEC_WARMUP_S * 1000);
-	long ops = 0, warmup_ops = 0;
+	long ops = -1, warmup_ops = 0;	/* ops -1: not given */
 
 	for (size_t i = 0; i < w->n_params; i++) {
 		const char *k = w->params[i].key, *v = w->params[i].value;
@@ -55,7 +55,7 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 			if (parse_duration_ms(v, &warm_ms))
 				goto bad;
 		} else if (!strcmp(k, "ops")) {
-			if (parse_long(v, 1, JOB_SPEC_OPS_MAX, &ops))
+			if (parse_long(v, 0, JOB_SPEC_OPS_MAX, &ops))
 				goto bad;
 		} else if (!strcmp(k, "warmup_ops")) {
 			if (parse_long(v, 0, JOB_SPEC_OPS_MAX, &warmup_ops))
@@ -71,11 +71,11 @@ static int workload_json(const struct conf_workload *w, struct json_object **out
 	json_object_object_add(o, "params", params);
 	json_object_object_add(o, "duration_s", json_object_new_double(dur_ms / 1000.0));
 	/* sized by work: the duration is the time limit, the warm-up is warmup_ops (docs/jobs.md) */
-	json_object_object_add(o, "warmup_s", json_object_new_double(ops ? 0 : warm_ms / 1000.0));
-	if (ops) {
+	json_object_object_add(o, "warmup_s", json_object_new_double(ops > 0 ? 0 : warm_ms / 1000.0));
+	if (ops >= 0)	/* 0: timed on every clock */
 		json_object_object_add(o, "ops", json_object_new_int64(ops));
+	if (ops > 0)
 		json_object_object_add(o, "warmup_ops", json_object_new_int64(warmup_ops));
-	}
 	json_object_object_add(o, "monitors", mon);
 	if (w->perf_events)
 		json_object_object_add(o, "perf_events", json_str(w->perf_events));

@@ -79,11 +79,11 @@ static void parse_workload(struct json_object *o, struct job_spec_workload *w)
 	w->monitors = m && json_object_is_type(m, json_type_array) ? m : NULL;
 	w->duration_s = double_or(o, "duration_s", JOB_SPEC_DURATION_S);
 	w->warmup_s = double_or(o, "warmup_s", JOB_SPEC_WARMUP_S);
-	w->ops = int_or(o, "ops", 0);
+	w->ops = int_or(o, "ops", -1);
 	w->warmup_ops = int_or(o, "warmup_ops", 0);
-	if (w->ops < 0 || w->ops > JOB_SPEC_OPS_MAX)
-		w->ops = 0;
-	if (w->warmup_ops < 0 || w->warmup_ops > JOB_SPEC_OPS_MAX || !w->ops)
+	if (w->ops < -1 || w->ops > JOB_SPEC_OPS_MAX)
+		w->ops = -1;
+	if (w->warmup_ops < 0 || w->warmup_ops > JOB_SPEC_OPS_MAX || w->ops <= 0)
 		w->warmup_ops = 0;
 	w->perf_events = str(o, "perf_events");
 	w->profile_cpus = str(o, "profile_cpus");
@@ -107,6 +107,8 @@ void job_spec_work(const struct job_spec_workload *w, int icount, struct job_wor
 		out->ops = w->ops;
 		out->warmup_ops = w->warmup_ops;
 		out->limit_s = w->duration_s;
+	} else if (!w->ops) {
+		return;	/* timed, as every run was before runs sized by work */
 	} else if (icount && (rr || (tx && !str(w->params, "gso_size")))) {
 		out->ops = rr ? JOB_SPEC_ICOUNT_OPS_UDP_RR : JOB_SPEC_ICOUNT_OPS_UDP_TX;
 		out->warmup_ops = rr ? JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_RR : JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_TX;

@@ -52,7 +52,8 @@ struct job_spec_workload {
 	struct json_object *params;	/* the generator's keys as the config spells them (strings); may be NULL */
 	struct json_object *monitors;	/* array of monitor names, as the agent takes it; may be NULL */
 	double duration_s, warmup_s;	/* default JOB_SPEC_DURATION_S, JOB_SPEC_WARMUP_S */
-	int64_t ops, warmup_ops;	/* a run sized by work (0: not given; then see job_spec_work()) */
+	/* a run sized by work: ops N > 0; 0: timed on every clock; -1: not given (job_spec_work()) */
+	int64_t ops, warmup_ops;
 	const char *perf_events, *profile_cpus, *bpftrace_script;	/* NULL when not given */
 	const char *headline;		/* the headline metric; NULL when not given or empty */
 	double threshold_pct;		/* the change that matters (0: not given) */
@@ -113,10 +114,11 @@ struct job_work {
 /*
  * The work of a run of W on a machine whose clock is icount (ICOUNT 1) or
  * real: W's ops and warmup_ops when it names them (its duration_s the time
- * limit); else under icount the JOB_SPEC_ICOUNT_* sizes with warmup_s +
- * duration_s the limit (udp_tx with gso_size keeps its timed run: its
- * operation counts must be multiples of the segments a send makes); else
- * W's timed run.
+ * limit); W's timed run when its ops is 0 (as runs were before runs sized by
+ * work: no seed added either); else under icount the JOB_SPEC_ICOUNT_* sizes
+ * with warmup_s + duration_s the limit and seed JOB_SPEC_ICOUNT_SEED unless
+ * W names one (udp_tx with gso_size keeps its timed run: its operation
+ * counts must be multiples of the segments a send makes); else W's timed run.
  */
 void job_spec_work(const struct job_spec_workload *w, int icount, struct job_work *out);
 

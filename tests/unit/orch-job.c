@@ -166,6 +166,7 @@ static void test_run_work(void)
 	w.params = json_object_new_object();
 	w.duration_s = 2;
 	w.warmup_s = 0.5;
+	w.ops = -1;	/* not given */
 
 	spec = run_spec(&j, &w, "r1", 0, NULL, NULL);
 	ok(isnan(spec_num(spec, "ops", "seed", seed, sizeof(seed))) && spec_num(spec, "duration_s", NULL, NULL, 0) == 2 &&
@@ -187,6 +188,12 @@ static void test_run_work(void)
 	   "the server gets no work but ends idle_end_s after the client");
 	is_str(seed, "(none)", "the server draws no ports");
 	free(spec);
+	w.ops = 0;
+	spec = run_spec(&j, &w, "r5", 0, NULL, NULL);
+	ok(isnan(spec_num(spec, "ops", "seed", seed, sizeof(seed))) && spec_num(spec, "warmup_s", NULL, NULL, 0) == 0.5,
+	   "icount, ops = 0: a timed run as before");
+	is_str(seed, "(none)", "and the kernel picks the ports");
+	free(spec);
 
 	json_object_object_add(w.params, "seed", json_object_new_string("7"));
 	w.ops = 3000;
@@ -202,7 +209,8 @@ static void test_run_work(void)
 	json_object_put(w.params);
 	w.params = json_tokener_parse("{\"gso_size\": \"1400\"}");
 	w.type = "udp_tx";
-	w.ops = w.warmup_ops = 0;
+	w.ops = -1;
+	w.warmup_ops = 0;
 	w.warmup_s = 1;
 	w.duration_s = 3;
 	job_spec_work(&w, 1, &work);
@@ -524,10 +532,10 @@ int main(void)
 			is_str(jstr(spec, "workloads", 0, "warmup_ops"), "500", "warmup_ops in the spec");
 			is_str(jstr(spec, "workloads", 0, "warmup_s"), "0.0", "no warm-up in seconds");
 			is_str(jstr(spec, "workloads", 0, "duration_s"), "20.0", "duration: the time limit");
-			ok(!jstr(spec, "workloads", 1, "ops"), "a timed workload has no ops");
+			ok(!jstr(spec, "workloads", 1, "ops"), "a workload without ops has none in the spec");
 			is_str(jstr(spec, "workloads", 1, "warmup_s"), "2.0", "and keeps the default warm-up");
 			typed(spec, &js);
-			ok(js.workloads[0].ops == 5000 && js.workloads[0].warmup_ops == 500 && js.workloads[1].ops == 0,
+			ok(js.workloads[0].ops == 5000 && js.workloads[0].warmup_ops == 500 && js.workloads[1].ops == -1,
 			   "job_spec_parse reads them");
 			job_spec_release(&js);
 			json_object_put(spec);
