@@ -327,6 +327,9 @@ void mon_window_start(struct mon_ctx *m)
 		} else {
 			m->have_cpu_first = 1;
 			read_proc_stat(&m->cpu_prev);
+			/* the "cpu" line and one CPU: its idle time to the ns is exact (idle.h) */
+			if (m->cpu_first.n == 2 && !idle_snap_read(&m->idle_first))
+				m->have_idle = 1;
 		}
 	}
 	if (m->want[MON_NIC])
@@ -412,6 +415,8 @@ void mon_window_end(struct mon_ctx *m)
 {
 	m->win_end_ms = now_ms();
 	if (m->want[MON_CPU] && m->have_cpu_first) {
+		if (m->have_idle && idle_snap_read(&m->idle_last))
+			m->have_idle = 0;
 		cpu_sample(m);
 		if (read_proc_stat(&m->cpu_last))
 			unavailable(m, MON_CPU, "cannot read /proc/stat");
@@ -456,8 +461,14 @@ static void finish_cpu(struct mon_ctx *m, struct json_object *result, double ops
 #undef F
 		json_object_array_add(cpus, o);
 		if (p.cpu == -1) {
-			uint64_t busy = cpu_busy_jiffies(a, b);
+			uint64_t busy = cpu_busy_jiffies(a, b), busy_ns;
 			double busy_us = (double)busy * 1e6 / (hz > 0 ? hz : 100);
+			int exact = m->have_idle && !idle_busy_ns(&m->idle_first, &m->idle_last, &busy_ns);
+
+			if (exact)
+				busy_us = (double)busy_ns / 1e3;
+			json_object_object_add(result, "cpu_busy_source",
+					       json_object_new_string(exact ? "timer_list" : "proc_stat"));
 			result_add_metric(result, "cpu_busy_pct", 100.0 - p.idle - p.iowait, "%", "none");
 			result_add_metric(result, "cpu_busy_s", busy_us / 1e6, "s", "lower");
 			if (ops > 0)
@@ -879,6 +890,8 @@ void mon_release(struct mon_ctx *m)
 	for (i = 0; i < MON_N; i++)
 		free(m->status[i]);
 	proc_stat_free(&m->cpu_first);
+	idle_snap_free(&m->idle_first);
+	idle_snap_free(&m->idle_last);
 	proc_stat_free(&m->cpu_prev);
 	proc_stat_free(&m->cpu_last);
 	counters_free(&m->nic_before);

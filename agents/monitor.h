@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 
 #include "agent.h"
+#include "idle.h"
 #include "parse.h"
 #include "run.h"
 
@@ -68,6 +69,8 @@ struct mon_ctx {
 	int64_t profile_start_ms;	/* open_window: when perf record began */
 	struct proc_stat cpu_first, cpu_prev, cpu_last;
 	int have_cpu_first;
+	struct idle_snap idle_first, idle_last;	/* one CPU online: busy time to the ns (idle.h) */
+	int have_idle;
 	struct json_object *cpu_series;	/* { "cpu_busy_pct": [[t, v]...], "cpu0.busy_pct": ... } */
 	struct counters nic_before, nic_after;
 	struct run_cmd perf_stat, perf_rec, bpf;
