@@ -52,12 +52,15 @@ struct job_spec_workload {
 	struct json_object *params;	/* the generator's keys as the config spells them (strings); may be NULL */
 	struct json_object *monitors;	/* array of monitor names, as the agent takes it; may be NULL */
 	double duration_s, warmup_s;	/* default JOB_SPEC_DURATION_S, JOB_SPEC_WARMUP_S */
-	/* a run sized by work: ops N > 0; 0: timed on every clock; -1: not given (job_spec_work()) */
-	int64_t ops, warmup_ops;
 	const char *perf_events, *profile_cpus, *bpftrace_script;	/* NULL when not given */
 	const char *headline;		/* the headline metric; NULL when not given or empty */
 	double threshold_pct;		/* the change that matters (0: not given) */
 	const char *target;		/* udp_tx: params.target ("peer", "dummy", "blackhole"); NULL when not given */
+	/*
+	 * A run sized by work: ops N > 0; 0: timed on every clock; -1: not
+	 * given (job_spec_work()).
+	 */
+	int64_t ops, warmup_ops;
 };
 
 struct job_spec {

@@ -101,7 +101,7 @@ static void test_keys(void)
 {
 	char *k = calib_instrument_key("dut1", "icount", SYSINFO(2)), *k2;
 	char w1[CALIB_WL_KEY_LEN + 1], w2[CALIB_WL_KEY_LEN + 1];
-	struct job_spec_workload wl = { "udp_rr", "udp_rr", NULL, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, NULL };
+	struct job_spec_workload wl = { "udp_rr", "udp_rr", NULL, NULL, 1, 0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0 };
 
 	is_str(k, "dut1;icount;QEMU TCG CPU x2;klab.cpus=2 klab.mgmt klab.name maxcpus=2",
 	       "the instrument key: machine, clock, CPU, the lab's words (instance values dropped, sorted)");
