@@ -109,7 +109,7 @@ void job_spec_work(const struct job_spec_workload *w, int icount, struct job_wor
 		out->limit_s = w->duration_s;
 	} else if (!w->ops) {
 		return;	/* timed, as every run was before runs sized by work */
-	} else if (icount && (rr || (tx && !str(w->params, "gso_size")))) {
+	} else if (icount && (rr || (tx && !str(w->params, "gso_size") && !str(w->params, "rate_pps")))) {
 		out->ops = rr ? JOB_SPEC_ICOUNT_OPS_UDP_RR : JOB_SPEC_ICOUNT_OPS_UDP_TX;
 		out->warmup_ops = rr ? JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_RR : JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_TX;
 	}

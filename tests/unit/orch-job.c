@@ -217,6 +217,10 @@ static void test_run_work(void)
 	ok(!work.ops && work.duration_s == 3 && work.warmup_s == 1 && work.seed == 1,
 	   "udp_tx with gso_size keeps its timed run under icount (ops must be multiples of its segments)");
 	json_object_put(w.params);
+	w.params = json_tokener_parse("{\"rate_pps\": \"20000\"}");
+	job_spec_work(&w, 1, &work);
+	ok(!work.ops && work.duration_s == 3, "so does udp_tx with rate_pps (the default work would outlast its limit)");
+	json_object_put(w.params);
 	w.params = NULL;
 	job_spec_work(&w, 1, &work);
 	ok(work.ops == JOB_SPEC_ICOUNT_OPS_UDP_TX && work.warmup_ops == JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_TX &&
