@@ -529,7 +529,7 @@ int main(void)
 		struct job_spec js;
 
 		o.job = "work";
-		id = job_submit(db, &cfg, &o);
+		id = job_submit(db, &cfg, &o, NULL);
 		if (ok(id > 0, "a job with a workload sized by work submitted")) {
 			spec = job_spec(db, id);
 			is_str(jstr(spec, "workloads", 0, "ops"), "5000", "ops in the spec");
