@@ -272,7 +272,10 @@ char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char 
 	struct json_object *params = role_params(w->params, type, server);
 	struct job_work work;
 
-	job_spec_work(w, job_icount(j), &work);
+	if (observes)
+		job_spec_work_observe(w, job_icount(j), &work);
+	else
+		job_spec_work(w, job_icount(j), &work);
 	if (!server && work.seed)	/* seeded ports by default under icount: the same path every run */
 		json_object_object_add(params, "seed", json_object_new_int64(work.seed));
 	json_object_object_add(wo, "params", params);

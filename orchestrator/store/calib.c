@@ -106,6 +106,15 @@ void calib_workload_key(const struct job_spec_workload *w, char out[CALIB_WL_KEY
 	buf_addf(&b, "type=%s\nduration=%.17g\nwarmup=%.17g\nparams=%s\n", w->type ? w->type : "",
 		 w->duration_s, w->warmup_s,
 		 w->params ? json_object_to_json_string_ext(w->params, JSON_C_TO_STRING_PLAIN) : "{}");
+	{
+		/* runs sized by work spread otherwise than timed runs (docs/qemu-icount.md) */
+		struct job_work work;
+
+		job_spec_work(w, 1, &work);
+		if (work.ops)
+			buf_addf(&b, "work=%lld+%lld seed=%lld\n", (long long)work.warmup_ops, (long long)work.ops,
+				 (long long)work.seed);
+	}
 	sha256_hex(b.buf, b.len, hex);
 	memcpy(out, hex, CALIB_WL_KEY_LEN);
 	out[CALIB_WL_KEY_LEN] = 0;

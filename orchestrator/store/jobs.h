@@ -127,6 +127,13 @@ struct job_work {
  * with rate_pps, which the default work could outlast); else W's timed run.
  */
 void job_spec_work(const struct job_spec_workload *w, int icount, struct job_work *out);
+/*
+ * The same for an observation run (docs/observation.md): under icount it
+ * keeps W's timed run unless W names its ops (the seed default stays):
+ * perf record and bpftrace attach while the run goes on, which a timed
+ * run's warm-up covers and a window of 0.6 s of guest time does not.
+ */
+void job_spec_work_observe(const struct job_spec_workload *w, int icount, struct job_work *out);
 
 /* Side SIDE ('A', 'B') of the spec, a workload by name: NULL when it has none. */
 const struct job_spec_side *job_spec_side(const struct job_spec *spec, char side);

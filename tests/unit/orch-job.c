@@ -183,6 +183,11 @@ static void test_run_work(void)
 	   "no warm-up in seconds; warm-up + duration is the time limit");
 	is_str(seed, "1", "icount: the client's ports seeded by default");
 	free(spec);
+	spec = run_spec(&j, &w, "r2o", 0, NULL, "bpftrace");
+	ok(isnan(spec_num(spec, "ops", "seed", seed, sizeof(seed))) && spec_num(spec, "warmup_s", NULL, NULL, 0) == 0.5 &&
+	   spec_num(spec, "duration_s", NULL, NULL, 0) == 2, "icount, an observation run: timed (its tools attach meanwhile)");
+	is_str(seed, "1", "with the seeded ports");
+	free(spec);
 	spec = run_spec(&j, &w, "r3", 1, &sr, NULL);
 	ok(isnan(spec_num(spec, "ops", "seed", seed, sizeof(seed))) && spec_num(spec, "idle_end_s", NULL, NULL, 0) == 0.5,
 	   "the server gets no work but ends idle_end_s after the client");
