@@ -28,9 +28,10 @@
  * work there, timed by the guest clock (not on a real clock, where the
  * default stays a timed run), with seeded source ports, so that the ports
  * no longer change the path from run to run. Against the timed 0.5 s + 2 s
- * a run step takes 44% of the host time and insn_per_op spreads 0.011%
- * (udp_tx_dummy) and 0.30% (udp_rr) between runs, against 0.32% and 0.57%:
- * docs/qemu-icount.md, "Runs sized by work".
+ * a run step took 44-86% of the host time (load 3.5-15) and insn_per_op
+ * spread 0.011% (udp_tx_dummy) and 0.30-0.43% (udp_rr) between runs,
+ * against 0.27-0.32% and 0.57-0.59%: docs/qemu-icount.md, "Runs sized by
+ * work".
  */
 #define JOB_SPEC_ICOUNT_OPS_UDP_RR 40000	/* transactions: 0.59 s of guest time at 67.8k/s */
 #define JOB_SPEC_ICOUNT_WARMUP_OPS_UDP_RR 8000
