@@ -675,11 +675,14 @@ static int start_guests(struct qlab_state *st, int sock_port, int *started)
 
 static void ssh_argv(struct strvec *av, const struct qlab_state *st, int i)
 {
+	/* a cache-model guest on a busy host takes 7-24 s a login: ssh's own limits follow */
 	strvec_pushv(av, (const char *const[]){ "ssh", "-F", "/dev/null", "-o", "BatchMode=yes",
-						"-o", "StrictHostKeyChecking=yes", "-o",
-						"ConnectTimeout=5", "-o", "ServerAliveInterval=2",
-						"-o", "ServerAliveCountMax=2", "-o", "LogLevel=ERROR",
-						NULL });
+						"-o", "StrictHostKeyChecking=yes", "-o", "ServerAliveCountMax=2",
+						"-o", "LogLevel=ERROR", NULL });
+	strvec_push(av, "-o");
+	strvec_push(av, st->cache_model ? "ConnectTimeout=50" : "ConnectTimeout=5");
+	strvec_push(av, "-o");
+	strvec_push(av, st->cache_model ? "ServerAliveInterval=20" : "ServerAliveInterval=2");
 	strvec_push(av, "-o");
 	strvec_pushf(av, "UserKnownHostsFile=%s/known_hosts", st->dir);
 	strvec_push(av, "-i");
