@@ -95,7 +95,8 @@ t0=$(date +%s.%N)
 "$KLAB" --json kernels build --tree linux-source-6.1 --variant base >"$DIR/base.json" 2>"$DIR/base.log" ||
 	die "the baseline build failed ($DIR/base.log)"
 base_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$DIR/base.json") || die "no kernel id"
-echo "baseline: kernel $base_id, $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s ($(grep -o 'already built\|found in the artifact store' "$DIR/base.log" | head -1 || echo built))"
+echo "baseline: kernel $base_id, $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s ($(python3 -c '
+import json,sys; k = json.load(open(sys.argv[1])); print("cache hit: " + k["artifact_dir"] if k["cached"] else "built")' "$DIR/base.json"))"
 
 t0=$(date +%s.%N)
 lab_is_up=1
