@@ -202,7 +202,9 @@ for name, (n, secs, skipped) in groups.items():
         what += ", %d boots (deploy, verify, agent, prepare, restore)" % boots
     if name == "run":
         what += ", %d runs done" % runs
-    row("job steps %s:*" % name, secs, what)
+    label = {"boot": "boots", "run": "measurement runs", "obs": "observation runs (the monitors)",
+             "look": "looks"}.get(name, name)
+    row("job steps %s:* (%s)" % (name, label), secs, what)
 row("job: started -> finished", finished - started)
 row("final check: job finished -> on every patch", final - finished)
 row("total (final - completed)", final - completed)
