@@ -28,7 +28,7 @@
 
 #define MAX_EVENTS 100		/* per poll: the rest at the next */
 #define MAX_SERIES 16		/* new series taken through intake per poll */
-#define DESC_MAX 240		/* a check's description: one line */
+#define DESC_MAX 400		/* a check's description: one line (Patchwork keeps any length; two workloads take ~280) */
 
 struct poll {
 	struct db *db;
@@ -635,6 +635,9 @@ static void outcome(struct poll *p, const struct pw_series_row *r, const char **
 			buf_addf(d, "job %lld ended without a comparison", (long long)r->job_id);
 			return;
 		}
+		const char *wl = NULL;
+
+		/* the rows grouped by workload: "udp_rr: a, b; udp_tx_dummy: c" */
 		for (size_t i = 0; i < res.n_rows; i++) {
 			const struct compare_row *c = &res.rows[i];
 			int bad;
@@ -645,18 +648,23 @@ static void outcome(struct poll *p, const struct pw_series_row *r, const char **
 			      ((!strcmp(c->better, "higher") && c->st.change_pct < 0) ||
 			       (!strcmp(c->better, "lower") && c->st.change_pct > 0));
 			worse += bad;
-			buf_addf(&rows, "%s%s%s %+.2f%% [%+.2f, %+.2f] %s", n++ ? ", " : "", c->metric,
-				 bad ? " (worse)" : "", c->st.change_pct, c->st.ci_lo, c->st.ci_hi,
-				 stats_verdict_name(c->st.verdict));
+			if (!wl || strcmp(wl, c->workload ? c->workload : ""))
+				buf_addf(&rows, "%s%s: ", n ? "; " : "", c->workload ? c->workload : "");
+			else
+				buf_addstr(&rows, ", ");
+			wl = c->workload ? c->workload : "";
+			n++;
+			buf_addf(&rows, "%s%s %+.2f%% [%+.2f, %+.2f] %s", c->metric, bad ? " (worse)" : "",
+				 c->st.change_pct, c->st.ci_lo, c->st.ci_hi, stats_verdict_name(c->st.verdict));
 		}
 		*state = worse ? "warning" : "success";
+		/* what measured it first: a description cut at DESC_MAX keeps it */
 		if (worse)
-			buf_addf(d, "%d headline%s worse: ", worse, worse == 1 ? "" : "s");
+			buf_addf(d, "%d headline%s worse", worse, worse == 1 ? "" : "s");
 		else
-			buf_addstr(d, "no headline worse: ");
+			buf_addstr(d, "no headline worse");
+		buf_addf(d, " (%s): ", res.clock && !strcmp(res.clock, "icount") ? "path length, icount" : "wall clock, real");
 		buf_addstr(d, n ? rows.buf : "no headline metric");
-		buf_addf(d, "; %s", res.clock && !strcmp(res.clock, "icount") ? "path length (icount)"
-									   : "wall clock (real)");
 		buf_release(&rows);
 		compare_result_free(&res);
 	} else if (!strcmp(r->job_state, "failed")) {
