@@ -45,9 +45,22 @@
 #define GUEST_PEER 1
 static const char *const guest_names[2] = { "dut", "peer" };
 
-#define SSH_ATTEMPT_MS 8000	/* one ssh probe; slirp may accept and then hang */
-/* ... under the cache model: one login took 24 s at load 13 (docs/cache-model.md) */
-#define SSH_ATTEMPT_CM_MS 60000
+/*
+ * The limits of one ssh to a guest: the probe's whole attempt (slirp may
+ * accept and then hang) and ssh's own. A cache-model guest on a busy host
+ * takes 7-24 s a login (24 s at load 13, docs/cache-model.md).
+ */
+struct ssh_limits {
+	long attempt_ms;
+	const char *connect, *alive;
+};
+static const struct ssh_limits ssh_plain = { 8000, "ConnectTimeout=5", "ServerAliveInterval=2" };
+static const struct ssh_limits ssh_cache_model = { 60000, "ConnectTimeout=50", "ServerAliveInterval=20" };
+
+static const struct ssh_limits *ssh_limits(const struct qlab_state *st)
+{
+	return st->cache_model ? &ssh_cache_model : &ssh_plain;
+}
 #define QEMU_START_MS 60000	/* qemu's own start-up until it daemonizes */
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -675,14 +688,13 @@ static int start_guests(struct qlab_state *st, int sock_port, int *started)
 
 static void ssh_argv(struct strvec *av, const struct qlab_state *st, int i)
 {
-	/* a cache-model guest on a busy host takes 7-24 s a login: ssh's own limits follow */
 	strvec_pushv(av, (const char *const[]){ "ssh", "-F", "/dev/null", "-o", "BatchMode=yes",
 						"-o", "StrictHostKeyChecking=yes", "-o", "ServerAliveCountMax=2",
 						"-o", "LogLevel=ERROR", NULL });
 	strvec_push(av, "-o");
-	strvec_push(av, st->cache_model ? "ConnectTimeout=50" : "ConnectTimeout=5");
+	strvec_push(av, ssh_limits(st)->connect);
 	strvec_push(av, "-o");
-	strvec_push(av, st->cache_model ? "ServerAliveInterval=20" : "ServerAliveInterval=2");
+	strvec_push(av, ssh_limits(st)->alive);
 	strvec_push(av, "-o");
 	strvec_pushf(av, "UserKnownHostsFile=%s/known_hosts", st->dir);
 	strvec_push(av, "-i");
@@ -702,7 +714,7 @@ static int ssh_probe(const struct qlab_state *st, int i, struct buf *rel)
 	ssh_argv(&av, st, i);
 	strvec_push(&av, "uname -r");
 	c.argv = (const char *const *)av.v;
-	c.timeout_ms = st->cache_model ? SSH_ATTEMPT_CM_MS : SSH_ATTEMPT_MS;
+	c.timeout_ms = ssh_limits(st)->attempt_ms;
 	c.kill_grace_ms = 500;
 	c.out_cap = 4096;
 	if (run_command(&c) == 0 && c.status == 0 && !c.timed_out) {
