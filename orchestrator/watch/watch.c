@@ -457,7 +457,7 @@ static int take_series(const struct pw_series_row *r, void *data)
 	struct series_opts so = { 0 };
 	struct job_submit_opts jo = JOB_SUBMIT_OPTS_INIT;
 	const struct conf_job *tmpl = conf_job(p->cfg, w->job);
-	struct buf reason = BUF_INIT;
+	struct buf reason = BUF_INIT;	/* a callee's reason: intake's, job_submit's */
 	char api[96], what[96], *why = NULL;
 	int64_t version = 1, sid, job;
 	int rc, ret = 0, err, known = 0;	/* known: every patch of the series is recorded */
@@ -563,15 +563,10 @@ static int take_series(const struct pw_series_row *r, void *data)
 	/* a template that builds a kernel gets the series; a tuning one (the netns lab) runs as it is */
 	if (tmpl && (tmpl->tree || tmpl->series))
 		jo.series = src.buf;
-	{
-		struct buf e = BUF_INIT;
-
-		job = job_submit(p->db, p->cfg, &jo, &e);
-		if (job < 0)
-			why = xasprintf("job '%s' could not be queued: %s", w->job, e.buf);
-		buf_release(&e);
-		if (job < 0)
-			goto failed;
+	job = job_submit(p->db, p->cfg, &jo, &reason);
+	if (job < 0) {
+		why = xasprintf("job '%s' could not be queued: %s", w->job, reason.buf);
+		goto failed;
 	}
 	if (pw_series_set_queued(p->db, r->id, sid, job) || pending_check(p, r, job))
 		goto dberr;
@@ -628,6 +623,7 @@ static void outcome(struct poll *p, const struct pw_series_row *r, const char **
 		struct compare_result res;
 		int worse = 0, n = 0;
 		struct buf rows = BUF_INIT;
+		const char *wl = NULL;	/* the workload of the last row written */
 
 		memset(&res, 0, sizeof(res));
 		if (compare_load(p->db, r->job_id, 0, &res) != 1) {
@@ -635,11 +631,10 @@ static void outcome(struct poll *p, const struct pw_series_row *r, const char **
 			buf_addf(d, "job %lld ended without a comparison", (long long)r->job_id);
 			return;
 		}
-		const char *wl = NULL;
-
 		/* the rows grouped by workload: "udp_rr: a, b; udp_tx_dummy: c" */
 		for (size_t i = 0; i < res.n_rows; i++) {
 			const struct compare_row *c = &res.rows[i];
+			const char *cw = c->workload ? c->workload : "";
 			int bad;
 
 			if (!c->headline)
@@ -648,11 +643,11 @@ static void outcome(struct poll *p, const struct pw_series_row *r, const char **
 			      ((!strcmp(c->better, "higher") && c->st.change_pct < 0) ||
 			       (!strcmp(c->better, "lower") && c->st.change_pct > 0));
 			worse += bad;
-			if (!wl || strcmp(wl, c->workload ? c->workload : ""))
-				buf_addf(&rows, "%s%s: ", n ? "; " : "", c->workload ? c->workload : "");
+			if (!wl || strcmp(wl, cw))
+				buf_addf(&rows, "%s%s: ", n ? "; " : "", cw);
 			else
 				buf_addstr(&rows, ", ");
-			wl = c->workload ? c->workload : "";
+			wl = cw;
 			n++;
 			buf_addf(&rows, "%s%s %+.2f%% [%+.2f, %+.2f] %s", c->metric, bad ? " (worse)" : "",
 				 c->st.change_pct, c->st.ci_lo, c->st.ci_hi, stats_verdict_name(c->st.verdict));
