@@ -272,7 +272,12 @@ char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char 
 	struct json_object *params = role_params(w->params, type, server);
 	struct job_work work;
 
-	if (observes)
+	/*
+	 * An observation run with a monitor stays timed (a probe or perf record
+	 * attaches during the run); the bare one is sized as the measurement
+	 * runs are, so that the cost of their cpu monitor compares like with like.
+	 */
+	if (observes && strcmp(observes, OBSERVE_BARE))
 		job_spec_work_observe(w, job_icount(j), &work);
 	else
 		job_spec_work(w, job_icount(j), &work);

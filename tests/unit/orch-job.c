@@ -188,6 +188,12 @@ static void test_run_work(void)
 	   spec_num(spec, "duration_s", NULL, NULL, 0) == 2, "icount, an observation run: timed (its tools attach meanwhile)");
 	is_str(seed, "1", "with the seeded ports");
 	free(spec);
+	spec = run_spec(&j, &w, "r2b", 0, NULL, OBSERVE_BARE);
+	is_int((long long)spec_num(spec, "ops", "seed", seed, sizeof(seed)), JOB_SPEC_ICOUNT_OPS_UDP_RR,
+	       "icount, the bare observation run: sized by work as the measurement runs are");
+	ok(spec_num(spec, "warmup_s", NULL, NULL, 0) == 0 && spec_num(spec, "duration_s", NULL, NULL, 0) == 2.5,
+	   "the bare run: the same warm-up in ops and time limit as a measurement run");
+	free(spec);
 	spec = run_spec(&j, &w, "r3", 1, &sr, NULL);
 	ok(isnan(spec_num(spec, "ops", "seed", seed, sizeof(seed))) && spec_num(spec, "idle_end_s", NULL, NULL, 0) == 0.5,
 	   "the server gets no work but ends idle_end_s after the client");
