@@ -119,6 +119,11 @@ test_expect_success ROOT,QEMU,KBUILD,SEED003,DEMO_KERNELS 'the job: 2 boots a si
 	printf "obs:%s:tx:%s\n" 1 bpftrace 1 bare 2 bpftrace 2 bare >expect &&
 	test_cmp expect obs &&
 	test "$(q "SELECT count(*) FROM runs WHERE kind = '\''measure'\'' AND status = '\''ok'\''")" = 8 &&
+	echo "runs set aside as disturbed and run again: $(q "SELECT count(*) FROM runs WHERE status = '\''disturbed'\''")" >>fig &&
+	q "SELECT r.boot_id, 1e6 * (MAX(CASE WHEN r.seq >= 1 THEN m.value END) / MIN(m.value) - 1)
+	   FROM runs r JOIN metrics m ON m.run_id = r.id
+	   WHERE r.kind = '\''measure'\'' AND r.status = '\''ok'\'' AND m.name = '\''insn_per_op'\'' GROUP BY r.boot_id" >spread &&
+	awk -F"|" "{ if (\$2 > 5000) bad = 1; printf \"boot %s: its measured run %.0f ppm above the lowest run of the boot\\n\", \$1, \$2 } END { exit bad }" spread >>fig &&
 	order=$(q "SELECT group_concat(side, '\'''\'') FROM (SELECT side FROM boots ORDER BY seq)") &&
 	test "$order" = ABBA -o "$order" = BAAB &&
 	test "$(q "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id

@@ -198,10 +198,38 @@ int64_t runs_count_of_job(struct db *db, int64_t job_id)
 
 int runs_uid_stored(struct db *db, const char *uid)
 {
-	int64_t n = 0;
+	int64_t n = 0, ok = 0;
 
 	db_get_int(db, &n, "SELECT count(*) FROM runs WHERE uid = ?", "s", uid);
-	return n > 0;
+	if (n)
+		db_get_int(db, &ok, "SELECT count(*) FROM runs WHERE uid = ? AND status = 'ok'", "s", uid);
+	return !n ? 0 : ok ? 1 : 2;
+}
+
+int runs_icount_excess(struct db *db, int64_t run_id, double *pct)
+{
+	struct db_stmt *st = db_prepare(db,
+		"SELECT m.value, (SELECT MIN(m2.value) FROM runs r2 JOIN metrics m2 ON m2.run_id = r2.id"
+		"  WHERE r2.job_id = r.job_id AND r2.boot_id = r.boot_id AND r2.workload = r.workload"
+		"  AND r2.kind = 'measure' AND r2.status = 'ok' AND r2.id != r.id AND m2.name = m.name),"
+		" (SELECT count(*) FROM cpu_stats c WHERE c.run_id = r.id AND c.cpu >= 0)"
+		" FROM runs r JOIN metrics m ON m.run_id = r.id"
+		" WHERE r.id = ? AND r.boot_id IS NOT NULL AND m.name = 'insn_per_op'", "i", run_id);
+	int r;
+
+	*pct = NAN;
+	if (!st)
+		return -1;
+	r = db_step(st);
+	if (r == DB_ROW && !db_col_null(st, 1) && db_col_int64(st, 2) == 1 && db_col_double(st, 1) > 0)
+		*pct = 100 * (db_col_double(st, 0) / db_col_double(st, 1) - 1);
+	db_finalize(st);
+	return r == DB_ROW || r == DB_DONE ? 0 : -1;
+}
+
+int runs_set_status(struct db *db, int64_t run_id, const char *status)
+{
+	return db_run(db, "UPDATE runs SET status = ? WHERE id = ?", "si", status, run_id);
 }
 
 /* ---- a job's boots ---- */

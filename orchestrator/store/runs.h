@@ -67,8 +67,23 @@ struct job_run {
 /* Call FN with the runs of job JOB_ID in id order; stops at FN's first nonzero, which it returns. 0, or -1. */
 int runs_of_job_each(struct db *db, int64_t job_id, int (*fn)(const struct job_run *r, void *data), void *data);
 
-/* Whether a run with UID is stored (job/job_steps.c: a result already in is not fetched again). */
+/* Whether a run with UID is stored (job/job_steps.c: a result already in is not fetched again): 0 no, 1 with status ok, 2 with another (disturbed). */
 int runs_uid_stored(struct db *db, const char *uid);
+
+/*
+ * A disturbed run (issue 34; docs/qemu-icount.md, "A run that did other
+ * work"): on a one-CPU icount machine the runs of a boot share one path
+ * length to ppm, so a run whose insn_per_op is above the lowest of its boot's
+ * other measurement runs of the workload counted instructions that were not
+ * the workload's. *PCT gets how far above (%), NAN when there is nothing to
+ * compare (no insn_per_op: not icount; no other run; more than one CPU).
+ * 0, or -1 (logged).
+ */
+int runs_icount_excess(struct db *db, int64_t run_id, double *pct);
+
+/* Set the status of run RUN_ID ('ok', or RUN_DISTURBED: out of every comparison, kept for the page). */
+#define RUN_DISTURBED "disturbed"
+int runs_set_status(struct db *db, int64_t run_id, const char *status);
 
 /* ---- a job's boots ---- */
 
