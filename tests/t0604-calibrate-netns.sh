@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='klab calibrate on the netns lab: an A/A job run and learnt, a one-boot job on the same instrument judged with its noise'
+test_description='klab calibrate on the netns lab: an A/A job run and learnt, a one-boot job on the same instrument judged with its noise; boots = 1..2 decided at one boot a side only when calibrated'
 . "$(dirname "$0")/lib.sh"
 . "$SRCDIR/tests/data/jobs/lab.sh"
 
@@ -23,6 +23,15 @@ cat >>"$KLAB_CONFIG" <<EOF
 	machines = dut peer
 	workloads = paced
 	boots = 3
+	runs = 2
+	warmup_runs = 1
+	seed = 5
+[job "adapt1"]
+	profile_a = noxps
+	profile_b = noxps
+	machines = dut peer
+	workloads = paced
+	boots = 1..2
 	runs = 2
 	warmup_runs = 1
 	seed = 5
@@ -62,6 +71,31 @@ test_expect_success 'a one-boot job on the same instrument is judged with the ca
 	"$KLAB" compare 2 --no-calibration >cmp &&
 	grep " tx_pps" cmp >row &&
 	test_grep "INCONCLUSIVE" row
+'
+
+# boots = 1..2 (docs/jobs.md): a look after boots 1 and 2 (one of each side)
+# decides only when every headline was judged with a calibration.
+test_expect_success 'boots = 1..2 on the calibrated instrument: decided at one boot a side, boots 3-4 skipped' '
+	"$KLAB" submit --job adapt1 >out &&
+	test_grep "submitted job 3 (adapt1)" out &&
+	"$KLAB" run 3 >run.out 2>run.err || { cat run.out run.err; false; } &&
+	test_grep "look 1/2 (1 boots per side, alpha 0.025): paced tx_pps EQUIVALENT" run.out &&
+	test_grep "every headline verdict is decided after 1 boots per side" run.out &&
+	test "$(sql "SELECT look || \" \" || boots || \" \" || decided || \" \" || n_a || \" \" || n_b FROM looks WHERE job_id = 3")" = "1 1 1 1 1" &&
+	test "$(sql "SELECT state FROM steps WHERE job_id = 3 AND key = \"boot:3:deploy\"")" = skipped &&
+	test "$(sql "SELECT count(*) FROM boots WHERE job_id = 3")" = 2
+'
+
+test_expect_success 'without a calibration the look at one boot a side does not decide: the job goes on to 2 a side' '
+	"$KLAB" calibrate forget --all >/dev/null &&
+	"$KLAB" submit --job adapt1 >out &&
+	test_grep "submitted job 4 (adapt1)" out &&
+	"$KLAB" run 4 >run.out 2>run.err || { cat run.out run.err; false; } &&
+	test_grep "look 1/2: one boot a side decides only on a calibrated instrument, and paced tx_pps has no calibration here" run.out &&
+	test_grep "look 1/2: not every headline verdict is decided; adding boots" run.out &&
+	test "$(sql "SELECT decided FROM looks WHERE job_id = 4 AND look = 1")" = 0 &&
+	test "$(sql "SELECT state FROM steps WHERE job_id = 4 AND key = \"look:2\"")" = done &&
+	test "$(sql "SELECT count(*) FROM boots WHERE job_id = 4")" = 4
 '
 
 test_done

@@ -206,7 +206,12 @@ int compare_load_metric(struct db *db, const char *workload, const char *metric,
 #define COMPARE_LOOK_STEP 2
 int compare_spec_looks(const struct job_spec *spec, int *min, int *max);
 double compare_spec_alpha(const struct job_spec *spec);
-/* 1 when RES has headline rows and every one is CHANGED or EQUIVALENT. */
+/*
+ * 1 when RES has headline rows and every one is CHANGED or EQUIVALENT; a row
+ * with one boot on a side counts only when it was judged with a calibration
+ * (st.cal == STATS_CAL_USED): without one, one boot a side says nothing of
+ * the noise, and a look at 1 boot a side (boots = 1..N) goes on to the next.
+ */
 int compare_decided(const struct compare_result *res);
 
 /* One look of a job, as stored in `looks`: one row per headline metric. */

@@ -598,9 +598,11 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 			char *lo = xstrndup(bv, (size_t)(dots - bv));
 			long mn, mx;
 
-			if (parse_long(lo, 2, 1000, &mn) || parse_long(dots + 2, 2, 1000, &mx) || mx < mn)
+			/* MIN 1: a look at one boot a side, which decides only on a calibrated instrument */
+			if (parse_long(lo, 1, 1000, &mn) || parse_long(dots + 2, 1, 1000, &mx) || mx < mn)
 				conf_perr(p, s->file, bline, "%s: 'boots' must be a count, or a range MIN..MAX with "
-				     "2 <= MIN <= MAX <= 1000 (boots = 2..8), not '%s'", sec_label(s), bv);
+				     "1 <= MIN <= MAX <= 1000 (boots = 2..8, or 1..3 on a calibrated instrument), "
+				     "not '%s'", sec_label(s), bv);
 			else {
 				j->boots = (int)mx;
 				j->boots_min = mn < mx ? (int)mn : 0;

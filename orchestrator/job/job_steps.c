@@ -940,6 +940,7 @@ int step_look(struct job_ctx *j, const char *key)
 	struct compare_result res = { 0 };
 	int n = atoi(key + strlen("look:")), lmin, lmax, looks = spec_looks(&j->spec, &lmin, &lmax);
 	int look = stats_seq_look(lmin, lmax, COMPARE_LOOK_STEP, n), decided;
+	const struct compare_row *uncal = NULL;	/* a headline of one boot a side without a calibration */
 	size_t heads = 0;
 
 	if (!looks || !look)
@@ -963,6 +964,8 @@ int step_look(struct job_ctx *j, const char *key)
 		if (!r->headline)
 			continue;
 		heads++;
+		if ((r->st.n_a < 2 || r->st.n_b < 2) && r->st.cal != STATS_CAL_USED && !uncal)
+			uncal = r;
 		compare_fmt_verdict(&t, r);
 		buf_addch(&t, ' ');
 		compare_fmt_change_ci(&t, r);
@@ -974,6 +977,9 @@ int step_look(struct job_ctx *j, const char *key)
 	json_object_object_add(j->detail, "looks", json_object_new_int(looks));
 	json_object_object_add(j->detail, "alpha", json_object_new_double(co.alpha));
 	json_object_object_add(j->detail, "decided", json_object_new_boolean(decided));
+	if (uncal && n < lmax)
+		job_print(j, "  look %d/%d: one boot a side decides only on a calibrated instrument, and %s %s "
+			  "has no calibration here (klab calibrate)", look, looks, uncal->workload, uncal->metric);
 	compare_result_free(&res);
 	if (decided && n < lmax) {
 		j->last_boot = 2 * n;

@@ -472,8 +472,41 @@ static void test_cycles_claim(struct db *db)
 	buf_release(&b);
 }
 
+/* compare_decided(): one boot a side decides only with a calibration (a look of boots = 1..N). */
+static void test_decided(void)
+{
+	struct compare_row rows[2];
+	struct compare_result res = { 0 };
+
+	memset(rows, 0, sizeof(rows));
+	res.rows = rows;
+	res.n_rows = 2;
+	rows[0].headline = rows[1].headline = 1;
+	rows[0].st.verdict = VERDICT_CHANGED;
+	rows[1].st.verdict = VERDICT_EQUIVALENT;
+	rows[0].st.n_a = rows[0].st.n_b = rows[1].st.n_a = rows[1].st.n_b = 2;
+	is_int(compare_decided(&res), 1, "2 boots a side, CHANGED and EQUIVALENT: decided");
+	rows[1].st.verdict = VERDICT_INCONCLUSIVE;
+	is_int(compare_decided(&res), 0, "an INCONCLUSIVE headline: not decided");
+	rows[1].headline = 0;
+	is_int(compare_decided(&res), 1, "a row that is no headline does not count");
+	rows[1].headline = 1;
+	rows[1].st.verdict = VERDICT_CHANGED;
+	rows[0].st.n_a = rows[0].st.n_b = rows[1].st.n_a = rows[1].st.n_b = 1;
+	rows[0].st.cal = STATS_CAL_USED;
+	is_int(compare_decided(&res), 0, "1 boot a side, one headline without a calibration: not decided");
+	rows[1].st.cal = STATS_CAL_REJECTED;
+	is_int(compare_decided(&res), 0, "nor with its calibration rejected");
+	rows[1].st.cal = STATS_CAL_USED;
+	is_int(compare_decided(&res), 1, "1 boot a side, every headline calibrated: decided");
+	rows[1].st.n_b = 2;
+	rows[1].st.cal = STATS_CAL_NONE;
+	is_int(compare_decided(&res), 0, "1 boot on one side only: still needs the calibration");
+}
+
 int main(void)
 {
+	test_decided();
 	test_claim_words();
 	char *path = tap_db_path("klab.db");
 	struct db *db = NULL;

@@ -31,6 +31,7 @@
 	"[job \"refs-none\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = ndut npeer\n\tworkloads = rr\n" \
 	"[job \"night\"]\n\ttree = t\n\tmachines = dut peer\n\tworkloads = rr\n\tboots = 2\n" \
 	"[job \"adapt\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr\n\tboots = 2..7\n\truns = 1\n\twarmup_runs = 0\n" \
+	"[job \"adapt1\"]\n\tprofile_a = a\n\tprofile_b = b\n\tmachines = ndut npeer\n\tworkloads = rr\n\tboots = 1..3\n\truns = 1\n\twarmup_runs = 0\n" \
 	"[job \"refs-tx\"]\n\ttree = t\n\tbase = v6.1\n\ttest = v6.2\n\tmachines = dut peer\n\tworkloads = rr tx\n" \
 	"[schedule \"nightly\"]\n\tcron = 0 3 * * *\n\tjob = night\n"
 
@@ -471,6 +472,32 @@ int main(void)
 		is_str(plan.v[plan.n - 5], "look:7", "the last look follows the last boot");
 		strvec_clear(&plan);
 		json_object_put(spec);
+		{
+			/* boots = 1..3 (a calibrated instrument): a look after boots 1-2 (A and B once), then at 3 */
+			struct job_submit_opts o1 = JOB_SUBMIT_OPTS_INIT;
+			struct json_object *s1;
+			char *ord1;
+
+			o1.job = "adapt1";
+			id = job_submit(db, &cfg, &o1, NULL);
+			s1 = job_spec(db, id);
+			is_str(jstr(s1, "boots_min", -1, NULL), "1", "boots = 1..3: boots_min 1");
+			typed(s1, &js);
+			is_int(spec_looks(&js, &lmin, &lmax), 2, "boots = 1..3: 2 looks");
+			ok(!job_plan(&js, 7, &plan), "plan of boots = 1..3");
+			ord1 = spec_order(&js, 7);
+			at = (size_t)strvec_find(&plan, "look:1");
+			ok(strvec_find(&plan, "look:1") > 0 && !strcmp(plan.v[at - 1], "boot:2:restore") &&
+			   !strcmp(plan.v[at + 1], "boot:3:deploy"), "look:1 comes after boot 2, before boot 3");
+			ok(strlen(ord1) == 6 && ord1[0] != ord1[1], "the first two boots are one of each side (%s)",
+			   ord1);
+			ok(strvec_find(&plan, "look:3") >= 0 && strvec_find(&plan, "look:2") < 0,
+			   "looks at 1 and 3 boots per side only");
+			free(ord1);
+			job_spec_release(&js);
+			strvec_clear(&plan);
+			json_object_put(s1);
+		}
 		o.boots = 3;
 		id = job_submit(db, &cfg, &o, NULL);
 		spec = job_spec(db, id);
