@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='klab calibrate: learn an instrument'"'"'s noise from an A/A job, a one-boot job judged with it, stale on a new key'
+test_description='klab calibrate: learn an instrument'"'"'s noise from an A/A job, a one-boot job judged with it, stale on a new key, exported to and imported from a file'
 . "$(dirname "$0")/lib.sh"
 
 k() { "$KLAB" --db "$SCRATCH/db.sqlite" "$@"; }
@@ -101,6 +101,34 @@ import json
 l = json.load(open(\"l.json\"))
 assert len(l) == 1 and l[0][\"stale\"] and l[0][\"boots\"] == 12, l
 "
+'
+
+test_expect_success 'export and import: another database takes the calibration, its jobs judged with it' '
+	k calibrate export cal.json >out &&
+	test_grep "1 calibration(s) written to cal.json" out &&
+	k2() { "$KLAB" --db "$SCRATCH/db2.sqlite" "$@"; } &&
+	k2 db init >/dev/null &&
+	sqlite3 db2.sqlite <jobs.sql &&
+	k2 db rebuild-summaries >/dev/null &&
+	k2 calibrate import cal.json >out &&
+	test_grep "1 calibration(s) imported, 0 kept" out &&
+	test "$(sqlite3 db2.sqlite "SELECT boots || \" \" || aa_boots || \" \" || boot_df || \" [\" || jobs || \"]\" FROM calibrations")" = "12 12 10.0 []" &&
+	test "$(sqlite3 db2.sqlite "SELECT printf(\"%.12e\", boot_var) FROM calibrations")" = \
+	     "$(sq "SELECT printf(\"%.12e\", boot_var) FROM calibrations")" &&
+	k2 compare 2 >out &&
+	grep " instructions" out >row &&
+	test_grep "CHANGED" row &&
+	test_grep "noise from 12 A/A boots" row &&
+	k2 calibrate import cal.json >out &&
+	test_grep "0 calibration(s) imported, 1 kept" out &&
+	k2 calibrate import --replace cal.json >out &&
+	test_grep "1 calibration(s) imported, 0 kept" out &&
+	echo "{\"klab_calibrations\": 1, \"rows\": [{\"instrument\": \"x\"}]}" >bad.json &&
+	test_must_fail k2 calibrate import bad.json 2>err &&
+	test_grep "bad.json: row 1: no .machine. string" err &&
+	echo "{\"rows\": []}" >bad2.json &&
+	test_must_fail k2 calibrate import bad2.json 2>err &&
+	test_grep "bad2.json: not a klab calibration file of version 1" err
 '
 
 test_expect_success 'learning needs done jobs; forget deletes' '

@@ -1,4 +1,4 @@
-/* cmd/calib.c: `klab calibrate list|learn|run|forget`: the calibrated noise model of the lab's instruments. */
+/* cmd/calib.c: `klab calibrate list|learn|run|forget|export|import`: the calibrated noise model of the lab's instruments. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include "compare/noise.h"
 #include "conf/conf.h"
 #include "job/job.h"
+#include "jsonh.h"
 #include "log.h"
 #include "nightly/after_job.h"
 #include "report/report.h"
@@ -326,12 +327,128 @@ static int calib_forget_cmd(int argc, char **argv, struct klab_ctx *ctx)
 	return cmd_print_end();
 }
 
+/* ---- export, import ----------------------------------------------------------- */
+
+static const struct opt export_opts[] = { OPT_JSON(), OPT_END() };
+static const char *const export_usage[] = { "FILE", NULL };
+static const struct opt_spec export_spec = {
+	"klab calibrate export", export_usage, "write every calibration to a file (for another database)",
+	"FILE gets the calibrations as JSON (written atomically). `klab calibrate import FILE`\n"
+	"takes them into another database: a calibration is of an instrument, not of a\n"
+	"database, and a job there uses it only when its own boots have the same\n"
+	"instrument key (docs/statistics.md, \"A calibrated instrument\").\n",
+	export_opts,
+};
+
+static int calib_export_cmd(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct calib_row *rows = NULL;
+	struct json_object *doc;
+	struct buf b = BUF_INIT;
+	struct db *db;
+	size_t n = 0;
+	int st, ret = 1;
+
+	if ((argc = cmd_parse(&export_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc != 1)
+		return cmd_usage_error(&export_spec, "give the file to write");
+	if (!(db = ctx_db(ctx)) || calib_list(db, &rows, &n))
+		return 1;
+	doc = calib_rows_json(rows, n);
+	json_to_buf(&b, doc, 1);
+	buf_addch(&b, '\n');
+	json_object_put(doc);
+	if (write_file_atomic(argv[0], b.buf, b.len, 0644))
+		goto out;
+	cmd_print_begin();
+	print_obj_begin(NULL);
+	print_int(PRINT_ANY, "exported", "%lld calibration(s) written to ", (long long)n);
+	print_str(PRINT_ANY, "file", "%s\n", argv[0]);
+	print_obj_end();
+	ret = cmd_print_end();
+out:
+	buf_release(&b);
+	calib_rows_free(rows, n);
+	return ret;
+}
+
+static int i_replace;
+static const struct opt import_opts[] = {
+	OPT_BOOL(0, "replace", &i_replace, "replace a calibration of the same key (default: keep the database's)"),
+	OPT_JSON(), OPT_END(),
+};
+static const char *const import_usage[] = { "FILE [--replace]", NULL };
+static const struct opt_spec import_spec = {
+	"klab calibrate import", import_usage, "take the calibrations of a file (klab calibrate export)",
+	"Each calibration of FILE is stored unless the database has one of the same key\n"
+	"(instrument, workload definition, metric): that one is kept, or replaced with\n"
+	"--replace. An imported calibration lists no jobs (their ids were another\n"
+	"database's); later learning adds this database's. A stale one (another\n"
+	"instrument than the lab's now) is stored too and used by no job.\n",
+	import_opts,
+};
+
+static int calib_import_cmd(int argc, char **argv, struct klab_ctx *ctx)
+{
+	struct calib_row *rows = NULL;
+	struct json_object *doc;
+	struct db *db;
+	size_t n = 0, added = 0, kept = 0;
+	int st, ret = 1;
+
+	if ((argc = cmd_parse(&import_spec, argc, argv, &st)) < 0)
+		return st;
+	if (argc != 1)
+		return cmd_usage_error(&import_spec, "give the file to read");
+	if (!(doc = json_parse_file(argv[0])))
+		return 1;
+	if (calib_rows_from_json(doc, argv[0], &rows, &n) || !(db = ctx_db(ctx)))
+		goto out;
+	if (db_begin(db))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		struct calib_row old;
+		int have = calib_get(db, rows[i].instrument, rows[i].workload, rows[i].wl_key, rows[i].metric, &old);
+
+		if (have < 0)
+			goto rollback;
+		if (have)
+			calib_row_release(&old);
+		if (have && !i_replace) {
+			kept++;
+			continue;
+		}
+		if (calib_put(db, &rows[i]))
+			goto rollback;
+		added++;
+	}
+	if (db_commit(db))
+		goto out;
+	cmd_print_begin();
+	print_obj_begin(NULL);
+	print_int(PRINT_ANY, "imported", "%lld calibration(s) imported", (long long)added);
+	print_int(PRINT_ANY, "kept", ", %lld kept (the database had their key)", (long long)kept);
+	print_str(PRINT_ANY, "file", " from %s\n", argv[0]);
+	print_obj_end();
+	ret = cmd_print_end();
+	goto out;
+rollback:
+	db_rollback(db);
+out:
+	calib_rows_free(rows, n);
+	json_object_put(doc);
+	return ret;
+}
+
 static const struct klab_cmd calib_list_c = { "list", calib_list_cmd, &list_spec, NULL, CMD_LISTING };
 static const struct klab_cmd calib_learn_c = { "learn", calib_learn_cmd, &learn_spec, NULL, 0 };
 static const struct klab_cmd calib_forget_c = { "forget", calib_forget_cmd, &forget_spec, NULL, 0 };
 static const struct klab_cmd calib_run_c = { "run", calib_run_cmd, &run_spec, NULL, 0 };
+static const struct klab_cmd calib_export_c = { "export", calib_export_cmd, &export_spec, NULL, 0 };
+static const struct klab_cmd calib_import_c = { "import", calib_import_cmd, &import_spec, NULL, 0 };
 static const struct klab_cmd *const calib_subs[] = { &calib_list_c, &calib_learn_c, &calib_run_c, &calib_forget_c,
-						     NULL };
+						     &calib_export_c, &calib_import_c, NULL };
 static const struct opt_spec calib_spec = {
 	"klab calibrate", NULL, "the noise of each instrument, learnt from A/A jobs (docs/statistics.md)", NULL, NULL,
 };

@@ -7,6 +7,8 @@
 #include <json-c/json.h>
 
 #include "buf.h"
+#include "jsonh.h"
+#include "log.h"
 #include "store/calib.h"
 #include "store/result.h"
 #include "strvec.h"
@@ -320,4 +322,115 @@ int calib_machine_last_boot(struct db *db, const char *machine, char **clock, ch
 	}
 	db_finalize(st);
 	return rc == DB_ROW ? 1 : rc == DB_DONE ? 0 : -1;
+}
+
+/* ---- calibration files ------------------------------------------------------ */
+
+#define CALIB_FILE_VERSION 1
+
+struct json_object *calib_rows_json(const struct calib_row *rows, size_t n)
+{
+	struct json_object *doc = json_object_new_object(), *a = json_object_new_array();
+
+	json_object_object_add(doc, "klab_calibrations", json_object_new_int(CALIB_FILE_VERSION));
+	for (size_t i = 0; i < n; i++) {
+		const struct calib_row *r = &rows[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "instrument", json_str(r->instrument));
+		json_object_object_add(o, "machine", json_str(r->machine));
+		json_object_object_add(o, "clock", json_str(r->clock));
+		json_object_object_add(o, "workload", json_str(r->workload));
+		json_object_object_add(o, "wl_key", json_str(r->wl_key));
+		json_object_object_add(o, "metric", json_str(r->metric));
+		json_object_object_add(o, "boot_var", json_object_new_double(r->boot_var));
+		json_object_object_add(o, "boot_df", json_object_new_double(r->boot_df));
+		json_object_object_add(o, "boots", json_object_new_int64(r->boots));
+		json_object_object_add(o, "aa_boots", json_object_new_int64(r->aa_boots));
+		json_object_object_add(o, "runs_per_boot", json_object_new_double(r->runs_per_boot));
+		json_object_object_add(o, "run_var", isnan(r->run_var) ? NULL : json_object_new_double(r->run_var));
+		json_object_object_add(o, "run_df", isnan(r->run_df) ? NULL : json_object_new_double(r->run_df));
+		json_object_object_add(o, "created", json_object_new_double(r->created));
+		json_object_object_add(o, "updated", json_object_new_double(r->updated));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(doc, "rows", a);
+	return doc;
+}
+
+/* A number of row O: 0, or -1 (logged). NULL_OK: a JSON null (or none) is NaN. */
+static int row_num(struct json_object *o, const char *key, const char *what, int null_ok, double *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null)) {
+		if (null_ok) {
+			*out = NAN;
+			return 0;
+		}
+		return error("%s: no '%s'", what, key);
+	}
+	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+		return error("%s: '%s' is not a number", what, key);
+	*out = json_object_get_double(v);
+	if (!isfinite(*out) || *out < 0)
+		return error("%s: '%s' is not a number >= 0", what, key);
+	return 0;
+}
+
+int calib_rows_from_json(struct json_object *doc, const char *what, struct calib_row **out, size_t *n)
+{
+	static const char *const strs[] = { "instrument", "machine", "clock", "workload", "wl_key", "metric" };
+	struct json_object *a;
+	int64_t version = 0;
+	size_t len;
+
+	*out = NULL;
+	*n = 0;
+	if (!json_object_is_type(doc, json_type_object) ||
+	    json_get_int(doc, "klab_calibrations", &version, what) || version != CALIB_FILE_VERSION)
+		return error("%s: not a klab calibration file of version %d (\"klab_calibrations\": %d)", what,
+			     CALIB_FILE_VERSION, CALIB_FILE_VERSION);
+	if (json_get_array(doc, "rows", &a, what))
+		return error("%s: no \"rows\" array", what);
+	len = json_object_array_length(a);
+	*out = xcalloc(len ? len : 1, sizeof(**out));
+	for (size_t i = 0; i < len; i++) {
+		struct json_object *o = json_object_array_get_idx(a, i);
+		struct calib_row *r = &(*out)[i];
+		char *rw = xasprintf("%s: row %zu", what, i + 1);
+		const char *v[6];
+		double boots, aa;
+		int bad = !json_object_is_type(o, json_type_object);
+
+		for (size_t k = 0; !bad && k < ARRAY_SIZE(strs); k++)
+			if (json_get_str(o, strs[k], &v[k], rw) || !*v[k])
+				bad = !!error("%s: no '%s' string", rw, strs[k]);
+		if (!bad) {
+			r->instrument = xstrdup(v[0]);
+			r->machine = xstrdup(v[1]);
+			r->clock = xstrdup(v[2]);
+			r->workload = xstrdup(v[3]);
+			r->wl_key = xstrdup(v[4]);
+			r->metric = xstrdup(v[5]);
+			r->jobs = xstrdup("");
+			*n = i + 1;
+		}
+		bad = bad || row_num(o, "boot_var", rw, 0, &r->boot_var) || row_num(o, "boot_df", rw, 0, &r->boot_df) ||
+		      row_num(o, "boots", rw, 0, &boots) || row_num(o, "aa_boots", rw, 0, &aa) ||
+		      row_num(o, "runs_per_boot", rw, 0, &r->runs_per_boot) ||
+		      row_num(o, "run_var", rw, 1, &r->run_var) || row_num(o, "run_df", rw, 1, &r->run_df) ||
+		      row_num(o, "created", rw, 0, &r->created) || row_num(o, "updated", rw, 0, &r->updated);
+		free(rw);
+		if (bad) {
+			calib_rows_free(*out, *n);
+			*out = NULL;
+			*n = 0;
+			return -1;
+		}
+		r->boots = (int64_t)boots;
+		r->aa_boots = (int64_t)aa;
+	}
+	*n = len;
+	return 0;
 }

@@ -65,6 +65,20 @@ int calib_list(struct db *db, struct calib_row **out, size_t *n);
 /* Forget the calibrations of MACHINE (NULL: all) and WORKLOAD (NULL: all); *N gets how many went. 0 or -1. */
 int calib_delete(struct db *db, const char *machine, const char *workload, int64_t *n);
 
+/*
+ * A calibration file (`klab calibrate export`/`import`): the rows of
+ * `calibrations` as one JSON document, {"klab_calibrations": 1, "rows":
+ * [{"instrument": ..., "workload": ..., "boot_var": ..., ...}]}, so that
+ * a calibration outlives the database it was learnt in (the demo keeps its
+ * own beside the kernel cache: docs/demo.md). calib_rows_json() makes it
+ * (a new reference); calib_rows_from_json() reads it into *OUT (*N rows),
+ * errors naming WHAT and the row: 0 or -1. A row read back lists no jobs:
+ * the ids of its jobs belong to the database it was learnt in.
+ */
+struct json_object;
+struct json_object *calib_rows_json(const struct calib_row *rows, size_t n);
+int calib_rows_from_json(struct json_object *doc, const char *what, struct calib_row **out, size_t *n);
+
 /* A boot of a job as learning reads it. Strings valid during the callback; NULL where the column is. */
 struct calib_boot {
 	int64_t id, kernel_id;	/* kernel_id 0: none */
