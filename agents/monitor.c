@@ -274,17 +274,32 @@ void mon_start_early(struct mon_ctx *m)
 	strvec_push(&argv, agent_self_exe());
 	strvec_push(&argv, "_tracefs-exec");
 	strvec_push(&argv, path);
-	strvec_push(&argv, "-e");
+	strvec_pushv(&argv, (const char *const[]){ "-B", "line", "-e", NULL });
 	/*
 	 * bpftrace prints its maps when SIGINT arrives at the window's end.
 	 * A SIGINT that lands while it is still attaching can be lost, so
 	 * the script also ends itself a little after the window, and a
-	 * timeout is the last resort.
+	 * timeout is the last resort. Its output reaches us only once every
+	 * probe is attached (the event loop starts then), so the first line
+	 * of the ready probe says that it is: the workload starts after it
+	 * (cmd_run), and a run sized by work has its probes from the first
+	 * operation on. The ready probe's map is not a metric (finish_bpftrace).
 	 */
-	strvec_pushf(&argv, "%s\ninterval:s:%ld { exit(); }", m->bpf_script,
-		     (long)ceil(m->bpf_total_s) + 2);
-	if (!start_tool(m, MON_BPFTRACE, &m->bpf, &argv, (long)(m->bpf_total_s * 1000) + 60000))
+	strvec_pushf(&argv, "%s\ninterval:s:%ld { exit(); }\n"
+		     "interval:ms:20 /" MON_BPF_READY_MAP " == 0/ { " MON_BPF_READY_MAP " = 1; printf(\"%s\\n\"); }",
+		     m->bpf_script, (long)ceil(m->bpf_total_s) + 2, MON_BPF_READY);
+	if (!start_tool(m, MON_BPFTRACE, &m->bpf, &argv,
+			(long)(m->bpf_total_s * 1000) + 60000 + MON_BPF_ATTACH_MS)) {
+		int64_t t = now_ms();
+		int r = run_wait_output(&m->bpf, MON_BPF_READY, MON_BPF_ATTACH_MS);
+
 		m->bpf_on = 1;
+		if (r == 0)
+			warn("bpftrace did not say its probes were attached within %d s: the workload starts "
+			     "anyway, its counts may miss the start", MON_BPF_ATTACH_MS / 1000);
+		else
+			debug("bpftrace: %s after %lld ms", r > 0 ? "attached" : "ended", (long long)(now_ms() - t));
+	}
 	strvec_clear(&argv);
 	free(path);
 }
@@ -837,7 +852,11 @@ static void finish_bpftrace(struct mon_ctx *m, struct json_object *result)
 		json_object_array_add(hists, h);
 	}
 	for (i = 0; i < o.n_values; i++) {
-		char *name = xasprintf("bpf.%s", o.values[i].name);
+		char *name;
+
+		if (!strcmp(o.values[i].name, MON_BPF_READY_MAP))
+			continue;
+		name = xasprintf("bpf.%s", o.values[i].name);
 		result_add_metric(result, name, o.values[i].value, "", "none");
 		free(name);
 	}

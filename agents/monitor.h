@@ -23,8 +23,10 @@ const char *monitor_name(int idx);
 /*
  * The monitors of one run. The caller (run.c) drives the timeline:
  *
- *	mon_start_early()      at t0, with the generator (bpftrace needs
- *	                       seconds to attach, so it starts first)
+ *	mon_start_early()      at t0, before the generator: bpftrace needs
+ *	                       seconds to attach, so it starts first and the
+ *	                       generator waits for its ready line (every
+ *	                       probe attached; at most MON_BPF_ATTACH_MS)
  *	mon_window_start()     at warmup end: counter snapshots, perf stat
  *	mon_tick()             every second of the measured window
  *	mon_profile_start()    once, a quarter into the window
@@ -48,6 +50,17 @@ const char *monitor_name(int idx);
  * ask for another rate with "perf_profile_hz".
  */
 #define MON_PROFILE_HZ 499
+
+/*
+ * bpftrace's ready probe (mon_start_early()): an interval probe that prints
+ * MON_BPF_READY once, through a map that finish_bpftrace() leaves out of the
+ * metrics. Under TCG the attach takes host seconds; a server on the peer
+ * waits SERVER_START_WAIT_S (30 s) for the client's first datagram, so the
+ * wait is shorter than that, and on its timeout the workload starts anyway.
+ */
+#define MON_BPF_READY "klab: probes attached"
+#define MON_BPF_READY_MAP "@klab_attached"
+#define MON_BPF_ATTACH_MS 20000	/* below the server's SERVER_START_WAIT_S (30 s) for the first datagram */
 
 struct mon_ctx {
 	/* configuration */

@@ -798,9 +798,9 @@ int cmd_run(int argc, char **argv)
 		free(line);
 	}
 
+	mon_start_early(&m);	/* bpftrace: attached when it returns (monitor.h) */
 	start = now_wall();
 	t0 = now_ms();
-	mon_start_early(&m);
 	gen.argv = (const char *const *)gargv.v;
 	gen.timeout_ms = (long)(s.wait_s * 1000) + 30000;
 	gen.out_cap = 16 << 20;

@@ -252,6 +252,43 @@ static void drain(int *fd, struct buf *b, int *truncated)
 	}
 }
 
+int run_wait_output(struct run_cmd *c, const char *needle, long timeout_ms)
+{
+	long long until = now_ms() + timeout_ms;
+
+	for (;;) {
+		struct pollfd p[2];
+		int np = 0;
+		long long left;
+
+		if (c->out.len && memmem(c->out.buf, c->out.len, needle, strlen(needle)))
+			return 1;
+		if (c->fd_out < 0 && c->fd_err < 0)
+			return -1;
+		left = until - now_ms();
+		if (left <= 0)
+			return 0;
+		if (c->fd_out >= 0) {
+			p[np].fd = c->fd_out;
+			p[np++].events = POLLIN;
+		}
+		if (c->fd_err >= 0) {
+			p[np].fd = c->fd_err;
+			p[np++].events = POLLIN;
+		}
+		if (poll(p, (nfds_t)np, left > 1000 ? 1000 : (int)left) < 0 && errno != EINTR)
+			return -1;
+		for (int i = 0; i < np; i++) {
+			if (!p[i].revents)
+				continue;
+			if (p[i].fd == c->fd_out)
+				drain(&c->fd_out, &c->out, &c->truncated);
+			else
+				drain(&c->fd_err, &c->err, &c->truncated);
+		}
+	}
+}
+
 int run_finish(struct run_cmd *c)
 {
 	int wstatus = 0, reaped = 0, idle_ms = 1;

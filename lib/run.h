@@ -91,6 +91,15 @@ int run_argv(const char *const *argv, long timeout_ms, struct buf *out, int quie
  * stdout when stderr is empty), else its exit status. A static buffer.
  */
 const char *run_failure(const struct run_cmd *c);
+/*
+ * After run_start(), before run_finish(): read the child's stdout and stderr
+ * (into c->out and c->err, as run_finish() would) until NEEDLE appears in
+ * its stdout, for at most TIMEOUT_MS. 1 when it did, 0 on the timeout, -1
+ * when the child closed both pipes first (it is ending: run_finish() says
+ * how). For a tool that says when it is ready (a BEGIN line of bpftrace).
+ * The child is not reaped and its stdin is not fed: give it none.
+ */
+int run_wait_output(struct run_cmd *c, const char *needle, long timeout_ms);
 /* Send a signal to the child's process group (or the child with keep_group). */
 int run_signal(struct run_cmd *c, int sig);
 /* Free the captured output. */

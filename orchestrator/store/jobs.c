@@ -124,11 +124,6 @@ void job_spec_work(const struct job_spec_workload *w, int icount, struct job_wor
 void job_spec_work_observe(const struct job_spec_workload *w, int icount, struct job_work *out)
 {
 	job_spec_work(w, icount, out);
-	if (w->ops < 0 && out->ops) {	/* the icount default: back to the timed run */
-		out->ops = out->warmup_ops = 0;
-		out->warmup_s = w->warmup_s;
-		out->duration_s = w->duration_s;
-	}
 }
 
 int job_spec_parse(const char *text, struct job_spec *spec)

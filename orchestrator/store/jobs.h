@@ -129,10 +129,12 @@ struct job_work {
  */
 void job_spec_work(const struct job_spec_workload *w, int icount, struct job_work *out);
 /*
- * The same for an observation run (docs/observation.md): under icount it
- * keeps W's timed run unless W names its ops (the seed default stays):
- * perf record and bpftrace attach while the run goes on, which a timed
- * run's warm-up covers and a window of 0.6 s of guest time does not.
+ * The same for an observation run (docs/observation.md): the same work as
+ * a measurement run. It was W's timed run under icount while bpftrace
+ * attached during the run; the agent now starts the workload only once
+ * bpftrace says its probes are attached (agents/monitor.h, MON_BPF_READY),
+ * and perf stat and perf record cover the window sized by work from its
+ * start to its end (open_window).
  */
 void job_spec_work_observe(const struct job_spec_workload *w, int icount, struct job_work *out);
 

@@ -1,4 +1,4 @@
-/* lib-run.c: running local programs: output, exit status, timeouts, caps, exec errors. */
+/* lib-run.c: running local programs: output, exit status, timeouts, caps, exec errors, waiting for a ready line. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "log.h"
 #include "run.h"
 #include "tap.h"
+#include "util.h"
 
 static int run_sh(struct run_cmd *c, const char *script)
 {
@@ -20,6 +21,52 @@ static int run_sh(struct run_cmd *c, const char *script)
 	argv[3] = NULL;
 	c->argv = argv;
 	return run_command(c);
+}
+
+/* Start sh -c SCRIPT with its output captured. */
+static void start_sh(struct run_cmd *c, const char *script)
+{
+	static const char *argv[4];
+
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = script;
+	argv[3] = NULL;
+	*c = (struct run_cmd)RUN_CMD_INIT;
+	c->argv = argv;
+	c->timeout_ms = 20000;
+	ok(!run_start(c), "started: %s", script);
+}
+
+/* run_wait_output(): waiting for a running child's ready line (bpftrace's, in the agent). */
+static void test_wait_output(void)
+{
+	struct run_cmd c;
+	long long t0;
+
+	start_sh(&c, "echo attaching; echo noise >&2; sleep 0.3; echo 'klab: ready'; sleep 0.3; echo after");
+	t0 = now_ms();
+	is_int(run_wait_output(&c, "klab: ready", 10000), 1, "the ready line is seen");
+	ok(now_ms() - t0 >= 250 && now_ms() - t0 < 5000, "after the child printed it (%lld ms)",
+	   (long long)(now_ms() - t0));
+	ok(!run_finish(&c) && c.status == 0, "run_finish reaps the child afterwards");
+	ok(strstr(c.out.buf, "attaching\n") && strstr(c.out.buf, "klab: ready\nafter\n"),
+	   "stdout before and after the wait is all in c.out");
+	ok(strstr(c.err.buf, "noise") != NULL, "stderr read meanwhile too");
+	run_release(&c);
+
+	start_sh(&c, "echo other; sleep 3");
+	t0 = now_ms();
+	is_int(run_wait_output(&c, "klab: ready", 300), 0, "no ready line: the wait times out");
+	ok(now_ms() - t0 >= 250 && now_ms() - t0 < 2500, "after about its timeout (%lld ms)", (long long)(now_ms() - t0));
+	run_signal(&c, 15);
+	ok(!run_finish(&c) && c.signaled, "the child is still there to stop");
+	run_release(&c);
+
+	start_sh(&c, "echo failed >&2; exit 3");
+	is_int(run_wait_output(&c, "klab: ready", 10000), -1, "a child that ends first: -1, not the full timeout");
+	ok(!run_finish(&c) && c.status == 3 && strstr(c.err.buf, "failed"), "and run_finish says how it ended");
+	run_release(&c);
 }
 
 int main(void)
@@ -175,5 +222,6 @@ int main(void)
 		ok(run_finish(&c) == 0 && c.status == 0 && strstr(c.out.buf, "stopped"), "it stopped cleanly");
 		run_release(&c);
 	}
+	test_wait_output();
 	return done_testing();
 }
