@@ -1,6 +1,8 @@
 /* monitor.c: the monitors beside a workload: /proc/stat sampling, perf stat/record, bpftrace, NIC counters. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <limits.h>
 #include <math.h>
 #include <sched.h>
@@ -109,6 +111,7 @@ void mon_init(struct mon_ctx *m)
 	m->bpf = (struct run_cmd)RUN_CMD_INIT;
 	m->cpu_series = json_object_new_object();
 	m->udp_in_delta = -1;
+	m->stat_ctl = m->stat_ack = m->rec_ctl = m->rec_ack = -1;
 }
 
 /* --- cpu ------------------------------------------------------------------------ */
@@ -258,7 +261,153 @@ static char *tool_path(struct mon_ctx *m, int idx, const char *prog)
 	return p;
 }
 
-void mon_start_early(struct mon_ctx *m)
+/*
+ * perf's --control: two pipes, ours in *CTL and *ACK, the tool's ends
+ * inherited (their numbers in the option, after -D -1: events disabled at
+ * the start) and returned in CHILD to close once it runs. 0 or -1.
+ */
+static int perf_ctl_open(struct strvec *argv, int *ctl, int *ack, int child[2])
+{
+	int c[2], a[2];
+
+	if (pipe2(c, O_CLOEXEC))
+		return -1;
+	if (pipe2(a, O_CLOEXEC)) {
+		close(c[0]);
+		close(c[1]);
+		return -1;
+	}
+	fcntl(c[0], F_SETFD, 0);	/* the tool's ends survive its exec */
+	fcntl(a[1], F_SETFD, 0);
+	*ctl = c[1];
+	*ack = a[0];
+	child[0] = c[0];
+	child[1] = a[1];
+	strvec_pushv(argv, (const char *const[]){ "-D", "-1", NULL });
+	strvec_pushf(argv, "--control=fd:%d,%d", c[0], a[1]);
+	return 0;
+}
+
+/* Close the tool's ends in the agent (after its start, or when it did not start). */
+static void perf_ctl_child_close(int child[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (child[i] >= 0)
+			close(child[i]);
+	child[0] = child[1] = -1;
+}
+
+/* Send CMD ("enable", "disable") and wait up to TIMEOUT_MS for perf's "ack": 0, or -1. */
+static int perf_ctl_cmd(int ctl, int ack, const char *cmd, long timeout_ms)
+{
+	char line[64];
+	size_t got = 0;
+	int64_t until = now_ms() + timeout_ms;
+
+	if (ctl < 0 || ack < 0 || dprintf(ctl, "%s\n", cmd) < 0)
+		return -1;
+	for (;;) {
+		struct pollfd p = { ack, POLLIN, 0 };
+		int64_t left = until - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		n = read(ack, line + got, sizeof(line) - 1 - got);
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+		line[got] = 0;
+		if (strstr(line, "ack\n"))
+			return 0;
+		if (got >= sizeof(line) - 1)
+			return -1;
+	}
+}
+
+static void perf_ctl_close(int *ctl, int *ack)
+{
+	if (*ctl >= 0)
+		close(*ctl);
+	if (*ack >= 0)
+		close(*ack);
+	*ctl = *ack = -1;
+}
+
+static int start_tool(struct mon_ctx *m, int idx, struct run_cmd *c, struct strvec *argv, long timeout_ms);
+static char *tool_path(struct mon_ctx *m, int idx, const char *prog);
+static void perf_stat_argv(struct mon_ctx *m, struct strvec *argv, const char *perf);
+static void perf_record_argv(struct mon_ctx *m, struct strvec *argv, const char *perf);
+
+/*
+ * A perf of a run sized by work, started before the workload, events off:
+ * ARGV's tool with --control; its first "disable" is acked once perf is set
+ * up (its start-up before the workload's first operation). 1 started and
+ * ready, 0 not started (the caller starts it the old way at the window), -1
+ * started but not ready (stopped; unavailable).
+ */
+static int perf_start_ready(struct mon_ctx *m, int idx, struct run_cmd *c, struct strvec *argv, int *ctl, int *ack)
+{
+	int child[2] = { -1, -1 };
+
+	if (perf_ctl_open(argv, ctl, ack, child)) {
+		unavailable(m, idx, "cannot make perf's control pipes");
+		return 0;
+	}
+	if (start_tool(m, idx, c, argv, (long)(m->window_s * 1000) + 60000 + MON_PERF_READY_MS)) {
+		perf_ctl_child_close(child);
+		perf_ctl_close(ctl, ack);
+		return 0;
+	}
+	perf_ctl_child_close(child);
+	if (perf_ctl_cmd(*ctl, *ack, "disable", MON_PERF_READY_MS)) {
+		run_signal(c, SIGKILL);
+		unavailable(m, idx, "perf did not answer its control pipe within %d s", MON_PERF_READY_MS / 1000);
+		perf_ctl_close(ctl, ack);
+		return -1;
+	}
+	return 1;
+}
+
+/* perf stat and perf record of a run sized by work, ready before its workload (monitor.h). */
+static void perf_start_early(struct mon_ctx *m)
+{
+	char *perf;
+
+	if (!m->open_window)
+		return;
+	m->perf_early = 1;
+	if (m->want[MON_PERF_STAT] || m->want[MON_PMU]) {
+		pmu_detect("", &m->pmu);
+		if (m->want[MON_PMU] && !m->pmu.usable)
+			unavailable(m, MON_PMU, "%s", m->pmu.reason);
+	}
+	if (m->want[MON_PERF_STAT] || (m->want[MON_PMU] && m->pmu.usable)) {
+		int idx = m->want[MON_PERF_STAT] ? MON_PERF_STAT : MON_PMU, r;
+
+		if ((perf = tool_path(m, idx, "perf"))) {
+			struct strvec argv = STRVEC_INIT;
+
+			perf_stat_argv(m, &argv, perf);
+			r = perf_start_ready(m, idx, &m->perf_stat, &argv, &m->stat_ctl, &m->stat_ack);
+			m->perf_stat_on = r != 0;
+			strvec_clear(&argv);
+			free(perf);
+		}
+	}
+	if (m->want[MON_PERF_PROFILE] && (perf = tool_path(m, MON_PERF_PROFILE, "perf"))) {
+		struct strvec argv = STRVEC_INIT;
+
+		perf_record_argv(m, &argv, perf);
+		m->perf_rec_on = perf_start_ready(m, MON_PERF_PROFILE, &m->perf_rec, &argv, &m->rec_ctl,
+						  &m->rec_ack) != 0;
+		strvec_clear(&argv);
+		free(perf);
+	}
+}
+
+/* bpftrace, attached when it returns (or after MON_BPF_ATTACH_MS). */
+static void bpf_start_early(struct mon_ctx *m)
 {
 	struct strvec argv = STRVEC_INIT;
 	char *path;
@@ -302,6 +451,12 @@ void mon_start_early(struct mon_ctx *m)
 	}
 	strvec_clear(&argv);
 	free(path);
+}
+
+void mon_start_early(struct mon_ctx *m)
+{
+	bpf_start_early(m);
+	perf_start_early(m);
 }
 
 /*
@@ -349,6 +504,13 @@ void mon_window_start(struct mon_ctx *m)
 	}
 	if (m->want[MON_NIC])
 		nic_snapshot(m, &m->nic_before);
+	if (m->perf_early) {	/* started before the workload (perf_start_early()): enable its events */
+		int idx = m->want[MON_PERF_STAT] ? MON_PERF_STAT : MON_PMU;
+
+		if (m->stat_ctl >= 0 && perf_ctl_cmd(m->stat_ctl, m->stat_ack, "enable", MON_PERF_READY_MS))
+			unavailable(m, idx, "perf stat did not enable its events within %d s", MON_PERF_READY_MS / 1000);
+		return;
+	}
 	if (m->want[MON_PERF_STAT] || m->want[MON_PMU]) {
 		pmu_detect("", &m->pmu);
 		if (m->want[MON_PMU] && !m->pmu.usable)
@@ -360,26 +522,59 @@ void mon_window_start(struct mon_ctx *m)
 		char *perf = tool_path(m, idx, "perf");
 		if (perf) {
 			struct strvec argv = STRVEC_INIT;
-			free(m->perf_stat_events);
-			m->perf_stat_events = perf_stat_event_list(m);
-			strvec_push(&argv, perf);
-			strvec_push(&argv, "stat");
-			strvec_push(&argv, "-a");
-			strvec_push(&argv, "-A");	/* per CPU: the CPU set's counts are a part of the same count */
-			strvec_push(&argv, "-x,");
-			strvec_push(&argv, "-e");
-			strvec_push(&argv, m->perf_stat_events);
-			if (!m->open_window) {	/* else until mon_window_end()'s SIGINT */
-				strvec_push(&argv, "--");
-				strvec_push(&argv, "sleep");
-				strvec_pushf(&argv, "%.3f", m->window_s);
-			}
+
+			perf_stat_argv(m, &argv, perf);
 			if (!start_tool(m, idx, &m->perf_stat, &argv,
 					(long)(m->window_s * 1000) + 30000))
 				m->perf_stat_on = 1;
 			strvec_clear(&argv);
 			free(perf);
 		}
+	}
+}
+
+/* perf stat's argv (the events into m->perf_stat_events); a timed window's runs `sleep` for it. */
+static void perf_stat_argv(struct mon_ctx *m, struct strvec *argv, const char *perf)
+{
+	free(m->perf_stat_events);
+	m->perf_stat_events = perf_stat_event_list(m);
+	strvec_push(argv, perf);
+	strvec_push(argv, "stat");
+	strvec_push(argv, "-a");
+	strvec_push(argv, "-A");	/* per CPU: the CPU set's counts are a part of the same count */
+	strvec_push(argv, "-x,");
+	strvec_push(argv, "-e");
+	strvec_push(argv, m->perf_stat_events);
+	if (!m->open_window) {	/* else until mon_window_end()'s SIGINT */
+		strvec_push(argv, "--");
+		strvec_push(argv, "sleep");
+		strvec_pushf(argv, "%.3f", m->window_s);
+	}
+}
+
+/* perf record's argv; a timed window's runs `sleep` for profile_s. */
+static void perf_record_argv(struct mon_ctx *m, struct strvec *argv, const char *perf)
+{
+	strvec_push(argv, perf);
+	strvec_push(argv, "record");
+	if (m->profile_cpus) {	/* e.g. the CPU that services the NIC's interrupts (seed 004) */
+		strvec_push(argv, "-C");
+		strvec_push(argv, m->profile_cpus);
+	} else {
+		strvec_push(argv, "-a");
+	}
+	strvec_push(argv, "-g");
+	strvec_push(argv, "-e");
+	strvec_push(argv, "cpu-clock");	/* the one sampling event every machine has */
+	strvec_push(argv, "-F");
+	strvec_pushf(argv, "%ld", m->profile_hz);
+	strvec_push(argv, "-q");
+	strvec_push(argv, "-o");
+	strvec_pushf(argv, "%s/perf.data", m->workdir);
+	if (!m->open_window) {	/* else until mon_window_end()'s SIGINT */
+		strvec_push(argv, "--");
+		strvec_push(argv, "sleep");
+		strvec_pushf(argv, "%.3f", m->profile_s);
 	}
 }
 
@@ -394,31 +589,18 @@ void mon_profile_start(struct mon_ctx *m)
 	char *perf;
 	struct strvec argv = STRVEC_INIT;
 
+	if (m->perf_early) {	/* started before the workload (perf_start_early()): enable its events */
+		m->profile_start_ms = now_ms();
+		if (m->rec_ctl >= 0 && perf_ctl_cmd(m->rec_ctl, m->rec_ack, "enable", MON_PERF_READY_MS))
+			unavailable(m, MON_PERF_PROFILE, "perf record did not enable its events within %d s",
+				    MON_PERF_READY_MS / 1000);
+		return;
+	}
 	if (!m->want[MON_PERF_PROFILE] || m->perf_rec_on)
 		return;
 	if (!(perf = tool_path(m, MON_PERF_PROFILE, "perf")))
 		return;
-	strvec_push(&argv, perf);
-	strvec_push(&argv, "record");
-	if (m->profile_cpus) {	/* e.g. the CPU that services the NIC's interrupts (seed 004) */
-		strvec_push(&argv, "-C");
-		strvec_push(&argv, m->profile_cpus);
-	} else {
-		strvec_push(&argv, "-a");
-	}
-	strvec_push(&argv, "-g");
-	strvec_push(&argv, "-e");
-	strvec_push(&argv, "cpu-clock");	/* the one sampling event every machine has */
-	strvec_push(&argv, "-F");
-	strvec_pushf(&argv, "%ld", m->profile_hz);
-	strvec_push(&argv, "-q");
-	strvec_push(&argv, "-o");
-	strvec_pushf(&argv, "%s/perf.data", m->workdir);
-	if (!m->open_window) {	/* else until mon_window_end()'s SIGINT */
-		strvec_push(&argv, "--");
-		strvec_push(&argv, "sleep");
-		strvec_pushf(&argv, "%.3f", m->profile_s);
-	}
+	perf_record_argv(m, &argv, perf);
 	m->profile_start_ms = now_ms();
 	if (!start_tool(m, MON_PERF_PROFILE, &m->perf_rec, &argv, (long)(m->profile_s * 1000) + 60000))
 		m->perf_rec_on = 1;
@@ -903,6 +1085,8 @@ void mon_release(struct mon_ctx *m)
 {
 	int i;
 
+	perf_ctl_close(&m->stat_ctl, &m->stat_ack);
+	perf_ctl_close(&m->rec_ctl, &m->rec_ack);
 	/* tools still running after an error: stop them */
 	if (m->bpf_on && m->bpf.pid > 0)
 		run_signal(&m->bpf, SIGKILL);

@@ -309,6 +309,31 @@ test_expect_success ROOT,NETNS,PERF 'ops: N transactions, the monitors over the 
 	PY
 '
 
+# bpftrace in a run sized by work: the agent starts the generator only once the probes are
+# attached (bpftrace's ready line, agents/monitor.c), so the script sees every datagram of the
+# warm-up and the window: the client's requests and the server's answers, 2 x (3000 + 150000).
+test_expect_success ROOT,NETNS,BPFTRACE 'ops with bpftrace: the probes see every operation from the first' '
+	spec server rr-bsrv udp_rr "{\"port\": \"9106\"}" "[]" wl1 |
+		sed -e "s/\"duration_s\": 4, \"warmup_s\": 1/\"duration_s\": 30, \"idle_end_s\": 0.5/" >bsrv.spec &&
+	spec client rr-bops udp_rr "{\"port\": \"9106\", \"flows\": \"8\", \"seed\": \"11\"}" "[\"cpu\", \"bpftrace\"]" wl0 |
+		sed -e "s/\"duration_s\": 4, \"warmup_s\": 1/\"duration_s\": 30, \"ops\": 150000, \"warmup_ops\": 3000/" >bcl.spec &&
+	{ ip netns exec $NS_B "$KLAB_AGENT" run <bsrv.spec >bsrv.json 2>bsrv.err & } &&
+	spid=$! && wait_ready bsrv.err 20 $spid &&
+	ip netns exec $NS_A "$KLAB_AGENT" -v run <bcl.spec >bcl.json 2>bcl.err &&
+	wait $spid &&
+	test_grep "bpftrace: attached after [0-9]* ms" bcl.err &&
+	python3 - bcl.json <<-\PY
+	import json, sys
+	c = json.load(open(sys.argv[1]))
+	m = {x["name"]: x["value"] for x in c["metrics"]}
+	assert c["status"] == "ok" and c["monitors"]["bpftrace"] == "ok", c["monitors"]
+	assert m["transactions"] == 150000, m["transactions"]
+	assert m["bpf.@xmit"] >= 2 * 153000, ("the probe missed datagrams", m["bpf.@xmit"])
+	assert not [k for k in m if "klab_attached" in k], "the ready probe is no metric"
+	print("bpf.@xmit %d for 2 x 153000 datagrams" % m["bpf.@xmit"])
+	PY
+'
+
 test_expect_success 'ops: a run spec that mixes work and time, or gives work to a server, is refused naming the field' '
 	for bad in "\"ops\": 0|.ops. must be an integer from 1" "\"warmup_ops\": 5|.warmup_ops. needs .ops." \
 		   "\"ops\": 10, \"warmup_s\": 1|.warmup_s. does not go with .ops." \

@@ -273,9 +273,10 @@ char *run_spec(struct job_ctx *j, const struct job_spec_workload *w, const char 
 	struct job_work work;
 
 	/*
-	 * An observation run with a monitor stays timed (a probe or perf record
-	 * attaches during the run); the bare one is sized as the measurement
-	 * runs are, so that the cost of their cpu monitor compares like with like.
+	 * The bare observation run is sized as the measurement runs are, so that
+	 * the cost of their cpu monitor compares like with like; an observation
+	 * run with a monitor is too now (job_spec_work_observe(): the agent has
+	 * bpftrace and perf ready before the workload's first operation).
 	 */
 	if (observes && strcmp(observes, OBSERVE_BARE))
 		job_spec_work_observe(w, job_icount(j), &work);
