@@ -49,6 +49,8 @@ test_expect_success ROOT,QEMU,KBUILD,ICOUNT_GUESTS 'lab up --clock icount --smp 
 	tr "\0" "\n" </proc/$pid/cmdline >cmdline &&
 	test_grep "^-icount$" cmdline && test_grep "^shift=0,sleep=on$" cmdline &&
 	test_grep "maxcpus=1 klab.cpus=2" cmdline &&
+	# the instrument key of a calibration: the qemu version and accelerator, no host CPU under icount
+	test_grep " klab.qemu=[0-9][0-9.]* klab.accel=tcg" cmdline && test_grep -v "klab.host=" cmdline &&
 	test "$(pgrep -f -c -- "-pidfile $L/")" = 1 &&
 	test "$(ssh_g dut cat /sys/devices/system/cpu/online)" = 0-1 &&
 	test_grep "CPUs online: 0-1" "$L/dut.console"

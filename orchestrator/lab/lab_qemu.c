@@ -500,6 +500,56 @@ static int use_kvm(const char *accel)
 	return hw;
 }
 
+/*
+ * The version of qemu-system-x86_64 ("7.2.22"), once per process, "?" when
+ * it cannot be read: a word of the guest's command line (klab.qemu=), so
+ * that the instrument key of a calibration (store/calib.c) changes with it.
+ */
+static const char *qemu_version(void)
+{
+	static char v[32];
+	struct buf out = BUF_INIT;
+	const char *argv[] = { "qemu-system-x86_64", "--version", NULL }, *p;
+
+	if (v[0])
+		return v;
+	snprintf(v, sizeof(v), "?");
+	if (!run_argv(argv, 10000, &out, 1) && (p = strstr(out.buf, "version "))) {
+		size_t n = strspn(p + 8, "0123456789.");
+
+		if (n && n < sizeof(v))
+			snprintf(v, sizeof(v), "%.*s", (int)n, p + 8);
+	}
+	buf_release(&out);
+	return v;
+}
+
+/*
+ * The host's CPU model from /proc/cpuinfo, blanks as '_' (NULL: unknown), for
+ * a real-clock guest's klab.host= word: its speed is the host's (under KVM
+ * or TCG, klab.accel=). An icount guest's path length does not depend on
+ * the host, so its key has none.
+ */
+static char *host_cpu_model(void)
+{
+	struct buf ci = BUF_INIT;
+	char *model = NULL;
+	const char *p;
+
+	if (buf_read_file(&ci, "/proc/cpuinfo") >= 0 && (p = strstr(ci.buf, "model name"))) {
+		p = strchr(p, ':');
+		if (p) {
+			p += 1 + strspn(p + 1, " \t");
+			model = xstrndup(p, strcspn(p, "\n"));
+			for (char *c = model; *c; c++)
+				if (*c == ' ' || *c == '\t')
+					*c = '_';
+		}
+	}
+	buf_release(&ci);
+	return model;
+}
+
 static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int sock_port)
 {
 	const struct qlab_guest *g = &st->g[i];
@@ -573,6 +623,15 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 		buf_addf(&app, " maxcpus=1 klab.cpus=%d", st->smp);
 	if (st->cache_model)	/* guest-init mounts the windows' folder at /run/klab/cache-model */
 		buf_addf(&app, " klab.cachemodel=1");
+	/* what a calibration is of besides the guest (docs/statistics.md, "A calibrated instrument") */
+	buf_addf(&app, " klab.qemu=%s klab.accel=%s", qemu_version(), st->kvm ? "kvm" : "tcg");
+	if (!st->icount) {
+		char *host = host_cpu_model();
+
+		if (host)
+			buf_addf(&app, " klab.host=%s", host);
+		free(host);
+	}
 	strvec_push(av, "-append");
 	strvec_push(av, app.buf);
 	buf_release(&app);
