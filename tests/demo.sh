@@ -32,6 +32,11 @@
 #                    --timeout 900" (two demos' labs apart; a cache-model lab
 #                    on a busy host answers ssh after more than 300 s)
 #   KLAB_SHARED      the shared folder with seeds/ (default: ../shared)
+#   KLAB_DEMO_CALIBRATIONS  the demo's calibration file, kept across clones (default:
+#                    KLAB_KERNEL_CACHE/calibrations/demo-MODE.json): imported into
+#                    the demo's database before the jobs, written back after them
+#                    (docs/demo.md, "The calibration"); empty: none
+#   KLAB_DEMO_NO_CALIBRATION  1: neither import nor learn (a first demo on this machine)
 # Each phase prints its progress; the wall time of every phase is printed at
 # the end. The lab is stopped at exit, also on failure or Ctrl-C.
 
@@ -221,6 +226,17 @@ fi
 export KLAB_CONFIG=$LABCONF
 "$KLAB" config check "$LABCONF" || fail "the demo's lab config does not load"
 
+# The calibration (docs/demo.md, "The calibration"): what earlier demos on this
+# machine learnt about the noise of its instruments. A job of boots = 1..N
+# decides at one boot a side with it, and goes on to more boots without one
+# (or with a stale one: another instrument key), and learns afterwards.
+CALFILE=${KLAB_DEMO_CALIBRATIONS-${KLAB_KERNEL_CACHE:-/var/cache/klab}/calibrations/demo-$MODE.json}
+[ "${KLAB_DEMO_NO_CALIBRATION:-0}" = 1 ] && CALFILE=
+if [ -n "$CALFILE" ] && [ -f "$CALFILE" ]; then
+	phase "calibration: klab calibrate import $CALFILE"
+	"$KLAB" calibrate import "$CALFILE" || fail "klab calibrate import $CALFILE"
+fi
+
 job_ids=()
 job_names=()
 for job in $JOBS; do
@@ -232,6 +248,7 @@ for job in $JOBS; do
 	"$KLAB" run "$id" || fail "klab run $id (see: klab job show $id)"
 done
 
+
 export KLAB_CONFIG=$CONF
 phase "compare: klab compare"
 for id in "${job_ids[@]}"; do
@@ -241,6 +258,16 @@ done
 
 phase "report: klab report"
 "$KLAB" report --out "$DEMO/report" "${job_ids[@]}" || fail "klab report"
+
+if [ -n "$CALFILE" ]; then
+	# after the comparison, which used the calibration as the job's looks did:
+	# the same-kernel boots of each side (2 or more a side) add to it
+	phase "calibration: klab calibrate learn, export to $CALFILE"
+	"$KLAB" calibrate learn "${job_ids[@]}" | grep -v '^    instrument ' ||
+		fail "klab calibrate learn ${job_ids[*]}"
+	mkdir -p "$(dirname "$CALFILE")" && "$KLAB" calibrate export "$CALFILE" ||
+		fail "klab calibrate export $CALFILE"
+fi
 
 phase "lab: klab lab down"
 lab_down
