@@ -220,7 +220,7 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 
 	rc = steps_get(j->db, j->id, key, &row);
 	if (rc < 0)
-		return step_fail(j, "cannot read step '%s'", key);
+		return step_fail(j, "cannot read step '%s': %s", key, db_error(j->db));
 	j->attempt = 1;
 	j->step_started_prev = 0;
 	if (rc == 1) {
@@ -245,7 +245,7 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	}
 
 	if (steps_start(j->db, j->id, key, s->name, now_wall()))
-		return step_fail(j, "cannot record step '%s'", key);
+		return step_fail(j, "cannot record step '%s': %s", key, db_error(j->db));
 	step_expect(j, key, &expect_s, eta, sizeof(eta));
 	job_print(j, "%zu/%zu %s%s%s", j->pos + 1, j->plan.n, key, j->attempt > 1 ? " (resumed)" : "", eta);
 	test_kill_point(j, key, "start");

@@ -45,7 +45,7 @@ int step_intake(struct job_ctx *j, const char *key)
 	json_object_object_add(j->detail, "patches", json_object_new_int((int)s->n_patches));
 	series_free(s);
 	if (jobs_set_series(j->db, j->id, sid))
-		return step_fail(j, "cannot record the series of job %lld", (long long)j->id);
+		return step_fail(j, "cannot record the series of job %lld: %s", (long long)j->id, db_error(j->db));
 	job_print(j, "  series %lld%s", (long long)sid, existed ? " (already stored)" : "");
 	return DONE;
 }
@@ -103,7 +103,7 @@ int step_build(struct job_ctx *j, const char *key)
 	job_print(j, "  kernel %lld %s%s", (long long)art.id, art.release, art.cached ? " (cached)" : "");
 	if (job_sides_set_kernel(j->db, j->id, side == 'A' ? 'A' : 'B', art.id)) {
 		kernel_artifact_release(&art);
-		return step_fail(j, "cannot record the kernel of side %c", side);
+		return step_fail(j, "cannot record the kernel of side %c: %s", side, db_error(j->db));
 	}
 	if (!strcmp(j->spec.kind, "tuning"))
 		job_sides_set_kernel(j->db, j->id, 'B', art.id);
@@ -121,7 +121,7 @@ int step_lease(struct job_ctx *j, const char *key)
 	int64_t waited = now_ms(), said = 0;
 
 	if (lease_sync_machines(j->db, j->cfg))
-		return step_fail(j, "cannot record the machines");
+		return step_fail(j, "cannot record the machines: %s", db_error(j->db));
 	for (;;) {
 		struct buf why = BUF_INIT;
 		const char *dut = NULL, *peer = NULL;
@@ -906,7 +906,7 @@ int step_release(struct job_ctx *j, const char *key)
 {
 	close_machines(j);
 	if (lease_release(j->db, j->id))
-		return step_fail(j, "cannot release the machines");
+		return step_fail(j, "cannot release the machines: %s", db_error(j->db));
 	j->leased = 0;
 	return DONE;
 }
@@ -954,7 +954,7 @@ int step_look(struct job_ctx *j, const char *key)
 	decided = compare_decided(&res);
 	if (compare_store_look(j->db, j->id, look, looks, n, co.alpha, &res)) {
 		compare_result_free(&res);
-		return step_fail(j, "cannot store look %d", look);
+		return step_fail(j, "cannot store look %d: %s", look, db_error(j->db));
 	}
 	test_kill_point(j, key, "after-store");
 	for (size_t i = 0; i < res.n_rows; i++) {

@@ -40,7 +40,7 @@ int db_refresh_stats(struct db *db)
 {
 	/* a transaction of its own: ANALYZE inside the caller's would hold the write lock longer */
 	if (db_in_transaction(db))
-		return error("database '%s': statistics are refreshed outside a transaction", db_file(db));
+		return db_fail(db, "database '%s': statistics are refreshed outside a transaction", db_file(db));
 	if (db_is_server(db))
 		return 0;
 	return db_exec(db, "PRAGMA analysis_limit = 2000; ANALYZE");
@@ -49,6 +49,22 @@ int db_refresh_stats(struct db *db)
 const char *db_errmsg(struct db *db)
 {
 	return db->ops->errmsg(db);
+}
+
+int db_fail(struct db *db, const char *fmt, ...)
+{
+	va_list ap;
+
+	buf_reset(&db->err);
+	va_start(ap, fmt);
+	buf_vaddf(&db->err, fmt, ap);
+	va_end(ap);
+	return error("%s", db->err.buf);
+}
+
+const char *db_error(struct db *db)
+{
+	return db->err.buf;
 }
 
 int db_exec(struct db *db, const char *sql)
@@ -145,10 +161,10 @@ static int migrate_locked(struct db *db, int target)
 	int cur = db_version(db), latest = db_latest_version(), have_table;
 
 	if (cur < 0)
-		return error("database '%s': cannot read its schema version: %s", db_file(db), db_errmsg(db));
+		return db_fail(db, "database '%s': cannot read its schema version: %s", db_file(db), db_errmsg(db));
 	if (cur > latest)
-		return error("database '%s': schema version %d is newer than this klab knows (%d): upgrade klab",
-			     db_file(db), cur, latest);
+		return db_fail(db, "database '%s': schema version %d is newer than this klab knows (%d): upgrade klab",
+			       db_file(db), cur, latest);
 	if (!target)
 		target = latest;
 	have_table = db->ops->has_table(db, "schema_migrations");
@@ -206,7 +222,7 @@ static int migrate_locked(struct db *db, int target)
 fail:
 		free(sql);
 		db_rollback(db);
-		return error("database '%s': migration %s failed; the database is unchanged", db_file(db), m->name);
+		return db_fail(db, "database '%s': migration %s failed; the database is unchanged", db_file(db), m->name);
 	}
 	return 0;
 }
@@ -227,6 +243,7 @@ int db_open_raw(const char *path, struct db **out)
 	struct db *db = xcalloc(1, sizeof(*db));
 
 	*out = NULL;
+	buf_init(&db->err, 0);
 	db->ops = db_is_url(path) ? &db_pg_ops : &db_sqlite_ops;
 	if (db->ops->open(db, path)) {
 		db_close(db);
@@ -241,7 +258,7 @@ int db_open(const char *path, struct db **out)
 	if (db_open_raw(path, out))
 		return -1;
 	if (db_migrate(*out, 0)) {
-		error("cannot open database '%s'", db_file(*out));
+		db_fail(*out, "cannot open database '%s'", db_file(*out));
 		db_close(*out);
 		*out = NULL;
 		return -1;
@@ -254,6 +271,7 @@ void db_close(struct db *db)
 	if (!db)
 		return;
 	db->ops->close(db);
+	buf_release(&db->err);
 	free(db);
 }
 
@@ -309,7 +327,7 @@ static int bind_va(struct db_stmt *st, const char *types, va_list ap)
 			rc = db_bind_null(st, i);
 			break;
 		default:
-			return error("db_prepare: bad type '%c'", *t);
+			return db_fail(st->db, "db_prepare: bad type '%c'", *t);
 		}
 		if (rc)
 			return -1;

@@ -164,8 +164,17 @@ int64_t db_last_id(struct db *db);
 int db_changes(struct db *db);
 /* 1 inside a transaction (BEGIN without COMMIT/ROLLBACK yet), else 0. */
 int db_in_transaction(struct db *db);
-/* The message of the last error on db. */
+/* The message of the last error on db (the backend's own words). */
 const char *db_errmsg(struct db *db);
+/*
+ * Why the last failed call on DB failed, as it was logged ("database
+ * 'FILE': REASON (in: SQL)"; "" before any failure), as sqlite3_errmsg()
+ * but with the database, the SQL and the full disk named: a store function
+ * that fails only in the database hands its reason up this way, and its
+ * caller puts db_error() in the message it keeps (a step's reason). A call
+ * that succeeds leaves it as it was: read it right after the failed call.
+ */
+const char *db_error(struct db *db);
 /* The names of the database's tables (schema_migrations included), sorted: 0 or -1. */
 struct strvec;
 int db_tables(struct db *db, struct strvec *out);

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "buf.h"
+#include "log.h"
 #include "store/db.h"
 
 struct db_ops;
@@ -11,6 +13,7 @@ struct db_ops;
 struct db {
 	const struct db_ops *ops;
 	void *be;		/* the backend's connection */
+	struct buf err;		/* the last failure as logged (db_fail(), db_error()) */
 };
 
 struct db_stmt {
@@ -74,6 +77,13 @@ struct db_ops {
 	double (*col_double)(struct db_stmt *st, int i);
 	const char *(*col_text)(struct db_stmt *st, int i);
 };
+
+/*
+ * A failure on DB: logged as error() and kept as the connection's last
+ * failure, which db_error() gives the caller of the store function that
+ * failed. -1.
+ */
+int db_fail(struct db *db, const char *fmt, ...) KLAB_PRINTF(2, 3);
 
 extern const struct db_ops db_sqlite_ops;
 extern const struct db_ops db_pg_ops;

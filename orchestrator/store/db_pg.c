@@ -201,14 +201,14 @@ static int reconnect(struct db *db, const char *why)
 			break;
 		if (now_ms() - t0 > RECONNECT_S * 1000) {
 			set_err(db, PQerrorMessage(p->c));
-			return error("database '%s': cannot connect again within %d s: %s", p->shown, RECONNECT_S,
-				     p->err);
+			return db_fail(db, "database '%s': cannot connect again within %d s: %s", p->shown,
+				       RECONNECT_S, p->err);
 		}
 		sleep(1);
 	}
 	PQsetNoticeProcessor(p->c, quiet_notice, NULL);
 	if (raw(db, SESSION_SETUP))
-		return error("database '%s': %s", p->shown, p->err);
+		return db_fail(db, "database '%s': %s", p->shown, p->err);
 	for (size_t i = 0; i < p->locks.n; i++) {
 		char kind[64];
 		long long id;
@@ -216,8 +216,8 @@ static int reconnect(struct db *db, const char *why)
 		if (sscanf(p->locks.v[i], "%63s %lld", kind, &id) != 2)
 			continue;
 		if (try_lock(db, kind_key(kind), id) != 1)
-			return error("database '%s': the run lock of %s %lld was lost with the connection and "
-				     "another process holds it now", p->shown, kind, id);
+			return db_fail(db, "database '%s': the run lock of %s %lld was lost with the connection "
+				       "and another process holds it now", p->shown, kind, id);
 	}
 	log_msg(LOG_NOTICE, "database '%s': connected again after %.1f s", p->shown, (now_ms() - t0) / 1000.0);
 	return 0;
@@ -231,8 +231,8 @@ static int lost(struct db *db)
 static int pg_fail(struct db *db, const char *sql, int cut)
 {
 	if (cut > 0 && strlen(sql) > (size_t)cut)
-		return error("database '%s': %s (in: %.*s...)", pg_file(db), PG(db)->err, cut, sql);
-	return error("database '%s': %s (in: %s)", pg_file(db), PG(db)->err, sql);
+		return db_fail(db, "database '%s': %s (in: %.*s...)", pg_file(db), PG(db)->err, cut, sql);
+	return db_fail(db, "database '%s': %s (in: %s)", pg_file(db), PG(db)->err, sql);
 }
 
 static int pg_in_transaction(struct db *db)
@@ -263,7 +263,7 @@ static PGresult *query(struct db *db, const char *sql, const char *a, const char
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		set_err(db, PQresultErrorMessage(r)[0] ? PQresultErrorMessage(r) : PQerrorMessage(PG(db)->c));
 		PQclear(r);
-		error("database '%s': %s (in: %s)", PG(db)->shown, PG(db)->err, sql);
+		db_fail(db, "database '%s': %s (in: %s)", PG(db)->shown, PG(db)->err, sql);
 		return NULL;
 	}
 	return r;
@@ -490,8 +490,8 @@ static int pg_run_lock(struct db *db, const char *kind, int64_t id)
 	if (r < 0 && lost(db) && !pg_in_transaction(db) && !reconnect(db, PG(db)->err))
 		r = try_lock(db, kind_key(kind), id);
 	if (r < 0)
-		return error("database '%s': cannot take the run lock of %s %lld: %s", pg_file(db), kind,
-			     (long long)id, PG(db)->err);
+		return db_fail(db, "database '%s': cannot take the run lock of %s %lld: %s", pg_file(db), kind,
+			       (long long)id, PG(db)->err);
 	if (r == 0)
 		return 1;
 	strvec_pushf(&PG(db)->locks, "%s %lld", kind, (long long)id);
@@ -575,8 +575,8 @@ static int set_param(struct db_stmt *st, int i, char *v, Oid type)
 
 	if (i < 1 || i > s->nparams) {
 		free(v);
-		return error("database '%s': cannot bind parameter %d: column index out of range (in: %s)",
-			     pg_file(st->db), i, s->orig);
+		return db_fail(st->db, "database '%s': cannot bind parameter %d: column index out of range (in: %s)",
+			       pg_file(st->db), i, s->orig);
 	}
 	free(s->vals[i - 1]);
 	s->vals[i - 1] = v;

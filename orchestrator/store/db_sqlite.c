@@ -65,9 +65,9 @@ static int sq_fail(struct db *db, const char *msg, const char *sql, int cut)
 	}
 	/* CUT > 0: the SQL shown up to CUT characters (db_exec's scripts), else whole */
 	if (cut > 0 && strlen(sql) > (size_t)cut)
-		error("database '%s': %s (in: %.*s...)", file, why.buf, cut, sql);
+		db_fail(db, "database '%s': %s (in: %.*s...)", file, why.buf, cut, sql);
 	else
-		error("database '%s': %s (in: %s)", file, why.buf, sql);
+		db_fail(db, "database '%s': %s (in: %s)", file, why.buf, sql);
 	buf_release(&why);
 	return -1;
 }
@@ -310,8 +310,8 @@ static void sq_close(struct db *db)
 static int bind_rc(struct db_stmt *st, int i, int rc)
 {
 	if (rc != SQLITE_OK)
-		return error("database '%s': cannot bind parameter %d: %s", sq_file(st->db), i,
-			     sqlite3_errmsg(SQ(st->db)->sq));
+		return db_fail(st->db, "database '%s': cannot bind parameter %d: %s", sq_file(st->db), i,
+			       sqlite3_errmsg(SQ(st->db)->sq));
 	return 0;
 }
 

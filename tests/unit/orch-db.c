@@ -97,7 +97,11 @@ int main(void)
 	db_bind_int64(st, 1, id2);
 	ok(db_step(st) == DB_ROW && !strcmp(db_col_text(st, 0), "b"), "reset, rebound");
 	db_finalize(st);
+	ok(!*db_error(db), "db_error: empty before a failure");
 	ok(db_run(db, "SELECT nosuch FROM jobs", "") < 0, "a bad column fails");
+	ok(strstr(db_error(db), "nosuch") && strstr(db_error(db), " (in: SELECT nosuch FROM jobs)") &&
+	   strstr(db_error(db), db_file(db)), "db_error says why, naming the database and the SQL: %s", db_error(db));
+	ok(db_get_int(db, &n, "SELECT 1", "") == 1 && strstr(db_error(db), "nosuch"), "a call that succeeds leaves it: %s", db_error(db));
 	ok(db_run(db, "INSERT INTO machines (name, host, state) VALUES ('m1', 'h', 'free')", "") < 0,
 	   "a duplicate key fails");
 
