@@ -49,7 +49,9 @@ test_expect_success ROOT,NETNS,SSHD 'boot = none: the release and build id are v
 test_expect_success ROOT,NETNS,SSHD 'boot = none: another release is reported as the wrong kernel' '
 	test_must_fail "$T" -c "$L/klab.conf" -m peer boot --release 6.1.0-klab-patched >out 2>err &&
 	test_grep "wrong_kernel=1" out &&
-	test_grep "machine .peer. runs kernel .$REL. .*expected .6.1.0-klab-patched.*came back on another kernel" err
+	test_grep "machine .peer. runs kernel .$REL. .*expected .6.1.0-klab-patched.*came back on another kernel" err &&
+	# what a job step puts in its reason: the same message, handed up by the connection (ssh_error)
+	test_grep "^why=machine .peer. runs kernel .$REL. .*expected .6.1.0-klab-patched.*came back on another kernel" out
 '
 
 test_expect_success ROOT,NETNS,SSHD 'boot = none: same release with another build id is the wrong kernel' '
@@ -140,6 +142,7 @@ test_expect_success ROOT,NETNS,SSHD 'a machine that never comes back is fenced a
 	test_must_fail "$T" -c kf.conf -m dut boot $BOOT_OPTS --boot-ms 4000 --attempt-ms 2000 >out 2>err &&
 	test $(( $(date +%s) - start )) -lt 60 &&
 	test_grep "power_cycled=1 fenced=1" out &&
+	test_grep "^why=machine .dut. is fenced (state broken): did not answer SSH within 4 s" out &&
 	test_grep "^power cycle" "$L/dut/power-cycle.log" &&
 	test_grep "machine .dut. is fenced (state broken): did not answer SSH within 4 s" err &&
 	test "$(sqlite3 "$DB" "SELECT state FROM machines WHERE name = '"'"'dut'"'"'")" = broken &&

@@ -219,7 +219,7 @@ static int do_repair(const struct klab_config *cfg, struct db *db, const struct 
 	int ret = 1;
 
 	ssh_target_from_conf(&t, cfg, m);
-	if (ssh_connect(&c, &t) < 0 || ssh_run(c, uname, &rel, 30000) < 0) {
+	if (ssh_connect(&c, &t, NULL) < 0 || ssh_run(c, uname, &rel, 30000) < 0) {
 		error("machine '%s' is not repaired: it does not answer SSH (state unchanged)", m->name);
 		goto out;
 	}

@@ -22,21 +22,29 @@
 #include "util.h"
 
 /* Connect to a machine (once per job run), with 3 tries 2 s apart for a passing outage. */
-int connect_machine(struct job_ctx *j, const struct conf_machine *m, struct ssh_conn **c)
+int connect_machine(struct job_ctx *j, const struct conf_machine *m, struct ssh_conn **c, struct buf *why)
 {
 	struct ssh_target t;
+	struct buf last = BUF_INIT;
+	int ret = 0;
 
 	if (*c)
 		return 0;
 	ssh_target_from_conf(&t, j->cfg, m);
-	for (int i = 1;; i++) {
-		if (!ssh_connect(c, &t))
-			return 0;
-		if (i == 3)
-			return -1;
+	for (int i = 1; ssh_connect(c, &t, &last); i++) {
+		if (i == 3) {
+			if (why) {
+				buf_reset(why);
+				buf_addstr(why, last.buf);
+			}
+			ret = -1;
+			break;
+		}
 		warn("machine '%s' did not answer (try %d of 3); trying again in 2 s", m->name, i);
 		sleep(2);
 	}
+	buf_release(&last);
+	return ret;
 }
 
 void close_machines(struct job_ctx *j)
@@ -98,14 +106,20 @@ int agent_call(struct job_ctx *j, int peer, const char *const *argv, const char 
 	       struct buf *out, long timeout_ms, int idempotent, struct buf *err)
 {
 	struct ssh_conn **c = peer ? &j->cpeer : &j->cdut;
+	int rc;
 
-	if (connect_machine(j, peer ? j->peer : j->dut, c))
+	if (connect_machine(j, peer ? j->peer : j->dut, c, err))
 		return -1;
-	return agent_exec(*c, j->agent_remote, peer ? j->state_peer : j->state_dut, argv, in, out, err,
-			  timeout_ms, idempotent);
+	rc = agent_exec(*c, j->agent_remote, peer ? j->state_peer : j->state_dut, argv, in, out, err,
+			timeout_ms, idempotent);
+	if (rc < 0 && err) {
+		buf_reset(err);
+		buf_addstr(err, ssh_error(*c));
+	}
+	return rc;
 }
 
-int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out)
+int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out, struct buf *why)
 {
 	const char *argv[] = { "fetch", uid, NULL };
 	struct buf err = BUF_INIT;
@@ -118,6 +132,10 @@ int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out)
 		return 0;
 	}
 	if (rc < 0) {
+		if (why) {
+			buf_reset(why);
+			buf_addstr(why, err.buf);
+		}
 		buf_release(&err);
 		return -1;
 	}
@@ -442,7 +460,7 @@ int server_start(struct job_ctx *j, const struct job_spec_workload *w, const cha
 		struct ready_watch rw;
 
 		close(ready[0]);
-		if (ssh_connect(&c, &t))
+		if (ssh_connect(&c, &t, NULL))
 			_exit(3);
 		rw.fd = ready[1];
 		rc = agent_exec_watch(c, j->agent_remote, j->state_peer, run, spec, &out, &err,

@@ -366,6 +366,7 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 	j.id = id;
 	j.o = o;
 	j.t0 = now_ms();
+	buf_init(&j.err, 0);
 	strvec_init(&j.plan);
 
 	lock = db_run_lock(db, "job", id);
@@ -505,6 +506,7 @@ out:
 	free(j.state_dut);
 	free(j.state_peer);
 	buf_release(&j.why);
+	buf_release(&j.err);
 	free(state);
 	free(spec);
 	free(err);

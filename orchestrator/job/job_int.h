@@ -53,6 +53,7 @@ struct job_ctx {
 	int attempt;			/* attempts of the current step (1 = first) */
 	double step_started_prev;	/* start time of the previous attempt (0: none) */
 	struct buf why;			/* failure or skip reason of the current step */
+	struct buf err;			/* why a callee of the step failed, for its step_fail() message */
 	struct json_object *detail;	/* detail of the current step */
 	int last_boot;			/* boots = MIN..MAX: a look decided, boots after this one are skipped (0: none) */
 };
@@ -154,23 +155,25 @@ int restore_boot(struct job_ctx *j, int b, struct buf *err);
 void notify_command(struct job_ctx *j, const char *state, const char *err);
 
 /* ---- agent_client.c */
-/* Connect to a machine once per job run (3 tries): 0 or -1. */
-int connect_machine(struct job_ctx *j, const struct conf_machine *m, struct ssh_conn **c);
+/* Connect to a machine once per job run (3 tries): 0, or -1 with WHY (may be NULL) saying why (logged too). */
+int connect_machine(struct job_ctx *j, const struct conf_machine *m, struct ssh_conn **c, struct buf *why);
 void close_machines(struct job_ctx *j);
 /*
  * klab-agent --state DIR ARGV... on the dut (peer 0) or the peer (1): its
- * exit status (0 ok), or -1 when it could not be run. A dropped connection
- * is reconnected and the call made again once when IDEMPOTENT.
+ * exit status (0 ok) with its stderr appended to ERR, or -1 when it could
+ * not be run, with ERR saying why (the connection's failure, logged too). A
+ * dropped connection is reconnected and the call made again once when
+ * IDEMPOTENT.
  */
 int agent_call(struct job_ctx *j, int peer, const char *const *argv, const char *in,
 	       struct buf *out, long timeout_ms, int idempotent, struct buf *err);
 /*
  * klab-agent fetch UID: 0 found (the document in out), 1 not there,
  * AGENT_FETCH_RUNNING while a run of UID goes on there (an earlier
- * attempt's: its run lock is held), -1 error.
+ * attempt's: its run lock is held), -1 error (WHY, may be NULL, says why).
  */
 #define AGENT_FETCH_RUNNING 2
-int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out);
+int agent_fetch(struct job_ctx *j, int peer, const char *uid, struct buf *out, struct buf *why);
 /* klab-agent ack UID: the machine forgets the result (a failure is a warning). */
 void agent_ack(struct job_ctx *j, int peer, const char *uid);
 /* The local klab-agent to upload: OPT, $KLAB_AGENT, next to this program, or PATH (malloc'd or NULL). */

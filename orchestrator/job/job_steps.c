@@ -226,16 +226,16 @@ int step_deploy(struct job_ctx *j, const char *key)
 	memset(&dopt, 0, sizeof(dopt));
 	dopt.progress = j->o->progress;
 	memset(&res, 0, sizeof(res));
-	if (connect_machine(j, j->dut, &j->cdut)) {
+	if (connect_machine(j, j->dut, &j->cdut, &j->err)) {
 		kernel_artifact_release(&art);
-		return step_fail(j, "cannot reach machine '%s' to boot it", j->dut->name);
+		return step_fail(j, "cannot reach machine '%s' to boot it: %s", j->dut->name, j->err.buf);
 	}
 	job_print(j, "  booting '%s' into %s (%s)", j->dut->name, art.release, boot_method_name(j->dut->boot));
 	ret = deploy_boot(j->cdut, j->db, j->dut, &da, &dopt, &res);
 	if (ret) {
-		step_fail(j, "boot %d (side %c, kernel %s) on machine '%s' failed%s%s", b, side, art.release,
-		     j->dut->name, res.wrong_kernel ? ": it came back on another kernel" : "",
-		     res.fenced ? "; the machine is fenced (broken)" : "");
+		step_fail(j, "boot %d (side %c, kernel %s) on machine '%s' failed%s%s: %s", b, side, art.release,
+			  j->dut->name, res.wrong_kernel ? ": it came back on another kernel" : "",
+			  res.fenced ? "; the machine is fenced (broken)" : "", ssh_error(j->cdut));
 	} else {
 		/*
 		 * The peer may live inside the dut (the qemu lab's peer namespace):
@@ -259,11 +259,12 @@ int step_verify(struct job_ctx *j, const char *key)
 
 	if (boot_of(key, &b))
 		return step_fail(j, "bad step key '%s'", key);
-	if (connect_machine(j, j->dut, &j->cdut))
-		return step_fail(j, "cannot reach machine '%s'", j->dut->name);
+	if (connect_machine(j, j->dut, &j->cdut, &j->err))
+		return step_fail(j, "cannot reach machine '%s': %s", j->dut->name, j->err.buf);
 	if (ssh_run(j->cdut, argv, &out, 30000)) {
 		buf_release(&out);
-		return step_fail(j, "cannot read the kernel release of machine '%s'", j->dut->name);
+		return step_fail(j, "cannot read the kernel release of machine '%s': %s", j->dut->name,
+				 ssh_error(j->cdut));
 	}
 	buf_trim(&out);
 	{
@@ -273,7 +274,8 @@ int step_verify(struct job_ctx *j, const char *key)
 		if (ssh_run(j->cdut, bargv, &bid, 30000)) {
 			buf_release(&bid);
 			buf_release(&out);
-			return step_fail(j, "cannot read the boot id of machine '%s'", j->dut->name);
+			return step_fail(j, "cannot read the boot id of machine '%s': %s", j->dut->name,
+					 ssh_error(j->cdut));
 		}
 		buf_trim(&bid);
 		boots_set(j->db, j->id, b, BOOT_MACHINE_BOOT_ID, bid.buf);
@@ -323,12 +325,12 @@ int step_agent(struct job_ctx *j, const char *key)
 		return step_fail(j, "bad step key '%s'", key);
 	if (!j->agent_local)
 		return step_fail(j, "cannot find the klab-agent program to upload (set KLAB_AGENT)");
-	if (connect_machine(j, j->dut, &j->cdut) || connect_machine(j, j->peer, &j->cpeer))
-		return step_fail(j, "cannot reach the machines");
+	if (connect_machine(j, j->dut, &j->cdut, &j->err) || connect_machine(j, j->peer, &j->cpeer, &j->err))
+		return step_fail(j, "cannot reach the machines: %s", j->err.buf);
 	if (deploy_agent(j->cdut, j->agent_local, j->agent_remote, &up_dut))
-		return step_fail(j, "cannot put klab-agent on machine '%s'", j->dut->name);
+		return step_fail(j, "cannot put klab-agent on machine '%s': %s", j->dut->name, ssh_error(j->cdut));
 	if (deploy_agent(j->cpeer, j->agent_local, j->agent_remote, &up_peer))
-		return step_fail(j, "cannot put klab-agent on machine '%s'", j->peer->name);
+		return step_fail(j, "cannot put klab-agent on machine '%s': %s", j->peer->name, ssh_error(j->cpeer));
 	{
 		for (size_t i = 0; i < j->spec.n_workloads; i++) {
 			const char *t = tx_target(&j->spec.workloads[i]);
@@ -337,7 +339,8 @@ int step_agent(struct job_ctx *j, const char *key)
 					    "socket cannot send into a blackhole route (use target = dummy)",
 					    j->spec.workloads[i].name);
 			if (t && !strcmp(t, "dummy") && qlab_dummy_target(j->cdut))
-				return step_fail(j, "no udp_tx dummy target on machine '%s'", j->dut->name);
+				return step_fail(j, "no udp_tx dummy target on machine '%s': %s", j->dut->name,
+						 ssh_error(j->cdut));
 		}
 	}
 	json_object_object_add(j->detail, "uploaded_dut", json_object_new_boolean(up_dut));
@@ -385,8 +388,8 @@ int step_prepare(struct job_ctx *j, const char *key)
 
 		rc = agent_call(j, 0, argv, NULL, &out, 120000, 1, &err);
 		if (rc) {
-			step_fail(j, "klab-agent restore before preparing '%s' again failed on machine '%s': %s",
-				  name, j->dut->name, rc < 0 ? "cannot run it" : last_line(err.buf));
+			step_fail(j, "klab-agent restore before preparing '%s' again failed on machine '%s': %s%s",
+				  name, j->dut->name, rc < 0 ? "cannot run it: " : "", rc < 0 ? err.buf : last_line(err.buf));
 			buf_release(&out);
 			buf_release(&err);
 			return STEP_FAIL;
@@ -404,8 +407,8 @@ int step_prepare(struct job_ctx *j, const char *key)
 		rc = agent_call(j, 0, argv, in.buf, &out, 120000, 0, &err);
 	}
 	if (rc)
-		step_fail(j, "klab-agent prepare '%s' failed on machine '%s': %s", name, j->dut->name,
-		     rc < 0 ? "cannot run it" : last_line(err.buf));
+		step_fail(j, "klab-agent prepare '%s' failed on machine '%s': %s%s", name, j->dut->name,
+			  rc < 0 ? "cannot run it: " : "", rc < 0 ? err.buf : last_line(err.buf));
 	else
 		job_print(j, "  tuning profile '%s' applied on '%s'", name, j->dut->name);
 	buf_release(&in);
@@ -425,8 +428,8 @@ int restore_boot(struct job_ctx *j, int b, struct buf *why)
 	if (st && (!strcmp(st, "done") || !strcmp(st, "running") || !strcmp(st, "failed"))) {
 		rc = agent_call(j, 0, argv, NULL, &out, 120000, 1, &err);
 		if (rc)
-			rc = error_to(why, "klab-agent restore failed on machine '%s': %s", j->dut->name,
-				      rc < 0 ? "cannot run it" : last_line(err.buf));
+			rc = error_to(why, "klab-agent restore failed on machine '%s': %s%s", j->dut->name,
+				      rc < 0 ? "cannot run it: " : "", rc < 0 ? err.buf : last_line(err.buf));
 	} else {
 		rc = 1;
 	}
@@ -632,8 +635,8 @@ static int run_once(struct job_ctx *j, const struct job_spec_workload *w, const 
 	int rc, ret = -1;
 
 	buf_reset(doc);
-	if (connect_machine(j, j->dut, &j->cdut)) {
-		buf_addf(why, "cannot reach machine '%s'", j->dut->name);
+	if (connect_machine(j, j->dut, &j->cdut, &err)) {
+		buf_addf(why, "cannot reach machine '%s': %s", j->dut->name, err.buf);
 		goto out;
 	}
 	if (needs_server(w)) {
@@ -653,7 +656,7 @@ static int run_once(struct job_ctx *j, const struct job_spec_workload *w, const 
 	debug("run %s: client ended (status %d)", uid, rc);
 	if (rc != 0) {
 		if (rc < 0)
-			buf_addf(why, "cannot run klab-agent on machine '%s'", j->dut->name);
+			buf_addf(why, "cannot run klab-agent on machine '%s': %s", j->dut->name, err.buf);
 		else if (doc->len && result_failed(doc->buf, why))
 			;	/* why filled */
 		else
@@ -696,7 +699,7 @@ static int fetch_while_running(struct job_ctx *j, int peer, const char *uid, str
 {
 	while ((rc == 1 && now_wall() < until) || (rc == AGENT_FETCH_RUNNING && now_wall() < hard)) {
 		sleep(1);
-		rc = agent_fetch(j, peer, uid, doc);
+		rc = agent_fetch(j, peer, uid, doc, &j->err);
 	}
 	return rc;
 }
@@ -720,7 +723,7 @@ static void earlier_server_gone(struct job_ctx *j, const struct job_spec_workloa
 	suid = xasprintf("%s-srv", uid);
 	hard = (j->step_started_prev > 0 ? j->step_started_prev : now_wall()) + SERVER_START_WAIT_S +
 	       w->warmup_s + w->duration_s + SERVER_LINGER_S + 120;
-	rc = agent_fetch(j, 1, suid, &doc);
+	rc = agent_fetch(j, 1, suid, &doc, NULL);
 	if (rc == AGENT_FETCH_RUNNING)
 		job_print(j, "  the %s of an earlier attempt of %s still runs on '%s'; waiting for it to end",
 			  role_server(w->type), uid, j->peer->name);
@@ -813,7 +816,7 @@ int step_run(struct job_ctx *j, const char *key)
 	 * 2. Still on the agent (the process died after the run)? Only an
 	 * earlier attempt of this step can have left it there.
 	 */
-	rc = j->attempt > 1 ? agent_fetch(j, 0, uid, &doc) : 1;
+	rc = j->attempt > 1 ? agent_fetch(j, 0, uid, &doc, &j->err) : 1;
 	if ((rc == 1 && j->step_started_prev > 0) || rc == AGENT_FETCH_RUNNING) {
 		/*
 		 * An earlier attempt may still be running on the machine (we died
@@ -850,7 +853,7 @@ int step_run(struct job_ctx *j, const char *key)
 	if (rc == 0)
 		agent_ack(j, 0, uid);	/* a failed result: run it again */
 	if (rc < 0)
-		return step_fail(j, "cannot ask the agent on '%s' for run %s", j->dut->name, uid);
+		return step_fail(j, "cannot ask the agent on '%s' for run %s: %s", j->dut->name, uid, j->err.buf);
 
 	/* 3. Run it, retried once, on a machine still in its boot's state. */
 	buf_reset(&why);

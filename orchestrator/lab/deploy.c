@@ -1,5 +1,6 @@
 /* deploy.c: boot a test machine into a kernel artifact (none|kexec|reboot|qemu), verify it, fence it when it does not return. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,20 +113,20 @@ int deploy_verify(struct ssh_conn *c, const struct deploy_artifact *a, long time
 		  struct deploy_result *r)
 {
 	if (remote_kernel(c, or_default(timeout_ms, DEF_VERIFY_MS), r) < 0)
-		return error("cannot verify the kernel of machine '%s'", ssh_name(c));
+		return ssh_fail(c, "cannot verify the kernel of machine '%s'", ssh_name(c));
 	r->wrong_kernel = 0;
 	if (a->release && strcmp(a->release, r->release)) {
 		r->wrong_kernel = 1;
-		return error("machine '%s' runs kernel '%s' (build id %s), expected '%s' (build id %s): "
-			     "it came back on another kernel",
-			     ssh_name(c), r->release, r->build_id ? r->build_id : "none", a->release,
-			     a->build_id ? a->build_id : "not checked");
+		return ssh_fail(c, "machine '%s' runs kernel '%s' (build id %s), expected '%s' (build id %s): "
+				   "it came back on another kernel",
+				   ssh_name(c), r->release, r->build_id ? r->build_id : "none", a->release,
+				   a->build_id ? a->build_id : "not checked");
 	}
 	if (a->build_id && (!r->build_id || strcasecmp(a->build_id, r->build_id))) {
 		r->wrong_kernel = 1;
-		return error("machine '%s' runs release '%s' with build id %s, expected build id %s: "
-			     "same release, another build",
-			     ssh_name(c), r->release, r->build_id ? r->build_id : "none", a->build_id);
+		return ssh_fail(c, "machine '%s' runs release '%s' with build id %s, expected build id %s: "
+				   "same release, another build",
+				   ssh_name(c), r->release, r->build_id ? r->build_id : "none", a->build_id);
 	}
 	info("machine '%s' runs the expected kernel %s%s%s", ssh_name(c), r->release,
 	     r->build_id ? " build id " : "", r->build_id ? r->build_id : "");
@@ -177,8 +178,8 @@ int deploy_wait_ssh(struct ssh_conn *c, long total_ms, long attempt_ms)
 		}
 		sleep_until(deadline, 500);
 	}
-	return error("machine '%s' did not answer SSH within %.0f s (%d attempts)", ssh_name(c),
-		     (double)or_default(total_ms, DEF_BOOT_MS) / 1000.0, attempts);
+	return ssh_fail(c, "machine '%s' did not answer SSH within %.0f s (%d attempts)", ssh_name(c),
+			   (double)or_default(total_ms, DEF_BOOT_MS) / 1000.0, attempts);
 }
 
 static int read_boot_id(struct ssh_conn *c, struct buf *out, long timeout_ms)
@@ -210,7 +211,8 @@ static void record_kernel(struct db *db, const char *name, const struct deploy_r
 }
 
 /* Mark the machine broken, release its lease, and fail naming it. */
-static int fence(struct db *db, const struct conf_machine *m, struct deploy_result *r, const char *why)
+static int fence(struct ssh_conn *c, struct db *db, const struct conf_machine *m, struct deploy_result *r,
+		 const char *why)
 {
 	r->fenced = 1;
 	if (db) {
@@ -218,7 +220,7 @@ static int fence(struct db *db, const struct conf_machine *m, struct deploy_resu
 		if (leases_delete_machine(db, m->name))
 			warn("cannot release the lease of machine '%s'", m->name);
 	}
-	return error("machine '%s' is fenced (state broken): %s", m->name, why);
+	return ssh_fail(c, "machine '%s' is fenced (state broken): %s", m->name, why);
 }
 
 static int power_cycle(const struct conf_machine *m, long timeout_ms)
@@ -255,8 +257,11 @@ int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote
 
 	if (uploaded)
 		*uploaded = 0;
-	if (sha256_file_hex(local_agent, local_hex) < 0)
+	if (sha256_file_hex(local_agent, local_hex) < 0) {
+		ssh_fail(c, "cannot read '%s' to put it on machine '%s': %s", local_agent, ssh_name(c),
+			 strerror(errno));
 		goto out;
+	}
 	rc = ssh_remote_sha256(c, remote_path, remote_hex);
 	if (rc < 0)
 		goto out;
@@ -342,12 +347,12 @@ static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, co
 	const char *mk[] = { "mkdir", "-p", "--", dir, NULL };
 
 	if (!a->image)
-		return error("no kernel image to boot on machine '%s'", ssh_name(c));
+		return ssh_fail(c, "no kernel image to boot on machine '%s'", ssh_name(c));
 	if (ssh_run(c, mk, NULL, or_default(o->verify_ms, DEF_VERIFY_MS)) < 0)
 		return -1;
 	buf_addf(image, "%s/vmlinuz-%s", dir, a->release);
 	if (upload(c, o, a->image, image->buf) < 0)
-		return error("cannot upload kernel image '%s' to machine '%s'", a->image, ssh_name(c));
+		return ssh_fail(c, "cannot upload kernel image '%s' to machine '%s'", a->image, ssh_name(c));
 	if (a->modules) {
 		char *tar = xasprintf("%s/modules-%s.tar", tar_dir, a->release);
 		const char *mkt[] = { "mkdir", "-p", "--", tar_dir, NULL };
@@ -364,7 +369,8 @@ static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, co
 			rc = ssh_run(c, untar, NULL, or_default(o->upload_ms, DEF_UPLOAD_MS));
 		free(tar);
 		if (rc < 0)
-			return error("cannot install the modules of '%s' on machine '%s'", a->release, ssh_name(c));
+			return ssh_fail(c, "cannot install the modules of '%s' on machine '%s'", a->release,
+					ssh_name(c));
 	}
 	return 0;
 }
@@ -393,7 +399,7 @@ static int boot_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, con
 	log_set_level(lvl);
 	if (!x.dropped && !x.timed_out && x.status != 0) {
 		buf_rtrim(&x.err);
-		error("'%s' failed on machine '%s' (exit status %d): %s", what, ssh_name(c), x.status, x.err.buf);
+		ssh_fail(c, "'%s' failed on machine '%s' (exit status %d): %s", what, ssh_name(c), x.status, x.err.buf);
 		goto out;
 	}
 	ssh_disconnect(c);
@@ -411,8 +417,8 @@ static int boot_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, con
 		}
 		ssh_disconnect(c);
 	}
-	error("machine '%s' did not go down within %.0f s of '%s' (still boot %s)", ssh_name(c),
-	      (double)down_ms / 1000.0, what, old_boot);
+	ssh_fail(c, "machine '%s' did not go down within %.0f s of '%s' (still boot %s)", ssh_name(c),
+		    (double)down_ms / 1000.0, what, old_boot);
 out:
 	ssh_exec_release(&x);
 	buf_release(&boot);
@@ -435,14 +441,14 @@ static void kexec_load_argv(struct strvec *load, const struct conf_machine *m, c
 		strvec_push(load, "--reuse-cmdline");
 }
 
-/* LOCAL as the machine sees it under its shared root: ROOT + realpath(LOCAL), into OUT. */
-static int shared_path(const char *root, const char *local, struct buf *out)
+/* LOCAL as the machine of C sees it under its shared root: ROOT + realpath(LOCAL), into OUT. */
+static int shared_path(struct ssh_conn *c, const char *root, const char *local, struct buf *out)
 {
 	char *real = realpath(local, NULL);
 	size_t n = strlen(root);
 
 	if (!real)
-		return error_errno("cannot resolve '%s'", local);
+		return ssh_fail(c, "cannot resolve '%s': %s", local, strerror(errno));
 	while (n > 1 && root[n - 1] == '/')
 		n--;
 	buf_reset(out);
@@ -492,11 +498,14 @@ static int kexec_load_shared(struct ssh_conn *c, const struct conf_machine *m, c
 	int ret = -1;
 
 	if (!a->image)
-		return error("no kernel image to boot on machine '%s'", m->name);
-	if (sha256_file_hex(a->image, isum) < 0 || (a->modules && sha256_file_hex(a->modules, msum) < 0))
+		return ssh_fail(c, "no kernel image to boot on machine '%s'", m->name);
+	if (sha256_file_hex(a->image, isum) < 0 || (a->modules && sha256_file_hex(a->modules, msum) < 0)) {
+		ssh_fail(c, "cannot read the files of kernel '%s' to boot it on machine '%s': %s", a->release, m->name,
+			 strerror(errno));
 		goto out;
-	if (shared_path(m->shared_root, a->image, &image) < 0 ||
-	    (a->modules && shared_path(m->shared_root, a->modules, &mods) < 0))
+	}
+	if (shared_path(c, m->shared_root, a->image, &image) < 0 ||
+	    (a->modules && shared_path(c, m->shared_root, a->modules, &mods) < 0))
 		goto out;
 	strvec_pushv(&av, (const char *const[]){ "sh", "-c", SHARED_LOAD_SH, "klab-shared-load", image.buf, isum,
 						 mods.buf, msum, o->modules_root ? o->modules_root : "/", NULL });
@@ -504,7 +513,7 @@ static int kexec_load_shared(struct ssh_conn *c, const struct conf_machine *m, c
 	x.argv = (const char *const *)av.v;
 	x.timeout_ms = or_default(o->upload_ms, DEF_UPLOAD_MS);
 	if (ssh_exec(c, &x) < 0) {
-		error("cannot load kernel '%s' from the shared root on machine '%s'", a->release, m->name);
+		ssh_fail(c, "cannot load kernel '%s' from the shared root on machine '%s'", a->release, m->name);
 		goto out;
 	}
 	buf_rtrim(&x.err);
@@ -514,8 +523,8 @@ static int kexec_load_shared(struct ssh_conn *c, const struct conf_machine *m, c
 		goto out;
 	}
 	if (x.status != 0) {
-		error("cannot load kernel '%s' from the shared root on machine '%s' (exit status %d): %s",
-		      a->release, m->name, x.status, last_line(x.err.buf));
+		ssh_fail(c, "cannot load kernel '%s' from the shared root on machine '%s' (exit status %d): %s",
+			    a->release, m->name, x.status, last_line(x.err.buf));
 		goto out;
 	}
 	info("machine '%s': loaded %s from the shared root (%s, sha256 %.12s checked there): nothing uploaded",
@@ -557,7 +566,7 @@ static int kexec_load(struct ssh_conn *c, const struct conf_machine *m, const st
 		goto out;
 	kexec_load_argv(&load, m, a, image.buf);
 	if (ssh_run(c, (const char *const *)load.v, NULL, or_default(o->verify_ms, DEF_VERIFY_MS)) < 0) {
-		error("cannot load kernel '%s' on machine '%s'", a->release, m->name);
+		ssh_fail(c, "cannot load kernel '%s' on machine '%s'", a->release, m->name);
 		goto out;
 	}
 	ret = 0;
@@ -785,14 +794,14 @@ static int read_grub_cfg(struct ssh_conn *c, const struct conf_machine *m, const
 	if (ssh_run_step(c, "read the GRUB config", argv, cfg, timeout_ms) < 0)
 		return -1;
 	if (!strstr(cfg->buf, "next_entry"))
-		return error("machine '%s' is not set up for a one-time boot: '%s' never reads next_entry from "
-			     "grubenv, so grub-reboot would be ignored (generate it with %s-mkconfig)",
-			     m->name, path, grub);
+		return ssh_fail(c, "machine '%s' is not set up for a one-time boot: '%s' never reads next_entry from "
+				   "grubenv, so grub-reboot would be ignored (generate it with %s-mkconfig)",
+				   m->name, path, grub);
 	if (!strstr(cfg->buf, "set default=\"${saved_entry}\""))
-		return error("machine '%s' is not set up for a one-time boot: '%s' does not default to the saved "
-			     "entry, so the new kernel could become its default kernel (set GRUB_DEFAULT=saved in "
-			     "/etc/default/grub, run %s-mkconfig, and %s-set-default its current entry)",
-			     m->name, path, grub, grub);
+		return ssh_fail(c, "machine '%s' is not set up for a one-time boot: '%s' does not default to the "
+				   "saved entry, so the new kernel could become its default kernel (set GRUB_DEFAULT="
+				   "saved in /etc/default/grub, run %s-mkconfig, and %s-set-default its current entry)",
+				   m->name, path, grub, grub);
 	return 0;
 }
 
@@ -827,12 +836,12 @@ static int read_saved_entry(struct ssh_conn *c, const struct conf_machine *m, co
 	for (i = 0; i < saved->len && isdigit((unsigned char)saved->buf[i]); i++)
 		;
 	if (!saved->len || i == saved->len || strstr(saved->buf, "-simple-")) {
-		error("machine '%s' has no known-good default kernel: saved_entry in '%s' is %s%s%s, so GRUB's "
-		      "default boots %s, which the new kernel would become (run %s-set-default with the "
-		      "menu id of its good kernel, e.g. 'gnulinux-advanced-UUID>gnulinux-RELEASE-advanced-UUID')",
-		      m->name, env_path, saved->len ? "'" : "unset", saved->len ? saved->buf : "",
-		      saved->len ? "'" : "", saved->len && i != saved->len ? "the newest kernel" : "a position in the menu",
-		      grub);
+		ssh_fail(c, "machine '%s' has no known-good default kernel: saved_entry in '%s' is %s%s%s, so GRUB's "
+			    "default boots %s, which the new kernel would become (run %s-set-default with the "
+			    "menu id of its good kernel, e.g. 'gnulinux-advanced-UUID>gnulinux-RELEASE-advanced-UUID')",
+			    m->name, env_path, saved->len ? "'" : "unset", saved->len ? saved->buf : "",
+			    saved->len ? "'" : "",
+			    saved->len && i != saved->len ? "the newest kernel" : "a position in the menu", grub);
 		goto out;
 	}
 	ret = 0;
@@ -871,7 +880,7 @@ static int upload_boot_file(struct ssh_conn *c, const struct deploy_opts *o, con
 		return 0;
 	remote = xasprintf("%s/%s-%s", boot_dir, name, release);
 	if (upload(c, o, local, remote) < 0)
-		ret = error("cannot upload '%s' to '%s' on machine '%s'", local, remote, ssh_name(c));
+		ret = ssh_fail(c, "cannot upload '%s' to '%s' on machine '%s'", local, remote, ssh_name(c));
 	free(remote);
 	return ret;
 }
@@ -928,12 +937,12 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 	} else if (has_tool(&t, "grub2-mkconfig") && has_tool(&t, "grub2-reboot")) {
 		t.grub = "grub2";
 	} else {
-		error("machine '%s' has neither grub-mkconfig and grub-reboot nor grub2-mkconfig and grub2-reboot: "
-		      "boot = reboot needs GRUB 2 (or use boot = kexec)", m->name);
+		ssh_fail(c, "machine '%s' has neither grub-mkconfig and grub-reboot nor grub2-mkconfig and "
+			    "grub2-reboot: boot = reboot needs GRUB 2 (or use boot = kexec)", m->name);
 		goto out;
 	}
 	if (!has_tool(&t, "reboot_cmd")) {
-		error("machine '%s' has no '%s' to reboot with (its reboot_cmd)", m->name, reboot0);
+		ssh_fail(c, "machine '%s' has no '%s' to reboot with (its reboot_cmd)", m->name, reboot0);
 		goto out;
 	}
 	cfg_path = xasprintf("%s/%s/grub.cfg", boot, t.grub);
@@ -960,7 +969,8 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 			rc = ssh_run_step(c, "make the initramfs (dracut)", argv, NULL, install_ms);
 			free(img);
 		} else {
-			rc = error("machine '%s' has initramfs = yes but neither update-initramfs nor dracut", m->name);
+			rc = ssh_fail(c, "machine '%s' has initramfs = yes but neither update-initramfs nor dracut",
+				      m->name);
 		}
 		if (rc < 0)
 			goto out;
@@ -987,21 +997,22 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 		goto out;
 	rc = grub_find_entry(cfg.buf, a->release, entry, &title);
 	if (rc > 0) {
-		error("no boot entry for kernel '%s' in '%s' on machine '%s' after %s-mkconfig%s", a->release,
-		      cfg_path, m->name, t.grub,
-		      strstr(cfg.buf, "blscfg") ? " (it boots BootLoaderSpec entries, which klab does not write)" : "");
+		ssh_fail(c, "no boot entry for kernel '%s' in '%s' on machine '%s' after %s-mkconfig%s", a->release,
+			    cfg_path, m->name, t.grub,
+			    strstr(cfg.buf, "blscfg") ? " (it boots BootLoaderSpec entries, which klab does not write)"
+						      : "");
 		goto out;
 	}
 	if (rc < 0) {
-		error("the boot entry '%s' of machine '%s' has '>' in a title and no menu id: grub-reboot cannot "
-		      "name it", title.buf, m->name);
+		ssh_fail(c, "the boot entry '%s' of machine '%s' has '>' in a title and no menu id: grub-reboot cannot "
+			    "name it", title.buf, m->name);
 		goto out;
 	}
 	info("machine '%s': boot entry of %s is '%s' (%s)", m->name, a->release, entry->buf, title.buf);
 	if (!strcmp(saved.buf, entry->buf)) {
-		error("machine '%s' has the kernel under test '%s' as its saved default entry: a power cycle "
-		      "would boot it again (set the default to a known-good kernel with %s-set-default)",
-		      m->name, a->release, t.grub);
+		ssh_fail(c, "machine '%s' has the kernel under test '%s' as its saved default entry: a power cycle "
+			    "would boot it again (set the default to a known-good kernel with %s-set-default)",
+			    m->name, a->release, t.grub);
 		goto out;
 	}
 
@@ -1025,8 +1036,8 @@ static int reboot_install(struct ssh_conn *c, const struct conf_machine *m, cons
 		buf_addf(&want, "next_entry=%s", entry->buf);
 		if (!has_line(env.buf, want.buf)) {
 			buf_rtrim(&env);
-			error("grub-reboot did not record the one-time entry on machine '%s': '%s' has no '%s' (%s)",
-			      m->name, env_path, want.buf, env.len ? env.buf : "empty");
+			ssh_fail(c, "grub-reboot did not record the one-time entry on machine '%s': '%s' has no "
+				    "'%s' (%s)", m->name, env_path, want.buf, env.len ? env.buf : "empty");
 			goto out;
 		}
 	} else {
@@ -1079,7 +1090,7 @@ int deploy_boot(struct ssh_conn *c, struct db *db, const struct conf_machine *m,
 	boot_ms = or_default(o->boot_ms, DEF_BOOT_MS);
 	attempt_ms = or_default(o->attempt_ms, DEF_ATTEMPT_MS);
 	if (!a->release)
-		return error("deploy to machine '%s': the artifact has no release", m->name);
+		return ssh_fail(c, "deploy to machine '%s': the artifact has no release", m->name);
 
 	switch (m->boot) {
 	case BOOT_NONE:
@@ -1132,16 +1143,16 @@ int deploy_boot(struct ssh_conn *c, struct db *db, const struct conf_machine *m,
 			buf_addf(&why, "did not answer SSH within %.0f s of booting %s (no power_cycle configured)",
 				 (double)boot_ms / 1000.0, a->release);
 		}
-		ret = fence(db, m, r, why.buf);
+		ret = fence(c, db, m, r, why.buf);
 		goto done;
 	}
 up:
 	r->boot_wait_ms = (long)(now_ms() - t0);
 	ret = deploy_verify(c, a, verify_ms, r);
 	if (ret < 0 && r->wrong_kernel && m->boot == BOOT_REBOOT && r->release && strcmp(r->release, a->release))
-		error("machine '%s' did not boot its one-time entry '%s': it came back on kernel '%s' (its default "
-		      "entry, most likely), not '%s'%s", m->name, entry.buf, r->release, a->release,
-		      r->power_cycled ? " (after a power cycle, which boots the default entry again)" : "");
+		ssh_fail(c, "machine '%s' did not boot its one-time entry '%s': it came back on kernel '%s' (its "
+			    "default entry, most likely), not '%s'%s", m->name, entry.buf, r->release, a->release,
+			    r->power_cycled ? " (after a power cycle, which boots the default entry again)" : "");
 done:
 	if (r->release && !r->fenced)
 		record_kernel(db, m->name, r);

@@ -86,7 +86,8 @@ void deploy_result_release(struct deploy_result *r);
  * again; if it still does not answer it is fenced: state 'broken' with
  * state_since and state_reason in the machines table (DB may be NULL: not
  * recorded), and -1 is returned with a message naming the machine.
- * 0 when the machine runs the artifact's kernel; -1 otherwise (r says why).
+ * 0 when the machine runs the artifact's kernel; -1 otherwise (r says
+ * what happened; the message, logged, is ssh_error(c)).
  */
 int deploy_boot(struct ssh_conn *c, struct db *db, const struct conf_machine *m,
 		const struct deploy_artifact *a, const struct deploy_opts *o,
@@ -116,7 +117,8 @@ int deploy_parse_build_id(const unsigned char *notes, size_t len, struct buf *he
 /*
  * Put klab-agent on the machine at REMOTE_PATH (mode 0755), uploading only
  * when the remote sha256 differs from the local file's. *uploaded (may be
- * NULL) is set to 1 when it copied. 0 or -1.
+ * NULL) is set to 1 when it copied. 0 or -1 (logged; ssh_error(c) says
+ * why).
  */
 int deploy_agent(struct ssh_conn *c, const char *local_agent, const char *remote_path,
 		 int *uploaded);

@@ -369,8 +369,8 @@ int qlab_dummy_target(struct ssh_conn *c)
 		veth = 1;
 		if (ssh_run(c, add_veth, NULL, 10000)) {
 			log_set_level(lvl);
-			return error("cannot make a dummy target device on machine '%s' (no dummy driver, no veth)",
-				     machine);
+			return ssh_fail(c, "cannot make a dummy target device on machine '%s' (no dummy driver, no veth)",
+					   machine);
 		}
 	}
 	log_set_level(lvl);

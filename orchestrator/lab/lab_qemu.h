@@ -32,7 +32,8 @@ struct ssh_conn;
  * from the machine C is connected to: nothing to do when the route exists (the
  * qemu lab's guests have dummy0), else "kdummy0" is made there (a dummy
  * device, or a sink-less veth pair where the kernel has no dummy driver).
- * Used by the job's agent step on any dut. 0 or -1 (logged).
+ * Used by the job's agent step on any dut. 0 or -1 (logged; ssh_error(c)
+ * says why).
  */
 int qlab_dummy_target(struct ssh_conn *c);
 

@@ -97,7 +97,7 @@ int wait_socket(struct ssh_conn *c, int64_t deadline)
 			timeout = (int)left;
 	}
 	if (poll(&p, 1, timeout) < 0 && errno != EINTR)
-		return error_errno("poll on connection to '%s'", c->name);
+		return ssh_fail(c, "poll on connection to '%s': %s", c->name, strerror(errno));
 	return 0;
 }
 
@@ -110,8 +110,8 @@ static int tcp_connect(struct ssh_conn *c, int64_t deadline)
 	snprintf(port, sizeof(port), "%d", c->port);
 	rc = getaddrinfo(c->host, port, &hints, &res);
 	if (rc)
-		return error("cannot resolve host '%s' of machine '%s': %s", c->host, c->name,
-			     gai_strerror(rc));
+		return ssh_fail(c, "cannot resolve host '%s' of machine '%s': %s", c->host, c->name,
+				   gai_strerror(rc));
 	for (ai = res; ai; ai = ai->ai_next) {
 		struct pollfd p;
 		socklen_t len = sizeof(err);
@@ -144,7 +144,8 @@ static int tcp_connect(struct ssh_conn *c, int64_t deadline)
 	freeaddrinfo(res);
 	if (fd < 0) {
 		errno = err;
-		return error_errno("cannot connect to machine '%s' (%s:%d)", c->name, c->host, c->port);
+		return ssh_fail(c, "cannot connect to machine '%s' (%s:%d): %s", c->name, c->host, c->port,
+				   strerror(errno));
 	}
 	{
 		int one = 1, idle = c->keepalive_s, cnt = 3;
@@ -203,7 +204,7 @@ static int authenticate(struct ssh_conn *c, int64_t deadline)
 		if (!file_exists(c->key_file)) {
 			free(pub);
 			buf_release(&tried);
-			return error("cannot read ssh key '%s' (set [lab] ssh_key)", c->key_file);
+			return ssh_fail(c, "cannot read ssh key '%s' (set [lab] ssh_key)", c->key_file);
 		}
 		while ((rc = libssh2_userauth_publickey_fromfile_ex(c->s, user, (unsigned)strlen(user),
 								    pubp, c->key_file, NULL)) == LIBSSH2_ERROR_EAGAIN)
@@ -240,12 +241,12 @@ static int authenticate(struct ssh_conn *c, int64_t deadline)
 out:
 	if (rc) {
 		if (rc == LIBSSH2_ERROR_EAGAIN)
-			error("authentication to machine '%s' (%s:%d) timed out", c->name, c->host, c->port);
+			ssh_fail(c, "authentication to machine '%s' (%s:%d) timed out", c->name, c->host, c->port);
 		else if (!tried.len)
-			error("no ssh key for machine '%s': set [lab] ssh_key or run an ssh-agent", c->name);
+			ssh_fail(c, "no ssh key for machine '%s': set [lab] ssh_key or run an ssh-agent", c->name);
 		else
-			error("machine '%s' (%s:%d) refused public key authentication of user '%s' with %s",
-			      c->name, c->host, c->port, user, tried.buf);
+			ssh_fail(c, "machine '%s' (%s:%d) refused public key authentication of user '%s' with %s",
+				    c->name, c->host, c->port, user, tried.buf);
 		rc = -1;
 	}
 	buf_release(&tried);
@@ -268,7 +269,7 @@ int session_open(struct ssh_conn *c, long timeout_ms, int full)
 		return -1;
 	c->s = libssh2_session_init();
 	if (!c->s)
-		return error("cannot create an SSH session for machine '%s'", c->name);
+		return ssh_fail(c, "cannot create an SSH session for machine '%s'", c->name);
 	libssh2_session_set_blocking(c->s, 0);
 	libssh2_session_method_pref(c->s, LIBSSH2_METHOD_HOSTKEY,
 				    "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,"
@@ -283,11 +284,11 @@ int session_open(struct ssh_conn *c, long timeout_ms, int full)
 			break;
 	if (rc) {
 		if (rc == LIBSSH2_ERROR_EAGAIN)
-			error("SSH handshake with machine '%s' (%s:%d) timed out after %ld ms",
-			      c->name, c->host, c->port, timeout_ms);
+			ssh_fail(c, "SSH handshake with machine '%s' (%s:%d) timed out after %ld ms",
+				    c->name, c->host, c->port, timeout_ms);
 		else
-			error("SSH handshake with machine '%s' (%s:%d) failed: %s",
-			      c->name, c->host, c->port, ssh_errmsg(c->s));
+			ssh_fail(c, "SSH handshake with machine '%s' (%s:%d) failed: %s",
+				    c->name, c->host, c->port, ssh_errmsg(c->s));
 		c->dropped = 1;
 		session_free(c);
 		return -1;
@@ -315,18 +316,28 @@ struct ssh_conn *conn_new(const struct ssh_target *t)
 	c->connect_timeout_ms = t->connect_timeout_ms > 0 ? t->connect_timeout_ms : DEFAULT_CONNECT_MS;
 	c->keepalive_s = t->keepalive_s > 0 ? t->keepalive_s : DEFAULT_KEEPALIVE_S;
 	c->sock = -1;
+	buf_init(&c->err, 0);
 	return c;
 }
 
-int ssh_connect(struct ssh_conn **out, const struct ssh_target *t)
+int ssh_connect(struct ssh_conn **out, const struct ssh_target *t, struct buf *why)
 {
 	struct ssh_conn *c;
 
 	*out = NULL;
-	if (!t->host || !*t->host)
+	if (!t->host || !*t->host) {
+		if (why) {
+			buf_reset(why);
+			buf_addf(why, "machine '%s' has no host", t->name ? t->name : "?");
+		}
 		return error("machine '%s' has no host", t->name ? t->name : "?");
+	}
 	c = conn_new(t);
 	if (session_open(c, c->connect_timeout_ms, 1) < 0) {
+		if (why) {
+			buf_reset(why);
+			buf_addstr(why, c->err.buf);
+		}
 		ssh_close(c);
 		return -1;
 	}
@@ -364,6 +375,7 @@ void ssh_close(struct ssh_conn *c)
 	free(c->user);
 	free(c->key_file);
 	free(c->known_hosts);
+	buf_release(&c->err);
 	free(c);
 }
 
@@ -380,16 +392,16 @@ int not_connected(struct ssh_conn *c)
 	if (c->s)
 		return 0;
 	c->dropped = 1;
-	return error("not connected to machine '%s' (%s:%d): the connection was lost; reconnect first",
-		     c->name, c->host, c->port);
+	return ssh_fail(c, "not connected to machine '%s' (%s:%d): the connection was lost; reconnect first",
+			   c->name, c->host, c->port);
 }
 
 /* Mark the connection lost and say so. */
 int dropped_error(struct ssh_conn *c, int rc, const char *what)
 {
 	c->dropped = 1;
-	return error("lost the connection to machine '%s' (%s:%d) while %s: %s (%d); reconnect and retry",
-		     c->name, c->host, c->port, what, ssh_errmsg(c->s), rc);
+	return ssh_fail(c, "lost the connection to machine '%s' (%s:%d) while %s: %s (%d); reconnect and retry",
+			   c->name, c->host, c->port, what, ssh_errmsg(c->s), rc);
 }
 
 static LIBSSH2_CHANNEL *channel_open(struct ssh_conn *c, int64_t deadline)
@@ -407,11 +419,11 @@ static LIBSSH2_CHANNEL *channel_open(struct ssh_conn *c, int64_t deadline)
 			if (is_drop_error(rc) || rc == LIBSSH2_ERROR_CHANNEL_FAILURE)
 				dropped_error(c, rc, "opening a channel");
 			else
-				error("cannot open a channel to machine '%s': %s", c->name, ssh_errmsg(c->s));
+				ssh_fail(c, "cannot open a channel to machine '%s': %s", c->name, ssh_errmsg(c->s));
 			return NULL;
 		}
 		if (wait_socket(c, deadline) < 0) {
-			error("opening a channel to machine '%s' timed out", c->name);
+			ssh_fail(c, "opening a channel to machine '%s' timed out", c->name);
 			return NULL;
 		}
 	}
@@ -490,7 +502,7 @@ int ssh_exec(struct ssh_conn *c, struct ssh_exec *x)
 	x->status = -1;
 	x->timed_out = x->dropped = x->truncated = 0;
 	if (!x->argv || !x->argv[0])
-		return error("ssh_exec: empty argv for machine '%s'", c->name);
+		return ssh_fail(c, "ssh_exec: empty argv for machine '%s'", c->name);
 	if (not_connected(c) < 0) {
 		x->dropped = 1;
 		return -1;
@@ -515,7 +527,7 @@ int ssh_exec(struct ssh_conn *c, struct ssh_exec *x)
 		if (is_drop_error(rc))
 			dropped_error(c, rc, "starting a command");
 		else
-			error("machine '%s' refused to run '%s': %s", c->name, word, ssh_errmsg(c->s));
+			ssh_fail(c, "machine '%s' refused to run '%s': %s", c->name, word, ssh_errmsg(c->s));
 		goto fail;
 	}
 
@@ -599,12 +611,12 @@ ioerr:
 		dropped_error(c, rc, what);
 		x->dropped = 1;
 	} else {
-		error("error while running '%s' on machine '%s': %s (%d)", word, c->name, ssh_errmsg(c->s), rc);
+		ssh_fail(c, "error while running '%s' on machine '%s': %s (%d)", word, c->name, ssh_errmsg(c->s), rc);
 	}
 	goto fail;
 timeout:
 	x->timed_out = 1;
-	error("command '%s' on machine '%s' timed out after %ld ms", word, c->name, x->timeout_ms);
+	ssh_fail(c, "command '%s' on machine '%s' timed out after %ld ms", word, c->name, x->timeout_ms);
 fail:
 	if (ch)
 		channel_done(c, ch, 0);
@@ -640,19 +652,19 @@ static int run_checked(struct ssh_conn *c, const char *step, const char *const *
 	x.timeout_ms = timeout_ms;
 	if (ssh_exec(c, &x) < 0) {
 		if (step)
-			error("cannot %s on machine '%s': '%s' %s", step, c->name, argv[0],
-			      x.timed_out ? "timed out" : x.dropped ? "lost the connection" : "could not run");
+			ssh_fail(c, "cannot %s on machine '%s': '%s' %s", step, c->name, argv[0],
+				    x.timed_out ? "timed out" : x.dropped ? "lost the connection" : "could not run");
 		goto out;
 	}
 	if (x.status != 0) {
 		if (step) {
 			const char *l = last_line(x.err.buf);
 
-			error("cannot %s on machine '%s': '%s' exited with status %d: %s", step, c->name, argv[0],
-			      x.status, *l ? l : "(no error output)");
+			ssh_fail(c, "cannot %s on machine '%s': '%s' exited with status %d: %s", step, c->name, argv[0],
+				    x.status, *l ? l : "(no error output)");
 		} else {
 			describe_exit(&x, &why);
-			error("command '%s' failed on machine '%s' (%s)", cmd_word(argv), c->name, why.buf);
+			ssh_fail(c, "command '%s' failed on machine '%s' (%s)", cmd_word(argv), c->name, why.buf);
 		}
 		goto out;
 	}
@@ -701,7 +713,7 @@ int ssh_remote_sha256(struct ssh_conn *c, const char *path, char hex[65])
 			ret = 1;
 		} else if (x.status != 0) {
 			describe_exit(&x, &why);
-			error("cannot compute the sha256 of '%s' on machine '%s' (%s)", path, c->name, why.buf);
+			ssh_fail(c, "cannot compute the sha256 of '%s' on machine '%s' (%s)", path, c->name, why.buf);
 			ssh_exec_release(&x);
 			break;
 		} else {
@@ -714,9 +726,9 @@ int ssh_remote_sha256(struct ssh_conn *c, const char *path, char hex[65])
 				ret = 0;
 			} else if (attempt == 3) {
 				/* byte counts only: the machine's bytes do not reach the terminal */
-				error("unexpected output of sha256sum for '%s' on machine '%s' three times "
-				      "(last: %zu bytes on stdout, %zu on stderr, no 64-digit hash)", path, c->name,
-				      x.out.len, x.err.len);
+				ssh_fail(c, "unexpected output of sha256sum for '%s' on machine '%s' three times "
+					    "(last: %zu bytes on stdout, %zu on stderr, no 64-digit hash)",
+					    path, c->name, x.out.len, x.err.len);
 			} else {
 				warn("unexpected output of sha256sum for '%s' on machine '%s' (%zu bytes): asking again",
 				     path, c->name, x.out.len);
@@ -741,7 +753,7 @@ int ssh_hostkey_fetch(const char *host, int port, long timeout_ms,
 		goto out;
 	key = libssh2_session_hostkey(c->s, &len, &type);
 	if (!key) {
-		error("host %s:%d sent no host key", host, c->port);
+		ssh_fail(c, "host %s:%d sent no host key", host, c->port);
 		goto out;
 	}
 	if (line && ssh_knownhosts_line(line, host, c->port, type, key, len))

@@ -44,10 +44,11 @@ struct ssh_conn;		/* opaque: one TCP connection and libssh2 session */
 
 /*
  * Connect, check the host key, authenticate. 0 with *out set, or -1
- * (logged: "cannot connect to machine 'dut' (198.18.255.2:22): ...").
+ * (logged: "cannot connect to machine 'dut' (198.18.255.2:22): ..."; WHY,
+ * when not NULL, gets the same message, for a caller that keeps it).
  * The target is copied (its strings are duplicated).
  */
-int ssh_connect(struct ssh_conn **out, const struct ssh_target *t);
+int ssh_connect(struct ssh_conn **out, const struct ssh_target *t, struct buf *why);
 /* Drop the current session (if any) and connect again with the same target: 0 or -1. */
 int ssh_reconnect(struct ssh_conn *c);
 /* Per-attempt bound of ssh_reconnect() (deploy waits with short attempts); 0: 10 s. */
@@ -61,6 +62,21 @@ void ssh_close(struct ssh_conn *c);
 int ssh_dropped(const struct ssh_conn *c);
 /* The machine name of the target (for messages). */
 const char *ssh_name(const struct ssh_conn *c);
+/*
+ * Why the last failed operation on C failed, as it was logged ("" before
+ * any): a function that works on a machine through C (a command, an
+ * upload, a deploy step) and fails hands its reason up this way, and its
+ * caller puts ssh_error() in the message it keeps (a step's reason). A call
+ * that succeeds leaves it as it was: read it right after the failed call.
+ */
+const char *ssh_error(const struct ssh_conn *c);
+/*
+ * Say that an operation on C's machine failed: logged as error() and kept
+ * as C's last failure (ssh_error()). -1, so `return ssh_fail(c, ...)`. The
+ * transport's own failures go through it, and so do those of the code that
+ * drives a machine through C (deploy.c, lab_qemu.c).
+ */
+int ssh_fail(struct ssh_conn *c, const char *fmt, ...) KLAB_PRINTF(2, 3);
 
 /*
  * One remote command. The command string sent is sq_quote_argv(argv)

@@ -27,6 +27,7 @@ struct ssh_conn {
 	LIBSSH2_SFTP *sftp;
 	int dropped;
 	int ready;		/* handshake done: keepalives may be sent */
+	struct buf err;		/* the last failure as logged (ssh_fail(), ssh_error()) */
 };
 
 /*

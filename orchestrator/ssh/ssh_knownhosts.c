@@ -110,17 +110,17 @@ int check_hostkey(struct ssh_conn *c)
 
 	key = libssh2_session_hostkey(c->s, &len, &type);
 	if (!key)
-		return error("machine '%s' (%s:%d) sent no host key", c->name, c->host, c->port);
+		return ssh_fail(c, "machine '%s' (%s:%d) sent no host key", c->name, c->host, c->port);
 	ssh_fingerprint((const unsigned char *)key, len, &fp);
 	idx = keytype_index_by_hostkey(type);
 	if (idx < 0) {
-		error("machine '%s' (%s:%d) has a host key of an unknown type (%s)",
-		      c->name, c->host, c->port, fp.buf);
+		ssh_fail(c, "machine '%s' (%s:%d) has a host key of an unknown type (%s)",
+			    c->name, c->host, c->port, fp.buf);
 		goto out;
 	}
 	if (!c->known_hosts) {
-		error("no known_hosts file configured ([lab] known_hosts): cannot check the host key of machine '%s'",
-		      c->name);
+		ssh_fail(c, "no known_hosts file configured ([lab] known_hosts): cannot check the host key of "
+			    "machine '%s'", c->name);
 		goto out;
 	}
 	kh = libssh2_knownhost_init(c->s);
@@ -138,20 +138,20 @@ int check_hostkey(struct ssh_conn *c)
 			ssh_fingerprint((const unsigned char *)decoded.buf, decoded.len, &other);
 		else
 			buf_addstr(&other, "(unreadable)");
-		error("host key of machine '%s' (%s:%d) does not match known_hosts '%s': "
-		      "the machine offers %s %s, the file has %s; refusing to connect "
-		      "(if the machine was reinstalled, remove its line and run 'klab machine trust %s')",
-		      c->name, c->host, c->port, c->known_hosts, keytypes[idx].name, fp.buf,
-		      other.buf, c->name);
+		ssh_fail(c, "host key of machine '%s' (%s:%d) does not match known_hosts '%s': "
+			    "the machine offers %s %s, the file has %s; refusing to connect "
+			    "(if the machine was reinstalled, remove its line and run 'klab machine trust %s')",
+			    c->name, c->host, c->port, c->known_hosts, keytypes[idx].name, fp.buf,
+			    other.buf, c->name);
 		break;
 	case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
-		error("machine '%s' (%s:%d) is not in known_hosts '%s' (its %s key is %s); "
-		      "run 'klab machine trust %s' to record it",
-		      c->name, c->host, c->port, c->known_hosts, keytypes[idx].name, fp.buf, c->name);
+		ssh_fail(c, "machine '%s' (%s:%d) is not in known_hosts '%s' (its %s key is %s); "
+			    "run 'klab machine trust %s' to record it",
+			    c->name, c->host, c->port, c->known_hosts, keytypes[idx].name, fp.buf, c->name);
 		break;
 	default:
-		error("cannot check the host key of machine '%s' against '%s': %s",
-		      c->name, c->known_hosts, ssh_errmsg(c->s));
+		ssh_fail(c, "cannot check the host key of machine '%s' against '%s': %s",
+			    c->name, c->known_hosts, ssh_errmsg(c->s));
 	}
 out:
 	if (kh)

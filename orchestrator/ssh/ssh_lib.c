@@ -1,4 +1,6 @@
-/* ssh_lib.c: libssh2 itself: its one-time set-up and its last error as text (the bottom of the SSH files). */
+/* ssh_lib.c: libssh2 itself: its one-time set-up and its last error as text, and a connection's last failure (the bottom of the SSH files). */
+#include <stdarg.h>
+
 #include <libssh2.h>
 
 #include "log.h"
@@ -23,4 +25,20 @@ const char *ssh_errmsg(LIBSSH2_SESSION *s)
 		return "no session";
 	libssh2_session_last_error(s, &msg, NULL, 0);
 	return msg && *msg ? msg : "unknown libssh2 error";
+}
+
+int ssh_fail(struct ssh_conn *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	buf_reset(&c->err);
+	va_start(ap, fmt);
+	buf_vaddf(&c->err, fmt, ap);
+	va_end(ap);
+	return error("%s", c->err.buf);
+}
+
+const char *ssh_error(const struct ssh_conn *c)
+{
+	return c->err.buf;
 }

@@ -35,10 +35,10 @@ static int sftp_ready(struct ssh_conn *c, int64_t deadline)
 		if (rc != LIBSSH2_ERROR_EAGAIN) {
 			if (is_drop_error(rc))
 				return dropped_error(c, rc, "starting SFTP");
-			return error("cannot start SFTP on machine '%s': %s", c->name, ssh_errmsg(c->s));
+			return ssh_fail(c, "cannot start SFTP on machine '%s': %s", c->name, ssh_errmsg(c->s));
 		}
 		if (wait_socket(c, deadline) < 0)
-			return error("starting SFTP on machine '%s' timed out", c->name);
+			return ssh_fail(c, "starting SFTP on machine '%s' timed out", c->name);
 	}
 }
 
@@ -63,13 +63,13 @@ static int sftp_fail(struct ssh_conn *c, long rc, const char *what, const char *
 
 	snprintf(ctx, sizeof(ctx), "%s '%s'", what, path);
 	if (rc == LIBSSH2_ERROR_EAGAIN)
-		return error("%s on machine '%s' timed out", ctx, c->name);
+		return ssh_fail(c, "%s on machine '%s' timed out", ctx, c->name);
 	if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL && c->sftp)
-		return error("cannot %s on machine '%s': %s", ctx, c->name,
-			     sftp_status(libssh2_sftp_last_error(c->sftp)));
+		return ssh_fail(c, "cannot %s on machine '%s': %s", ctx, c->name,
+				   sftp_status(libssh2_sftp_last_error(c->sftp)));
 	if (is_drop_error((int)rc))
 		return dropped_error(c, (int)rc, ctx);
-	return error("cannot %s on machine '%s': %s", ctx, c->name, ssh_errmsg(c->s));
+	return ssh_fail(c, "cannot %s on machine '%s': %s", ctx, c->name, ssh_errmsg(c->s));
 }
 
 /* Open a remote file with a deadline: handle or NULL (logged). */
@@ -107,7 +107,7 @@ static int sftp_size(struct ssh_conn *c, const char *path, uint64_t *size, int64
 	while ((rc = libssh2_sftp_stat_ex(c->sftp, path, (unsigned)strlen(path), LIBSSH2_SFTP_STAT, &a)) ==
 	       LIBSSH2_ERROR_EAGAIN)
 		if (wait_socket(c, deadline) < 0)
-			return error("stat of '%s' on machine '%s' timed out", path, c->name);
+			return ssh_fail(c, "stat of '%s' on machine '%s' timed out", path, c->name);
 	if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL &&
 	    libssh2_sftp_last_error(c->sftp) == LIBSSH2_FX_NO_SUCH_FILE)
 		return 1;
@@ -227,29 +227,29 @@ static int verify_and_rename(struct ssh_conn *c, const char *local, const char *
 	x.argv = argv;
 	x.timeout_ms = 600000;
 	if (ssh_exec(c, &x) < 0) {
-		error("cannot check the upload of '%s' to machine '%s'", local, c->name);
+		ssh_fail(c, "cannot check the upload of '%s' to machine '%s'", local, c->name);
 		goto out;
 	}
 	if (x.status == 3) {
 		buf_rtrim(&x.out);
-		error("upload of '%s' to '%s' on machine '%s' arrived damaged: sha256 %s, expected %s",
-		      local, remote, c->name, x.out.buf, local_hex);
+		ssh_fail(c, "upload of '%s' to '%s' on machine '%s' arrived damaged: sha256 %s, expected %s",
+			    local, remote, c->name, x.out.buf, local_hex);
 		goto out;
 	}
 	if (x.status == 7) {
 		describe_exit(&x, &why);
-		error("the upload '%s' on machine '%s' is in place, but its folder could not be flushed "
-		      "(sync: %s)", remote, c->name, why.buf);
+		ssh_fail(c, "the upload '%s' on machine '%s' is in place, but its folder could not be flushed "
+			    "(sync: %s)", remote, c->name, why.buf);
 		goto out;
 	}
 	if (x.status == 6) {
 		describe_exit(&x, &why);
-		error("cannot flush the upload '%s' to disk on machine '%s' (sync: %s)", tmp, c->name, why.buf);
+		ssh_fail(c, "cannot flush the upload '%s' to disk on machine '%s' (sync: %s)", tmp, c->name, why.buf);
 		goto out;
 	}
 	if (x.status != 0) {
 		describe_exit(&x, &why);
-		error("cannot check and rename the upload '%s' on machine '%s' (%s)", tmp, c->name, why.buf);
+		ssh_fail(c, "cannot check and rename the upload '%s' on machine '%s' (%s)", tmp, c->name, why.buf);
 		goto out;
 	}
 	ret = 0;
@@ -288,7 +288,7 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 	deadline = o->timeout_ms > 0 ? now_ms() + o->timeout_ms : 0;
 	fd = open(local, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		error_errno("cannot read '%s'", local);
+		ssh_fail(c, "cannot read '%s': %s", local, strerror(errno));
 		goto out;
 	}
 	if (sftp_ready(c, deadline) < 0)
@@ -309,7 +309,7 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 			bad = sha256_prefix(fd, part, &pctx, data, XFER_BUF) < 0;
 			sha256_final(&pctx, md);
 			if (bad) {
-				error_errno("cannot read '%s'", local);
+				ssh_fail(c, "cannot read '%s': %s", local, strerror(errno));
 				goto out;
 			}
 			sha256_to_hex(md, local_hex);
@@ -320,7 +320,7 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 			}
 			/* the upload goes on from the resume point, or starts over */
 			if (lseek(fd, (off_t)resume, SEEK_SET) < 0) {
-				error_errno("cannot seek in '%s'", local);
+				ssh_fail(c, "cannot seek in '%s': %s", local, strerror(errno));
 				goto out;
 			}
 		}
@@ -351,7 +351,7 @@ int ssh_upload(struct ssh_conn *c, const char *local, const char *remote,
 			off = 0;
 			r = read_full(fd, data + len, XFER_BUF - len);
 			if (r < 0) {
-				error_errno("cannot read '%s'", local);
+				ssh_fail(c, "cannot read '%s': %s", local, strerror(errno));
 				goto out;
 			}
 			len += (size_t)r;
@@ -430,7 +430,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 	if (sftp_ready(c, deadline) < 0)
 		goto out;
 	if (sftp_size(c, remote, &pr.total, deadline) != 0) {
-		error("cannot download '%s' from machine '%s': no such file", remote, c->name);
+		ssh_fail(c, "cannot download '%s' from machine '%s': no such file", remote, c->name);
 		goto out;
 	}
 	h = sftp_open(c, remote, LIBSSH2_FXF_READ, 0, deadline);
@@ -438,7 +438,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 		goto out;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		error_errno("cannot create '%s'", tmp);
+		ssh_fail(c, "cannot create '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
 	sha256_init(&ctx);
@@ -464,7 +464,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 			goto out;
 		}
 		if (write_all(fd, data, (size_t)n) < 0) {
-			error_errno("cannot write '%s'", tmp);
+			ssh_fail(c, "cannot write '%s': %s", tmp, strerror(errno));
 			goto out;
 		}
 		sha256_update(&ctx, data, (size_t)n);
@@ -475,7 +475,7 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 	h = NULL;
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;
-		error_errno("cannot write '%s'", tmp);
+		ssh_fail(c, "cannot write '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
 	fd = -1;
@@ -486,12 +486,12 @@ int ssh_download(struct ssh_conn *c, const char *remote, const char *local,
 	if (ssh_remote_sha256(c, remote, remote_hex) != 0)
 		goto out;
 	if (strcmp(local_hex, remote_hex)) {
-		error("download of '%s' from machine '%s' arrived damaged: sha256 %s, expected %s",
-		      remote, c->name, local_hex, remote_hex);
+		ssh_fail(c, "download of '%s' from machine '%s' arrived damaged: sha256 %s, expected %s",
+			    remote, c->name, local_hex, remote_hex);
 		goto out;
 	}
 	if (rename(tmp, local) < 0) {
-		error_errno("cannot rename '%s' to '%s'", tmp, local);
+		ssh_fail(c, "cannot rename '%s' to '%s': %s", tmp, local, strerror(errno));
 		goto out;
 	}
 	ret = 0;

@@ -51,22 +51,6 @@ const char *db_errmsg(struct db *db)
 	return db->ops->errmsg(db);
 }
 
-int db_fail(struct db *db, const char *fmt, ...)
-{
-	va_list ap;
-
-	buf_reset(&db->err);
-	va_start(ap, fmt);
-	buf_vaddf(&db->err, fmt, ap);
-	va_end(ap);
-	return error("%s", db->err.buf);
-}
-
-const char *db_error(struct db *db)
-{
-	return db->err.buf;
-}
-
 int db_exec(struct db *db, const char *sql)
 {
 	return db->ops->exec(db, sql);

@@ -5,7 +5,6 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "log.h"
 #include "store/db.h"
 
 struct db_ops;

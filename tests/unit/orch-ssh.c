@@ -198,7 +198,7 @@ static int drive(int argc, char **argv)
 	ssh_target_from_conf(&t, &cfg, m);
 	if (read_opt_file(stdin_file, &in) < 0)
 		goto out;
-	if (ssh_connect(&c, &t) < 0)
+	if (ssh_connect(&c, &t, NULL) < 0)
 		goto out;
 
 	if (!strcmp(cmd, "connect")) {
@@ -249,6 +249,8 @@ static int drive(int argc, char **argv)
 
 		ret = deploy_agent(c, argv[0], argv[1], &up) < 0;
 		printf("uploaded=%d\n", up);
+		if (ret)
+			printf("why=%s\n", ssh_error(c));
 	} else if (!strcmp(cmd, "agent-call") && argc >= 1) {
 		struct buf out = BUF_INIT;
 		int skip = argc > 1 && !strcmp(argv[1], "--");
@@ -274,6 +276,8 @@ static int drive(int argc, char **argv)
 		printf("release=%s build_id=%s wrong_kernel=%d power_cycled=%d fenced=%d\n",
 		       r.release ? r.release : "-", r.build_id ? r.build_id : "-", r.wrong_kernel,
 		       r.power_cycled, r.fenced);
+		if (ret)
+			printf("why=%s\n", ssh_error(c));	/* what a job's step puts in its reason */
 		deploy_result_release(&r);
 		if (db)
 			db_close(db);
