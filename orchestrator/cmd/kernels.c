@@ -260,10 +260,10 @@ static int kernels_build(int argc, char **argv, struct klab_ctx *ctx)
 	if (b_series) {
 		int64_t sid;
 
-		if (series_load_sandboxed(cfg, b_series, &so, &s) < 0 || series_store(db, s, &sid, NULL) < 0)
+		if (series_load_sandboxed(cfg, b_series, &so, &s) < 0 || series_store(db, s, &sid, NULL, NULL) < 0)
 			goto out;
 		b_series_id = sid;
-	} else if (b_series_id && series_load_db(db, b_series_id, &s) < 0) {
+	} else if (b_series_id && series_load_db(db, b_series_id, &s, NULL) < 0) {
 		goto out;
 	}
 	req.tree = b_tree;

@@ -121,7 +121,7 @@ static char *kernel_by_id(struct klab_ctx *ctx, long id)
 	if (!db)
 		return NULL;
 	memset(&a, 0, sizeof(a));
-	if (kernel_artifact_load(db, id, &a) < 0)
+	if (kernel_artifact_load(db, id, &a, NULL) < 0)
 		return NULL;
 	if (!a.image || !file_exists(a.image))
 		error("kernel %ld: its image '%s' is missing (see `klab kernels show %ld`)", id,

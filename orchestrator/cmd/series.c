@@ -219,7 +219,7 @@ static int load(int argc, char **argv, struct klab_ctx *ctx, struct series **s)
 
 	if (series_id) {
 		db = ctx_db(ctx);
-		return !db || series_load_db(db, series_id, s) < 0 ? -1 : 0;
+		return !db || series_load_db(db, series_id, s, NULL) < 0 ? -1 : 0;
 	}
 	for (int i = 0; i < argc; i++)
 		strvec_push(&srcs, argv[i]);
@@ -288,7 +288,7 @@ static int series_import(int argc, char **argv, struct klab_ctx *ctx)
 	if (load(argc, argv, ctx, &s) < 0)
 		return 1;
 	db = ctx_db(ctx);
-	if (!db || series_store(db, s, &sid, &existed) < 0)
+	if (!db || series_store(db, s, &sid, &existed, NULL) < 0)
 		goto out;
 	cmd_print_begin();
 	print_int(PRINT_ANY, "id", "%lld\n", sid);

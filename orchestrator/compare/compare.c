@@ -301,7 +301,7 @@ static void side_words(struct buf *b, const struct side_sel *s)
  * The clock of a side's measured runs into *clock ("real" when it has
  * none): 0, or -1 when the side mixes clocks (logged).
  */
-static int clock_of_counts(const struct side_sel *s, const int64_t runs[2], const char **clock)
+static int clock_of_counts(const struct side_sel *s, const int64_t runs[2], const char **clock, struct buf *err)
 {
 	struct buf why = BUF_INIT, w = BUF_INIT;
 	int n = 0, ret = 0;
@@ -319,8 +319,8 @@ static int clock_of_counts(const struct side_sel *s, const int64_t runs[2], cons
 	}
 	if (n > 1) {
 		side_words(&w, s);
-		ret = error("cannot compare %s: it mixes clocks (%s); an instruction count and a real-time "
-			    "figure are not one quantity", w.buf, why.buf);
+		ret = error_to(err, "cannot compare %s: it mixes clocks (%s); an instruction count and a real-time "
+			       "figure are not one quantity", w.buf, why.buf);
 	}
 	buf_release(&w);
 	buf_release(&why);
@@ -334,28 +334,28 @@ static void clock_count(const char *clock, int64_t n, void *data)
 	runs[!strcmp(clock_name(clock), COMPARE_CLOCK_ICOUNT)] += n;
 }
 
-static int side_clock(struct db *db, const struct side_sel *s, const char **clock)
+static int side_clock(struct db *db, const struct side_sel *s, const char **clock, struct buf *err)
 {
 	int64_t runs[2] = { 0, 0 };
 
 	*clock = COMPARE_CLOCK_REAL;
 	if (side_runs_by_clock(db, s, clock_count, runs) < 0)
-		return -1;
-	return clock_of_counts(s, runs, clock);
+		return db_error_to(db, err);
+	return clock_of_counts(s, runs, clock, err);
 }
 
 /* Both sides (their clocks CA, CB) on one clock: 0 with res->clock set, or -1 (logged, naming both). */
 static int same_clock(const struct side_sel *sa, const char *ca, const struct side_sel *sb, const char *cb,
-		      struct compare_result *res)
+		      struct compare_result *res, struct buf *err)
 {
 	if (strcmp(ca, cb)) {
 		struct buf a = BUF_INIT, b = BUF_INIT;
 
 		side_words(&a, sa);
 		side_words(&b, sb);
-		error("cannot compare %s, measured on the %s clock, with %s, measured on the %s clock: "
-		      "an instruction count (icount) and a real-time figure are not one quantity; "
-		      "compare runs of one clock", a.buf, ca, b.buf, cb);
+		error_to(err, "cannot compare %s, measured on the %s clock, with %s, measured on the %s clock: "
+			 "an instruction count (icount) and a real-time figure are not one quantity; "
+			 "compare runs of one clock", a.buf, ca, b.buf, cb);
 		buf_release(&a);
 		buf_release(&b);
 		return -1;
@@ -375,7 +375,7 @@ int compare_clock_of_runs(struct db *db, int64_t job_id, const char **clock)
 {
 	struct side_sel all = { "r.job_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR r.side = ?2)", job_id, NULL, NULL, 0, 0 };
 
-	return side_clock(db, &all, clock);
+	return side_clock(db, &all, clock, NULL);
 }
 
 /* Compute a whole comparison between two side selections. */
@@ -403,11 +403,11 @@ static int compare_sides(struct db *db, const struct side_sel *sa, const struct 
 
 		if (load_kernel_side(db, sa, sb->kernel, &ma, &ca, &pa, &npa, runs_a) ||
 		    load_kernel_side(db, sb, sa->kernel, &mb, &cb, &pb, &npb, runs_b) ||
-		    clock_of_counts(sa, runs_a, &clock_a) || clock_of_counts(sb, runs_b, &clock_b) ||
-		    same_clock(sa, clock_a, sb, clock_b, res))
+		    clock_of_counts(sa, runs_a, &clock_a, o->why) ||
+		    clock_of_counts(sb, runs_b, &clock_b, o->why) || same_clock(sa, clock_a, sb, clock_b, res, o->why))
 			goto out;
-	} else if (side_clock(db, sa, &clock_a) || side_clock(db, sb, &clock_b) ||
-		   same_clock(sa, clock_a, sb, clock_b, res) ||
+	} else if (side_clock(db, sa, &clock_a, o->why) || side_clock(db, sb, &clock_b, o->why) ||
+		   same_clock(sa, clock_a, sb, clock_b, res, o->why) ||
 		   load_side_metrics(db, sa, &ma) || load_side_metrics(db, sb, &mb) ||
 		   load_side_cpus(db, sa, &ca) || load_side_cpus(db, sb, &cb) ||
 		   load_side_profile(db, sa, &pa, &npa) || load_side_profile(db, sb, &pb, &npb))
@@ -837,13 +837,14 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	int ret = -1, found, parsed;
 
 	memset(&nc, 0, sizeof(nc));
-
+	if (o.why)
+		buf_reset(o.why);
 	found = jobs_get_str(db, job_id, JOB_SPEC, &text);
 	parsed = !job_spec_parse(found == 1 ? text : NULL, &spec);	/* else the defaults */
 	if (found < 0)
 		goto out;
 	if (!found) {
-		error("no job %lld", (long long)job_id);
+		error_to(o.why, "no job %lld", (long long)job_id);
 		goto out;
 	}
 	sa.warmup = sb.warmup = o.warmup_runs >= 0 ? o.warmup_runs : spec.warmup_runs;
@@ -859,7 +860,7 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 	if (side_job_runs(db, job_id, "A", &na) < 0 || side_job_runs(db, job_id, "B", &nb) < 0)
 		goto out;
 	if (!na || !nb) {
-		error("cannot compare job %lld: it has no runs on side %s", (long long)job_id, na ? "B" : "A");
+		error_to(o.why, "cannot compare job %lld: it has no runs on side %s", (long long)job_id, na ? "B" : "A");
 		goto out;
 	}
 	res.job_id = job_id;
@@ -879,6 +880,8 @@ int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		goto out;
 	ret = 0;
 out:
+	if (ret && o.why && !o.why->len)	/* the rest fails only in the database */
+		db_error_to(db, o.why);
 	noise_job_release(&nc.nj);
 	claims_free(claims, n_claims);
 	job_spec_release(&spec);

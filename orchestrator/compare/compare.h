@@ -88,9 +88,16 @@ struct compare_opts {
 	 * calibrated instrument"); kernel comparisons never do.
 	 */
 	int no_calibration;
+	/*
+	 * NULL, or where compare_job() says why it failed (error_to(): not
+	 * logged then; a database failure is logged by the database and its
+	 * message put here too), for a caller that keeps the reason (a job's
+	 * compare steps).
+	 */
+	struct buf *why;
 };
 
-#define COMPARE_OPTS_INIT { 0, -1, NULL, NULL, NULL, NULL, 0, NULL, 0 }
+#define COMPARE_OPTS_INIT { 0, -1, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL }
 
 /*
  * One comparison row: what a row of `comparisons` stores, and what every
@@ -158,7 +165,7 @@ int compare_clock_of_runs(struct db *db, int64_t job_id, const char **clock);
  * its runs and metrics, and store them in `comparisons`, replacing the
  * job's old rows (one transaction). When `res` is not NULL it receives the
  * result (free with compare_result_free()). 0, or -1 (logged, e.g. "job 12
- * has no runs on side B").
+ * has no runs on side B"; in opts->why when set).
  */
 int compare_job(struct db *db, int64_t job_id, const struct compare_opts *opts,
 		struct compare_result *res);

@@ -1,8 +1,10 @@
 /* intake.c: a series fetched and parsed by a helper in the sandbox, as the sandbox user; klab reads back only its JSON. */
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 struct rd {
 	const char *what;
 	int bad;
+	struct buf *err;	/* the first bad field named (NULL: logged) */
 };
 
 static struct json_object *field(struct rd *r, struct json_object *o, const char *key, enum json_type t,
@@ -37,13 +40,14 @@ static struct json_object *field(struct rd *r, struct json_object *o, const char
 	if (r->bad)
 		return NULL;
 	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v)) {
-		r->bad = error("%s: bad answer from the intake helper: no field '%s'", r->what, key);
+		r->bad = error_to(r->err, "%s: bad answer from the intake helper: no field '%s'", r->what, key);
 		return NULL;
 	}
 	if (!v && may_be_null)
 		return NULL;
 	if (!json_object_is_type(v, t) && !(t == json_type_double && json_object_is_type(v, json_type_int))) {
-		r->bad = error("%s: bad answer from the intake helper: field '%s' has the wrong type", r->what, key);
+		r->bad = error_to(r->err, "%s: bad answer from the intake helper: field '%s' has the wrong type",
+				  r->what, key);
 		return NULL;
 	}
 	return v;
@@ -62,7 +66,8 @@ static int integer(struct rd *r, struct json_object *o, const char *key)
 	int64_t n = v ? json_object_get_int64(v) : 0;
 
 	if (n < INT_MIN || n > INT_MAX) {
-		r->bad = error("%s: bad answer from the intake helper: field '%s' out of range", r->what, key);
+		r->bad = error_to(r->err, "%s: bad answer from the intake helper: field '%s' out of range", r->what,
+				  key);
 		return 0;
 	}
 	return (int)n;
@@ -81,9 +86,9 @@ static size_t array(struct rd *r, struct json_object *o, const char *key, struct
 	return *a ? json_object_array_length(*a) : 0;
 }
 
-int intake_from_json(struct json_object *o, const char *what, struct series **out)
+int intake_from_json(struct json_object *o, const char *what, struct series **out, struct buf *err)
 {
-	struct rd r = { what, 0 };
+	struct rd r = { what, 0, err };
 	struct series *s = xcalloc(1, sizeof(*s));
 	struct json_object *a;
 	char *sha;
@@ -102,12 +107,13 @@ int intake_from_json(struct json_object *o, const char *what, struct series **ou
 	s->cover = str(&r, o, "cover");
 	sha = str(&r, o, "content_sha256");
 	if (!r.bad && (!sha || strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64))
-		r.bad = error("%s: bad answer from the intake helper: content_sha256 is not a sha256", what);
+		r.bad = error_to(r.err, "%s: bad answer from the intake helper: content_sha256 is not a sha256",
+				 what);
 	if (sha)
 		snprintf(s->content_sha256, sizeof(s->content_sha256), "%s", sha);
 	free(sha);
 	if (!r.bad && !s->subject)
-		r.bad = error("%s: bad answer from the intake helper: no subject", what);
+		r.bad = error_to(r.err, "%s: bad answer from the intake helper: no subject", what);
 	n = array(&r, o, "patches", &a);
 	s->patches = xcalloc(n ? n : 1, sizeof(*s->patches));
 	for (size_t i = 0; i < n && !r.bad; i++) {
@@ -128,8 +134,8 @@ int intake_from_json(struct json_object *o, const char *what, struct series **ou
 		p->insertions = integer(&r, po, "insertions");
 		p->deletions = integer(&r, po, "deletions");
 		if (!r.bad && (!p->subject || !p->body || !p->diff))
-			r.bad = error("%s: bad answer from the intake helper: patch %zu lacks its subject, message or diff",
-				      what, i + 1);
+			r.bad = error_to(r.err, "%s: bad answer from the intake helper: patch %zu lacks its subject, "
+					 "message or diff", what, i + 1);
 		nt = array(&r, po, "trailers", &ta);
 		p->trailers = xcalloc(nt ? nt : 1, sizeof(*p->trailers));
 		for (size_t t = 0; t < nt && !r.bad; t++) {
@@ -140,8 +146,8 @@ int intake_from_json(struct json_object *o, const char *what, struct series **ou
 			tr->value = str(&r, to, "value");
 			tr->from = str(&r, to, "from");
 			if (!r.bad && (!tr->tag || !tr->value))
-				r.bad = error("%s: bad answer from the intake helper: a trailer of patch %zu is empty", what,
-					      i + 1);
+				r.bad = error_to(r.err, "%s: bad answer from the intake helper: a trailer of patch %zu "
+						 "is empty", what, i + 1);
 		}
 	}
 	n = array(&r, o, "expectations", &a);
@@ -160,7 +166,8 @@ int intake_from_json(struct json_object *o, const char *what, struct series **ou
 		c->unit = str(&r, co, "unit");
 		c->text = str(&r, co, "text");
 		if (!r.bad && (!c->metric || !c->direction || isnan(c->lo_pct) || isnan(c->hi_pct)))
-			r.bad = error("%s: bad answer from the intake helper: claim %zu is incomplete", what, i + 1);
+			r.bad = error_to(r.err, "%s: bad answer from the intake helper: claim %zu is incomplete", what,
+					 i + 1);
 	}
 	n = array(&r, o, "proposals", &a);
 	s->proposals = xcalloc(n ? n : 1, sizeof(*s->proposals));
@@ -182,8 +189,8 @@ int intake_from_json(struct json_object *o, const char *what, struct series **ou
 			if (r.bad)
 				break;
 			if (!*key || strchr(key, '=') || !json_object_is_type(v, json_type_string))
-				r.bad = error("%s: bad answer from the intake helper: a parameter of proposal %zu is not"
-					      " key=value", what, i + 1);
+				r.bad = error_to(r.err, "%s: bad answer from the intake helper: a parameter of proposal "
+						 "%zu is not key=value", what, i + 1);
 			else
 				strvec_pushf(&p->params, "%s=%s", key, json_object_get_string(v));
 		}
@@ -193,7 +200,7 @@ int intake_from_json(struct json_object *o, const char *what, struct series **ou
 		struct json_object *v = json_object_array_get_idx(a, i);
 
 		if (!json_object_is_type(v, json_type_string))
-			r.bad = error("%s: bad answer from the intake helper: a note is not text", what);
+			r.bad = error_to(r.err, "%s: bad answer from the intake helper: a note is not text", what);
 		else
 			strvec_push(&s->notes, json_object_get_string(v));
 	}
@@ -226,6 +233,29 @@ static char *klab_program(void)
 }
 
 /*
+ * A failure of series_load_sandboxed(): logged, and kept in WHY when the
+ * caller gave one (series_opts.why), so that a job's intake step says it in
+ * its reason. -1.
+ */
+static int fail(struct buf *why, const char *fmt, ...) KLAB_PRINTF(2, 3);
+static int fail(struct buf *why, const char *fmt, ...)
+{
+	struct buf m = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vaddf(&m, fmt, ap);
+	va_end(ap);
+	if (why) {
+		buf_reset(why);
+		buf_addstr(why, m.buf);
+	}
+	error("%s", m.buf);
+	buf_release(&m);
+	return -1;
+}
+
+/*
  * What klab hands its intake helper on standard input: for each source, in
  * order, a line "-" (a source the helper fetches) or a line with the byte
  * count of the source's text, then the text. klab opens the files (and its
@@ -236,7 +266,7 @@ static char *klab_program(void)
  * Returns 1 when some source is fetched (the helper needs the network),
  * 0 when none is, -1 when a file cannot be read (logged, naming it).
  */
-static int intake_texts(const struct strvec *srcs, struct buf *in)
+static int intake_texts(const struct strvec *srcs, struct buf *in, struct buf *why)
 {
 	int net = 0;
 
@@ -252,11 +282,19 @@ static int intake_texts(const struct strvec *srcs, struct buf *in)
 		if (!strcmp(f, "-")) {
 			if (buf_read_fd(&t, 0) < 0) {
 				buf_release(&t);
-				return error_errno("cannot read standard input");
+				return fail(why, "cannot read standard input: %s", strerror(errno));
 			}
-		} else if (buf_read_file(&t, f) < 0) {
-			buf_release(&t);
-			return -1;
+		} else {
+			int fd = open(f, O_RDONLY | O_CLOEXEC), e;
+
+			if (fd < 0 || buf_read_fd(&t, fd) < 0) {
+				e = errno;
+				if (fd >= 0)
+					close(fd);
+				buf_release(&t);
+				return fail(why, "cannot read '%s': %s", f, strerror(e));
+			}
+			close(fd);
 		}
 		buf_addf(in, "%zu\n", t.len);
 		buf_add(in, t.buf, t.len);
@@ -321,7 +359,7 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 	struct run_cmd c = RUN_CMD_INIT;
 	struct sandbox_spec sp = { NULL, NULL, NULL, 0, "patch intake" };
 	struct json_object *o = NULL;
-	struct buf in = BUF_INIT;
+	struct buf in = BUF_INIT, e = BUF_INIT, *why = opts ? opts->why : NULL;
 	char *prog = NULL, *what = NULL;
 	static const char *const pass[] = { "KLAB_LORE_URL", "KLAB_PATCHWORK_URL", "KLAB_FETCH_TIMEOUT", "ASAN_OPTIONS",
 					    "UBSAN_OPTIONS", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY",
@@ -329,15 +367,20 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 	int ret = -1, net, exe = -1;
 
 	*out = NULL;
-	if (sandbox_init(&sb, cfg, NULL) < 0)
+	if (sandbox_init(&sb, cfg, &e) < 0) {
+		fail(why, "%s", e.buf);
 		goto out;
+	}
 	if (sb.off) {
 		ret = series_load(source, opts, out);
+		if (ret < 0 && why && !why->len)	/* the parser only logs: say where its errors are */
+			buf_addf(why, "cannot read series '%s': the parser's errors are in the log ([lab] sandbox = "
+				 "none: it ran in klab's own process)", source);
 		goto out;
 	}
 	strvec_split(&srcs, source, "\n");
 	if (!srcs.n) {
-		error("no series source given");
+		fail(why, "no series source given");
 		goto out;
 	}
 	prog = klab_program();
@@ -356,7 +399,7 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 	 * path of the host's is bound into the sandbox for intake.
 	 */
 	if ((exe = open(prog, O_RDONLY)) < 0) {
-		error_errno("cannot open the intake helper '%s'", prog);
+		fail(why, "cannot open the intake helper '%s': %s", prog, strerror(errno));
 		goto out;
 	}
 	strvec_pushf(&av, "/proc/self/fd/%d", exe);
@@ -383,7 +426,7 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 	strvec_push(&av, "--");
 	for (size_t i = 0; i < srcs.n; i++)
 		strvec_push(&av, srcs.v[i]);	/* names only: the texts come on standard input */
-	if ((net = intake_texts(&srcs, &in)) < 0)
+	if ((net = intake_texts(&srcs, &in, why)) < 0)
 		goto out;
 	sp.net = net;
 	for (size_t i = 0; pass[i]; i++)
@@ -395,8 +438,11 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 	c.in_len = in.len;
 	c.timeout_ms = 10L * 60 * 1000;
 	c.out_cap = ANSWER_CAP;
-	if (sandbox_run(&sb, &sp, &c) < 0)
+	c.why = &e;
+	if (sandbox_run(&sb, &sp, &c) < 0) {
+		fail(why, "%s", e.buf);
 		goto out;
+	}
 	if (c.err.len)
 		fputs(c.err.buf, stderr);	/* the helper's own messages: what it could not read, and why */
 	what = xasprintf("series '%s'", srcs.v[0]);
@@ -408,12 +454,18 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
 		goto out;
 	}
 	if (c.truncated) {
-		error("cannot read %s: the intake helper's answer is larger than %u MiB", what, ANSWER_CAP >> 20);
+		fail(why, "cannot read %s: the intake helper's answer is larger than %u MiB", what, ANSWER_CAP >> 20);
 		goto out;
 	}
 	o = json_parse(c.out.buf, c.out.len, what);
-	if (!o || intake_from_json(o, what, out) < 0)
+	if (!o) {
+		fail(why, "cannot read %s: the intake helper's answer is not JSON", what);
 		goto out;
+	}
+	if (intake_from_json(o, what, out, &e) < 0) {
+		fail(why, "%s", e.buf);
+		goto out;
+	}
 	ret = 0;
 out:
 	if (o)
@@ -422,6 +474,7 @@ out:
 		close(exe);
 	run_release(&c);
 	buf_release(&in);
+	buf_release(&e);
 	sandbox_release(&sb);
 	strvec_clear(&srcs);
 	strvec_clear(&av);

@@ -34,7 +34,7 @@ int series_load_sandboxed(const struct klab_config *cfg, const char *source, con
  */
 int intake_read_texts(const char *in, size_t len, size_t n, struct series_text *texts);
 
-/* The series of series_to_json(s, 1)'s JSON: 0, or -1 naming WHAT and the field (logged). */
-int intake_from_json(struct json_object *o, const char *what, struct series **out);
+/* The series of series_to_json(s, 1)'s JSON: 0, or -1 with ERR naming WHAT and the field (NULL: logged). */
+int intake_from_json(struct json_object *o, const char *what, struct series **out, struct buf *err);
 
 #endif

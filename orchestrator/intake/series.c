@@ -957,7 +957,7 @@ static char *json_text(struct json_object *o)
 	return buf_detach(&b, NULL);
 }
 
-int series_store(struct db *db, const struct series *s, int64_t *id, int *existed)
+int series_store(struct db *db, const struct series *s, int64_t *id, int *existed, struct buf *err)
 {
 	struct series_row row = {
 		0, s->source, s->source_url, s->subject, s->author, s->date, s->message_id, s->version, s->total,
@@ -969,7 +969,7 @@ int series_store(struct db *db, const struct series *s, int64_t *id, int *existe
 	if (existed)
 		*existed = 0;
 	if (!s->n_patches)
-		return error("series '%s' has no patch with a diff: nothing to store", s->subject);
+		return error_to(err, "series '%s' has no patch with a diff: nothing to store", s->subject);
 	if (db_begin(db) < 0)
 		return -1;
 	r = series_id_by_hash(db, s->content_sha256, &sid);
@@ -1022,7 +1022,7 @@ int series_store(struct db *db, const struct series *s, int64_t *id, int *existe
 	return 0;
 fail:
 	db_rollback(db);
-	return error("cannot store series '%s'", s->subject);
+	return error_to(err, "cannot store series '%s': %s", s->subject, db_error(db));
 }
 
 
@@ -1127,7 +1127,7 @@ static int load_proposal(const struct proposal_row *row, void *data)
 	return 0;
 }
 
-int series_load_db(struct db *db, int64_t id, struct series **out)
+int series_load_db(struct db *db, int64_t id, struct series **out, struct buf *err)
 {
 	struct series *s = xcalloc(1, sizeof(*s));
 	struct series_row row;
@@ -1137,7 +1137,9 @@ int series_load_db(struct db *db, int64_t id, struct series **out)
 	r = series_get(db, id, &row);
 	if (r <= 0) {
 		if (r == 0)
-			error("no series with id %lld", (long long)id);
+			error_to(err, "no series with id %lld", (long long)id);
+		else
+			db_error_to(db, err);
 		goto fail;
 	}
 	s->source = row.source, row.source = NULL;
@@ -1153,8 +1155,10 @@ int series_load_db(struct db *db, int64_t id, struct series **out)
 	s->format = xstrdup("database");
 	series_row_release(&row);
 	if (series_patches_each(db, id, load_patch, s) < 0 || series_claims_each(db, id, 0, load_claim, s) < 0 ||
-	    series_proposals_each(db, id, load_proposal, s) < 0)
+	    series_proposals_each(db, id, load_proposal, s) < 0) {
+		db_error_to(db, err);
 		goto fail;
+	}
 	*out = s;
 	return 0;
 fail:

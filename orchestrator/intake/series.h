@@ -70,7 +70,10 @@ struct series_opts {
 	 */
 	const struct series_text *texts;
 	size_t n_texts;
-	/* non-NULL: why the series cannot be read, one line (the helper's first error; also logged) */
+	/*
+	 * non-NULL: why the series cannot be read, one line (the helper's first
+	 * error, or series_load_sandboxed()'s own; also logged)
+	 */
 	struct buf *why;
 };
 
@@ -108,13 +111,14 @@ int series_parse(const char *text, size_t len, const char *what, const char *sou
 /*
  * Store the series with its patches, expectations and proposals in one
  * transaction. Idempotent: a series whose content_sha256 is already stored
- * is not stored again and its id is returned. 0 (*id set) or -1 (logged).
+ * is not stored again and its id is returned. 0 (*id set) or -1 with ERR
+ * saying why (NULL: logged; the database logs its own failure either way).
  * *existed (may be NULL) says which.
  */
-int series_store(struct db *db, const struct series *s, int64_t *id, int *existed);
+int series_store(struct db *db, const struct series *s, int64_t *id, int *existed, struct buf *err);
 
-/* Load a stored series (patches, expectations, proposals) by id: 0 or -1 (logged). */
-int series_load_db(struct db *db, int64_t id, struct series **out);
+/* Load a stored series (patches, expectations, proposals) by id: 0, or -1 with ERR saying why (as series_store). */
+int series_load_db(struct db *db, int64_t id, struct series **out, struct buf *err);
 
 void series_free(struct series *s);
 

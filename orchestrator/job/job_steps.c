@@ -29,16 +29,18 @@ int step_intake(struct job_ctx *j, const char *key)
 {
 	const char *src = j->spec.series;
 	struct series *s = NULL;
+	struct series_opts so = { .why = &j->err };
 	int64_t sid = 0;
 	int existed = 0;
 
 	if (!src)
 		return skip_step(j, "no series: %s", j->spec.kind);
-	if (series_load_sandboxed(j->cfg, src, NULL, &s))
-		return step_fail(j, "cannot load series '%s'", src);
-	if (series_store(j->db, s, &sid, &existed)) {
+	buf_reset(&j->err);
+	if (series_load_sandboxed(j->cfg, src, &so, &s))
+		return step_fail(j, "cannot load series '%s': %s", src, j->err.buf);
+	if (series_store(j->db, s, &sid, &existed, &j->err)) {
 		series_free(s);
-		return step_fail(j, "cannot store series '%s'", src);
+		return step_fail(j, "cannot store series '%s': %s", src, j->err.buf);
 	}
 	json_object_object_add(j->detail, "series_id", json_object_new_int64(sid));
 	json_object_object_add(j->detail, "subject", json_str(s->subject));
@@ -80,8 +82,8 @@ int step_build(struct job_ctx *j, const char *key)
 		jobs_get_int(j->db, j->id, JOB_SERIES_ID, &sid);
 		if (!sid)
 			return step_fail(j, "job %lld has no stored series (intake did not run)", (long long)j->id);
-		if (series_load_db(j->db, sid, &ser))
-			return step_fail(j, "cannot load series %lld", (long long)sid);
+		if (series_load_db(j->db, sid, &ser, &j->err))
+			return step_fail(j, "cannot load series %lld: %s", (long long)sid, j->err.buf);
 		req.series = ser;
 		req.series_id = sid;
 		if (j->spec.local_patches.n)
@@ -214,8 +216,8 @@ int step_deploy(struct job_ctx *j, const char *key)
 	if (!kid)
 		return step_fail(j, "side %c has no kernel to boot on machine '%s'", side, j->dut->name);
 	memset(&art, 0, sizeof(art));
-	if (kernel_artifact_load(j->db, kid, &art))
-		return step_fail(j, "cannot load kernel %lld", (long long)kid);
+	if (kernel_artifact_load(j->db, kid, &art, &j->err))
+		return step_fail(j, "cannot load kernel %lld: %s", (long long)kid, j->err.buf);
 	memset(&da, 0, sizeof(da));
 	da.image = art.image;
 	da.modules = art.modules;
@@ -291,7 +293,7 @@ int step_verify(struct job_ctx *j, const char *key)
 
 		memset(&art, 0, sizeof(art));
 		memset(&res, 0, sizeof(res));
-		if (kid && !kernel_artifact_load(j->db, kid, &art)) {
+		if (kid && !kernel_artifact_load(j->db, kid, &art, NULL)) {
 			memset(&da, 0, sizeof(da));
 			da.release = art.release;
 			da.build_id = art.build_id;
@@ -952,8 +954,10 @@ int step_look(struct job_ctx *j, const char *key)
 	co.workload_info = spec_workload_info;
 	co.workload_arg = &j->spec;
 	co.alpha = stats_seq_alpha(looks);
+	co.why = &j->err;
 	if (compare_job(j->db, j->id, &co, &res))
-		return step_fail(j, "cannot compare the sides of job %lld at look %d", (long long)j->id, look);
+		return step_fail(j, "cannot compare the sides of job %lld at look %d: %s", (long long)j->id, look,
+				 j->err.buf);
 	decided = compare_decided(&res);
 	if (compare_store_look(j->db, j->id, look, looks, n, co.alpha, &res)) {
 		compare_result_free(&res);
@@ -1003,8 +1007,9 @@ int step_compare(struct job_ctx *j, const char *key)
 	co.warmup_runs = j->spec.warmup_runs;
 	co.workload_info = spec_workload_info;	/* the same T and headline as `klab compare` */
 	co.workload_arg = &j->spec;
+	co.why = &j->err;
 	if (compare_job(j->db, j->id, &co, NULL))
-		return step_fail(j, "cannot compare the sides of job %lld", (long long)j->id);
+		return step_fail(j, "cannot compare the sides of job %lld: %s", (long long)j->id, j->err.buf);
 	return DONE;
 }
 

@@ -96,7 +96,7 @@ static struct json_object *apply_json(const struct apply_result *v, size_t n)
 }
 
 
-int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *a)
+int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *a, struct buf *err)
 {
 	struct kernel_row k;
 	char *al, *state;
@@ -104,9 +104,9 @@ int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *a)
 
 	memset(a, 0, sizeof(*a));
 	if (got < 0)
-		return -1;
+		return db_error_to(db, err);
 	if (got == 0)
-		return error("no kernel with id %lld", (long long)id);
+		return error_to(err, "no kernel with id %lld", (long long)id);
 	a->id = id;
 	snprintf(a->key, sizeof(a->key), "%s", k.key ? k.key : "");
 	a->tree = k.tree, k.tree = NULL;
@@ -120,7 +120,7 @@ int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *a)
 	state = k.state, k.state = NULL;
 	kernel_row_release(&k);
 	if (state && strcmp(state, "ok")) {
-		error("kernel %lld is not built (state '%s')", (long long)id, state);
+		error_to(err, "kernel %lld is not built (state '%s')", (long long)id, state);
 		free(al);
 		free(state);
 		kernel_artifact_release(a);
@@ -279,7 +279,7 @@ static int build_cached(struct build *b)
 	have = file_exists(img);
 	free(img);
 	kernel_row_release(&k);
-	if (!have || kernel_artifact_load(b->db, id, b->out) < 0)
+	if (!have || kernel_artifact_load(b->db, id, b->out, NULL) < 0)
 		return 0;
 	b->out->cached = 1;
 	info("kernel %lld (%s) is already built: %s", (long long)id, b->out->release, b->out->dir);
@@ -332,7 +332,7 @@ static int build_adopt(struct build *b)
 		json_to_buf(&cj, cc, 0);
 	if (build_row(b) < 0 ||
 	    kernel_set_ok(b->db, b->kid, release, build_id, NULL, cfghex, aj.buf, dur, cj.len ? cj.buf : NULL) < 0 ||
-	    kernel_artifact_load(b->db, b->kid, b->out) < 0) {
+	    kernel_artifact_load(b->db, b->kid, b->out, NULL) < 0) {
 		ret = -1;
 		goto out;
 	}

@@ -106,8 +106,11 @@ struct kernel_artifact {
 int build_kernel(const struct klab_config *cfg, struct db *db, const struct build_request *req,
 		 struct kernel_artifact *out, struct buf *err);
 
-/* Fill OUT from the kernels row ID (artifact paths included): 0, or -1 (logged). */
-int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *out);
+/*
+ * Fill OUT from the kernels row ID (artifact paths included): 0, or -1 with
+ * ERR saying why (NULL: logged; the database logs its own failure either way).
+ */
+int kernel_artifact_load(struct db *db, int64_t id, struct kernel_artifact *out, struct buf *err);
 
 void kernel_artifact_release(struct kernel_artifact *a);
 

@@ -175,6 +175,13 @@ const char *db_errmsg(struct db *db);
  * that succeeds leaves it as it was: read it right after the failed call.
  */
 const char *db_error(struct db *db);
+/*
+ * For a store function that takes a `struct buf *err` and failed in the
+ * database: db_error() into ERR (reset first; nothing when NULL: it was
+ * logged already). -1, so `return db_error_to(db, err);`.
+ */
+struct buf;
+int db_error_to(struct db *db, struct buf *err);
 /* The names of the database's tables (schema_migrations included), sorted: 0 or -1. */
 struct strvec;
 int db_tables(struct db *db, struct strvec *out);

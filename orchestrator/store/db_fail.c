@@ -20,3 +20,12 @@ const char *db_error(struct db *db)
 {
 	return db->err.buf;
 }
+
+int db_error_to(struct db *db, struct buf *err)
+{
+	if (err) {
+		buf_reset(err);
+		buf_addstr(err, db->err.buf);
+	}
+	return -1;
+}

@@ -550,7 +550,7 @@ static int take_series(const struct pw_series_row *r, void *data)
 	why = paths_filter(w, &files);
 	if (why)
 		goto filtered;
-	if (series_store(p->db, s, &sid, NULL))
+	if (series_store(p->db, s, &sid, NULL, NULL))
 		goto dberr;
 	{
 		struct older o = { p, r->pw_id, version };

@@ -26,7 +26,7 @@ static void round_trip(const char *name)
 	}
 	o = series_to_json(s, 1);
 	json_to_buf(&a, o, 0);
-	ok(intake_from_json(o, name, &back) == 0, "%s: the helper's answer reads back", name);
+	ok(intake_from_json(o, name, &back, NULL) == 0, "%s: the helper's answer reads back", name);
 	if (back) {
 		o2 = series_to_json(back, 1);
 		json_to_buf(&b, o2, 0);
@@ -57,7 +57,7 @@ static void bad_answers(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct json_object *o = json_parse(bad[i][0], strlen(bad[i][0]), "test");
 
-		ok(o && intake_from_json(o, "test", &s) < 0 && !s, "refused: %s", bad[i][1]);
+		ok(o && intake_from_json(o, "test", &s, NULL) < 0 && !s, "refused: %s", bad[i][1]);
 		if (o)
 			json_object_put(o);
 	}
@@ -70,17 +70,17 @@ static void bad_answers(void)
 			struct json_object *o = series_to_json(g, 1);
 
 			json_object_object_add(o, "version", json_object_new_string("two"));
-			ok(intake_from_json(o, "test", &s) < 0 && !s, "refused: version given as text");
+			ok(intake_from_json(o, "test", &s, NULL) < 0 && !s, "refused: version given as text");
 			json_object_put(o);
 			o = series_to_json(g, 1);
 			json_object_object_add(o, "content_sha256", json_object_new_string("../../etc"));
-			ok(intake_from_json(o, "test", &s) < 0 && !s, "refused: a content hash that is no sha256");
+			ok(intake_from_json(o, "test", &s, NULL) < 0 && !s, "refused: a content hash that is no sha256");
 			json_object_put(o);
 			o = series_to_json(g, 1);
 			json_object_object_add(o, "proposals", json_tokener_parse(
 				"[{\"patch\": 1, \"name\": \"x\", \"type\": \"udp_rr\", \"command\": null,"
 				" \"context\": null, \"params\": {\"a=b\": \"1\"}}]"));
-			ok(intake_from_json(o, "test", &s) < 0 && !s, "refused: a parameter name with '='");
+			ok(intake_from_json(o, "test", &s, NULL) < 0 && !s, "refused: a parameter name with '='");
 			json_object_put(o);
 			series_free(g);
 		} else {

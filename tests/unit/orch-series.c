@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "store/db.h"
 #include "log.h"
 #include "intake/series.h"
@@ -241,15 +242,15 @@ static void store(void)
 	int existed = -1;
 
 	ok(db_open(path, &db) == 0, "db opens");
-	ok(s && series_store(db, s, &id, &existed) == 0 && id > 0 && existed == 0, "003 stored");
-	ok(s && series_store(db, s, &id2, &existed) == 0 && id2 == id && existed == 1, "stored again: same id");
+	ok(s && series_store(db, s, &id, &existed, NULL) == 0 && id > 0 && existed == 0, "003 stored");
+	ok(s && series_store(db, s, &id2, &existed, NULL) == 0 && id2 == id && existed == 1, "stored again: same id");
 	db_get_int(db, &n, "SELECT COUNT(*) FROM patches WHERE series_id = ?", "i", id);
 	is_int(n, 2, "two patch rows");
 	db_get_int(db, &n, "SELECT COUNT(*) FROM expectations WHERE series_id = ?", "i", id);
 	is_int(n, 2, "two expectation rows");
 	db_get_int(db, &n, "SELECT COUNT(*) FROM series", "");
 	is_int(n, 1, "one series row");
-	ok(series_load_db(db, id, &back) == 0, "loaded back");
+	ok(series_load_db(db, id, &back, NULL) == 0, "loaded back");
 	if (back && s) {
 		is_str(back->content_sha256, s->content_sha256, "same content hash");
 		is_str(back->patches[1].diff, s->patches[1].diff, "same diff");
@@ -259,9 +260,17 @@ static void store(void)
 		is_int(back->patches[0].n_trailers, 1, "trailers stored");
 	}
 	series_free(back);
+	back = NULL;
+	{
+		struct buf err = BUF_INIT;
+
+		ok(series_load_db(db, 99999, &back, &err) < 0 && !back, "no such series: refused");
+		is_str(err.buf, "no series with id 99999", "the reason handed up, not only logged");
+		buf_release(&err);
+	}
 	series_free(s);
 	s = load("seeds/000_951f765891bfd14f.txt", "x");
-	ok(s && series_store(db, s, &id2, &existed) == 0 && id2 != id, "another series gets another id");
+	ok(s && series_store(db, s, &id2, &existed, NULL) == 0 && id2 != id, "another series gets another id");
 	db_get_int(db, &n, "SELECT COUNT(*) FROM proposals WHERE series_id = ?", "i", id2);
 	is_int(n, 1, "its proposal row");
 	{
