@@ -23,6 +23,11 @@ static void locate(const char *text, size_t off, int *line, int *col)
 
 struct json_object *json_parse(const char *text, size_t len, const char *what)
 {
+	return json_parse_to(text, len, what, NULL);
+}
+
+struct json_object *json_parse_to(const char *text, size_t len, const char *what, struct buf *err)
+{
 	struct json_tokener *tok;
 	struct json_object *o;
 	enum json_tokener_error jerr;
@@ -30,10 +35,10 @@ struct json_object *json_parse(const char *text, size_t len, const char *what)
 	int line, col;
 
 	if (len > (size_t)1 << 30)
-		return error("%s: JSON document too large (%zu bytes)", what, len), NULL;
+		return error_to(err, "%s: JSON document too large (%zu bytes)", what, len), NULL;
 	if (memchr(text, '\0', len)) {
-		error("%s: malformed JSON: NUL byte at offset %zu", what,
-		      (size_t)((const char *)memchr(text, '\0', len) - text));
+		error_to(err, "%s: malformed JSON: NUL byte at offset %zu", what,
+			 (size_t)((const char *)memchr(text, '\0', len) - text));
 		return NULL;
 	}
 	tok = json_tokener_new_ex(64);
@@ -44,22 +49,22 @@ struct json_object *json_parse(const char *text, size_t len, const char *what)
 	off = json_tokener_get_parse_end(tok);
 	if (jerr == json_tokener_continue || (!o && jerr == json_tokener_success)) {
 		locate(text, len, &line, &col);
-		error("%s: malformed JSON at line %d, column %d: unexpected end of input", what, line, col);
+		error_to(err, "%s: malformed JSON at line %d, column %d: unexpected end of input", what, line, col);
 		json_tokener_free(tok);
 		return NULL;
 	}
 	if (jerr != json_tokener_success) {
 		locate(text, off, &line, &col);
-		error("%s: malformed JSON at line %d, column %d: %s", what, line, col,
-		      json_tokener_error_desc(jerr));
+		error_to(err, "%s: malformed JSON at line %d, column %d: %s", what, line, col,
+			 json_tokener_error_desc(jerr));
 		json_tokener_free(tok);
 		return NULL;
 	}
 	for (i = off; i < len; i++) {
 		if (!strchr(" \t\r\n", text[i])) {
 			locate(text, i, &line, &col);
-			error("%s: malformed JSON at line %d, column %d: trailing data after the document",
-			      what, line, col);
+			error_to(err, "%s: malformed JSON at line %d, column %d: trailing data after the document",
+				 what, line, col);
 			json_object_put(o);
 			json_tokener_free(tok);
 			return NULL;
@@ -82,7 +87,7 @@ struct json_object *json_parse_file(const char *path)
 }
 
 static int get(struct json_object *o, const char *key, enum json_type want, int alt_int,
-	       struct json_object **val, const char *what)
+	       struct json_object **val, const char *what, struct buf *err)
 {
 	struct json_object *v;
 	enum json_type t;
@@ -91,8 +96,8 @@ static int get(struct json_object *o, const char *key, enum json_type want, int 
 		return 1;
 	t = json_object_get_type(v);
 	if (t != want && !(alt_int && t == json_type_int))
-		return error("%s: field '%s' must be %s, not %s", what, key,
-			     json_type_to_name(want), json_type_to_name(t));
+		return error_to(err, "%s: field '%s' must be %s, not %s", what, key,
+				json_type_to_name(want), json_type_to_name(t));
 	*val = v;
 	return 0;
 }
@@ -100,7 +105,7 @@ static int get(struct json_object *o, const char *key, enum json_type want, int 
 int json_get_str(struct json_object *o, const char *key, const char **out, const char *what)
 {
 	struct json_object *v;
-	int r = get(o, key, json_type_string, 0, &v, what);
+	int r = get(o, key, json_type_string, 0, &v, what, NULL);
 
 	if (!r)
 		*out = json_object_get_string(v);
@@ -110,7 +115,7 @@ int json_get_str(struct json_object *o, const char *key, const char **out, const
 int json_get_int(struct json_object *o, const char *key, int64_t *out, const char *what)
 {
 	struct json_object *v;
-	int r = get(o, key, json_type_int, 0, &v, what);
+	int r = get(o, key, json_type_int, 0, &v, what, NULL);
 
 	if (!r)
 		*out = json_object_get_int64(v);
@@ -120,7 +125,7 @@ int json_get_int(struct json_object *o, const char *key, int64_t *out, const cha
 int json_get_double(struct json_object *o, const char *key, double *out, const char *what)
 {
 	struct json_object *v;
-	int r = get(o, key, json_type_double, 1, &v, what);
+	int r = get(o, key, json_type_double, 1, &v, what, NULL);
 
 	if (!r)
 		*out = json_object_get_double(v);
@@ -130,7 +135,7 @@ int json_get_double(struct json_object *o, const char *key, double *out, const c
 int json_get_bool(struct json_object *o, const char *key, int *out, const char *what)
 {
 	struct json_object *v;
-	int r = get(o, key, json_type_boolean, 0, &v, what);
+	int r = get(o, key, json_type_boolean, 0, &v, what, NULL);
 
 	if (!r)
 		*out = json_object_get_boolean(v);
@@ -139,12 +144,18 @@ int json_get_bool(struct json_object *o, const char *key, int *out, const char *
 
 int json_get_obj(struct json_object *o, const char *key, struct json_object **out, const char *what)
 {
-	return get(o, key, json_type_object, 0, out, what);
+	return get(o, key, json_type_object, 0, out, what, NULL);
 }
 
 int json_get_array(struct json_object *o, const char *key, struct json_object **out, const char *what)
 {
-	return get(o, key, json_type_array, 0, out, what);
+	return get(o, key, json_type_array, 0, out, what, NULL);
+}
+
+int json_get_to(struct json_object *o, const char *key, enum json_type want, struct json_object **val,
+		const char *what, struct buf *err)
+{
+	return get(o, key, want, 0, val, what, err);
 }
 
 void json_to_buf(struct buf *b, struct json_object *o, int pretty)

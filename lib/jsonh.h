@@ -14,6 +14,8 @@
  * the document is an error too.
  */
 struct json_object *json_parse(const char *text, size_t len, const char *what);
+/* json_parse() with the message in ERR (error_to(): not logged; logged when ERR is NULL). */
+struct json_object *json_parse_to(const char *text, size_t len, const char *what, struct buf *err);
 struct json_object *json_parse_file(const char *path);
 
 /*
@@ -27,6 +29,9 @@ int json_get_double(struct json_object *o, const char *key, double *out, const c
 int json_get_bool(struct json_object *o, const char *key, int *out, const char *what);
 int json_get_obj(struct json_object *o, const char *key, struct json_object **out, const char *what);
 int json_get_array(struct json_object *o, const char *key, struct json_object **out, const char *what);
+/* The value of KEY of type WANT into *VAL, as the getters above, with a wrong type's message in ERR (error_to()). */
+int json_get_to(struct json_object *o, const char *key, enum json_type want, struct json_object **val,
+		const char *what, struct buf *err);
 
 /* Serialise pretty (1) or compact (0) into a buffer. */
 void json_to_buf(struct buf *b, struct json_object *o, int pretty);

@@ -486,10 +486,11 @@ static int run_key(const char *key, int *b, char *wl, size_t wlen, int *r, const
 
 /*
  * Store one agent result as run UID: one transaction, idempotent by uid.
- * Uses result_store() of orchestrator/result.c.
+ * Uses result_store() of orchestrator/result.c. 0 with *STORED its run id, or -1
+ * with ERR saying why.
  */
 static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b, const char *wl, int r,
-		     const char *observes, int64_t *stored)
+		     const char *observes, int64_t *stored, struct buf *err)
 {
 	struct result_meta m;
 	struct json_object *o = NULL;
@@ -499,11 +500,11 @@ static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b,
 	int64_t boot_id = 0, run_id = 0;
 	int ret = -1;
 
-	if (result_parse(doc, strlen(doc), what, &o))
+	if (result_parse(doc, strlen(doc), what, &o, err))
 		goto out;
 	doc_id = obj_str(o, "run_id");
 	if (!doc_id || strcmp(doc_id, uid)) {
-		error("%s: it is the result of run '%s'", what, doc_id ? doc_id : "?");
+		error_to(err, "%s: it is the result of run '%s'", what, doc_id ? doc_id : "?");
 		goto out;
 	}
 	boots_id(j->db, j->id, b, &boot_id);
@@ -519,6 +520,7 @@ static int store_run(struct job_ctx *j, const char *uid, const char *doc, int b,
 	m.peer = j->peer->name;
 	m.profile = boot_profile(j, b);
 	m.clock = machine_clock(j->dut);
+	m.why = err;
 	if (result_store(j->db, doc, strlen(doc), &m, &run_id))
 		goto out;
 	json_object_object_add(j->detail, "run_id", json_object_new_int64(run_id));
@@ -882,8 +884,8 @@ again:
 	}
 store:
 	test_kill_point(j, key, "before-store");
-	if (store_run(j, uid, doc.buf, b, wl, r, observes, &run_id)) {
-		step_fail(j, "cannot store run %s", uid);
+	if (store_run(j, uid, doc.buf, b, wl, r, observes, &run_id, &j->err)) {
+		step_fail(j, "cannot store run %s: %s", uid, j->err.buf);
 		goto out;
 	}
 	test_kill_point(j, key, "after-store");

@@ -17,165 +17,175 @@ static int is_num(struct json_object *v)
 }
 
 /* An optional array of objects under `key`: 0 (missing is fine), -1 if not an array of objects. */
-static int check_array(struct json_object *o, const char *key, const char *what, struct json_object **out)
+static int check_array(struct json_object *o, const char *key, const char *what, struct json_object **out,
+		       struct buf *err)
 {
 	size_t i;
 
 	*out = NULL;
-	if (json_get_array(o, key, out, what) < 0)
+	if (json_get_to(o, key, json_type_array, out, what, err) < 0)
 		return -1;
 	if (!*out)
 		return 0;
 	for (i = 0; i < json_object_array_length(*out); i++)
 		if (!json_object_is_type(json_object_array_get_idx(*out, i), json_type_object))
-			return error("%s: '%s[%zu]' is not an object", what, key, i);
+			return error_to(err, "%s: '%s[%zu]' is not an object", what, key, i);
 	return 0;
 }
 
 static int check_num(struct json_object *o, const char *key, const char *what, const char *arr,
-		     size_t i, int required)
+		     size_t i, int required, struct buf *err)
 {
 	struct json_object *v;
 
 	if (!json_object_object_get_ex(o, key, &v)) {
 		if (required)
-			return error("%s: '%s[%zu]' has no '%s'", what, arr, i, key);
+			return error_to(err, "%s: '%s[%zu]' has no '%s'", what, arr, i, key);
 		return 0;
 	}
 	if (!is_num(v) || !isfinite(json_object_get_double(v)))
-		return error("%s: '%s[%zu].%s' is not a number", what, arr, i, key);
+		return error_to(err, "%s: '%s[%zu].%s' is not a number", what, arr, i, key);
 	return 0;
 }
 
 static int check_str(struct json_object *o, const char *key, const char *what, const char *arr,
-		     size_t i, int required)
+		     size_t i, int required, struct buf *err)
 {
 	struct json_object *v;
 
 	if (!json_object_object_get_ex(o, key, &v)) {
 		if (required)
-			return error("%s: '%s[%zu]' has no '%s'", what, arr, i, key);
+			return error_to(err, "%s: '%s[%zu]' has no '%s'", what, arr, i, key);
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_string))
-		return error("%s: '%s[%zu].%s' is not a string", what, arr, i, key);
+		return error_to(err, "%s: '%s[%zu].%s' is not a string", what, arr, i, key);
 	return 0;
 }
 
-int result_parse(const char *json, size_t len, const char *what, struct json_object **out)
+int result_parse(const char *json, size_t len, const char *what, struct json_object **out, struct buf *err)
 {
-	struct json_object *o, *a, *v;
+	struct json_object *o, *a, *v = NULL;
 	const char *s;
 	int64_t ver;
 	size_t i, j;
 	int r;
 
 	*out = NULL;
-	if (!(o = json_parse(json, len, what)))
+	if (!(o = json_parse_to(json, len, what, err)))
 		return -1;
 	if (!json_object_is_type(o, json_type_object)) {
-		error("%s: not a JSON object", what);
+		error_to(err, "%s: not a JSON object", what);
 		goto bad;
 	}
-	r = json_get_int(o, "schema_version", &ver, what);
+	r = json_get_to(o, "schema_version", json_type_int, &v, what, err);
+	if (!r)
+		ver = json_object_get_int64(v);
 	if (r) {
 		if (r > 0)
-			error("%s: no 'schema_version' (not a klab-agent result?)", what);
+			error_to(err, "%s: no 'schema_version' (not a klab-agent result?)", what);
 		goto bad;
 	}
 	if (ver != RESULT_SCHEMA_VERSION_KNOWN) {
-		error("%s: unknown result schema_version %lld (this klab reads version %d; update klab)",
-		      what, (long long)ver, RESULT_SCHEMA_VERSION_KNOWN);
+		error_to(err, "%s: unknown result schema_version %lld (this klab reads version %d; update klab)",
+			      what, (long long)ver, RESULT_SCHEMA_VERSION_KNOWN);
 		goto bad;
 	}
-	r = json_get_str(o, "run_id", &s, what);
+	r = json_get_to(o, "run_id", json_type_string, &v, what, err);
+	if (!r)
+		s = json_object_get_string(v);
 	if (r || !run_id_valid(s)) {
 		if (!r || r > 0)
-			error("%s: %s", what, r > 0 ? "no 'run_id'" : "bad 'run_id'");
+			error_to(err, "%s: %s", what, r > 0 ? "no 'run_id'" : "bad 'run_id'");
 		goto bad;
 	}
-	if (json_get_str(o, "status", &s, what) < 0)
+	if (json_get_to(o, "status", json_type_string, &v, what, err) < 0)
 		goto bad;
 
-	if (check_array(o, "metrics", what, &a))
+	if (check_array(o, "metrics", what, &a, err))
 		goto bad;
 	for (i = 0; a && i < json_object_array_length(a); i++) {
 		struct json_object *m = json_object_array_get_idx(a, i);
-		if (check_str(m, "name", what, "metrics", i, 1) || check_num(m, "value", what, "metrics", i, 1) ||
-		    check_str(m, "unit", what, "metrics", i, 0) || check_str(m, "better", what, "metrics", i, 0))
+		if (check_str(m, "name", what, "metrics", i, 1, err) ||
+		    check_num(m, "value", what, "metrics", i, 1, err) ||
+		    check_str(m, "unit", what, "metrics", i, 0, err) ||
+		    check_str(m, "better", what, "metrics", i, 0, err))
 			goto bad;
 		if (json_object_object_get_ex(m, "better", &v) &&
 		    strcmp(json_object_get_string(v), "higher") && strcmp(json_object_get_string(v), "lower") &&
 		    strcmp(json_object_get_string(v), "none")) {
-			error("%s: 'metrics[%zu].better' is '%s' (higher, lower or none)", what, i,
-			      json_object_get_string(v));
+			error_to(err, "%s: 'metrics[%zu].better' is '%s' (higher, lower or none)", what, i,
+				      json_object_get_string(v));
 			goto bad;
 		}
 	}
-	if (check_array(o, "series", what, &a))
+	if (check_array(o, "series", what, &a, err))
 		goto bad;
 	for (i = 0; a && i < json_object_array_length(a); i++) {
 		/* json_get_array leaves its out untouched when the key is missing */
 		struct json_object *sr = json_object_array_get_idx(a, i), *pts = NULL;
-		if (check_str(sr, "metric", what, "series", i, 1))
+		if (check_str(sr, "metric", what, "series", i, 1, err))
 			goto bad;
-		if (json_get_array(sr, "points", &pts, what) < 0)
+		if (json_get_to(sr, "points", json_type_array, &pts, what, err) < 0)
 			goto bad;
 		for (j = 0; pts && j < json_object_array_length(pts); j++) {
 			struct json_object *p = json_object_array_get_idx(pts, j);
 			if (!json_object_is_type(p, json_type_array) || json_object_array_length(p) != 2 ||
 			    !is_num(json_object_array_get_idx(p, 0)) || !is_num(json_object_array_get_idx(p, 1))) {
-				error("%s: 'series[%zu].points[%zu]' is not a [t, value] pair", what, i, j);
+				error_to(err, "%s: 'series[%zu].points[%zu]' is not a [t, value] pair", what, i, j);
 				goto bad;
 			}
 		}
 	}
-	if (check_array(o, "cpus", what, &a))
+	if (check_array(o, "cpus", what, &a, err))
 		goto bad;
 	for (i = 0; a && i < json_object_array_length(a); i++) {
 		static const char *const f[] = { "cpu", "usr", "nice", "sys", "iowait", "irq", "soft", "steal", "idle" };
 		for (j = 0; j < ARRAY_SIZE(f); j++)
-			if (check_num(json_object_array_get_idx(a, i), f[j], what, "cpus", i, j == 0))
+			if (check_num(json_object_array_get_idx(a, i), f[j], what, "cpus", i, j == 0, err))
 				goto bad;
 	}
-	if (check_array(o, "histograms", what, &a))
+	if (check_array(o, "histograms", what, &a, err))
 		goto bad;
 	for (i = 0; a && i < json_object_array_length(a); i++) {
 		struct json_object *h = json_object_array_get_idx(a, i), *bk = NULL;
-		if (check_str(h, "name", what, "histograms", i, 1) || json_get_array(h, "buckets", &bk, what) < 0)
+		if (check_str(h, "name", what, "histograms", i, 1, err) ||
+		    json_get_to(h, "buckets", json_type_array, &bk, what, err) < 0)
 			goto bad;
 		for (j = 0; bk && j < json_object_array_length(bk); j++) {
 			struct json_object *b = json_object_array_get_idx(bk, j);
 			if (!json_object_is_type(b, json_type_object) ||
-			    check_num(b, "lo", what, "buckets", j, 1) || check_num(b, "hi", what, "buckets", j, 1) ||
-			    check_num(b, "count", what, "buckets", j, 1))
+			    check_num(b, "lo", what, "buckets", j, 1, err) ||
+			    check_num(b, "hi", what, "buckets", j, 1, err) ||
+			    check_num(b, "count", what, "buckets", j, 1, err))
 				goto bad;
 		}
 	}
-	if (check_array(o, "profile", what, &a))
+	if (check_array(o, "profile", what, &a, err))
 		goto bad;
 	for (i = 0; a && i < json_object_array_length(a); i++) {
 		struct json_object *p = json_object_array_get_idx(a, i);
-		if (check_num(p, "percent", what, "profile", i, 1) || check_str(p, "symbol", what, "profile", i, 1) ||
-		    check_str(p, "comm", what, "profile", i, 0) || check_str(p, "dso", what, "profile", i, 0))
+		if (check_num(p, "percent", what, "profile", i, 1, err) ||
+		    check_str(p, "symbol", what, "profile", i, 1, err) ||
+		    check_str(p, "comm", what, "profile", i, 0, err) || check_str(p, "dso", what, "profile", i, 0, err))
 			goto bad;
 	}
-	if (check_array(o, "profile_stacks", what, &a))
+	if (check_array(o, "profile_stacks", what, &a, err))
 		goto bad;
 	for (i = 0; a && i < json_object_array_length(a); i++) {
 		struct json_object *p = json_object_array_get_idx(a, i);
-		if (check_str(p, "stack", what, "profile_stacks", i, 1) ||
-		    check_num(p, "count", what, "profile_stacks", i, 1))
+		if (check_str(p, "stack", what, "profile_stacks", i, 1, err) ||
+		    check_num(p, "count", what, "profile_stacks", i, 1, err))
 			goto bad;
 	}
 	if (json_object_object_get_ex(o, "monitors", &v) && v) {
 		if (!json_object_is_type(v, json_type_object)) {
-			error("%s: 'monitors' is not an object", what);
+			error_to(err, "%s: 'monitors' is not an object", what);
 			goto bad;
 		}
 		json_object_object_foreach(v, mk, mv) {
 			if (!json_object_is_type(mv, json_type_string)) {
-				error("%s: 'monitors.%s' is not a string", what, mk);
+				error_to(err, "%s: 'monitors.%s' is not a string", what, mk);
 				goto bad;
 			}
 		}
@@ -628,7 +638,9 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	if (!meta)
 		meta = &none;
 	what = xasprintf("result of run from %s", meta->machine ? meta->machine : "an agent");
-	if (result_parse(json, len, what, &o))
+	if (meta->why)
+		buf_reset(meta->why);
+	if (result_parse(json, len, what, &o, meta->why))
 		goto out;
 	uid = str_at(o, "run_id");
 	json_object_object_get_ex(o, "spec", &spec);
@@ -637,7 +649,8 @@ int result_store(struct db *db, const char *json, size_t len, const struct resul
 	json_object_object_get_ex(o, "timing", &timing);
 	workload = meta->workload ? meta->workload : str_at(wl, "name") ? str_at(wl, "name") : str_at(wl, "type");
 	if (!workload) {
-		error("cannot store run '%s': no workload name (neither given nor in spec.workload.name)", uid);
+		error_to(meta->why, "cannot store run '%s': no workload name (neither given nor in spec.workload.name)",
+			 uid);
 		goto out;
 	}
 	label = meta->kernel_label ? meta->kernel_label : str_at(kernel, "release");
@@ -706,6 +719,8 @@ out:
 		else if (db_commit(db))
 			ret = -1;
 	}
+	if (ret && meta->why && !meta->why->len)	/* the rest fails only in the database */
+		db_error_to(db, meta->why);
 	if (!ret && run_id)
 		*run_id = id;
 	db_finalize(st);

@@ -17,10 +17,10 @@
  * this klab reads), a valid "run_id", and, where present, "metrics",
  * "series", "cpus", "histograms" and "profile" of the documented shapes.
  * `what` names the source in messages ("result of run X from dut1").
- * Returns 0 with *out set (caller puts it), or -1 (logged, naming the
- * field).
+ * Returns 0 with *out set (caller puts it), or -1 with ERR naming the
+ * field (error_to(): logged when ERR is NULL).
  */
-int result_parse(const char *json, size_t len, const char *what, struct json_object **out);
+int result_parse(const char *json, size_t len, const char *what, struct json_object **out, struct buf *err);
 
 /*
  * Where a run belongs. Every field is optional: 0 / NULL store NULL,
@@ -46,6 +46,13 @@ struct result_meta {
 	 * observation run.
 	 */
 	const char *observes;
+	/*
+	 * NULL, or where result_store() says why it failed (error_to(): not
+	 * logged then; a database failure is logged by the database and its
+	 * message put here too), for a caller that keeps the reason (a job's
+	 * run step).
+	 */
+	struct buf *why;
 };
 
 /*

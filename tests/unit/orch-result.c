@@ -47,7 +47,7 @@ int main(void)
 	if (buf_read_file(&doc, path) || db_open(dbp, &db))
 		die("cannot set up");
 
-	ok(!result_parse(doc.buf, doc.len, "fixture", &o), "the agent's udp_rr client result parses");
+	ok(!result_parse(doc.buf, doc.len, "fixture", &o, NULL), "the agent's udp_rr client result parses");
 	json_object_put(o);
 
 	/* found by tests/fuzz/orch-result (corpus crash-series-without-points): a series
@@ -55,26 +55,44 @@ int main(void)
 	bad = replace(doc.buf, "\"points\":", "\"metricpoints\":");
 	other = replace(bad, "\"buckets\":", "\"bucketz\":");
 	ok(strstr(other, "\"metricpoints\":") && strstr(other, "\"bucketz\":") &&
-	   !result_parse(other, strlen(other), "no points", &o), "a series without points, a histogram without buckets parse");
+	   !result_parse(other, strlen(other), "no points", &o, NULL), "a series without points, a histogram without buckets parse");
 	json_object_put(o);
 	free(other);
 	free(bad);
 
 	bad = replace(doc.buf, "\"schema_version\":1", "\"schema_version\":7");
-	ok(result_parse(bad, strlen(bad), "v7", &o) < 0 && !o, "unknown schema_version is refused");
+	ok(result_parse(bad, strlen(bad), "v7", &o, NULL) < 0 && !o, "unknown schema_version is refused");
 	ok(result_store(db, bad, strlen(bad), NULL, &id) < 0, "... and not stored");
 	free(bad);
 	bad = replace(doc.buf, "\"schema_version\":1,", "");
-	ok(result_parse(bad, strlen(bad), "none", &o) < 0, "missing schema_version is refused");
+	ok(result_parse(bad, strlen(bad), "none", &o, NULL) < 0, "missing schema_version is refused");
 	free(bad);
 	bad = replace(doc.buf, "\"better\":\"higher\"", "\"better\":\"sideways\"");
-	ok(result_parse(bad, strlen(bad), "better", &o) < 0, "bad 'better' is refused");
+	ok(result_parse(bad, strlen(bad), "better", &o, NULL) < 0, "bad 'better' is refused");
 	free(bad);
 	bad = replace(doc.buf, "\"points\":[[", "\"points\":[[\"x\",");
-	ok(result_parse(bad, strlen(bad), "points", &o) < 0, "bad series point is refused");
+	ok(result_parse(bad, strlen(bad), "points", &o, NULL) < 0, "bad series point is refused");
 	free(bad);
-	ok(result_parse(doc.buf, doc.len / 2, "cut", &o) < 0, "truncated document is refused");
-	ok(result_parse("[1]", 3, "array", &o) < 0, "an array is refused");
+	ok(result_parse(doc.buf, doc.len / 2, "cut", &o, NULL) < 0, "truncated document is refused");
+	ok(result_parse("[1]", 3, "array", &o, NULL) < 0, "an array is refused");
+	{
+		/* the reason handed up to a caller that keeps it (a job's run step), not logged */
+		struct buf why = BUF_INIT;
+		struct result_meta m = { 0 };
+
+		log_clear_error();
+		ok(result_parse("{\"schema_version\": \"1\"}", 23, "text", &o, &why) < 0 && !*log_last_error(),
+		   "a wrong type is refused, not logged");
+		is_str(why.buf, "text: field 'schema_version' must be int, not string", "... with the field named");
+		ok(result_parse("{\"schema", 8, "cut", &o, &why) < 0, "a cut document is refused");
+		is_str(why.buf, "cut: malformed JSON at line 1, column 9: unexpected end of input", "... where it ends");
+		m.why = &why;
+		bad = replace(doc.buf, "\"schema_version\":1", "\"schema_version\":7");
+		ok(result_store(db, bad, strlen(bad), &m, &id) < 0, "result_store refuses it too");
+		ok(strstr(why.buf, "unknown result schema_version 7") != NULL, "... saying why in meta.why: %s", why.buf);
+		free(bad);
+		buf_release(&why);
+	}
 	db_get_int(db, &n, "SELECT count(*) FROM runs", "");
 	is_int(n, 0, "nothing stored by the refusals");
 
@@ -170,10 +188,10 @@ int main(void)
 		free(t);
 		free(u);
 		t = replace(w, "\"count\":7", "\"count\":\"x\"");
-		ok(result_parse(t, strlen(t), "stacks", &o) < 0, "a stack without a numeric count is refused");
+		ok(result_parse(t, strlen(t), "stacks", &o, NULL) < 0, "a stack without a numeric count is refused");
 		free(t);
 		t = replace(doc.buf, "\"cpu\":\"ok\"", "\"cpu\":1");
-		ok(result_parse(t, strlen(t), "monitors", &o) < 0, "a monitor status that is not a string is refused");
+		ok(result_parse(t, strlen(t), "monitors", &o, NULL) < 0, "a monitor status that is not a string is refused");
 		free(t);
 		free(w);
 	}
