@@ -37,9 +37,9 @@ void info(const char *fmt, ...) KLAB_PRINTF(1, 2);
 void debug(const char *fmt, ...) KLAB_PRINTF(1, 2);
 /*
  * The text of the last message logged at LOG_ERR ("" if none since the
- * clear): for the unit tests that check a message, and step_fail() (the
- * job's steps whose callees only log; t0006 allows no other reader). A
- * callee hands its message up with error_to() (buf.h), not through this.
+ * clear): for the unit tests that check a message (t0006 allows no reader
+ * in the build but this file). A callee hands its message up with
+ * error_to() (buf.h), not through this.
  */
 const char *log_last_error(void);
 void log_clear_error(void);

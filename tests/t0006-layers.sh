@@ -28,6 +28,12 @@ test_expect_success 'the check finds a file that reads the log back, lib/log.c a
 	test_must_fail python3 "$KLAB_TEST_DATA/layers/layers.py" --map mapl.md fakel/obj >broken 2>/dev/null &&
 	test_grep "^orchestrator/kbuild/build reads the log back with log_last_error()" broken &&
 	test_grep -v "^lib/log " broken &&
+	# step_fail() of the job runner read it until issue 33 item 6: no longer allowed
+	mkdir -p fakel/obj/orchestrator/job && printf "## The map\n\n\140\140\140\n job/     the jobs\n kbuild/  the builds\n\140\140\140\n" >mapl.md &&
+	cc -c -o fakel/obj/orchestrator/job/job_ctx.o ctx.c &&
+	test_must_fail python3 "$KLAB_TEST_DATA/layers/layers.py" --map mapl.md fakel/obj >broken 2>/dev/null &&
+	test_grep "^orchestrator/job/job_ctx reads the log back with log_last_error()" broken &&
+	rm fakel/obj/orchestrator/job/job_ctx.o &&
 	cc -c -o fakel/obj/orchestrator/kbuild/build.o ctx2.c &&
 	python3 "$KLAB_TEST_DATA/layers/layers.py" --map mapl.md fakel/obj >broken 2>/dev/null &&
 	{ test ! -s broken || { cat broken; false; }; }

@@ -237,7 +237,6 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 		return STEP_CANCEL;
 	if (j->o->stop && *j->o->stop)
 		return STEP_STOP;
-	log_clear_error();	/* step_fail() adds the error logged during this step only */
 	if (j->leased && keep_lease(j, &why)) {
 		step_fail(j, "lost the machines: %s", why.buf);
 		buf_release(&why);
@@ -442,7 +441,6 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 		if (s->machines && !j.dut) {
 			struct buf why = BUF_INIT;
 
-			log_clear_error();	/* the step below has not cleared it yet */
 			if (resolve_machines(&j, &why)) {
 				rc = step_fail(&j, "step %s: the job has no machines: %s", key, why.buf);
 				buf_release(&why);

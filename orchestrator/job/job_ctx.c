@@ -15,20 +15,16 @@
 
 int step_fail(struct job_ctx *j, const char *fmt, ...)
 {
+	struct buf msg = BUF_INIT;
 	va_list ap;
 
-	buf_reset(&j->why);
+	/* formatted aside first: an argument may be the reason of the step before (j->why.buf) */
 	va_start(ap, fmt);
-	buf_vaddf(&j->why, fmt, ap);
+	buf_vaddf(&msg, fmt, ap);
 	va_end(ap);
-	/*
-	 * The one reader of the log left (issue 33 item 6): the callees of the
-	 * steps that only log (ssh, deploy, the store, intake, compare) say why
-	 * through it. A step whose callee hands its message up in an err buffer
-	 * puts it in FMT; then nothing was logged and this adds nothing.
-	 */
-	if (*log_last_error() && !strstr(j->why.buf, log_last_error()))
-		buf_addf(&j->why, ": %s", log_last_error());
+	buf_reset(&j->why);
+	buf_addstr(&j->why, msg.buf);
+	buf_release(&msg);
 	return STEP_FAIL;
 }
 

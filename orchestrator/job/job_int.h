@@ -96,11 +96,11 @@ int spec_looks(const struct job_spec *spec, int *min, int *max);
 /* ---- job_ctx.c: the runner's helpers for the steps */
 /*
  * End the current step as failed with FMT as its reason (steps.error and
- * the job's error). A callee that hands its message up in a `struct buf
- * *err` (error_to(): the build, the lease, the machines, restore) has it
- * put in FMT by the step; for the callees that only log (ssh, deploy, the
- * store, intake, compare) the error logged during the step is added, the
- * last reader of log_last_error() (issue 33 item 6). STEP_FAIL.
+ * the job's error). The step puts its callee's reason in FMT itself: the
+ * callee hands it up in a `struct buf *err` (error_to(); j->err is the
+ * steps' buffer for it), or a connection keeps it (db_error(),
+ * ssh_error()); nothing is read back from the log (docs/architecture.md,
+ * "One error channel"). An argument may point into j->why. STEP_FAIL.
  */
 int step_fail(struct job_ctx *j, const char *fmt, ...) KLAB_PRINTF(2, 3);
 /* End the current step as skipped, saying why. SKIPPED. */

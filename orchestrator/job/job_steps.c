@@ -155,7 +155,7 @@ int step_lease(struct job_ctx *j, const char *key)
 		}
 		if (s == LEASE_ERROR) {
 			buf_release(&why);
-			return step_fail(j, "cannot lease machines (database error)");
+			return step_fail(j, "cannot lease machines: %s", db_error(j->db));
 		}
 		if (s == LEASE_UNUSABLE) {
 			step_fail(j, "cannot lease machines: %s", why.buf);
@@ -1024,7 +1024,8 @@ int step_report(struct job_ctx *j, const char *key)
 	if (!j->o->report)
 		return skip_step(j, "no report writer given to the job runner");
 	if (j->o->report(j->db, dir, j->id))
-		return step_fail(j, "cannot write the report pages of job %lld", (long long)j->id);
+		return step_fail(j, "cannot write the report pages of job %lld into '%s' (the report logs why)",
+				 (long long)j->id, dir);
 	{
 		char *p = xasprintf("%s/job-%lld.html", dir, (long long)j->id);
 		json_object_object_add(j->detail, "page", json_str(p));
