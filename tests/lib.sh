@@ -244,8 +244,9 @@ test_free_port() {
 # this script: an flock on /run/lock/klab-qemu-lab-K.test, held until the
 # script ends (the netns lab has `--index auto` of its own). An index is in
 # use when another script holds its lock, a qemu runs with its name
-# (klab-K-dut or klab-K-peer), or its bridge klqbrK exists. Call it at the
-# top level of a script (the lock is an open file of the script's shell).
+# (klab-K-dut or klab-K-peer; klab-K-dutP in a lab of pairs), or its bridge
+# klqbrK exists. Call it at the top level of a script (the lock is an open
+# file of the script's shell).
 test_qemu_lab_index() {
 	local k fd=
 	for ((k = 49; k >= 1; k--)); do
@@ -253,7 +254,7 @@ test_qemu_lab_index() {
 			exec {fd}>>"/run/lock/klab-qemu-lab-$k.test" || continue
 			flock -n "$fd" || { exec {fd}>&-; continue; }
 		fi
-		if ! pgrep -f -- "-name klab-$k-(dut|peer)( |\$)" >/dev/null &&
+		if ! pgrep -f -- "-name klab-$k-(dut|peer)[0-9]*( |\$)" >/dev/null &&
 		   ! [ -e "/sys/class/net/klqbr$k" ]; then
 			K=$k
 			return 0

@@ -3,7 +3,7 @@
 #
 # `klab lab up --qemu` copies this file into LABDIR/guest/init.sh and boots
 # the guest with init=LABDIR/guest/init.sh and these kernel parameters:
-#   klab.name=dut            machine name (hostname, host key file)
+#   klab.name=dut            machine name (hostname, host key file); dutP in a lab of pairs
 #   klab.dir=LABDIR          the lab folder on the host (seen read-only)
 #   klab.mgmt=198.18.2.15/24 address of the management NIC (qemu user net)
 #   klab.mgmt_mac=MAC        MAC of the management NIC (renamed eth0)
@@ -13,7 +13,8 @@
 #   klab.cpus=N              (icount lab, with maxcpus=1) bring CPUs 1..N-1 online here
 #   klab.peerns=ADDR/24      the peer is the namespace klabpeer of this guest: a veth
 #                            eth1 <-> eth1 (klab.queues=N queues) joins it, and a second
-#                            sshd on port 2222 runs every session inside it
+#                            sshd on port 2222 (host key host_peer, host_peerP for
+#                            dutP) runs every session inside it (/30 in a lab of pairs)
 #   klab.cachemodel=1        mount the cache model's windows (9p tag klabcm) at
 #                            /run/klab/cache-model
 # The same parameters survive `kexec` (the deploy code reuses /proc/cmdline),
@@ -193,8 +194,10 @@ ulimit -n 65536 2>/dev/null
 if [ -n "$peer" ]; then
 	# The peer's sshd: its own host key and port; every session (commands and
 	# sftp alike, through ForceCommand) is entered into the namespace.
-	cp /run/klab/lab/keys/host_peer /run/ssh/ssh_host_peer_key &&
-		chmod 0600 /run/ssh/ssh_host_peer_key || log "no host key for 'peer' in the lab folder"
+	# the pair's peer: peer for the dut, peerP for dutP (a lab of several pairs)
+	pname=peer${name#dut}
+	cp "/run/klab/lab/keys/host_$pname" /run/ssh/ssh_host_peer_key &&
+		chmod 0600 /run/ssh/ssh_host_peer_key || log "no host key for '$pname' in the lab folder"
 	cat >/run/ssh/peer-session <<'EOS'
 #!/bin/sh
 # A session of the peer machine: run it in the network namespace klabpeer.

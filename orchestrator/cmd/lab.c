@@ -15,7 +15,7 @@
 /* ---- the qemu lab ------------------------------------------------------- */
 
 static struct qlab_opts q = QLAB_OPTS_INIT;
-static long q_kernel_id = -1;
+static long q_kernel_id = -1, q_pair = -1;
 static int q_flag;
 
 static int opt_accel(const char *arg, void *value)
@@ -68,8 +68,17 @@ static const struct opt qemu_up_opts[] = {
 		   "the cache model's sizes and latencies, e.g. l2=2M:16,lat_mem=300"),
 	OPT_INT(0, "timeout", &q.timeout_s, "SECONDS", 10, 3600, "until both guests answer over ssh (default 300)"),
 	OPT_STRING(0, "profile", &q.profile, "NAME", "profile = NAME in both machines of the fragment"),
+	OPT_INT(0, "pairs", &q.pairs, "N", 1, LONG_MAX,
+		"guest pairs (default 1: dut and peer; N > 1: dut0/peer0 .. dutN-1/peerN-1, at most 64)"),
+	OPT_STRING(0, "pool", &q.pool, "NAME", "put every dut of the fragment in pool NAME"),
 	OPT_JSON(),
 	OPT_END(),
+};
+static const struct opt qemu_cycle_opts[] = {
+	QEMU_WHERE,
+	OPT_INT(0, "pair", &q_pair, "P", 0, QLAB_MAX_PAIRS - 1,
+		"pair P only (dutP, peerP) of a lab of several pairs (default: every pair)"),
+	OPT_JSON(), OPT_ELSEWHERE(qemu_up_opts, "klab lab up --qemu"), OPT_END(),
 };
 static const struct opt qemu_down_opts[] = {
 	QEMU_WHERE, OPT_JSON(), OPT_ELSEWHERE(qemu_up_opts, "klab lab up --qemu"), OPT_END(),
@@ -81,10 +90,11 @@ static const char *const qemu_up_usage[] = {
 	"--qemu (--kernel BZIMAGE | --kernel-id ID) [--smp N] [--mem MB]",
 	" [--queues N] [--dir DIR] [--index K] [--accel auto|kvm|tcg] [--clock real|icount]",
 	" [--peer guest|netns] [--cache-model [--cache-args K=V,...]]",
-	" [--timeout SECONDS] [--profile NAME]",
+	" [--timeout SECONDS] [--profile NAME] [--pairs N] [--pool NAME]",
 	NULL,
 };
 static const char *const qemu_where_usage[] = { "--qemu [--dir DIR] [--index K]", NULL };
+static const char *const qemu_cycle_usage[] = { "--qemu [--dir DIR] [--index K] [--pair P]", NULL };
 static const struct opt_spec qemu_up_spec = {
 	"klab lab up", qemu_up_usage, "boot the qemu lab: two guests, dut and peer, from a klab-built kernel",
 	"Host root read-only over 9p, sshd inside, ssh on 127.0.0.1 ports, a second NIC\n"
@@ -100,14 +110,18 @@ static const struct opt_spec qemu_up_spec = {
 	"own sshd, so client and server run in one qemu and traffic never waits on the host.\n"
 	"--cache-model loads klab's QEMU plugin: per-vCPU L1d and L2, a shared LLC and\n"
 	"coherence misses, counted in windows that a guest program brackets\n"
-	"(klab-cache-mark start|stop) into DIR/cache-model/NAME.jsonl.\n",
+	"(klab-cache-mark start|stop) into DIR/cache-model/NAME.jsonl.\n"
+	"--pairs N boots N such pairs at once, machines dut0/peer0 .. dutN-1/peerN-1, each\n"
+	"pair's link on its own /30 of 198.19.(128+K).0/24; --pool NAME puts their duts in\n"
+	"one pool, so jobs with pool = NAME run side by side on free pairs. Under icount\n"
+	"a pair is one qemu, which takes a host core while it runs.\n",
 	qemu_up_opts,
 };
 static const struct opt_spec qemu_down_spec = {
 	"klab lab down", qemu_where_usage, "stop the qemu lab's guests and remove its folder", NULL, qemu_down_opts,
 };
 static const struct opt_spec qemu_status_spec = {
-	"klab lab status", qemu_where_usage, "the qemu lab's guests and the kernel each runs (exit 1: not both up)",
+	"klab lab status", qemu_where_usage, "the qemu lab's guests and the kernel each runs (exit 1: not all up)",
 	NULL, qemu_status_opts,
 };
 
@@ -149,8 +163,10 @@ static void guests_data(const struct qlab_state *st, const char *const *release)
 	print_data_str("clock", st->icount ? "icount" : "real");
 	print_data_str("peer", st->peer_netns ? "netns" : "guest");
 	print_data_bool("cache_model", st->cache_model);
+	print_data_int("pairs", st->pairs);
+	print_data_str("pool", st->pool[0] ? st->pool : NULL);
 	print_list_begin("guests", NULL);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2 * st->pairs; i++) {
 		print_obj_begin(NULL);
 		print_data_str("name", st->g[i].name);
 		print_data_int("pid", st->g[i].pid);
@@ -184,6 +200,10 @@ static int qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 		return cmd_usage_error(&qemu_up_spec,
 				       "option '--profile': '%s' is not a profile name (letters, digits and _-.+:@)",
 				       q.profile);
+	if (q.pairs > QLAB_MAX_PAIRS)
+		return cmd_usage_error(&qemu_up_spec,
+				       "option '--pairs': %ld pairs do not fit the address plan: lab K's pairs take a "
+				       "/30 each of 198.19.(128+K).0/24, %d at most", q.pairs, QLAB_MAX_PAIRS);
 	if (!q.kernel) {
 		if (!(img = kernel_by_id(ctx, q_kernel_id)))
 			return 1;
@@ -195,10 +215,11 @@ static int qemu_up(int argc, char **argv, struct klab_ctx *ctx)
 	}
 	cmd_print_begin();
 	guests_data(&st, NULL);
-	print_text("lab: qemu lab %d up in %.1f s (%s clock); config fragment: %s/klab.conf\n",
-		   st.index, (now_ms() - t0) / 1000.0, st.icount ? "icount" : "real", st.dir);
-	for (i = 0; i < 2; i++)
-		print_text("lab:   %-4s  qemu pid %-7ld ssh root@127.0.0.1 -p %-5d  %s on eth1\n",
+	print_text("lab: qemu lab %d up in %.1f s (%s clock%s%s); config fragment: %s/klab.conf\n",
+		   st.index, (now_ms() - t0) / 1000.0, st.icount ? "icount" : "real",
+		   st.pool[0] ? ", pool " : "", st.pool, st.dir);
+	for (i = 0; i < 2 * st.pairs; i++)
+		print_text("lab:   %-6s  qemu pid %-7ld ssh root@127.0.0.1 -p %-5d  %s on eth1\n",
 			   st.g[i].name, (long)st.g[i].pid, st.g[i].ssh_port, st.g[i].addr);
 	qlab_state_free(&st);
 	free(img);
@@ -251,19 +272,28 @@ static int qemu_down(int argc, char **argv, struct klab_ctx *ctx)
 	r = qlab_down(&st);
 	print_data_int("index", st.index);
 	print_data_bool("removed", r == 0);
-	if (r == 0)
-		print_text("lab: qemu lab %d stopped (pids %ld %ld) and '%s' removed\n", st.index,
-			   (long)st.g[0].pid, (long)st.g[1].pid, st.dir);
+	if (r == 0) {
+		struct buf pids = BUF_INIT;
+
+		for (int i = 0; i < 2 * st.pairs; i++)
+			if (!st.peer_netns || i % 2 == 0 || st.g[i].pid != st.g[i - 1].pid)
+				buf_addf(&pids, "%s%ld", pids.len ? " " : "", (long)st.g[i].pid);
+		print_text("lab: qemu lab %d stopped (pid%s %s) and '%s' removed\n", st.index,
+			   strchr(pids.buf, ' ') ? "s" : "", pids.buf, st.dir);
+		buf_release(&pids);
+	}
 	qlab_state_free(&st);
 	return cmd_print_end() || r < 0 ? 1 : 0;
 }
 
 static const struct opt_spec qemu_cycle_spec = {
-	"klab lab power-cycle", qemu_where_usage, "restart the qemu lab's guests on the lab's kernel (its power_cycle)",
+	"klab lab power-cycle", qemu_cycle_usage, "restart the qemu lab's guests on the lab's kernel (its power_cycle)",
 	"What the fragment's power_cycle runs when a guest does not come back from a kexec:\n"
 	"the qemu processes are stopped and started again, as a BMC power cycle boots the\n"
-	"default entry. It returns once qemu runs; the guests then boot (klab lab status).\n",
-	qemu_down_opts,
+	"default entry. It returns once qemu runs; the guests then boot (klab lab status).\n"
+	"In a lab of several pairs each dut's power_cycle names its pair (--pair P), so the\n"
+	"other pairs' jobs run on.\n",
+	qemu_cycle_opts,
 };
 
 static int qemu_power_cycle(int argc, char **argv, struct klab_ctx *ctx)
@@ -284,8 +314,11 @@ static int qemu_power_cycle(int argc, char **argv, struct klab_ctx *ctx)
 		qlab_state_free(&st);
 		return 1;
 	}
-	r = qlab_power_cycle(&st);
-	if (r == 0)
+	r = qlab_power_cycle(&st, (int)q_pair);
+	if (r == 0 && q_pair >= 0)
+		printf("lab: pair %ld of qemu lab %d power-cycled: qemu pid %ld booting %s\n", q_pair, st.index,
+		       (long)st.g[2 * q_pair].pid, st.kernel);
+	else if (r == 0)
 		printf("lab: qemu lab %d power-cycled: qemu pid %ld booting %s\n", st.index, (long)st.g[0].pid, st.kernel);
 	qlab_state_free(&st);
 	return r < 0 ? 1 : 0;
@@ -294,8 +327,8 @@ static int qemu_power_cycle(int argc, char **argv, struct klab_ctx *ctx)
 static int qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 {
 	struct qlab_state st;
-	struct buf rel[2] = { BUF_INIT, BUF_INIT };
-	const char *relv[2] = { NULL, NULL };
+	struct buf *rel;
+	const char **relv;
 	int missing = 0, r, i, running;
 
 	if (qemu_load(&qemu_status_spec, argc, argv, &st, &missing, &r))
@@ -310,27 +343,36 @@ static int qemu_status(int argc, char **argv, struct klab_ctx *ctx)
 		cmd_print_end();
 		return 1;
 	}
+	rel = xcalloc((size_t)(2 * st.pairs), sizeof(*rel));
+	relv = xcalloc((size_t)(2 * st.pairs), sizeof(*relv));
+	for (i = 0; i < 2 * st.pairs; i++)
+		rel[i] = (struct buf)BUF_INIT;
 	running = qlab_probe(&st, rel, relv);
 	guests_data(&st, relv);
 	print_text("qemu lab %d in %s (%s, %s clock, %d vCPU, %d MB, %s link, %d queue%s%s)\n", st.index,
 		   st.dir, st.kvm ? "kvm" : "tcg", st.icount ? "icount" : "real", st.smp, st.mem_mb, st.nic,
 		   st.queues, st.queues > 1 ? "s" : "", st.peer_netns ? ", peer in the dut's namespace "
 		   QLAB_PEER_NETNS : "");
-	print_text("%-5s %-8s %-8s %-16s %-16s %s\n", "NAME", "PID", "STATE", "SSH", "ADDR", "KERNEL");
-	for (i = 0; i < 2; i++) {
+	if (st.pairs > 1)
+		print_text("%d pairs%s%s\n", st.pairs, st.pool[0] ? " in pool " : "", st.pool);
+	print_text("%-6s %-8s %-8s %-16s %-16s %s\n", "NAME", "PID", "STATE", "SSH", "ADDR", "KERNEL");
+	for (i = 0; i < 2 * st.pairs; i++) {
 		char ssh[32];
 
 		snprintf(ssh, sizeof(ssh), "127.0.0.1:%d", st.g[i].ssh_port);
-		print_text("%-5s %-8ld %-8s %-16s %-16s %s\n", st.g[i].name, (long)st.g[i].pid,
+		print_text("%-6s %-8ld %-8s %-16s %-16s %s\n", st.g[i].name, (long)st.g[i].pid,
 			   qlab_guest_alive(&st, i) ? "running" : "stopped",
 			   ssh, st.g[i].addr, relv[i] ? relv[i] : "-");
 	}
-	buf_release(&rel[0]);
-	buf_release(&rel[1]);
+	for (i = 0; i < 2 * st.pairs; i++)
+		buf_release(&rel[i]);
+	free(rel);
+	free(relv);
+	r = running == 2 * st.pairs ? 0 : 1;
 	qlab_state_free(&st);
 	if (cmd_print_end())
 		return 1;
-	return running == 2 ? 0 : 1;
+	return r;
 }
 
 /* ---- the netns lab -------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* lab_qemu.c: `klab lab up|down|status --qemu`: two qemu guests from a klab-built kernel. */
+/* lab_qemu.c: `klab lab up|down|status --qemu`: qemu guests (a dut and its peer, or N pairs) from a klab-built kernel. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,6 +35,9 @@
  *   guest/init.sh, guest/sshd_config   copied from kernels/lab/
  *   kernel/bzImage       the kernel qemu boots (a copy: rebuilds cannot change it)
  *   dut.console, peer.console   serial consoles; dut.pid, peer.pid
+ * A lab of N > 1 pairs has the same files with the guests' names dutP and
+ * peerP (keys/host_dut0, dut0.console, ...): one client key, known_hosts
+ * and fragment for all of them.
  *
  * qemu daemonizes itself (-daemonize -pidfile), so the guests outlive this
  * command; `down` kills them by the recorded pid after checking that the
@@ -44,6 +47,37 @@
 #define GUEST_DUT 0
 #define GUEST_PEER 1
 static const char *const guest_names[2] = { "dut", "peer" };
+
+/* The guests of the lab: its pairs' duts and peers. */
+static int nguests(const struct qlab_state *st)
+{
+	return 2 * st->pairs;
+}
+
+/* The guest whose qemu runs guest I: itself, or its pair's dut when the peer is a namespace of it. */
+static int qemu_of(const struct qlab_state *st, int i)
+{
+	return st->peer_netns ? i & ~1 : i;
+}
+
+/* 1 when guest I is a qemu of its own and of pair PAIR (-1: any pair). */
+static int runs_qemu(const struct qlab_state *st, int pair, int i)
+{
+	return (pair < 0 || i / 2 == pair) && qemu_of(st, i) == i;
+}
+
+/* The names of the guests of a lab of st->pairs pairs: dut, peer; or dutP, peerP. */
+static void name_guests(struct qlab_state *st)
+{
+	for (int i = 0; i < nguests(st); i++) {
+		struct qlab_guest *g = &st->g[i];
+
+		if (st->pairs == 1)
+			snprintf(g->name, sizeof(g->name), "%s", guest_names[i]);
+		else
+			snprintf(g->name, sizeof(g->name), "%s%d", guest_names[i % 2], i / 2);
+	}
+}
 
 /*
  * The limits of one ssh to a guest: the probe's whole attempt (slirp may
@@ -118,9 +152,11 @@ static int plain_path(const char *p, const char *what)
 	return 0;
 }
 
+/* NIC's MAC of guest GUEST (0 .. 2 * QLAB_MAX_PAIRS - 1) of lab INDEX (0 .. QLAB_MAX_INDEX). */
 static void mac_of(char out[18], int nic, long index, int guest)
 {
-	snprintf(out, 18, "52:54:00:%02x:%02lx:%02x", 0xa0 + nic, index, guest + 1);
+	snprintf(out, 18, "52:54:00:%02x:%02x:%02x", (unsigned char)(0xa0 + nic), (unsigned char)index,
+		 (unsigned char)(guest + 1));
 }
 
 /* ---- state file --------------------------------------------------------- */
@@ -186,12 +222,43 @@ int qlab_cache_args_check(const char *args)
 	return ret;
 }
 
+/*
+ * The guest a lab.state key starts with, which it then skips: "dut." and
+ * "peer." are guests 0 and 1 (a lab of one pair), "dutP." and "peerP."
+ * 2P and 2P + 1. -1: a key of the lab; -2: a guest beyond QLAB_MAX_PAIRS.
+ */
+static int guest_key(const char **key)
+{
+	for (int r = 0; r < 2; r++) {
+		size_t n = strlen(guest_names[r]);
+		const char *p = *key + n, *dot;
+		long pair = 0;
+
+		if (strncmp(*key, guest_names[r], n) || !(dot = strchr(p, '.')))
+			continue;
+		if (dot > p) {
+			char num[8];
+
+			if (dot - p >= (long)sizeof(num) || strspn(p, "0123456789") != (size_t)(dot - p))
+				continue;
+			memcpy(num, p, dot - p);
+			num[dot - p] = '\0';
+			if (parse_long(num, 0, QLAB_MAX_PAIRS - 1, &pair) < 0)
+				return -2;
+		}
+		*key = dot + 1;
+		return 2 * (int)pair + r;
+	}
+	return -1;
+}
+
 int qlab_state_load(const char *dir, struct qlab_state *st)
 {
 	struct buf b = BUF_INIT;
 	char *path = xasprintf("%s/lab.state", dir);
 	char *line, *save = NULL;
-	int lineno = 0, ret = -1;
+	int lineno = 0, ret = -1, last_guest = 0;
+	long pairs = 1;	/* a state of before --pairs: one pair */
 
 	memset(st, 0, sizeof(*st));
 	if (!file_exists(path)) {
@@ -217,10 +284,12 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 		*eq = 0;
 		k = line;
 		v = eq + 1;
-		if (!strncmp(k, "dut.", 4))
-			g = GUEST_DUT, k += 4;
-		else if (!strncmp(k, "peer.", 5))
-			g = GUEST_PEER, k += 5;
+		if ((g = guest_key(&k)) == -2) {
+			error("%s:%d: '%s' names no guest of a lab of %d pairs", path, lineno, line, QLAB_MAX_PAIRS);
+			goto out;
+		}
+		if (g > last_guest)
+			last_guest = g;
 		if (g < 0 && !strcmp(k, "kernel")) {
 			free(st->kernel);
 			st->kernel = xstrdup(v);
@@ -238,6 +307,12 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 				goto out;
 			}
 			st->peer_netns = !strcmp(v, "netns");
+		} else if (g < 0 && !strcmp(k, "pool")) {
+			if (strlen(v) >= sizeof(st->pool)) {
+				error("%s:%d: pool name '%s' is too long", path, lineno, v);
+				goto out;
+			}
+			snprintf(st->pool, sizeof(st->pool), "%s", v);
 		} else if (g < 0 && !strcmp(k, "cache_args")) {
 			free(st->cache_args);
 			st->cache_args = *v ? xstrdup(v) : NULL;
@@ -260,6 +335,8 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 				st->kvm = n;
 			else if (g < 0 && !strcmp(k, "cache_model"))
 				st->cache_model = n;
+			else if (g < 0 && !strcmp(k, "pairs"))
+				pairs = n;
 			else if (g >= 0 && !strcmp(k, "pid"))
 				st->g[g].pid = n;
 			else if (g >= 0 && !strcmp(k, "ssh_port"))
@@ -267,8 +344,13 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 			/* unknown keys: written by a newer klab; ignored */
 		}
 	}
-	snprintf(st->g[0].name, sizeof(st->g[0].name), "%s", guest_names[0]);
-	snprintf(st->g[1].name, sizeof(st->g[1].name), "%s", guest_names[1]);
+	if (pairs < 1 || pairs > QLAB_MAX_PAIRS || last_guest >= 2 * pairs) {
+		error("%s: pairs=%ld, with guests up to pair %d: a lab has 1 to %d pairs", path, pairs,
+		      last_guest / 2, QLAB_MAX_PAIRS);
+		goto out;
+	}
+	st->pairs = (int)pairs;
+	name_guests(st);
 	ret = 0;
 out:
 	if (ret < 0)
@@ -290,7 +372,11 @@ static int qlab_state_save(const struct qlab_state *st)
 		 st->icount ? "icount" : "real", st->peer_netns ? "netns" : "guest");
 	if (st->cache_model)
 		buf_addf(&b, "cache_model=1\ncache_args=%s\n", st->cache_args ? st->cache_args : "");
-	for (i = 0; i < 2; i++)
+	if (st->pairs > 1)
+		buf_addf(&b, "pairs=%d\n", st->pairs);
+	if (st->pool[0])
+		buf_addf(&b, "pool=%s\n", st->pool);
+	for (i = 0; i < nguests(st); i++)
 		buf_addf(&b, "%s.pid=%ld\n%s.ssh_port=%d\n%s.addr=%s\n",
 			 st->g[i].name, (long)st->g[i].pid, st->g[i].name, st->g[i].ssh_port,
 			 st->g[i].name, st->g[i].addr);
@@ -332,8 +418,7 @@ int qlab_pid_alive(pid_t pid, const char *dir, const char *guest)
 
 int qlab_guest_alive(const struct qlab_state *st, int i)
 {
-	if (i == GUEST_PEER && st->peer_netns)
-		i = GUEST_DUT;
+	i = qemu_of(st, i);
 	return qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
 }
 
@@ -410,7 +495,7 @@ static int make_keys(const struct qlab_state *st)
 	p = xasprintf("%s/keys/id_ed25519", st->dir);
 	if (lab_keygen(p, "klab-qemu-lab") < 0)
 		goto out;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < nguests(st); i++) {
 		struct buf pub = BUF_INIT;
 		char *comment = xasprintf("klab-%s", st->g[i].name);
 
@@ -451,22 +536,30 @@ out:
  */
 static int write_fragment(const struct qlab_state *st, const char *profile)
 {
-	struct lab_machine_conf m[2];
-	struct lab_fragment f = { "qemu", "--qemu ", st->index, st->dir, m, 2 };
-	char self[PATH_MAX], *pc = NULL;
+	struct lab_machine_conf *m = xcalloc((size_t)nguests(st), sizeof(*m));
+	struct lab_fragment f = { "qemu", "--qemu ", st->index, st->dir, m, nguests(st) };
+	char self[PATH_MAX], **pc = xcalloc((size_t)st->pairs, sizeof(*pc));
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int i, ret;
 
-	if (n > 0) {
+	/* a pair's power cycle restarts that pair only: the others may be running jobs */
+	for (i = 0; n > 0 && i < st->pairs; i++) {
 		self[n] = '\0';
-		pc = xasprintf("%s lab power-cycle --qemu --dir %s", self, st->dir);
+		if (st->pairs == 1)
+			pc[i] = xasprintf("%s lab power-cycle --qemu --dir %s", self, st->dir);
+		else
+			pc[i] = xasprintf("%s lab power-cycle --qemu --dir %s --pair %d", self, st->dir, i);
 	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < nguests(st); i++)
 		m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
 						  st->g[i].addr, "kexec", profile,
-						  st->icount ? "icount" : NULL, pc, NULL, QLAB_SHARED_ROOT };
+						  st->icount ? "icount" : NULL, pc[i / 2],
+						  st->pool[0] ? st->pool : NULL, QLAB_SHARED_ROOT };
 	ret = lab_write_fragment(&f);
+	for (i = 0; i < st->pairs; i++)
+		free(pc[i]);
 	free(pc);
+	free(m);
 	return ret;
 }
 
@@ -553,6 +646,8 @@ static char *host_cpu_model(void)
 static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int sock_port)
 {
 	const struct qlab_guest *g = &st->g[i];
+	const struct qlab_guest *peer = &st->g[i | 1];	/* the pair's peer */
+	int prefix = st->pairs > 1 ? 30 : 24;	/* the workload link's (lab_qemu.h) */
 	char mac0[18], mac1[18];
 	struct buf app = BUF_INIT;
 
@@ -608,10 +703,10 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 		 "rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro "
 		 "init=%s/guest/init.sh panic=-1 quiet "
 		 "klab.name=%s klab.dir=%s klab.mgmt=%s klab.mgmt_mac=%s "
-		 "klab.lab=%s/24 klab.dummy=%s",
-		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, QLAB_DUMMY_ADDR);
+		 "klab.lab=%s/%d klab.dummy=%s",
+		 st->dir, g->name, st->dir, QLAB_MGMT_GUEST, mac0, g->addr, prefix, QLAB_DUMMY_ADDR);
 	if (st->peer_netns)	/* the peer: a namespace joined by a veth, its sshd on port 2222 */
-		buf_addf(&app, " klab.peerns=%s/24 klab.queues=%d", st->g[GUEST_PEER].addr, st->queues);
+		buf_addf(&app, " klab.peerns=%s/%d klab.queues=%d", peer->addr, prefix, st->queues);
 	else
 		buf_addf(&app, " klab.lab_mac=%s", mac1);
 	/*
@@ -653,7 +748,7 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	if (st->peer_netns)
 		strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22,"
 			     "hostfwd=tcp:127.0.0.1:%d-:%d", QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port,
-			     st->g[GUEST_PEER].ssh_port, QLAB_PEER_SSH_PORT);
+			     peer->ssh_port, QLAB_PEER_SSH_PORT);
 	else
 		strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22",
 			     QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port);
@@ -668,7 +763,7 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	if (!strcmp(st->nic, "tap"))
 		strvec_pushf(av, "tap,id=n1,ifname=klq%d%s,script=no,downscript=no,vhost=off,queues=%d",
 			     st->index, g->name, st->queues);
-	else if (i == GUEST_DUT)
+	else if (i % 2 == GUEST_DUT)
 		strvec_pushf(av, "socket,id=n1,listen=127.0.0.1:%d", sock_port);
 	else
 		strvec_pushf(av, "socket,id=n1,connect=127.0.0.1:%d", sock_port);
@@ -727,18 +822,21 @@ out:
 }
 
 /*
- * Start the lab's qemu processes (one when the peer is a namespace of the
- * dut, whose pid it shares), saving the state after each: 0 or -1;
- * *started counts the ones that run.
+ * Start the qemu processes of pair PAIR (-1: every pair; one a pair when
+ * the peer is a namespace of the dut, whose pid it shares), saving the
+ * state after each: 0 or -1; *started counts the ones that run.
+ * sock_port[P] is pair P's socket link (with nic socket).
  */
-static int start_guests(struct qlab_state *st, int sock_port, int *started)
+static int start_guests(struct qlab_state *st, int pair, const int *sock_port, int *started)
 {
-	for (int i = 0; i < (st->peer_netns ? 1 : 2); i++) {
-		if (start_guest(st, i, sock_port) < 0)
+	for (int i = 0; i < nguests(st); i++) {
+		if (!runs_qemu(st, pair, i))
+			continue;
+		if (start_guest(st, i, sock_port[i / 2]) < 0)
 			return -1;
 		(*started)++;
 		if (st->peer_netns)
-			st->g[GUEST_PEER].pid = st->g[GUEST_DUT].pid;
+			st->g[i + 1].pid = st->g[i].pid;
 		if (qlab_state_save(st) < 0)
 			return -1;
 	}
@@ -792,7 +890,7 @@ static int ssh_probe(const struct qlab_state *st, int i, struct buf *rel)
 static void console_tail(const struct qlab_state *st, int i)
 {
 	struct buf b = BUF_INIT;
-	char *path = xasprintf("%s/%s.console", st->dir, st->g[st->peer_netns ? GUEST_DUT : i].name);
+	char *path = xasprintf("%s/%s.console", st->dir, st->g[qemu_of(st, i)].name);
 	const char *p;
 	int lines = 0;
 
@@ -807,37 +905,38 @@ static void console_tail(const struct qlab_state *st, int i)
 	free(path);
 }
 
-/* Wait until both guests answer over ssh; bounded by timeout_s. */
+/* Wait until every guest answers over ssh; bounded by timeout_s. */
 static int wait_ssh(const struct qlab_state *st, long timeout_s, int64_t t0)
 {
 	int64_t deadline = now_ms() + timeout_s * 1000;
-	int up[2] = { 0, 0 }, i;
+	int *up = xcalloc((size_t)nguests(st), sizeof(*up)), left = nguests(st), i;
 	struct buf rel = BUF_INIT;
 	int ret = -1;
 
-	while (!(up[0] && up[1])) {
-		for (i = 0; i < 2; i++) {
+	while (left) {
+		for (i = 0; i < nguests(st); i++) {
 			if (up[i])
 				continue;
 			if (!qlab_guest_alive(st, i)) {
 				console_tail(st, i);
 				error("guest '%s' stopped while booting (qemu pid %ld gone); "
 				      "its console is in %s/%s.console", st->g[i].name,
-				      (long)st->g[i].pid, st->dir, st->g[i].name);
+				      (long)st->g[i].pid, st->dir, st->g[qemu_of(st, i)].name);
 				goto out;
 			}
 			if (ssh_probe(st, i, &rel) == 0) {
 				up[i] = 1;
+				left--;
 				printf("lab: %s answers over ssh (127.0.0.1:%d) after %.1f s: %s\n",
 				       st->g[i].name, st->g[i].ssh_port,
 				       (now_ms() - t0) / 1000.0, rel.buf);
 				fflush(stdout);
 			}
 		}
-		if (up[0] && up[1])
+		if (!left)
 			break;
 		if (now_ms() > deadline) {
-			for (i = 0; i < 2; i++)
+			for (i = 0; i < nguests(st); i++)
 				if (!up[i])
 					console_tail(st, i);
 			error("the qemu guests did not answer over ssh within %ld s "
@@ -849,6 +948,7 @@ static int wait_ssh(const struct qlab_state *st, long timeout_s, int64_t t0)
 	}
 	ret = 0;
 out:
+	free(up);
 	buf_release(&rel);
 	return ret;
 }
@@ -867,7 +967,7 @@ static int check_cpus(const struct qlab_state *st)
 		snprintf(want, sizeof(want), "0-%d", st->smp - 1);
 	else
 		snprintf(want, sizeof(want), "0");
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < nguests(st); i++) {
 		struct strvec av = STRVEC_INIT;
 		struct run_cmd c = RUN_CMD_INIT;
 
@@ -1005,27 +1105,28 @@ static int tap_up(int index)
 
 /* ---- stop --------------------------------------------------------------- */
 
-/* TERM, then KILL after 5 s, for each recorded guest still alive. */
-static void stop_guests(const struct qlab_state *st)
+/*
+ * TERM, then KILL after 5 s, for each recorded guest of pair PAIR (-1:
+ * every pair) still alive; a peer namespace goes with its dut's qemu.
+ */
+static void stop_guests(const struct qlab_state *st, int pair)
 {
 	int i, left;
 	int64_t until;
 
-	int n = st->peer_netns ? 1 : 2;	/* a peer namespace goes with the dut's qemu */
-
-	for (i = 0; i < n; i++)
-		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
+	for (i = 0; i < nguests(st); i++)
+		if (runs_qemu(st, pair, i) && qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
 			kill(st->g[i].pid, SIGTERM);
 	until = now_ms() + 5000;
 	do {
 		left = 0;
-		for (i = 0; i < n; i++)
-			left += qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
+		for (i = 0; i < nguests(st); i++)
+			left += runs_qemu(st, pair, i) && qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name);
 		if (left)
 			usleep(100 * 1000);
 	} while (left && now_ms() < until);
-	for (i = 0; i < n; i++)
-		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+	for (i = 0; i < nguests(st); i++)
+		if (runs_qemu(st, pair, i) && qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
 			warn("qemu of guest '%s' (pid %ld) ignored SIGTERM; killing it",
 			     st->g[i].name, (long)st->g[i].pid);
 			kill(st->g[i].pid, SIGKILL);
@@ -1052,7 +1153,7 @@ static int prepare_dir(const char *dir)
 	if (r < 0)
 		return -1;
 	if (r == 0) {
-		for (i = 0; i < 2; i++)
+		for (i = 0; i < nguests(&old); i++)
 			if (qlab_pid_alive(old.g[i].pid, dir, old.g[i].name)) {
 				error("a qemu lab is already up in '%s' (guest '%s', pid %ld); "
 				      "run `klab lab down --qemu --dir %s` first",
@@ -1074,7 +1175,7 @@ static int prepare_dir(const char *dir)
 int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 {
 	char *p = NULL;
-	int i, sock_port = 0, started = 0, ret = -1;
+	int i, sock_port[QLAB_MAX_PAIRS] = { 0 }, started = 0, ret = -1;
 	int64_t t0 = now_ms();
 
 	memset(st, 0, sizeof(*st));
@@ -1087,6 +1188,17 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 		free(qemu);
 	}
 
+	if (o->pairs < 1 || o->pairs > QLAB_MAX_PAIRS)
+		return error("--pairs %ld: a qemu lab has 1 to %d pairs (the address plan gives lab K's pairs "
+			     "one /30 each of 198.19.(128+K).0/24; docs/qemu-lab.md)", o->pairs, QLAB_MAX_PAIRS);
+	if (o->pool && (!*o->pool || strlen(o->pool) >= sizeof(st->pool) ||
+			strspn(o->pool, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+				!= strlen(o->pool)))
+		return error("pool name '%s' is empty, longer than %zu characters, or not letters, digits and _-.",
+			     o->pool, sizeof(st->pool) - 1);
+	st->pairs = (int)o->pairs;
+	if (o->pool)
+		snprintf(st->pool, sizeof(st->pool), "%s", o->pool);
 	st->index = (int)o->index;
 	st->smp = (int)o->smp;
 	st->mem_mb = (int)o->mem_mb;
@@ -1112,6 +1224,18 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 		     "in host time, so workloads that use the peer are not deterministic");
 	snprintf(st->nic, sizeof(st->nic), "%s",
 		 st->peer_netns ? "veth" : o->queues > 1 ? "tap" : "socket");
+	{
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN), n = st->pairs * (st->peer_netns ? 1 : 2);
+
+		if (st->pairs > 1 && !st->kvm && cpus > 0 && n * st->smp > cpus)
+			warn("%ld qemu processes of %d vCPU on %ld host CPUs: a TCG guest takes a host core while "
+			     "it runs, so jobs side by side take longer (under icount their figures do not change)",
+			     n, st->smp, cpus);
+	}
+	if (st->pairs > 1 && !strcmp(st->nic, "tap"))
+		return error("--pairs %d with a multi-queue link between two guests (--queues %d, --peer guest): "
+			     "the taps and bridge of a lab are one pair's; give --peer netns, or one pair",
+			     st->pairs, st->queues);
 	st->cache_args = o->cache_args ? xstrdup(o->cache_args) : NULL;
 	st->dir = qlab_dir(o->dir, o->index);
 	if (plain_path(st->dir, "lab folder") < 0)
@@ -1123,10 +1247,13 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	p = xabspath(o->kernel);
 	if (prepare_dir(st->dir) < 0)
 		goto out;
-	for (i = 0; i < 2; i++) {
-		snprintf(st->g[i].name, sizeof(st->g[i].name), "%s", guest_names[i]);
-		snprintf(st->g[i].addr, sizeof(st->g[i].addr), QLAB_LAB_FMT, 100 + st->index, i + 1);
-	}
+	name_guests(st);
+	for (i = 0; i < nguests(st); i++)
+		if (st->pairs == 1)
+			snprintf(st->g[i].addr, sizeof(st->g[i].addr), QLAB_LAB_FMT, 100 + st->index, i + 1);
+		else
+			snprintf(st->g[i].addr, sizeof(st->g[i].addr), QLAB_POOL_FMT, 128 + st->index,
+				 4 * (i / 2) + i % 2 + 1);
 
 	/* the folder: kernel copy, guest files, ports, keys, known_hosts */
 	{
@@ -1171,19 +1298,21 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 			goto out;
 		}
 	}
-	for (i = 0; i < 3; i++) {
-		int port;
+	/* ssh ports of every guest, then a socket link's port a pair: all different */
+	for (i = 0; i < nguests(st) + st->pairs; i++) {
+		int port, j, taken;
 
 		do {
 			port = free_port();
-		} while (port > 0 && ((i > 0 && port == st->g[0].ssh_port) ||
-				      (i > 1 && port == st->g[1].ssh_port)));
+			for (j = taken = 0; port > 0 && j < i; j++)
+				taken |= port == (j < nguests(st) ? st->g[j].ssh_port : sock_port[j - nguests(st)]);
+		} while (taken);
 		if (port < 0)
 			goto out;
-		if (i < 2)
+		if (i < nguests(st))
 			st->g[i].ssh_port = port;
 		else
-			sock_port = port;
+			sock_port[i - nguests(st)] = port;
 	}
 	if (make_keys(st) < 0)
 		goto out;
@@ -1192,12 +1321,15 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	if (qlab_state_save(st) < 0)
 		goto out;
 
+	if (st->pairs > 1)
+		printf("lab: %d pairs dutP/peerP%s%s, each booting as below\n", st->pairs,
+		       st->pool[0] ? " in pool " : "", st->pool);
 	printf("lab: booting %s (%s%s, %d vCPU, %d MB, %s workload link, %d queue%s) from %s\n",
 	       st->peer_netns ? "dut, with the peer in its namespace " QLAB_PEER_NETNS : "dut and peer",
 	       st->kvm ? "kvm" : "tcg", st->icount ? ", icount clock" : "", st->smp, st->mem_mb, st->nic,
 	       st->queues, st->queues > 1 ? "s" : "", p);
 	fflush(stdout);
-	if (start_guests(st, sock_port, &started) < 0)
+	if (start_guests(st, -1, sock_port, &started) < 0)
 		goto fail;
 	if (wait_ssh(st, o->timeout_s, t0) < 0)
 		goto fail;
@@ -1209,7 +1341,7 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	goto out;
 fail:
 	if (started)
-		stop_guests(st);
+		stop_guests(st, -1);
 	if (!strcmp(st->nic, "tap"))
 		tap_down(st->index);
 	fprintf(stderr, "klab: the lab folder '%s' is kept for inspection; "
@@ -1221,32 +1353,36 @@ out:
 	return ret;
 }
 
-int qlab_power_cycle(struct qlab_state *st)
+int qlab_power_cycle(struct qlab_state *st, int pair)
 {
-	int sock_port = 0, started = 0, i;
+	int sock_port[QLAB_MAX_PAIRS] = { 0 }, started = 0, i;
 
-	stop_guests(st);
-	for (i = 0; i < (st->peer_netns ? 1 : 2); i++)
-		if (qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
+	if (pair >= st->pairs)
+		return error("the qemu lab in '%s' has %d pair%s: no pair %d", st->dir, st->pairs,
+			     st->pairs > 1 ? "s" : "", pair);
+	stop_guests(st, pair);
+	for (i = 0; i < nguests(st); i++)
+		if (runs_qemu(st, pair, i) && qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
 			return error("guest '%s' (qemu pid %ld) did not stop", st->g[i].name, (long)st->g[i].pid);
-	if (!strcmp(st->nic, "socket") && (sock_port = free_port()) < 0)
-		return -1;
-	return start_guests(st, sock_port, &started);
+	for (i = 0; i < st->pairs && !strcmp(st->nic, "socket"); i++)
+		if ((pair < 0 || i == pair) && (sock_port[i] = free_port()) < 0)
+			return -1;
+	return start_guests(st, pair, sock_port, &started);
 }
 
 int qlab_down(const struct qlab_state *st)
 {
-	stop_guests(st);
+	stop_guests(st, -1);
 	if (!strcmp(st->nic, "tap"))
 		tap_down(st->index);
 	return remove_tree(st->dir);
 }
 
-int qlab_probe(const struct qlab_state *st, struct buf *rel, const char *relv[2])
+int qlab_probe(const struct qlab_state *st, struct buf *rel, const char **relv)
 {
 	int i, running = 0;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < nguests(st); i++) {
 		relv[i] = NULL;
 		if (qlab_guest_alive(st, i)) {
 			running++;

@@ -1,4 +1,4 @@
-/* lab_qemu.h: the qemu local lab: two guests (dut, peer) booted from a klab-built kernel. */
+/* lab_qemu.h: the qemu local lab: guests (dut, peer; or N pairs of them) booted from a klab-built kernel. */
 #ifndef KLAB_LAB_QEMU_H
 #define KLAB_LAB_QEMU_H
 
@@ -13,6 +13,10 @@
  *   (peer in a namespace of the dut: the same two addresses on the veth eth1 <-> eth1)
  *   dummy0 in each guest: 198.18.201.1/24; udp_tx to 198.18.201.2 leaves
  *     through dummy0 (no neighbour: dummy is NOARP) and is dropped by its driver
+ * A lab of N > 1 pairs (--pairs N) gives pair P (dutP, peerP) the workload
+ * link 198.19.(128+K).(4P+1)/30 (dut) and .(4P+2)/30 (peer): lab K's pairs
+ * fill 198.19.(128+K).0/24, above the netns lab's 198.19.0.0/17, so at most
+ * QLAB_MAX_PAIRS pairs a lab.
  */
 #define QLAB_MGMT_NET "198.18.2.0/24"
 #define QLAB_MGMT_HOST "198.18.2.2"
@@ -21,6 +25,8 @@
 #define QLAB_DUMMY_ADDR "198.18.201.1/24"
 #define QLAB_DUMMY_TARGET "198.18.201.2"
 #define QLAB_MAX_INDEX 49
+#define QLAB_POOL_FMT "198.19.%d.%d"	/* 128 + K, 4P + 1 (dut) or 4P + 2 (peer) */
+#define QLAB_MAX_PAIRS 64		/* /30s in one /24 */
 #define QLAB_PEER_NETNS "klabpeer"	/* the peer's namespace inside the dut */
 #define QLAB_PEER_SSH_PORT 2222		/* the peer's sshd inside the dut */
 #define QLAB_SHARED_ROOT "/run/klab/host"	/* where guest-init binds the host's root (read-only) */
@@ -41,7 +47,7 @@ int qlab_dummy_target(struct ssh_conn *c);
  * One guest of a running lab, as recorded in LABDIR/lab.state.
  */
 struct qlab_guest {
-	char name[16];		/* "dut" or "peer" */
+	char name[16];		/* "dut" or "peer"; dutP, peerP in a lab of several pairs */
 	pid_t pid;		/* qemu's pid, 0 if unknown */
 	int ssh_port;		/* on 127.0.0.1 */
 	char addr[32];		/* workload address */
@@ -61,7 +67,15 @@ struct qlab_state {
 	 */
 	int peer_netns;
 	char nic[16];		/* "socket", "tap" or "veth" (peer_netns) */
-	struct qlab_guest g[2];	/* dut, peer */
+	/*
+	 * Pairs of guests (--pairs N): pair P is the dut g[2P] and its peer
+	 * g[2P + 1], each pair a lab of its own (a qemu, or two, and their
+	 * workload link) sharing the folder, its keys and the fragment. One
+	 * pair is named dut and peer, N > 1 dutP and peerP.
+	 */
+	int pairs;
+	char pool[32];		/* the pool of the fragment's duts ("" for none) */
+	struct qlab_guest g[2 * QLAB_MAX_PAIRS];
 	/*
 	 * 1: qemu loads klab's cache model (DIR/klab-cache.so, a copy of
 	 * $(BUILD)/lib/klab-cache.so; docs/cache-model.md) with cache_args (NULL:
@@ -74,12 +88,13 @@ struct qlab_state {
 };
 
 /*
- * Power-cycle the lab, as a BMC would: stop its qemu processes and start
- * them again on the lab's kernel (both guests: they share the workload
- * link; a peer namespace goes with the dut). Returns once qemu runs, without
- * waiting for ssh (the caller's boot wait does). 0 or -1 (logged).
+ * Power-cycle pair PAIR of the lab (-1: every pair), as a BMC would: stop
+ * its qemu processes and start them again on the lab's kernel (both guests
+ * of a pair: they share the workload link; a peer namespace goes with the
+ * dut). Returns once qemu runs, without waiting for ssh (the caller's boot
+ * wait does). 0 or -1 (logged).
  */
-int qlab_power_cycle(struct qlab_state *st);
+int qlab_power_cycle(struct qlab_state *st, int pair);
 
 /*
  * Read LABDIR/lab.state: 0, 1 when the folder holds no lab, -1 on a
@@ -90,7 +105,7 @@ void qlab_state_free(struct qlab_state *st);
 
 /* 1 when pid is a qemu of this lab folder (guards against pid reuse). */
 int qlab_pid_alive(pid_t pid, const char *dir, const char *guest);
-/* 1 when guest I (0 dut, 1 peer) of the lab runs: its qemu, or the dut's for a peer namespace. */
+/* 1 when guest I (2P dut, 2P + 1 peer of pair P) runs: its qemu, or the dut's for a peer namespace. */
 int qlab_guest_alive(const struct qlab_state *st, int i);
 
 /* How to bring a lab up. */
@@ -115,8 +130,14 @@ struct qlab_opts {
 	/* 1: load klab's cache model (TCG only); cache_args: its KEY=VALUE,... arguments or NULL */
 	int cache_model;
 	const char *cache_args;
+	/*
+	 * pairs: 1 (dut, peer), or N > 1 pairs dutP/peerP on the addresses
+	 * above; pool: `pool = NAME` in every dut of the fragment, or NULL.
+	 */
+	long pairs;
+	const char *pool;
 };
-#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL, "real", NULL, 0, NULL }
+#define QLAB_OPTS_INIT { NULL, NULL, 0, 1, 1024, 1, 300, "auto", NULL, "real", NULL, 0, NULL, 1, NULL }
 
 /*
  * The cache model plugin to load: $KLAB_CACHE_PLUGIN, else lib/klab-cache.so
@@ -136,7 +157,7 @@ int qlab_cache_args_check(const char *args);
 char *qlab_dir(const char *dir, long index);
 
 /*
- * Boot the two guests and wait until both answer over ssh, writing the
+ * Boot the guests (all pairs at once) and wait until all answer over ssh, writing the
  * folder (its config fragment klab.conf among it). Progress lines go to
  * stdout as they happen ("lab: booting ...", "lab: dut answers over ssh
  * ..."). 0 with *st filled (free with qlab_state_free()), or -1 (logged;
@@ -148,10 +169,10 @@ int qlab_down(const struct qlab_state *st);
 
 struct buf;
 /*
- * Ask each running guest for its kernel release over ssh (rel: two buffers): relv[i] points
- * into rel[i], or is NULL when guest i does not run or answer. Returns
- * how many guests run.
+ * Ask each running guest for its kernel release over ssh (rel, relv: 2 *
+ * st->pairs entries): relv[i] points into rel[i], or is NULL when guest i
+ * does not run or answer. Returns how many guests run.
  */
-int qlab_probe(const struct qlab_state *st, struct buf *rel, const char *relv[2]);
+int qlab_probe(const struct qlab_state *st, struct buf *rel, const char **relv);
 
 #endif
