@@ -96,7 +96,7 @@ static const char *const qemu_up_usage[] = {
 static const char *const qemu_where_usage[] = { "--qemu [--dir DIR] [--index K]", NULL };
 static const char *const qemu_cycle_usage[] = { "--qemu [--dir DIR] [--index K] [--pair P]", NULL };
 static const struct opt_spec qemu_up_spec = {
-	"klab lab up", qemu_up_usage, "boot the qemu lab: two guests, dut and peer, from a klab-built kernel",
+	"klab lab up", qemu_up_usage, "boot the qemu lab: a dut and its peer (or N pairs) from a klab-built kernel",
 	"Host root read-only over 9p, sshd inside, ssh on 127.0.0.1 ports, a second NIC\n"
 	"between them. DIR gets the config fragment klab.conf. --queues N > 1 joins the\n"
 	"guests by multi-queue taps on a bridge instead of a qemu socket (which has one\n"
