@@ -15,13 +15,19 @@ test_qemu_lab_index	# a qemu lab index of its own (tests/lib.sh)
 L=$SCRATCH/lab
 q() { sqlite3 "$SCRATCH/klab.db" "$1"; }
 
-# How far apart the two guests' figures may be: 5000 ppm (0.5%). A guest's
-# figure is the mean of its two boots (one a side of its A/A job), so two
-# guests that are the same instrument differ as two boots of one kernel do:
-# docs/qemu-icount.md measured udp_tx_dummy sized by work at 270-431 ppm
-# between the runs of a boot and 0.32% (3180 ppm: insn_per_op 3026.6 and
-# 3017.0) between the means of two fresh boots. 5000 ppm covers that with
-# room, and is 7 times smaller than the 3.4% cost t0802 decides on one guest.
+# How far apart the two guests' figures may be: 5000 ppm (0.5%), on each
+# guest's best run (the least insn_per_op, the most tx_pps). A run's window
+# can take in work that is not the workload's: in bench/bench-qemu-pool.sh's
+# first run 7 of 36 runs gave insn_per_op 3164-3168 instead of 3016.4-3017.1
+# (+150 instructions a packet, 30 M in a 200000-packet window, as t0902's
+# 30 ms dip in docs/qemu-icount.md), more of them at higher host load; it only
+# adds instructions, so a guest's least value is its path length, and the
+# mean of a guest whose window caught it would be off by up to 5%. Two
+# guests that are the same instrument then differ as two boots of one kernel
+# do: docs/qemu-icount.md measured udp_tx_dummy sized by work at 270-431 ppm
+# between the runs of a boot and 3180 ppm (insn_per_op 3026.6 and 3017.0)
+# between two fresh boots. 5000 ppm covers that with room, and is 7 times
+# smaller than the 3.4% cost t0802 decides on one guest.
 TOL_PPM=5000
 
 write_conf() {
@@ -153,31 +159,37 @@ test_expect_success ROOT,QEMU,KBUILD,BASE_KERNEL 'klabd runs two A/A jobs of poo
 '
 test -s fig && sed "s/^/# /" fig
 
-# Per guest (its job), the mean of each boot's measured runs; across the guests
-# the difference of their means (and, for scale, the largest between two boots
-# of one guest), in ppm of the mean.
+# Per guest (its job), the best of its measured runs; across the guests the
+# difference of those, in ppm of their mean. For scale: the same for the means
+# of the guests' runs, the largest difference between the best runs of two
+# boots of one guest, and how many runs took in the +5% intrusion (above).
 test_expect_success ROOT,QEMU,KBUILD,BASE_KERNEL 'insn_per_op and tx_pps agree across the two guests' '
-	q "SELECT r.machine, r.boot_id, m.name, AVG(m.value), COUNT(*) FROM runs r JOIN metrics m ON m.run_id = r.id
+	q "SELECT r.machine, r.boot_id, m.name, m.value FROM runs r JOIN metrics m ON m.run_id = r.id
 	   WHERE r.seq >= 1 AND m.name IN ('\''insn_per_op'\'', '\''tx_pps'\'')
-	   GROUP BY r.machine, r.boot_id, m.name ORDER BY m.name, r.machine, r.boot_id" >boots &&
-	sed "s/^/per boot (guest|boot|metric|mean|runs): /" boots &&
+	   ORDER BY m.name, r.machine, r.boot_id, r.seq" >values &&
+	sed "s/^/measured run (guest|boot|metric|value): /" values &&
 	python3 - "$TOL_PPM" <<-\EOF >agree
 	import sys
 	tol = float(sys.argv[1])
 	v = {}
-	for l in open("boots").read().split():
-	    g, b, m, x, n = l.split("|")
-	    assert n == "3", ("3 measured runs a boot", l)
-	    v.setdefault(m, {}).setdefault(g, []).append(float(x))
+	for l in open("values").read().split():
+	    g, b, m, x = l.split("|")
+	    v.setdefault(m, {}).setdefault(g, {}).setdefault(b, []).append(float(x))
+	ppm = lambda a, b: abs(a - b) * 1e6 / ((a + b) / 2)
 	bad = []
-	for m in ("insn_per_op", "tx_pps"):
+	for m, best in (("insn_per_op", min), ("tx_pps", max)):
 	    g = v[m]
-	    assert sorted(g) == ["dut0", "dut1"] and all(len(b) == 2 for b in g.values()), g
-	    mean = {k: sum(b) / len(b) for k, b in g.items()}
-	    across = abs(mean["dut0"] - mean["dut1"]) * 1e6 / ((mean["dut0"] + mean["dut1"]) / 2)
-	    boots = [abs(b[0] - b[1]) * 1e6 / ((b[0] + b[1]) / 2) for b in g.values()]
-	    print("%s: dut0 %.2f, dut1 %.2f: %.0f ppm across the guests (limit %.0f); "
-	          "largest between the two boots of one guest %.0f ppm" % (m, mean["dut0"], mean["dut1"], across, tol, max(boots)))
+	    assert sorted(g) == ["dut0", "dut1"] and all(len(b) == 2 and all(len(r) == 3 for r in b.values())
+	                                               for b in g.values()), g
+	    top = {k: best(x for r in b.values() for x in r) for k, b in g.items()}
+	    mean = {k: sum(x for r in b.values() for x in r) / 6 for k, b in g.items()}
+	    boots = max(ppm(*[best(r) for r in b.values()]) for b in g.values())
+	    far = sum(ppm(x, top[k]) > 10000 for k, b in g.items() for r in b.values() for x in r)
+	    across = ppm(top["dut0"], top["dut1"])
+	    print("%s: best run dut0 %.2f, dut1 %.2f: %.0f ppm across the guests (limit %.0f); means %.2f, %.2f: "
+	          "%.0f ppm; between the best runs of two boots of one guest %.0f ppm at most; %d of 12 runs over 1%% "
+	          "from their guest'"'"'s best" % (m, top["dut0"], top["dut1"], across, tol, mean["dut0"], mean["dut1"],
+	                                          ppm(mean["dut0"], mean["dut1"]), boots, far))
 	    if across > tol:
 	        bad.append(m)
 	sys.exit(1 if bad else 0)
@@ -187,6 +199,24 @@ test_expect_success ROOT,QEMU,KBUILD,BASE_KERNEL 'insn_per_op and tx_pps agree a
 	test $rc = 0
 '
 test -s agree && sed "s/^/# /" agree
+
+# Each dut's power_cycle restarts its own pair; two at once (two jobs of the
+# pool whose guests hang after a kexec) must each keep the other's new pid in
+# lab.state, or down would leave a qemu running.
+test_expect_success ROOT,QEMU,KBUILD,BASE_KERNEL 'power-cycle --pair 0 and --pair 1 at once: both new qemus recorded' '
+	o0=$(sed -n "s/^dut0.pid=//p" "$L/lab.state") && o1=$(sed -n "s/^dut1.pid=//p" "$L/lab.state") &&
+	{ "$KLAB" lab power-cycle --qemu --dir "$L" --pair 0 >pc0 2>&1 & a=$!; } &&
+	{ "$KLAB" lab power-cycle --qemu --dir "$L" --pair 1 >pc1 2>&1 & b=$!; } &&
+	wait $a && wait $b &&
+	cat pc0 pc1 && test_grep "pair 0 of qemu lab $K power-cycled" pc0 && test_grep "pair 1 of qemu lab $K power-cycled" pc1 &&
+	p0=$(sed -n "s/^dut0.pid=//p" "$L/lab.state") && p1=$(sed -n "s/^dut1.pid=//p" "$L/lab.state") &&
+	test "$p0" != "$o0" && test "$p1" != "$o1" &&
+	test_wait_until 10 "! kill -0 $o0 2>/dev/null && ! kill -0 $o1 2>/dev/null" &&
+	tr "\0" "\n" </proc/$p0/cmdline | grep -qx "$L/dut0.pid" &&
+	tr "\0" "\n" </proc/$p1/cmdline | grep -qx "$L/dut1.pid" &&
+	test_expect_code 1 "$KLAB" lab power-cycle --qemu --dir "$L" --pair 2 2>err &&
+	test_grep "has 2 pairs: no pair 2" err
+'
 
 test_expect_success ROOT,QEMU,KBUILD,BASE_KERNEL 'down stops both qemus and removes the folder' '
 	p0=$(sed -n "s/^dut0.pid=//p" "$L/lab.state") && p1=$(sed -n "s/^dut1.pid=//p" "$L/lab.state") &&

@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "lab/lab_common.h"
 #include "lab/lab_qemu.h"
+#include "lock.h"
 #include "log.h"
 #include "quote.h"
 #include "run.h"
@@ -1353,21 +1354,50 @@ out:
 	return ret;
 }
 
+/*
+ * Two pairs' power cycles may run at once (two jobs of a pool, each
+ * saving the whole lab.state with its new pids): each holds DIR/lab.lock
+ * and reads the guests' pids again under it, so neither writes back the
+ * other's old pid (which would leave a qemu that down does not stop).
+ */
 int qlab_power_cycle(struct qlab_state *st, int pair)
 {
-	int sock_port[QLAB_MAX_PAIRS] = { 0 }, started = 0, i;
+	int sock_port[QLAB_MAX_PAIRS] = { 0 }, started = 0, i, fd, ret = -1;
+	char *lock = xasprintf("%s/lab.lock", st->dir);
+	struct qlab_state now;
 
-	if (pair >= st->pairs)
-		return error("the qemu lab in '%s' has %d pair%s: no pair %d", st->dir, st->pairs,
-			     st->pairs > 1 ? "s" : "", pair);
+	if (pair >= st->pairs) {
+		error("the qemu lab in '%s' has %d pair%s: no pair %d", st->dir, st->pairs,
+		      st->pairs > 1 ? "s" : "", pair);
+		goto out_free;
+	}
+	if ((fd = lock_file(lock, 120000)) < 0) {
+		if (fd == LOCK_FILE_BUSY)
+			error("cannot power-cycle the qemu lab in '%s': another power cycle held '%s' for 120 s",
+			      st->dir, lock);
+		goto out_free;
+	}
+	if (qlab_state_load(st->dir, &now) != 0) {
+		error("cannot power-cycle the qemu lab in '%s': its lab.state is gone or broken", st->dir);
+		goto out;
+	}
+	memcpy(st->g, now.g, sizeof(st->g));
+	qlab_state_free(&now);
 	stop_guests(st, pair);
 	for (i = 0; i < nguests(st); i++)
-		if (runs_qemu(st, pair, i) && qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name))
-			return error("guest '%s' (qemu pid %ld) did not stop", st->g[i].name, (long)st->g[i].pid);
+		if (runs_qemu(st, pair, i) && qlab_pid_alive(st->g[i].pid, st->dir, st->g[i].name)) {
+			error("guest '%s' (qemu pid %ld) did not stop", st->g[i].name, (long)st->g[i].pid);
+			goto out;
+		}
 	for (i = 0; i < st->pairs && !strcmp(st->nic, "socket"); i++)
 		if ((pair < 0 || i == pair) && (sock_port[i] = free_port()) < 0)
-			return -1;
-	return start_guests(st, pair, sock_port, &started);
+			goto out;
+	ret = start_guests(st, pair, sock_port, &started);
+out:
+	close(fd);
+out_free:
+	free(lock);
+	return ret;
 }
 
 int qlab_down(const struct qlab_state *st)
