@@ -12,8 +12,8 @@
 # the wall time from the first submit to the last job done, jobs per hour, the median job, the
 # load average before and after, the CPU time the guests' qemus took (and what share of a host
 # core that is over the wall time), and the phase's insn_per_op: the mean of its measured runs,
-# the least one, and how many runs lie more than 1% above the least (a window that took in
-# work not the workload's: +150 instructions a packet, docs/qemu-lab.md); then the ratio of
+# the least one, and how many runs klab set aside as disturbed and ran again (a window that
+# took in 30 M instructions of work not the workload's, docs/qemu-icount.md); then the ratio of
 # the two phases' jobs per hour and how far apart their figures are in ppm (under icount a
 # guest's path length should not depend on how many guests run beside it). The machine's own
 # load moves the wall times: say the load with the figures.
@@ -96,7 +96,7 @@ img=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["image"])'
 
 echo "bench-qemu-pool: $JOBS A/A jobs a phase (baseline kernel, 1 boot a side, 1 warm-up + 2 runs of udp_tx_dummy by work), phases: $ORDER; $(nproc) host CPUs"
 printf '%-6s %4s %7s %9s %10s %-15s %-15s %12s %9s %9s %9s\n' guests jobs wall_s jobs/hour median_job \
-	load_before load_after qemu_cpu_s insn/op insn/op runs>1%
+	load_before load_after qemu_cpu_s insn/op insn/op disturbed
 printf '%-6s %4s %7s %9s %10s %-15s %-15s %12s %9s %9s %9s\n' "" "" "" "" "" "" "" "(cores)" mean least ""
 for n in $ORDER; do
 	db=$W/p$n.db
@@ -133,7 +133,7 @@ for n in $ORDER; do
 	med=$(sqlite3 "$db" "SELECT MAX(finished) - MIN(started) FROM steps GROUP BY job_id" | sort -g |
 		awk '{ x[n++] = $1 } END { printf "%.1f", n % 2 ? x[int(n / 2)] : (x[n / 2 - 1] + x[n / 2]) / 2 }')
 	fig=$(sqlite3 -separator ' ' "$db" "SELECT printf('%.2f', AVG(m.value)), printf('%.2f', MIN(m.value)),
-		SUM(m.value > 1.01 * (SELECT MIN(value) FROM metrics WHERE name = 'insn_per_op')) || '/' || COUNT(*)
+		(SELECT count(*) FROM runs WHERE status = 'disturbed') || '/' || (SELECT count(*) FROM runs)
 		FROM runs r JOIN metrics m ON m.run_id = r.id WHERE r.seq >= 1 AND r.status = 'ok' AND m.name = 'insn_per_op'")
 	guests=$(sqlite3 "$db" "SELECT group_concat(dut, ' ') FROM (SELECT DISTINCT dut FROM jobs ORDER BY dut)")
 	echo "$n $JOBS $wall $fig" >>"$W/phases"
