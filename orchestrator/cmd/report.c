@@ -40,7 +40,7 @@ static const struct opt_spec report_spec = {
 
 static int report(int argc, char **argv, struct klab_ctx *ctx)
 {
-	struct report_opts o = { 0, 0 };
+	struct report_opts o = { 0, 0, NULL };
 	struct report_stats st;
 	const char *out;
 	int64_t *ids = NULL;

@@ -100,7 +100,7 @@ struct job_run_opts {
 	 * given by the caller: the report sits above the job runner, which calls
 	 * nothing of report/. NULL: the report step is skipped.
 	 */
-	int (*report)(struct db *db, const char *outdir, int64_t job_id);
+	int (*report)(struct db *db, const char *outdir, int64_t job_id, struct buf *why);
 };
 
 #define JOB_RUN_OPTS_INIT { 1, 1, NULL, NULL, 0, NULL }

@@ -1023,9 +1023,9 @@ int step_report(struct job_ctx *j, const char *key)
 		return skip_step(j, "no report_dir in [lab]");
 	if (!j->o->report)
 		return skip_step(j, "no report writer given to the job runner");
-	if (j->o->report(j->db, dir, j->id))
-		return step_fail(j, "cannot write the report pages of job %lld into '%s' (the report logs why)",
-				 (long long)j->id, dir);
+	if (j->o->report(j->db, dir, j->id, &j->err))
+		return step_fail(j, "cannot write the report pages of job %lld into '%s': %s", (long long)j->id, dir,
+				 j->err.buf);
 	{
 		char *p = xasprintf("%s/job-%lld.html", dir, (long long)j->id);
 		json_object_object_add(j->detail, "page", json_str(p));

@@ -1302,21 +1302,33 @@ static int rep_run(struct rep *r, struct report_stats *st)
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	if (!html_static_dir())
-		return error("cannot find the web-static folder with the page templates (set KLAB_WEB_STATIC)");
+	if (!html_static_dir()) {
+		const char *m = "cannot find the web-static folder with the page templates (set KLAB_WEB_STATIC)";
+
+		rep_keep(r, "%s", m);
+		return error("%s", m);
+	}
 	charts = xasprintf("%s/charts", r->outdir);
 	if (mkdir_p(charts) < 0) {
+		rep_keep(r, "cannot create folder '%s': %s", charts, strerror(errno));
 		free(charts);
 		return -1;
 	}
 	free(charts);
+	/* a page that fails keeps its stage when nothing under it kept a finer reason (the log has it) */
 	for (i = 0; i < r->n_jobs; i++)
-		if (job_page(r, r->jobs[i]) < 0)
+		if (job_page(r, r->jobs[i]) < 0) {
+			rep_keep(r, "cannot make the page of job %lld (the report logs why)", (long long)r->jobs[i]);
 			ret = -1;
-	if (report_history_pages(r, &tiles, &hist) < 0)
+		}
+	if (report_history_pages(r, &tiles, &hist) < 0) {
+		rep_keep(r, "cannot make the history pages (the report logs why)");
 		ret = -1;
-	if (index_page(r, tiles.buf, hist.buf) < 0)
+	}
+	if (index_page(r, tiles.buf, hist.buf) < 0) {
+		rep_keep(r, "cannot make the index page (the report logs why)");
 		ret = -1;
+	}
 	if (rep_finish(r, st) < 0)
 		ret = -1;
 	buf_release(&tiles);
@@ -1339,9 +1351,11 @@ int report_jobs(struct db *db, const char *outdir, const int64_t *ids, size_t n,
 	return ret;
 }
 
-int report_job(struct db *db, const char *outdir, int64_t job_id)
+int report_job(struct db *db, const char *outdir, int64_t job_id, struct buf *why)
 {
-	return report_jobs(db, outdir, &job_id, 1, NULL, NULL);
+	struct report_opts o = { 0, 0, why };
+
+	return report_jobs(db, outdir, &job_id, 1, &o, NULL);
 }
 
 int report_write_all(struct db *db, const char *outdir, const struct report_opts *opts,

@@ -13,6 +13,12 @@ struct buf;
 struct report_opts {
 	int no_charts;		/* 1: no gnuplot at all, a note where each chart would be */
 	int max_jobs;		/* jobs listed on the index and rendered by report_write_all (0: 200) */
+	/*
+	 * NULL, or where a run that fails keeps its first failure (also
+	 * logged): what could not be written, or which page could not be
+	 * made, for a caller that keeps the reason (a job's report step).
+	 */
+	struct buf *why;
 };
 
 /* What one report run did, for logs and the benchmark. */
@@ -37,11 +43,12 @@ int report_write_all(struct db *db, const char *outdir, const struct report_opts
 /*
  * Render the pages of the given jobs, then the index and the history
  * pages (which link to them). report_job() is the one-job form the job
- * runner calls when a job finishes. 0 or -1 (logged).
+ * runner calls when a job finishes, with WHY (may be NULL) as its
+ * report_opts.why. 0 or -1 (logged).
  */
 int report_jobs(struct db *db, const char *outdir, const int64_t *ids, size_t n,
 		const struct report_opts *opts, struct report_stats *st);
-int report_job(struct db *db, const char *outdir, int64_t job_id);
+int report_job(struct db *db, const char *outdir, int64_t job_id, struct buf *why);
 
 /* Options of the mail report. */
 struct report_mail_opts {

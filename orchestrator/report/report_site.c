@@ -1,5 +1,6 @@
 /* report_site.c: one run of the report pages: pages and charts in memory, one gnuplot process, atomic writes; links and badges. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -57,6 +58,17 @@ static void read_job_pages(struct rep *r)
 		qsort(r->pages_on_disk, r->n_pages_on_disk, sizeof(*r->pages_on_disk), cmp_id);
 }
 
+void rep_keep(struct rep *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->why || r->why->len)
+		return;
+	va_start(ap, fmt);
+	buf_vaddf(r->why, fmt, ap);
+	va_end(ap);
+}
+
 void rep_init(struct rep *r, struct db *db, const char *outdir, const struct report_opts *o)
 {
 	time_t now = time(NULL);
@@ -67,6 +79,9 @@ void rep_init(struct rep *r, struct db *db, const char *outdir, const struct rep
 	r->outdir = xstrdup(outdir);
 	r->no_charts = o ? o->no_charts : 0;
 	r->max_jobs = o && o->max_jobs > 0 ? o->max_jobs : 200;
+	r->why = o ? o->why : NULL;
+	if (r->why)
+		buf_reset(r->why);
 	plot_batch_init(&r->pb, outdir, PLOT_SVG);
 	read_job_pages(r);
 	gmtime_r(&now, &tm);
@@ -315,13 +330,17 @@ int rep_finish(struct rep *r, struct report_stats *st)
 		st->charts = (int)r->n_charts;
 		st->gnuplot_runs = r->pb.processes;
 	}
-	if (copy_static(r->outdir, "style.css") < 0)
+	if (copy_static(r->outdir, "style.css") < 0) {
+		rep_keep(r, "cannot put style.css into '%s' (the report logs why)", r->outdir);
 		ret = -1;
+	}
 	for (i = 0; i < r->n_files; i++) {
 		char *path = xasprintf("%s/%s", r->outdir, r->files[i].name);
 
-		if (write_file_atomic(path, r->files[i].html.buf, r->files[i].html.len, 0644) < 0)
+		if (write_file_atomic(path, r->files[i].html.buf, r->files[i].html.len, 0644) < 0) {
+			rep_keep(r, "cannot write '%s': %s", path, strerror(errno));
 			ret = -1;
+		}
 		free(path);
 	}
 	for (i = 0; i < r->n_pages; i++) {
@@ -329,9 +348,10 @@ int rep_finish(struct rep *r, struct report_stats *st)
 		char *path = xasprintf("%s/%s", r->outdir, r->pages[i].name);
 
 		resolve_charts(r, why, &r->pages[i].html, &out);
-		if (write_file_atomic(path, out.buf, out.len, 0644) < 0)
+		if (write_file_atomic(path, out.buf, out.len, 0644) < 0) {
+			rep_keep(r, "cannot write '%s': %s", path, strerror(errno));
 			ret = -1;
-		else if (st)
+		} else if (st)
 			st->pages++;
 		free(path);
 		buf_release(&out);

@@ -45,9 +45,15 @@ struct rep {
 	size_t n_pages_on_disk;
 	int no_charts;
 	int max_jobs;
+	struct buf *why;	/* report_opts.why: the run's first failure (rep_keep()) */
 	char generated[32];	/* UTC time of the run, on every page */
 };
 
+/*
+ * Keep a failure of the run that was logged already as its first one in
+ * r->why (report_opts.why), unless there is none or one is kept already.
+ */
+void rep_keep(struct rep *r, const char *fmt, ...) KLAB_PRINTF(2, 3);
 /* Start a run writing under OUTDIR with options O (NULL: defaults). */
 void rep_init(struct rep *r, struct db *db, const char *outdir, const struct report_opts *o);
 void rep_release(struct rep *r);

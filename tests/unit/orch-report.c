@@ -173,7 +173,7 @@ static void test_no_pmu(struct db *db, const char *out, const char *mailpath)
 	ok(db_exec(db, "UPDATE boots SET sysinfo = '{\"pmu\":{\"present\":false,\"usable\":false,\"hybrid\":false,"
 		       "\"perf_event_paranoid\":2,\"reason\":\"no hardware PMU: a test VM\"},' || substr(sysinfo, 2) "
 		       "WHERE job_id = 1 AND sysinfo IS NOT NULL") == 0, "its DUT's sysinfo says it has no PMU");
-	ok(report_job(db, out, 1) == 0 && buf_read_file(&page, p) == 0, "job 1's page again");
+	ok(report_job(db, out, 1, NULL) == 0 && buf_read_file(&page, p) == 0, "job 1's page again");
 	ok(strstr(page.buf, "<dt>hardware counters</dt><dd>none: no hardware PMU: a test VM</dd>") != NULL,
 	   "the setup facts say the machine has no PMU, and why");
 	ok(strstr(page.buf, "<strong>Hardware counters (pmu: cycles_per_op, ipc, the cache and branch misses per "
@@ -230,7 +230,7 @@ static void test_modeled(struct db *db, const char *out, const char *mailpath)
 		       "\"cache_model\":{\"window\":3,\"model\":\"%s\"}}' WHERE job_id = 1 AND workload = 'udp_rr_500'",
 		 model);
 	ok(db_exec(db, sql.buf) == 0, "the runs carry the model's sizes and latencies");
-	ok(report_job(db, out, 1) == 0 && buf_read_file(&page, p) == 0, "job 1's page again");
+	ok(report_job(db, out, 1, NULL) == 0 && buf_read_file(&page, p) == 0, "job 1's page again");
 	buf_addf(&t, "<code>model_llc_miss_per_op</code> <span class=\"muted\">modeled miss</span><br>"
 		     "<span class=\"modeled muted\">modeled (klab cache model: %s)</span>", model);
 	ok(strstr(page.buf, t.buf) != NULL, "the KPI table labels the row with the model");
@@ -291,15 +291,24 @@ int main(void)
 	test_gaps_stacks(db);
 	test_answer(db);
 
-	ok(report_job(db, out, 1) == 0, "report_job renders job 1");
+	ok(report_job(db, out, 1, NULL) == 0, "report_job renders job 1");
 	ok(exists(out, "job-1.html") && exists(out, "index.html") && exists(out, "style.css"),
 	   "job page, index and style sheet written");
 	ok(!exists(out, "job-2.html"), "no other job page");
 	ok(exists(out, "history-udp_rr_500--tps.html"), "history page written");
-	ok(report_job(db, out, 999) < 0, "an unknown job fails");
+	ok(report_job(db, out, 999, NULL) < 0, "an unknown job fails");
+	{
+		struct buf why = BUF_INIT;
+
+		ok(report_job(db, out, 999, &why) < 0, "... and with a why");
+		is_str(why.buf, "cannot make the page of job 999 (the report logs why)",
+		       "the run's first failure is kept for the job's report step");
+		ok(report_job(db, out, 1, &why) == 0 && !why.len, "a run that succeeds leaves it empty");
+		buf_release(&why);
+	}
 
 	{
-		struct report_opts o = { 1, 0 };
+		struct report_opts o = { 1, 0, NULL };
 		struct report_stats st;
 
 		ok(report_write_all(db, out, &o, &st) == 0, "report_write_all without charts");
