@@ -143,7 +143,9 @@ int step_notify(struct job_ctx *j, const char *key);
  * another boot id or kernel release than step verify recorded, the tuning
  * its prepare applied gone (`klab-agent prepare --check`), or the udp_tx
  * dummy target's route gone; with DOC (a run's result), also when the run
- * ran in another boot. 0 when it is.
+ * ran in another boot. A boot with no tuning prepared is checked by DOC's
+ * boot id and release alone, and not at all before its run (no SSH session
+ * around the run). 0 when it is.
  */
 int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why);
 /*

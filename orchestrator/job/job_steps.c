@@ -540,7 +540,7 @@ int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
 	struct json_object *o = NULL;
 	char *boot = NULL, *rel = NULL, *pst = NULL, *pkey = xasprintf("boot:%d:prepare", b);
 	const char *now_boot, *now_rel, *tuning;
-	int rc, lost = 1;
+	int rc, lost = 1, doc_boot = 0;
 
 	boots_get(j->db, j->id, b, BOOT_MACHINE_BOOT_ID, &boot);
 	boots_get(j->db, j->id, b, BOOT_RELEASE, &rel);
@@ -552,6 +552,7 @@ int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
 	if (doc) {
 		struct json_object *d = json_parse(doc, strlen(doc), "run result");
 		const char *db_ = d ? obj_str(obj_get(d, "kernel"), "boot_id") : NULL;
+		const char *dr = d ? obj_str(obj_get(d, "kernel"), "release") : NULL;
 		if (db_ && strcmp(db_, boot)) {
 			buf_addf(why, "the run ran in boot %s of machine '%s', not in boot %d's (%s)", db_,
 				 j->dut->name, b, boot);
@@ -559,8 +560,22 @@ int boot_state_lost(struct job_ctx *j, int b, const char *doc, struct buf *why)
 				json_object_put(d);
 			goto out;
 		}
+		doc_boot = db_ && (!rel || (dr && !strcmp(dr, rel)));
 		if (d)
 			json_object_put(d);
+	}
+	/*
+	 * A boot with no tuning prepared (its prepare step skipped: no
+	 * profile) has nothing for `prepare --check` to find gone but the boot
+	 * itself, and a run's document says which boot and kernel it ran in:
+	 * the run is checked by that alone, with no SSH session before or after
+	 * it (four a run fewer; a session costs an icount guest 0.1-0.2 s of
+	 * its CPU and the job 0.5-1 s). A run in another boot is still caught,
+	 * after it instead of before (t0522 keeps the tuned boots' checks).
+	 */
+	if (!(pst && !strcmp(pst, "done")) && (!doc || doc_boot)) {
+		lost = 0;
+		goto out;
 	}
 	rc = agent_call(j, 0, argv, NULL, &out, 60000, 1, &err);
 	if (rc < 0 || !out.len || !(o = json_parse(out.buf, out.len, "klab-agent prepare --check"))) {
