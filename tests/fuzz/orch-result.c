@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (db_open(":memory:", &db) < 0)
 			abort();
 	}
-	if (result_parse((const char *)data, size, "fuzz", &o) == 0) {
+	if (result_parse((const char *)data, size, "fuzz", &o, NULL) == 0) {
 		json_object_put(o);
 		/* what passed the checks must store, or fail cleanly */
 		(void)result_store(db, (const char *)data, size, NULL, &id);
