@@ -252,6 +252,29 @@ static void drain(int *fd, struct buf *b, int *truncated)
 	}
 }
 
+/* Add the child's open output pipes to P[NP..]: the new count. */
+static int poll_out_err(const struct run_cmd *c, struct pollfd *p, int np)
+{
+	if (c->fd_out >= 0) {
+		p[np].fd = c->fd_out;
+		p[np++].events = POLLIN;
+	}
+	if (c->fd_err >= 0) {
+		p[np].fd = c->fd_err;
+		p[np++].events = POLLIN;
+	}
+	return np;
+}
+
+/* Read what output pipe P, ready, holds into the child's out or err. */
+static void drain_polled(struct run_cmd *c, const struct pollfd *p)
+{
+	if (p->fd == c->fd_out)
+		drain(&c->fd_out, &c->out, &c->truncated);
+	else if (p->fd == c->fd_err)
+		drain(&c->fd_err, &c->err, &c->truncated);
+}
+
 int run_wait_output(struct run_cmd *c, const char *needle, long timeout_ms)
 {
 	long long until = now_ms() + timeout_ms;
@@ -268,24 +291,12 @@ int run_wait_output(struct run_cmd *c, const char *needle, long timeout_ms)
 		left = until - now_ms();
 		if (left <= 0)
 			return 0;
-		if (c->fd_out >= 0) {
-			p[np].fd = c->fd_out;
-			p[np++].events = POLLIN;
-		}
-		if (c->fd_err >= 0) {
-			p[np].fd = c->fd_err;
-			p[np++].events = POLLIN;
-		}
+		np = poll_out_err(c, p, np);
 		if (poll(p, (nfds_t)np, left > 1000 ? 1000 : (int)left) < 0 && errno != EINTR)
 			return -1;
-		for (int i = 0; i < np; i++) {
-			if (!p[i].revents)
-				continue;
-			if (p[i].fd == c->fd_out)
-				drain(&c->fd_out, &c->out, &c->truncated);
-			else
-				drain(&c->fd_err, &c->err, &c->truncated);
-		}
+		for (int i = 0; i < np; i++)
+			if (p[i].revents)
+				drain_polled(c, &p[i]);
 	}
 }
 
@@ -345,14 +356,7 @@ int run_finish(struct run_cmd *c)
 			p[np].fd = c->fd_in;
 			p[np++].events = POLLOUT;
 		}
-		if (c->fd_out >= 0) {
-			p[np].fd = c->fd_out;
-			p[np++].events = POLLIN;
-		}
-		if (c->fd_err >= 0) {
-			p[np].fd = c->fd_err;
-			p[np++].events = POLLIN;
-		}
+		np = poll_out_err(c, p, np);
 		/*
 		 * No pipe left to wake us: the child closed them and is
 		 * exiting, most likely. Look again after 1 ms, 2, 4, ... up
@@ -381,10 +385,8 @@ int run_finish(struct run_cmd *c)
 				if ((n < 0 && errno != EAGAIN && errno != EINTR) || c->in_off >= c->in_len ||
 				    (p[i].revents & (POLLERR | POLLHUP)))
 					close_fd(&c->fd_in);
-			} else if (p[i].fd == c->fd_out) {
-				drain(&c->fd_out, &c->out, &c->truncated);
-			} else if (p[i].fd == c->fd_err) {
-				drain(&c->fd_err, &c->err, &c->truncated);
+			} else {
+				drain_polled(c, &p[i]);
 			}
 		}
 	}
