@@ -198,12 +198,13 @@ int64_t runs_count_of_job(struct db *db, int64_t job_id)
 
 int runs_uid_stored(struct db *db, const char *uid)
 {
-	int64_t n = 0, ok = 0;
+	char *status = NULL;
+	int ret;
 
-	db_get_int(db, &n, "SELECT count(*) FROM runs WHERE uid = ?", "s", uid);
-	if (n)
-		db_get_int(db, &ok, "SELECT count(*) FROM runs WHERE uid = ? AND status = 'ok'", "s", uid);
-	return !n ? 0 : ok ? 1 : 2;
+	db_get_str(db, &status, "SELECT status FROM runs WHERE uid = ?", "s", uid);	/* uid is unique */
+	ret = !status ? 0 : !strcmp(status, "ok") ? 1 : 2;
+	free(status);
+	return ret;
 }
 
 int runs_icount_excess(struct db *db, int64_t run_id, double *pct)
