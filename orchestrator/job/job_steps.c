@@ -774,7 +774,7 @@ static int run_disturbed(struct job_ctx *j, int64_t run_id, const char *uid, int
 	    runs_set_status(j->db, run_id, RUN_DISTURBED))
 		return 0;
 	(*takes)++;
-	job_print(j, "  run %s: insn_per_op %+.2f%% above the lowest of boot's other runs (the instrument's spread "
+	job_print(j, "  run %s: insn_per_op %+.2f%% above the lowest of the boot's other runs (the instrument's spread "
 		  "is ppm): work that was not the workload's; kept as %s, run again (%d of %d)", uid, pct,
 		  RUN_DISTURBED, *takes, RUN_AGAIN_MAX);
 	if (!json_object_object_get_ex(j->detail, RUN_DISTURBED, &a)) {
