@@ -149,7 +149,83 @@ test_expect_success 'udp-tx and udp-rr --window-fd: start then end, once each, a
 		--window-fd 7 7>wrr.lines &&
 	test "$(cat wrr.rc)" = 0 && test_cmp expect wrr.lines &&
 	test_expect_code 2 "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 1 --window-fd 7 7>/dev/null 2>err &&
-	test_grep "window-fd. needs .--ops." err
+	test_grep "window-fd. needs .--ops." err &&
+	for f in wtx.json wtx0.json wrr.cli.json; do
+		$JV $f --check "\"window_ack\" not in d" || return 1
+	done
+'
+
+# ack_after DELAY OUT GENERATOR ARGS...: runs the generator with --window-fd
+# and --window-ack-fd on two pipes of its own, reads its lines, and after
+# "start" waits DELAY s before it acknowledges, as klab-agent run does after
+# its snapshots; OUT.lines gets each line and "ack" where it was sent, so a
+# line the generator wrote while it should have waited comes before "ack"
+ack_after() {
+	python3 - "$@" <<'PY'
+import os, select, subprocess, sys, time
+delay, out, argv = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
+lines_r, lines_w = os.pipe()
+ack_r, ack_w = os.pipe()
+argv += ["--window-fd", str(lines_w), "--window-ack-fd", str(ack_r)]
+p = subprocess.Popen(argv, pass_fds=(lines_w, ack_r), stdout=open(out + ".json", "w"))
+os.close(lines_w)
+os.close(ack_r)
+got, buf, acked = [], b"", None
+while True:
+    timeout = None if acked is not None or "start" not in got else max(0, acked_at - time.monotonic())
+    r, _, _ = select.select([lines_r], [], [], timeout)
+    if not r:
+        os.write(ack_w, b"k")
+        got.append("ack")
+        acked = True
+        continue
+    b = os.read(lines_r, 64)
+    if not b:
+        break
+    buf += b
+    while b"\n" in buf:
+        l, buf = buf.split(b"\n", 1)
+        got.append(l.decode())
+        if l == b"start":
+            acked_at = time.monotonic() + delay
+open(out + ".lines", "w").write("".join(l + "\n" for l in got))
+sys.exit(p.wait())
+PY
+}
+
+test_expect_success 'udp-tx and udp-rr --window-ack-fd: the window starts after the ack, the other threads held meanwhile' '
+	printf "start\nack\nend\n" >expect &&
+	ack_after 2 atx "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --threads 4 --engine sendto --batch 8 \
+		--duration 30 --ops 2000 --warmup-ops 4000 &&
+	test_cmp expect atx.lines &&
+	$JV atx.json --check "d[\"window_ack\"][\"status\"] == \"acked\"" "d[\"window_ack\"][\"wait_s\"] >= 2" \
+		"d[\"packets\"] == 2000" "d[\"duration_s\"] < 1.5" &&
+	ack_after 1 atx0 "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 30 --ops 2000 &&
+	test_cmp expect atx0.lines &&
+	$JV atx0.json --check "d[\"window_ack\"][\"status\"] == \"acked\"" "d[\"duration_s\"] < 0.9" &&
+	port=$(test_free_port) &&
+	{ "$KLAB_UDP_RR" server --port "$port" --duration 30 --idle-end 5 --ready-fd 3 >arr.srv.json 3>arr.ready & } &&
+	spid=$! && echo $spid >>"$SCRATCH/pids" && wait_ready arr.ready 10 $spid &&
+	ack_after 2 arr "$KLAB_UDP_RR" client --addr 127.0.0.1 --port "$port" --flows 8 --threads 2 --duration 30 \
+		--ops 3000 --warmup-ops 1000 &&
+	wait $spid &&
+	test_cmp expect arr.lines &&
+	$JV arr.json --check "d[\"window_ack\"][\"status\"] == \"acked\"" "d[\"window_ack\"][\"wait_s\"] >= 2" \
+		"d[\"transactions\"] == 3000" "d[\"duration_s\"] < 1.5"
+'
+
+test_expect_success 'udp-tx --window-ack-fd: a reader that closes it unread does not hold the run' '
+	python3 -c "
+import os, subprocess, sys
+lr, lw = os.pipe(); ar, aw = os.pipe()
+p = subprocess.Popen(sys.argv[1:] + [\"--window-fd\", str(lw), \"--window-ack-fd\", str(ar)],
+                     pass_fds=(lw, ar), stdout=open(\"aclosed.json\", \"w\"), stderr=open(\"aclosed.err\", \"w\"))
+os.close(lw); os.close(ar); os.close(aw)
+while os.read(lr, 64): pass
+sys.exit(p.wait())" "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 30 --ops 2000 --warmup-ops 1000 &&
+	$JV aclosed.json --check "d[\"window_ack\"][\"status\"] == \"closed\"" "d[\"window_ack\"][\"wait_s\"] < 5" \
+		"d[\"packets\"] == 2000" &&
+	test_grep "no acknowledgement of the window.s start on descriptor [0-9]* (closed after" aclosed.err
 '
 
 test_expect_success 'usage: the new options are checked and named' '
@@ -157,13 +233,20 @@ test_expect_success 'usage: the new options are checked and named' '
 		 "--ops 10 --warmup 1:--warmup. does not go with .--ops." "--src-ports 1-2:--src-ports. needs .--seed." \
 		 "--seed -1:invalid --seed .-1." "--seed 1 --src-ports 9-8:invalid --src-ports .9-8." \
 		 "--seed 1 --src-ports 100-102 --flows 4:4 sockets need 4 source ports, the range has 3" \
-		 "--idle-end 1:--idle-end. is for the listening role"; do
+		 "--idle-end 1:--idle-end. is for the listening role" \
+		 "--ops 10 --window-ack-fd 3:--window-ack-fd. needs .--window-fd." \
+		 "--ops 10 --window-fd 1 --window-ack-fd 3:invalid --window-fd .1.: expected a descriptor number from 3 up" \
+		 "--ops 10 --window-fd 3 --window-ack-fd 2:invalid --window-ack-fd .2.: expected a descriptor number from 3 up" \
+		 "--ops 10 --window-fd 3 --window-ack-fd 97:invalid --window-ack-fd .97.: descriptor 97 is not open" \
+		 "--ops 10 --window-fd 3 --window-ack-fd 3:invalid --window-ack-fd .3.: it is the --window-fd descriptor"; do
 		test_expect_code 2 "$KLAB_UDP_RR" client --addr 127.0.0.1 --port 9 --flows 1 --duration 1 ${a%%:*} \
-			>out 2>err || return 1
+			>out 2>err 3>/dev/null || return 1
 		test_grep "${a#*:}" err || return 1
 	done &&
 	test_expect_code 2 "$KLAB_UDP_RR" server --port 9 --duration 1 --seed 1 2>err &&
 	test_grep "seed. is for the sending role" err &&
+	test_expect_code 2 "$KLAB_UDP_TX" sink --port 9 --duration 1 --window-ack-fd 3 2>err 3>/dev/null &&
+	test_grep "window-ack-fd. is for the sending role" err &&
 	test_expect_code 2 "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 1 --size 3000 --gso 1000 --ops 10 2>err &&
 	test_grep "invalid --ops .10.: expected a multiple of 3" err
 '

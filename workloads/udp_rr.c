@@ -39,7 +39,8 @@ static const char rr_usage[] =
 	"       klab-udp-rr client --addr A --port P --flows F [--threads T] [--request-size N]\n"
 	"                          [--response-size N] --duration S [--warmup S] [--burst K]\n"
 	"                          [--cpus LIST] [--busy-poll USEC] [--rto-ms MS] [-6]\n"
-	"                          [--ops N [--warmup-ops N] [--window-fd N]] [--seed S [--src-ports LO-HI]]\n";
+	"                          [--ops N [--warmup-ops N] [--window-fd N [--window-ack-fd N]]]\n"
+	"                          [--seed S [--src-ports LO-HI]]\n";
 
 struct rr_params {
 	struct wl_gen g;	/* g.listen: the server */
@@ -63,7 +64,7 @@ static int rr_parse(int argc, char **argv, struct wl_gen *g)
 		{ "ready-fd", 1, &g->arg.ready_fd }, { "start-wait", 1, &g->arg.start_wait },
 		{ "ops", 1, &g->arg.ops }, { "warmup-ops", 1, &g->arg.warmup_ops }, { "seed", 1, &g->arg.seed },
 		{ "src-ports", 1, &g->arg.src_ports }, { "idle-end", 1, &g->arg.idle_end },
-		{ "window-fd", 1, &g->arg.window_fd },
+		{ "window-fd", 1, &g->arg.window_fd }, { "window-ack-fd", 1, &g->arg.window_ack_fd },
 		{ NULL, 0, NULL },
 	};
 	int role = wl_gen_role(argc, argv, "server", "client");
@@ -257,9 +258,10 @@ static void rr_response(struct rr_cthread *t, struct rr_flow *f, ssize_t r, uint
 
 		done_win = wl_work_done(&c->work, 1, &edges) > 0;
 		if (edges & WL_WORK_WARM) {
+			/* with --window-ack-fd, the clock after the ack: the next request is sent then */
+			now = wl_window_start(&c->p->g, now);
 			WL_STORE(&c->win_start, now);
 			WL_STORE(&c->warm_ns, now);
-			wl_window_mark(&c->p->g, "start");
 		}
 		if (edges & WL_WORK_END) {
 			WL_STORE(&c->win_end, now);
@@ -358,6 +360,9 @@ static void *rr_client_thread(void *arg)
 	next_scan = wl_now_ns() + tick_ns;
 	while (!WL_LOAD(&c->stop) && !wl_stop) {
 		uint64_t now = 0;
+
+		if (c->p->g.window_ack_fd > 0)	/* another thread's window start is being acknowledged */
+			wl_window_hold();
 
 		if (t->nflows == 1) {
 			now = rr_drain(t, &t->flows[0], (int)c->p->burst, 0);
@@ -521,10 +526,8 @@ static int rr_client(struct rr_params *p)
 	c.end_ns = c.warm_ns + (uint64_t)p->g.duration_ms * 1000000u;
 	if (p->g.ops) {		/* --duration is the limit; the edges come with the work */
 		wl_work_init(&c.work, (uint64_t)p->g.warmup_ops, (uint64_t)p->g.ops);
-		c.win_start = p->g.warmup_ops ? 0 : c.start_ns;
-		c.warm_ns = p->g.warmup_ops ? UINT64_MAX : c.start_ns;
-		if (!p->g.warmup_ops)
-			wl_window_mark(&p->g, "start");
+		c.win_start = p->g.warmup_ops ? 0 : wl_window_start(&p->g, c.start_ns);
+		c.warm_ns = p->g.warmup_ops ? UINT64_MAX : c.win_start;
 	}
 	for (i = 0; i < p->g.threads; i++, started++) {
 		int err = pthread_create(&c.th[i].tid, NULL, rr_client_thread, &c.th[i]);
@@ -582,6 +585,7 @@ static int rr_client(struct rr_params *p)
 	json_object_object_add(doc, "schema", json_object_new_string("klab-udp-rr/1"));
 	json_object_object_add(doc, "role", json_object_new_string("client"));
 	json_object_object_add(doc, "params", rr_params_json(p));
+	wl_window_ack_json(&p->g, doc);
 	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
 	json_object_object_add(doc, "duration_s", wl_jdouble(secs));
 	json_object_object_add(doc, "transactions", wl_jint(win.done));

@@ -39,7 +39,8 @@ static const char tx_usage[] =
 	"usage: klab-udp-tx send --addr A --port P [--threads T] [--size N]\n"
 	"                        [--engine sendmmsg|sendto|io_uring] [--batch B] [--gso N]\n"
 	"                        [--rate PPS] --duration S [--warmup S] [--cpus LIST] [-6]\n"
-	"                        [--ops N [--warmup-ops N] [--window-fd N]] [--seed S [--src-ports LO-HI]]\n"
+	"                        [--ops N [--warmup-ops N] [--window-fd N [--window-ack-fd N]]]\n"
+	"                        [--seed S [--src-ports LO-HI]]\n"
 	"       klab-udp-tx sink --port P [--addr A] [--threads T] --duration S [--warmup S]\n"
 	"                        [--poll-us N] [--cpus LIST] [-6] [--ready-fd N] [--start-wait S]\n"
 	"                        [--idle-end S]\n";
@@ -70,7 +71,7 @@ static int tx_parse(int argc, char **argv, struct wl_gen *g)
 		{ "start-wait", 1, &g->arg.start_wait },
 		{ "ops", 1, &g->arg.ops }, { "warmup-ops", 1, &g->arg.warmup_ops }, { "seed", 1, &g->arg.seed },
 		{ "src-ports", 1, &g->arg.src_ports }, { "idle-end", 1, &g->arg.idle_end },
-		{ "window-fd", 1, &g->arg.window_fd },
+		{ "window-fd", 1, &g->arg.window_fd }, { "window-ack-fd", 1, &g->arg.window_ack_fd },
 		{ NULL, 0, NULL },
 	};
 	int role = wl_gen_role(argc, argv, "send", "sink");
@@ -233,6 +234,8 @@ static int tx_send_loop(struct tx_thread *t)
 	while (!wl_stop && !WL_LOAD(t->stop) && now < WL_LOAD(&t->end_ns)) {
 		int r;
 
+		if (p->g.window_ack_fd > 0)	/* another thread's window start is being acknowledged */
+			wl_window_hold();
 		tx_pace(t, start, sent, pps);
 		if (p->engine == ENGINE_SENDMMSG) {
 			unsigned n = batch;
@@ -392,10 +395,10 @@ static void tx_work_edges(struct tx_thread *t, uint64_t now, int edges)
 	long i;
 
 	if (edges & WL_WORK_WARM) {
+		now = wl_window_start(&t->p->g, now);	/* with --window-ack-fd, the clock after the ack */
 		WL_STORE(&r->win_start, now);
 		for (i = 0; i < r->n; i++)
 			WL_STORE(&r->th[i].warm_ns, now);
-		wl_window_mark(&t->p->g, "start");
 	}
 	if (edges & WL_WORK_END) {
 		WL_STORE(&r->win_end, now);
@@ -573,11 +576,9 @@ static int tx_run(struct tx_params *p)
 	warm = start + (uint64_t)(p->g.start_wait_ms + p->g.warmup_ms) * 1000000u;
 	end = warm + (uint64_t)p->g.duration_ms * 1000000u;
 	if (p->g.ops) {		/* --duration is the limit; the edges come with the work */
-		run.win_start = p->g.warmup_ops ? 0 : start;
-		warm = p->g.warmup_ops ? UINT64_MAX : start;
+		run.win_start = p->g.warmup_ops ? 0 : wl_window_start(&p->g, start);
+		warm = p->g.warmup_ops ? UINT64_MAX : run.win_start;
 		end = start + (uint64_t)p->g.duration_ms * 1000000u;
-		if (!p->g.warmup_ops)
-			wl_window_mark(&p->g, "start");
 	}
 	for (i = 0; i < p->g.threads; i++) {
 		th[i].warm_ns = warm;
@@ -639,6 +640,7 @@ static int tx_run(struct tx_params *p)
 	json_object_object_add(doc, "schema", json_object_new_string("klab-udp-tx/1"));
 	json_object_object_add(doc, "role", json_object_new_string(p->g.listen ? "sink" : "send"));
 	json_object_object_add(doc, "params", tx_params_json(p));
+	wl_window_ack_json(&p->g, doc);
 	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
 	if (p->g.listen) {
 		/* how long after the sink was ready its first packet came (null: none came) */

@@ -4,12 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -147,7 +151,7 @@ int wl_gen_work(struct wl_gen *g, long nsock, long unit)
 	} only[] = {
 		{ "ops", g->arg.ops, 0 }, { "warmup-ops", g->arg.warmup_ops, 0 }, { "seed", g->arg.seed, 0 },
 		{ "src-ports", g->arg.src_ports, 0 }, { "idle-end", g->arg.idle_end, 1 },
-		{ "window-fd", g->arg.window_fd, 0 },
+		{ "window-fd", g->arg.window_fd, 0 }, { "window-ack-fd", g->arg.window_ack_fd, 0 },
 	};
 	size_t i;
 
@@ -215,6 +219,15 @@ int wl_gen_work(struct wl_gen *g, long nsock, long unit)
 		if (wl_arg_ready_fd("window-fd", g->arg.window_fd, &g->window_fd))
 			return -1;
 	}
+	if (g->arg.window_ack_fd) {
+		if (!g->arg.window_fd)
+			return error("option '--window-ack-fd' needs '--window-fd' (it acknowledges the window's 'start' line)");
+		if (wl_arg_ready_fd("window-ack-fd", g->arg.window_ack_fd, &g->window_ack_fd))
+			return -1;
+		if (g->window_ack_fd == g->window_fd)
+			return error("invalid --window-ack-fd '%s': it is the --window-fd descriptor (one writes, the other reads)",
+				     g->arg.window_ack_fd);
+	}
 	return 0;
 bad_range:
 	return error("invalid --src-ports '%s': expected a port range LO-HI within 1-65535", g->arg.src_ports);
@@ -234,6 +247,87 @@ void wl_window_mark(const struct wl_gen *g, const char *what)
 	while (r < 0 && errno == EINTR);
 	if (r < 0 && !__atomic_exchange_n(&failed, 1, __ATOMIC_RELAXED))
 		error_errno("cannot write the window's '%s' line to descriptor %d", what, g->window_fd);
+}
+
+/* The acknowledged start (wl_window_start()): one per run, so one per process. */
+static struct {
+	int pending;		/* a thread waits for the acknowledgement: the others hold (a futex word) */
+	const char *status;	/* NULL: the window never started */
+	uint64_t wait_ns;
+} wl_edge;
+
+static void futex_call(int *word, int op, int val)
+{
+	syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+void wl_window_hold(void)
+{
+	while (__atomic_load_n(&wl_edge.pending, __ATOMIC_ACQUIRE) && !wl_stop)
+		futex_call(&wl_edge.pending, FUTEX_WAIT_PRIVATE, 1);	/* returns at once if no longer 1 */
+}
+
+/* Wait for one byte on FD, at most WL_WINDOW_ACK_MS: the outcome, as "window_ack" says it. */
+static const char *window_ack_wait(int fd)
+{
+	uint64_t until = wl_now_ns() + (uint64_t)WL_WINDOW_ACK_MS * 1000000u;
+
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		uint64_t now = wl_now_ns();
+		char c;
+		ssize_t n;
+		int r;
+
+		if (wl_stop)
+			return "stopped";
+		if (now >= until)
+			return "timed out";
+		r = poll(&pfd, 1, (int)((until - now + 999999u) / 1000000u));
+		if (r < 0 && errno != EINTR)
+			return "closed";
+		if (r <= 0)
+			continue;
+		n = read(fd, &c, 1);
+		if (n == 1)
+			return "acked";
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		return "closed";
+	}
+}
+
+uint64_t wl_window_start(const struct wl_gen *g, uint64_t now)
+{
+	uint64_t t;
+
+	if (g->window_ack_fd <= 0) {
+		wl_window_mark(g, "start");
+		return now;
+	}
+	__atomic_store_n(&wl_edge.pending, 1, __ATOMIC_RELEASE);
+	wl_window_mark(g, "start");
+	wl_edge.status = window_ack_wait(g->window_ack_fd);
+	t = wl_now_ns();
+	wl_edge.wait_ns = t - now;
+	__atomic_store_n(&wl_edge.pending, 0, __ATOMIC_RELEASE);
+	futex_call(&wl_edge.pending, FUTEX_WAKE_PRIVATE, INT32_MAX);
+	if (strcmp(wl_edge.status, "acked"))
+		error("no acknowledgement of the window's start on descriptor %d (%s after %.3f s): "
+		      "the window starts without it", g->window_ack_fd, wl_edge.status, (double)(t - now) / 1e9);
+	return t;
+}
+
+void wl_window_ack_json(const struct wl_gen *g, struct json_object *doc)
+{
+	struct json_object *o;
+
+	if (g->window_ack_fd <= 0)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "status", json_object_new_string(wl_edge.status ? wl_edge.status : "not reached"));
+	json_object_object_add(o, "wait_s", wl_jdouble((double)wl_edge.wait_ns / 1e9));
+	json_object_object_add(doc, "window_ack", o);
 }
 
 void wl_gen_params_work(const struct wl_gen *g, struct json_object *o)

@@ -86,9 +86,10 @@ struct wl_gen {
 	long src_lo, src_hi;		/* --src-ports LO-HI (default WL_SRC_PORTS_LO-HI) */
 	long idle_end_ms;		/* listener: --idle-end (0: run to the deadline) */
 	int window_fd;			/* --window-fd: where the window's edges are said (0: nowhere) */
+	int window_ack_fd;		/* --window-ack-fd: where the window's start is acknowledged (0: not waited for) */
 	struct {			/* the other shared options, as given */
 		const char *port, *threads, *duration, *warmup, *v6, *ready_fd, *start_wait;
-		const char *ops, *warmup_ops, *seed, *src_ports, *idle_end, *window_fd;
+		const char *ops, *warmup_ops, *seed, *src_ports, *idle_end, *window_fd, *window_ack_fd;
 	} arg;
 };
 
@@ -123,7 +124,7 @@ struct json_object *wl_gen_params_json(const struct wl_gen *g);
  * --src-ports LO-HI (the sending role: its `nsock` sockets bind source ports
  * drawn from LO-HI by S, wl_seed_ports(); `nsock` must fit in the range),
  * --idle-end S (the listening role), --window-fd N (the sending role, with
- * --ops). `unit` is how many operations one send makes (GSO segments):
+ * --ops), --window-ack-fd N (with --window-fd). `unit` is how many operations one send makes (GSO segments):
  * --ops and --warmup-ops must be multiples of it.
  * 0 or -1 (message printed).
  */
@@ -141,6 +142,33 @@ int wl_gen_work(struct wl_gen *g, long nsock, long unit);
  * No-op without --window-fd.
  */
 void wl_window_mark(const struct wl_gen *g, const char *what);
+/*
+ * The window's start, acknowledged (--window-ack-fd A): whoever reads the
+ * window's lines takes its snapshots (counters, idle time) while no
+ * operation runs and outside the time the window is timed by, then says so
+ * with one byte on A. wl_window_start() writes "start" as wl_window_mark()
+ * does and, with A, waits until a byte can be read from A: at most
+ * WL_WINDOW_ACK_MS, or until A's other end is closed, or a signal stops the
+ * run (then it goes on, logs why once, and the document says so, see
+ * wl_window_ack_json()). It returns the clock that times the window's
+ * start: NOW without A (exactly as before), else the clock read after the
+ * wait. While a thread waits, the other sending threads stop in
+ * wl_window_hold() at their next operation (a futex: no spinning on the
+ * reader's CPU); an operation already in a system call completes, and is
+ * counted in the window, as it would be without A. wl_window_hold() returns
+ * at once when no start is pending; call it only with A
+ * (g->window_ack_fd > 0), so a run without A does what it did before.
+ */
+#define WL_WINDOW_ACK_MS 30000
+uint64_t wl_window_start(const struct wl_gen *g, uint64_t now);
+void wl_window_hold(void);
+/*
+ * With --window-ack-fd, "window_ack" in the document: {"status": "acked",
+ * "timed out", "closed" (A's other end closed first), "stopped" (a signal) or
+ * "not reached" (the window never started), "wait_s": how long the wait
+ * took}. Without it nothing, so documents keep their shape.
+ */
+void wl_window_ack_json(const struct wl_gen *g, struct json_object *doc);
 /* Add what wl_gen_work() parsed to a document's "params", only the options given (so documents without them keep their shape). */
 void wl_gen_params_work(const struct wl_gen *g, struct json_object *o);
 
