@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "buf.h"
 #include "idle.h"
@@ -118,9 +119,26 @@ no_idle:
 		     cur->cpu);
 }
 
-int idle_snap_read(struct idle_snap *out)
+int idle_snap_at(struct idle_snap *s, uint64_t clock_ns, enum idle_edge edge)
+{
+	if (edge == IDLE_EDGE_FIRST ? clock_ns < s->now_ns : clock_ns > s->now_ns)
+		return -1;
+	s->now_ns = clock_ns;
+	return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int idle_snap_read(struct idle_snap *out, enum idle_edge edge)
 {
 	struct buf b = BUF_INIT;
+	uint64_t before = edge == IDLE_EDGE_LAST ? monotonic_ns() : 0, after;
 	int ret, lvl = log_get_level();
 
 	memset(out, 0, sizeof(*out));
@@ -129,11 +147,18 @@ int idle_snap_read(struct idle_snap *out)
 		buf_release(&b);
 		return -1;
 	}
+	after = monotonic_ns();	/* before the parse: it is the snapshot's cost too */
 	if (lvl < LOG_DEBUG)	/* a kernel without it is no error: /proc/stat is used */
 		log_set_level(LOG_CRIT);
 	ret = parse_timer_list_idle(b.buf, b.len, "/proc/timer_list", out);
 	log_set_level(lvl);
 	buf_release(&b);
+	if (!ret && idle_snap_at(out, edge == IDLE_EDGE_LAST ? before : after, edge)) {
+		debug("/proc/timer_list's 'now at' %llu ns is not between the clock's %llu and %llu ns: "
+		      "the cpu monitor counts busy time from /proc/stat", (unsigned long long)out->now_ns,
+		      (unsigned long long)before, (unsigned long long)after);
+		ret = -1;
+	}
 	return ret;
 }
 

@@ -26,7 +26,7 @@ struct idle_cpu {
 };
 
 struct idle_snap {
-	uint64_t now_ns;		/* "now at N nsecs": the clock the counters run on */
+	uint64_t now_ns;		/* "now at N nsecs": the clock the counters run on (idle_snap_at() moves it) */
 	struct idle_cpu *cpus;		/* each "cpu: N" with its idle_sleeptime */
 	size_t n;
 };
@@ -38,8 +38,34 @@ struct idle_snap {
  * and the line. *OUT is released with idle_snap_free() either way.
  */
 int parse_timer_list_idle(const char *text, size_t len, const char *what, struct idle_snap *out);
-/* Read /proc/timer_list into *OUT: 0 or -1 (logged at debug level: the caller falls back to /proc/stat). */
-int idle_snap_read(struct idle_snap *out);
+/*
+ * A window's busy time runs between two snapshots, and what the monitor
+ * does to take them should not be in it: a read of /proc/timer_list costs
+ * ~156,000 guest instructions (docs/observation.md). The snapshot's own
+ * clock ("now at", ktime_get(): CLOCK_MONOTONIC) is read as the file is
+ * generated, so the first snapshot's busy time would take in the rest of
+ * its read and its parse, and the last one's the start of its read. Each
+ * snapshot is therefore moved to a CLOCK_MONOTONIC time read beside it:
+ * the first to the clock read right after its read ended (IDLE_EDGE_FIRST),
+ * the last to the clock read right before its read began (IDLE_EDGE_LAST).
+ * The counters are those of that time too: the reading CPU (the one CPU
+ * online, the case this is used for) runs the reader from the clock read to
+ * the file's generation or back, and a CPU that runs a task is not idle, so
+ * its idle_sleeptime and iowait_sleeptime (brought up to date when it last
+ * left idle) do not move in between. (Reading a proc file does not sleep;
+ * were the reader to block there, for a page fault say, its idle time
+ * would fall in the window and the busy time come out short by it.)
+ * idle_snap_at() does the move, and refuses a clock on the wrong side of
+ * "now at".
+ */
+enum idle_edge { IDLE_EDGE_FIRST, IDLE_EDGE_LAST };
+/* Set S's now_ns to CLOCK_NS, the clock of EDGE (above): 0, or -1 when it lies on the wrong side of "now at". */
+int idle_snap_at(struct idle_snap *s, uint64_t clock_ns, enum idle_edge edge);
+/*
+ * Read /proc/timer_list into *OUT, with the clock of EDGE (idle_snap_at()):
+ * 0 or -1 (logged at debug level: the caller falls back to /proc/stat).
+ */
+int idle_snap_read(struct idle_snap *out, enum idle_edge edge);
 void idle_snap_free(struct idle_snap *s);
 
 /*

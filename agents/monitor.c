@@ -142,7 +142,15 @@ static void series_point(struct json_object *series, const char *name, double t,
 	json_object_array_add(a, p);
 }
 
-static void cpu_sample(struct mon_ctx *m)
+static void proc_stat_copy(struct proc_stat *dst, const struct proc_stat *src)
+{
+	dst->n = src->n;
+	dst->cpus = xmalloc(src->n * sizeof(*src->cpus));
+	memcpy(dst->cpus, src->cpus, src->n * sizeof(*src->cpus));
+}
+
+/* A point of the per-second series from a new read of /proc/stat, which becomes cpu_prev: 0 or -1 (unavailable). */
+static int cpu_sample(struct mon_ctx *m)
 {
 	struct proc_stat now;
 	double t;
@@ -150,7 +158,7 @@ static void cpu_sample(struct mon_ctx *m)
 
 	if (read_proc_stat(&now)) {
 		unavailable(m, MON_CPU, "cannot read /proc/stat");
-		return;
+		return -1;
 	}
 	t = round((now_ms() - m->win_start_ms) / 100.0) / 10.0;
 	for (i = 0; i < now.n; i++) {
@@ -171,6 +179,7 @@ static void cpu_sample(struct mon_ctx *m)
 	}
 	proc_stat_free(&m->cpu_prev);
 	m->cpu_prev = now;
+	return 0;
 }
 
 /* --- nic -------------------------------------------------------------------------- */
@@ -494,12 +503,9 @@ void mon_window_start(struct mon_ctx *m)
 	if (m->want[MON_CPU]) {
 		if (read_proc_stat(&m->cpu_first)) {
 			unavailable(m, MON_CPU, "cannot read /proc/stat");
-		} else {
+		} else {	/* one read: the series' first point is the same data */
 			m->have_cpu_first = 1;
-			read_proc_stat(&m->cpu_prev);
-			/* the "cpu" line and one CPU: its idle time to the ns is exact (idle.h) */
-			if (m->cpu_first.n == 2 && !idle_snap_read(&m->idle_first))
-				m->have_idle = 1;
+			proc_stat_copy(&m->cpu_prev, &m->cpu_first);
 		}
 	}
 	if (m->want[MON_NIC])
@@ -578,10 +584,18 @@ static void perf_record_argv(struct mon_ctx *m, struct strvec *argv, const char 
 	}
 }
 
+void mon_window_started(struct mon_ctx *m)
+{
+	/* the "cpu" line and one CPU: its idle time to the ns is exact (idle.h) */
+	if (m->want[MON_CPU] && m->have_cpu_first && m->cpu_first.n == 2 &&
+	    !idle_snap_read(&m->idle_first, IDLE_EDGE_FIRST))
+		m->have_idle = 1;
+}
+
 void mon_tick(struct mon_ctx *m)
 {
 	if (m->want[MON_CPU] && m->have_cpu_first)
-		cpu_sample(m);
+		(void)cpu_sample(m);
 }
 
 void mon_profile_start(struct mon_ctx *m)
@@ -612,11 +626,11 @@ void mon_window_end(struct mon_ctx *m)
 {
 	m->win_end_ms = now_ms();
 	if (m->want[MON_CPU] && m->have_cpu_first) {
-		if (m->have_idle && idle_snap_read(&m->idle_last))
+		/* first: its clock ends the busy time (idle.h) */
+		if (m->have_idle && idle_snap_read(&m->idle_last, IDLE_EDGE_LAST))
 			m->have_idle = 0;
-		cpu_sample(m);
-		if (read_proc_stat(&m->cpu_last))
-			unavailable(m, MON_CPU, "cannot read /proc/stat");
+		if (!cpu_sample(m))	/* one read for the series' last point and the window's */
+			proc_stat_copy(&m->cpu_last, &m->cpu_prev);
 	}
 	if (m->want[MON_NIC])
 		nic_snapshot(m, &m->nic_after);

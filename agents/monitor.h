@@ -30,6 +30,10 @@ const char *monitor_name(int idx);
  *	                       in a run sized by work perf stat and perf
  *	                       record too, events disabled (below)
  *	mon_window_start()     at warmup end: counter snapshots, perf stat
+ *	mon_window_started()   last at the window's start: the idle snapshot,
+ *	                       whose clock starts the busy time (idle.h); in a
+ *	                       run sized by work the generator's window starts
+ *	                       after it (run.c acknowledges the "start" line)
  *	mon_tick()             every second of the measured window
  *	mon_profile_start()    once, a quarter into the window
  *	mon_window_end()       at the deadline: snapshots, stop bpftrace
@@ -111,6 +115,7 @@ struct mon_ctx {
 void mon_init(struct mon_ctx *m);
 void mon_start_early(struct mon_ctx *m);
 void mon_window_start(struct mon_ctx *m);
+void mon_window_started(struct mon_ctx *m);
 void mon_tick(struct mon_ctx *m);
 void mon_profile_start(struct mon_ctx *m);
 void mon_window_end(struct mon_ctx *m);

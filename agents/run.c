@@ -535,7 +535,27 @@ struct win_reader {
 	int fd;
 	char b[64];
 	size_t got;
+	int ack;	/* the generator's --window-ack-fd, our end (-1: none) */
 };
+
+/*
+ * The window's start is acknowledged: the monitors took their snapshots,
+ * and the generator, which waited with its other threads held, times its
+ * window from now on (docs/observation.md, "The cpu monitor's own cost").
+ * A generator gone (EPIPE) is no error here: its exit says what happened.
+ */
+static void window_ack(struct win_reader *r)
+{
+	ssize_t n;
+
+	if (r->ack < 0)
+		return;
+	do
+		n = write(r->ack, "k", 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		debug("cannot acknowledge the window's start to the generator: %s", strerror(errno));
+}
 
 /* The next line until UNTIL (now_ms()): WIN_START, WIN_END, WIN_NONE (the time came), WIN_EOF (the generator ended). */
 static int window_line(struct win_reader *r, int64_t until)
@@ -590,6 +610,9 @@ static void window_of_work(struct mon_ctx *m, struct cm_ctx *cm, const struct sp
 	mon_window_start(m);
 	if (w == WIN_START && m->want[MON_PERF_PROFILE])
 		mon_profile_start(m);
+	mon_window_started(m);
+	if (w == WIN_START)
+		window_ack(wr);
 	next_tick = m->win_start_ms + 1000;
 	while (w == WIN_START) {
 		int e = window_line(wr, next_tick < limit ? next_tick : limit);
@@ -623,6 +646,7 @@ static void window_timed(struct mon_ctx *m, struct cm_ctx *cm, const struct spec
 		sleep_until(t0 + (int64_t)llround(s->warmup_s * 1000));
 	cm_window_start(cm);
 	mon_window_start(m);
+	mon_window_started(m);
 	next_tick = m->win_start_ms + 1000;
 	for (;;) {
 		int64_t now = now_ms(), target = planned_end;
@@ -667,10 +691,11 @@ int cmd_run(int argc, char **argv)
 	struct json_object *res = NULL, *si, *k, *timing, *doc = NULL, *v;
 	char *dir = NULL, *path = NULL, *workdir = NULL, *lockpath = NULL, *err = NULL;
 	char digest[65], host[256] = "";
-	struct win_reader wr = { -1, "", 0 };
+	struct win_reader wr = { -1, "", 0, -1 };
 	double start, end, ops = 0;
 	int64_t t0;
-	int rc = 1, gen_started = 0, mon_inited = 0, serves, ready[2] = { -1, -1 }, win[2] = { -1, -1 }, lockfd = -1;
+	int rc = 1, gen_started = 0, mon_inited = 0, serves, ready[2] = { -1, -1 }, win[2] = { -1, -1 };
+	int ack[2] = { -1, -1 }, lockfd = -1;
 	size_t i;
 
 	if (argc != 1) {
@@ -791,6 +816,14 @@ int cmd_run(int argc, char **argv)
 		strvec_push(&gargv, "--window-fd");
 		strvec_pushf(&gargv, "%d", win[1]);
 		wr.fd = win[0];
+		/* and waits at its start until the monitors took their snapshots (window_ack()) */
+		if (pipe2(ack, O_CLOEXEC) || fcntl(ack[0], F_SETFD, 0)) {
+			error_errno("cannot make the pipe of the window's acknowledgement");
+			goto out;
+		}
+		strvec_push(&gargv, "--window-ack-fd");
+		strvec_pushf(&gargv, "%d", ack[0]);
+		wr.ack = ack[1];
 	}
 	if (log_get_level() >= LOG_DEBUG) {
 		char *line = strvec_join(&gargv, " ");
@@ -813,6 +846,10 @@ int cmd_run(int argc, char **argv)
 		close(win[1]);	/* only the generator holds the write end now */
 		win[1] = -1;
 	}
+	if (ack[0] >= 0) {
+		close(ack[0]);	/* and the read end of the acknowledgement */
+		ack[0] = -1;
+	}
 	if (serves) {
 		close(ready[1]);	/* only the generator holds the write end now */
 		ready[1] = -1;
@@ -824,9 +861,12 @@ int cmd_run(int argc, char **argv)
 		ready[0] = -1;
 	}
 	/* err: the generator is stopping, do not wait out the run */
-	if (s.ops)
+	if (s.ops) {
 		window_of_work(&m, &cm, &s, t0, &wr, err != NULL);
-	else
+		/* a generator still waiting for the acknowledgement (no "start" seen in time) reads end-of-file */
+		close(ack[1]);
+		ack[1] = wr.ack = -1;
+	} else
 		window_timed(&m, &cm, &s, t0, err != NULL);
 	if (gen_started && err) {
 		run_finish(&gen);
@@ -882,6 +922,8 @@ out:
 			close(ready[i]);
 		if (win[i] >= 0)
 			close(win[i]);
+		if (ack[i] >= 0)
+			close(ack[i]);
 	}
 	if (mon_inited)
 		mon_release(&m);

@@ -25,6 +25,7 @@ int main(void)
 	struct idle_cpu c1 = { 0, 1000, 50 }, c2 = { 0, 1000 + 150000000, 50 + 1000 };
 	uint64_t busy = 0;
 	size_t la, lb;
+	int rc;
 	char *ta = fixture("timer_list-a.txt", &la), *tb = fixture("timer_list-b.txt", &lb), *cut, *p;
 
 	log_init("agent-idle", 0, LOG_CRIT);
@@ -51,6 +52,28 @@ int main(void)
 	ok(!idle_busy_ns(&one, &two, &busy) && busy == 200000000ULL - 150000000ULL - 1000ULL,
 	   "one CPU: elapsed - idle - iowait = %llu ns", (unsigned long long)busy);
 	ok(idle_busy_ns(&one, &a, &busy) < 0, "reads of other CPU sets are refused");
+
+	/*
+	 * The edges' clocks (idle.h): the first snapshot moves to the clock read
+	 * after its read (later than its "now at"), the last to the one read
+	 * before (earlier); the busy time then leaves both reads out. Here the
+	 * reads took 156 us and 150 us, which would have been busy time.
+	 */
+	one.now_ns = 5000000000ULL;
+	two.now_ns = 5200000000ULL;
+	ok(idle_snap_at(&one, 5000000000ULL - 1, IDLE_EDGE_FIRST) < 0 && one.now_ns == 5000000000ULL,
+	   "a first snapshot's clock before its 'now at' is refused, and moves nothing");
+	ok(idle_snap_at(&two, 5200000000ULL + 1, IDLE_EDGE_LAST) < 0 && two.now_ns == 5200000000ULL,
+	   "a last snapshot's clock after its 'now at' is refused");
+	ok(!idle_snap_at(&one, 5000156000ULL, IDLE_EDGE_FIRST) && one.now_ns == 5000156000ULL,
+	   "the first snapshot moves to the clock after its read");
+	ok(!idle_snap_at(&two, 5199850000ULL, IDLE_EDGE_LAST) && two.now_ns == 5199850000ULL,
+	   "the last snapshot moves to the clock before its read");
+	rc = idle_busy_ns(&one, &two, &busy);
+	ok(!rc && busy == 200000000ULL - 156000ULL - 150000ULL - 150000000ULL - 1000ULL,
+	   "busy between the edges' clocks: the reads left out (%llu ns)", (unsigned long long)busy);
+	ok(!idle_snap_at(&one, one.now_ns, IDLE_EDGE_FIRST) && !idle_snap_at(&two, two.now_ns, IDLE_EDGE_LAST),
+	   "a clock equal to 'now at' is taken");
 
 	/* a kernel without NO_HZ prints no idle counters */
 	cut = xstrdup(ta);
