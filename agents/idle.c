@@ -182,3 +182,13 @@ int idle_busy_ns(const struct idle_snap *a, const struct idle_snap *b, uint64_t 
 	*busy_ns = el * a->n - idle;
 	return 0;
 }
+
+int idle_busy_span_ns(const struct idle_snap *a, const struct idle_snap *b, uint64_t start, uint64_t end,
+		      uint64_t *busy_ns)
+{
+	struct idle_snap x = *a, y = *b;	/* copies: only now_ns moves */
+
+	if (!start || end <= start || idle_snap_at(&x, start, IDLE_EDGE_FIRST) || idle_snap_at(&y, end, IDLE_EDGE_LAST))
+		return -1;
+	return idle_busy_ns(&x, &y, busy_ns);
+}

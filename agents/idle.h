@@ -74,5 +74,14 @@ void idle_snap_free(struct idle_snap *s);
  * -1 when the two do not list the same CPUs or a counter went backwards.
  */
 int idle_busy_ns(const struct idle_snap *a, const struct idle_snap *b, uint64_t *busy_ns);
+/*
+ * Busy nanoseconds over [START, END], a span that lies between A and B
+ * (CLOCK_MONOTONIC) and in whose margins (A to START, END to B) the CPU was
+ * never idle, so that A's and B's counters are those of START and END: A
+ * and B moved there (idle_snap_at()), then idle_busy_ns(). 0 and *BUSY_NS
+ * set, or -1 when the span is empty or not between A and B.
+ */
+int idle_busy_span_ns(const struct idle_snap *a, const struct idle_snap *b, uint64_t start, uint64_t end,
+		      uint64_t *busy_ns);
 
 #endif

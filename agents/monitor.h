@@ -95,6 +95,13 @@ struct mon_ctx {
 	struct proc_stat cpu_first, cpu_prev, cpu_last;
 	int have_cpu_first;
 	struct idle_snap idle_first, idle_last;	/* one CPU online: busy time to the ns (idle.h) */
+	/*
+	 * A run sized by work whose start was acknowledged: the generator's
+	 * window, its CLOCK_MONOTONIC edges (its document's "window_ack"; 0:
+	 * unknown), set by the caller before mon_finish(). The busy time is
+	 * then counted over the window itself (finish_cpu()).
+	 */
+	uint64_t gen_start_ns, gen_end_ns;
 	int have_idle;
 	struct json_object *cpu_series;	/* { "cpu_busy_pct": [[t, v]...], "cpu0.busy_pct": ... } */
 	struct counters nic_before, nic_after;

@@ -596,6 +596,26 @@ static int window_line(struct win_reader *r, int64_t until)
 }
 
 /*
+ * The window's edges as the generator timed them (its document's
+ * "window_ack", when the start was acknowledged), for the cpu monitor's
+ * busy time over the same span (monitor.h).
+ */
+static void window_clocks(struct json_object *doc, struct mon_ctx *m)
+{
+	struct json_object *a, *v;
+	const char *st;
+	int64_t x;
+
+	if (!json_object_object_get_ex(doc, "window_ack", &a) || !json_object_object_get_ex(a, "status", &v) ||
+	    !(st = json_object_get_string(v)) || strcmp(st, "acked"))
+		return;
+	if (json_object_object_get_ex(a, "start_ns", &v) && (x = json_object_get_int64(v)) > 0)
+		m->gen_start_ns = (uint64_t)x;
+	if (json_object_object_get_ex(a, "end_ns", &v) && (x = json_object_get_int64(v)) > 0)
+		m->gen_end_ns = (uint64_t)x;
+}
+
+/*
  * The measured window of a run sized by work: from the generator's "start"
  * to its "end" (or its exit, or its time limit and WINDOW_SLACK_MS), with
  * the cpu monitor's tick every second and the profile over the whole window.
@@ -882,8 +902,10 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	end = now_wall();
-	if (doc)
+	if (doc) {
 		ops = workload_metrics(res, &s, doc);
+		window_clocks(doc, &m);
+	}
 	cm_finish(&cm, res, ops);
 	mon_finish(&m, res, ops);
 

@@ -199,7 +199,8 @@ test_expect_success 'udp-tx and udp-rr --window-ack-fd: the window starts after 
 		--duration 30 --ops 2000 --warmup-ops 4000 &&
 	test_cmp expect atx.lines &&
 	$JV atx.json --check "d[\"window_ack\"][\"status\"] == \"acked\"" "d[\"window_ack\"][\"wait_s\"] >= 2" \
-		"d[\"packets\"] == 2000" "d[\"duration_s\"] < 1.5" &&
+		"d[\"packets\"] == 2000" "d[\"duration_s\"] < 1.5" \
+		"abs((d[\"window_ack\"][\"end_ns\"] - d[\"window_ack\"][\"start_ns\"]) / 1e9 - d[\"duration_s\"]) < 0.001" &&
 	ack_after 1 atx0 "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 30 --ops 2000 &&
 	test_cmp expect atx0.lines &&
 	$JV atx0.json --check "d[\"window_ack\"][\"status\"] == \"acked\"" "d[\"duration_s\"] < 0.9" &&
@@ -224,6 +225,7 @@ os.close(lw); os.close(ar); os.close(aw)
 while os.read(lr, 64): pass
 sys.exit(p.wait())" "$KLAB_UDP_TX" send --addr 127.0.0.1 --port 9 --duration 30 --ops 2000 --warmup-ops 1000 &&
 	$JV aclosed.json --check "d[\"window_ack\"][\"status\"] == \"closed\"" "d[\"window_ack\"][\"wait_s\"] < 5" \
+		"d[\"window_ack\"][\"end_ns\"] > d[\"window_ack\"][\"start_ns\"] > 0" \
 		"d[\"packets\"] == 2000" &&
 	test_grep "no acknowledgement of the window.s start on descriptor [0-9]* (closed after" aclosed.err
 '

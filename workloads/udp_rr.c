@@ -585,7 +585,7 @@ static int rr_client(struct rr_params *p)
 	json_object_object_add(doc, "schema", json_object_new_string("klab-udp-rr/1"));
 	json_object_object_add(doc, "role", json_object_new_string("client"));
 	json_object_object_add(doc, "params", rr_params_json(p));
-	wl_window_ack_json(&p->g, doc);
+	wl_window_ack_json(&p->g, doc, WL_LOAD(&c.win_start), WL_LOAD(&c.win_end));
 	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
 	json_object_object_add(doc, "duration_s", wl_jdouble(secs));
 	json_object_object_add(doc, "transactions", wl_jint(win.done));

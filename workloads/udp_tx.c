@@ -640,7 +640,7 @@ static int tx_run(struct tx_params *p)
 	json_object_object_add(doc, "schema", json_object_new_string("klab-udp-tx/1"));
 	json_object_object_add(doc, "role", json_object_new_string(p->g.listen ? "sink" : "send"));
 	json_object_object_add(doc, "params", tx_params_json(p));
-	wl_window_ack_json(&p->g, doc);
+	wl_window_ack_json(&p->g, doc, WL_LOAD(&run.win_start), WL_LOAD(&run.win_end));
 	json_object_object_add(doc, "warmup_s", wl_jdouble((double)p->g.warmup_ms / 1000.0));
 	if (p->g.listen) {
 		/* how long after the sink was ready its first packet came (null: none came) */

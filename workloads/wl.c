@@ -318,7 +318,7 @@ uint64_t wl_window_start(const struct wl_gen *g, uint64_t now)
 	return t;
 }
 
-void wl_window_ack_json(const struct wl_gen *g, struct json_object *doc)
+void wl_window_ack_json(const struct wl_gen *g, struct json_object *doc, uint64_t start, uint64_t end)
 {
 	struct json_object *o;
 
@@ -327,6 +327,8 @@ void wl_window_ack_json(const struct wl_gen *g, struct json_object *doc)
 	o = json_object_new_object();
 	json_object_object_add(o, "status", json_object_new_string(wl_edge.status ? wl_edge.status : "not reached"));
 	json_object_object_add(o, "wait_s", wl_jdouble((double)wl_edge.wait_ns / 1e9));
+	json_object_object_add(o, "start_ns", wl_jint(start));
+	json_object_object_add(o, "end_ns", wl_jint(end));
 	json_object_object_add(doc, "window_ack", o);
 }
 

@@ -166,9 +166,12 @@ void wl_window_hold(void);
  * With --window-ack-fd, "window_ack" in the document: {"status": "acked",
  * "timed out", "closed" (A's other end closed first), "stopped" (a signal) or
  * "not reached" (the window never started), "wait_s": how long the wait
- * took}. Without it nothing, so documents keep their shape.
+ * took, "start_ns" and "end_ns": the CLOCK_MONOTONIC times that time the
+ * window, START and END (0: not reached), to the nanosecond, so that the
+ * reader can count its CPU's busy time over the same span}. Without the
+ * option nothing, so documents keep their shape.
  */
-void wl_window_ack_json(const struct wl_gen *g, struct json_object *doc);
+void wl_window_ack_json(const struct wl_gen *g, struct json_object *doc, uint64_t start, uint64_t end);
 /* Add what wl_gen_work() parsed to a document's "params", only the options given (so documents without them keep their shape). */
 void wl_gen_params_work(const struct wl_gen *g, struct json_object *o);
 

@@ -75,6 +75,22 @@ int main(void)
 	ok(!idle_snap_at(&one, one.now_ns, IDLE_EDGE_FIRST) && !idle_snap_at(&two, two.now_ns, IDLE_EDGE_LAST),
 	   "a clock equal to 'now at' is taken");
 
+	/*
+	 * The generator's window inside the snapshots' span (a run sized by work,
+	 * its start acknowledged): the busy time over the window alone, the
+	 * snapshots' counters unchanged; a window not inside is refused.
+	 */
+	rc = idle_busy_span_ns(&one, &two, 5000200000ULL, 5199800000ULL, &busy);
+	ok(!rc && busy == 199600000ULL - 150000000ULL - 1000ULL && one.now_ns == 5000156000ULL &&
+	   two.now_ns == 5199850000ULL, "busy over the generator's window: %llu ns", (unsigned long long)busy);
+	ok(idle_busy_span_ns(&one, &two, 5000100000ULL, 5199800000ULL, &busy) < 0,
+	   "a window that starts before the first snapshot is refused");
+	ok(idle_busy_span_ns(&one, &two, 5000200000ULL, 5199900000ULL, &busy) < 0,
+	   "a window that ends after the last snapshot is refused");
+	ok(idle_busy_span_ns(&one, &two, 0, 5199800000ULL, &busy) < 0 &&
+	   idle_busy_span_ns(&one, &two, 5100000000ULL, 5100000000ULL, &busy) < 0,
+	   "no window (0) or an empty one is refused");
+
 	/* a kernel without NO_HZ prints no idle counters */
 	cut = xstrdup(ta);
 	while ((p = strstr(cut, ".idle_sleeptime")))
