@@ -293,6 +293,9 @@ test_expect_success ROOT,NETNS,PERF 'ops: N transactions, the monitors over the 
 	check(abs(t["window_s"] - gen) <= 0.1 * gen + 0.05,
 	      "monitor window %.3f s ~ the generator window %.3f s" % (t["window_s"], gen))
 	check(t["duration_s"] == t["window_s"], "duration_s is the window, not the limit")
+	a = w["window_ack"]
+	check(a["status"] == "acked" and abs((a["end_ns"] - a["start_ns"]) / 1e9 - gen) < 0.001,
+	      "the generator timed its window after the agent acknowledged its start (%s)" % a)
 	check(abs(m["tps"] * gen - 150000) <= 0.001 * 150000 + 20, "tps x window = 150000")
 	cnt = c["counters"]
 	for k in ("udp.OutDatagrams", "udp.InDatagrams"):
