@@ -415,6 +415,8 @@ struct json_object *sysinfo_collect(int with_tools)
 	add_str(k, "build_id", bid);
 	add_file(k, "boot_id", "/proc/sys/kernel/random/boot_id");
 	add_file(k, "cmdline", "/proc/cmdline");
+	/* what timestamps cost: a boot on another clocksource (tsc, hpet, acpi_pm) pays differently per packet */
+	add_file(k, "clocksource", "/sys/devices/system/clocksource/clocksource0/current_clocksource");
 	json_object_object_add(o, "kernel", k);
 	json_object_object_add(o, "cpu", cpu_info());
 	json_object_object_add(o, "mem_kb", json_object_new_int64(meminfo_kb("MemTotal:")));
