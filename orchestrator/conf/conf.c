@@ -173,7 +173,8 @@ static const struct keydef machine_keys[] = {
 	{ "host", 1 }, { "port", 0 }, { "user", 0 }, { "role", 1 }, { "peer", 0 }, { "nic", 0 },
 	{ "addr", 0 }, { "boot", 0 }, { "power_cycle", 0 }, { "cpus", 0 }, { "profile", 0 },
 	{ "kernel_cmdline", 0 }, { "pool", 0 }, { "boot_dir", 0 }, { "reboot_cmd", 0 },
-	{ "initramfs", 0 }, { "clock", 0 }, { "shared_root", 0 }, { NULL, 0 },
+	{ "initramfs", 0 }, { "clock", 0 }, { "shared_root", 0 }, { "boot_probe_port", 0 },
+	{ NULL, 0 },
 };
 
 static const struct keydef tree_keys[] = {
@@ -323,6 +324,7 @@ static void load_machine(struct parser *p, struct klab_config *c, const struct r
 	m->pool = dupv(s, "pool", NULL);
 	m->clock = clocks[one_of(p, s, "clock", clocks, 0)];
 	m->shared_root = dupv(s, "shared_root", NULL);
+	m->boot_probe_port = (int)num(p, s, "boot_probe_port", 0, 0, 65535);
 	if (m->shared_root && m->shared_root[0] != '/') {
 		int line;
 

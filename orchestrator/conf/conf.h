@@ -62,6 +62,13 @@ struct conf_machine {
 	const char *clock;	/* "real" (default) or "icount": what times its runs (a static string) */
 	char *shared_root;	/* where the host's / is seen read-only on the machine (the qemu lab's
 				 * 9p root): kexec images are read from there, not uploaded (NULL: upload) */
+	/*
+	 * A TCP port on host that reaches a closed port of the machine's kernel
+	 * (the qemu lab's user networking forwards one): while the machine boots
+	 * the deploy opens SSH only once this port answers, so it never leaves a
+	 * connection that a forwarder hands to the next boot (0: none)
+	 */
+	int boot_probe_port;
 	int line;
 };
 

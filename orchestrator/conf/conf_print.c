@@ -108,6 +108,8 @@ void conf_print(const struct klab_config *c, FILE *out)
 		if (strcmp(m->clock, "real"))
 			pv(out, "clock", m->clock);
 		pv(out, "shared_root", m->shared_root);
+		if (m->boot_probe_port)
+			fprintf(out, "\tboot_probe_port = %d\n", m->boot_probe_port);
 	}
 	for (size_t i = 0; i < c->n_trees; i++) {
 		const struct conf_tree *t = &c->trees[i];

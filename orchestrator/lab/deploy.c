@@ -11,6 +11,7 @@
 #include "lab/deploy.h"
 #include "store/machines.h"
 #include "log.h"
+#include "netprobe.h"
 #include "progress.h"
 #include "run.h"
 #include "ssh/ssh.h"
@@ -21,6 +22,7 @@
 #define DEF_DOWN_MS 30000
 #define DEF_BOOT_MS 300000
 #define DEF_ATTEMPT_MS 10000
+#define PROBE_MS 2000		/* a kernel that is up resets a connection to a closed port within this */
 #define DEF_VERIFY_MS 30000
 #define DEF_POWER_MS 60000
 #define DEF_REMOTE_DIR "/var/lib/klab/boot"
@@ -161,7 +163,24 @@ static void sleep_until(int64_t deadline, long ms)
 	usleep((useconds_t)ms * 1000);
 }
 
-int deploy_wait_ssh(struct ssh_conn *c, long total_ms, long attempt_ms)
+/*
+ * A connection that a forwarder (the qemu lab's user networking) could not
+ * hand to a booting machine is not dropped when its client gives up: the
+ * forwarder tries the machine again for a minute, and in the next boot the
+ * late connection starts an sshd that does 30 M instructions in the middle
+ * of a run (docs/qemu-icount.md, "A run that did other work"). A machine
+ * with boot_probe_port is asked on that closed port first: SSH is opened
+ * only while its kernel answers there, so no attempt is left waiting.
+ * 1: it answers (or has no probe port), 0: it does not.
+ */
+static int kernel_up(const struct conf_machine *m)
+{
+	if (!m || m->boot_probe_port <= 0)
+		return 1;
+	return tcp_port_answers(m->host, m->boot_probe_port, PROBE_MS) != 0;	/* a local error: try SSH */
+}
+
+static int wait_ssh(struct ssh_conn *c, const struct conf_machine *m, long total_ms, long attempt_ms)
 {
 	int64_t start = now_ms(), deadline = start + or_default(total_ms, DEF_BOOT_MS);
 	int attempts = 0;
@@ -170,6 +189,10 @@ int deploy_wait_ssh(struct ssh_conn *c, long total_ms, long attempt_ms)
 	while (now_ms() < deadline) {
 		long left = (long)(deadline - now_ms());
 
+		if (!kernel_up(m)) {
+			sleep_until(deadline, 500);
+			continue;
+		}
 		attempts++;
 		if (try_connect(c, left < attempt_ms ? left : attempt_ms) == 0) {
 			info("machine '%s' answers SSH again after %.1f s (%d attempts)", ssh_name(c),
@@ -178,8 +201,14 @@ int deploy_wait_ssh(struct ssh_conn *c, long total_ms, long attempt_ms)
 		}
 		sleep_until(deadline, 500);
 	}
-	return ssh_fail(c, "machine '%s' did not answer SSH within %.0f s (%d attempts)", ssh_name(c),
-			   (double)or_default(total_ms, DEF_BOOT_MS) / 1000.0, attempts);
+	return ssh_fail(c, "machine '%s' did not answer SSH within %.0f s (%d attempts%s)", ssh_name(c),
+			   (double)or_default(total_ms, DEF_BOOT_MS) / 1000.0, attempts,
+			   m && m->boot_probe_port > 0 && !attempts ? ": its kernel never answered on its boot_probe_port" : "");
+}
+
+int deploy_wait_ssh(struct ssh_conn *c, long total_ms, long attempt_ms)
+{
+	return wait_ssh(c, NULL, total_ms, attempt_ms);
 }
 
 static int read_boot_id(struct ssh_conn *c, struct buf *out, long timeout_ms)
@@ -381,8 +410,8 @@ static int upload_kernel(struct ssh_conn *c, const struct deploy_artifact *a, co
  * answers with a new boot id (a fast reboot). 0 when it went, -1 when it
  * is still up on the same boot after down_ms.
  */
-static int boot_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, const char *const *argv,
-			    const char *what, const char *old_boot, int *rebooted)
+static int boot_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, const struct conf_machine *m,
+			    const char *const *argv, const char *what, const char *old_boot, int *rebooted)
 {
 	struct ssh_exec x = SSH_EXEC_INIT;
 	struct buf boot = BUF_INIT;
@@ -406,6 +435,10 @@ static int boot_and_go_down(struct ssh_conn *c, const struct deploy_opts *o, con
 	deadline = now_ms() + down_ms;
 	while (now_ms() < deadline) {
 		sleep_until(deadline, 300);
+		if (!kernel_up(m)) {
+			ret = 0;	/* gone: its kernel does not answer */
+			goto out;
+		}
 		if (try_connect(c, attempt) < 0) {
 			ret = 0;	/* gone */
 			goto out;
@@ -1107,7 +1140,7 @@ int deploy_boot(struct ssh_conn *c, struct db *db, const struct conf_machine *m,
 		info("machine '%s': rebooting into %s once (entry '%s'); its next boot is its default kernel again",
 		     m->name, a->release, entry.buf);
 		t0 = now_ms();
-		if (boot_and_go_down(c, &ro, (const char *const *)reboot.v,
+		if (boot_and_go_down(c, &ro, m, (const char *const *)reboot.v,
 				     m->reboot_cmd.n ? m->reboot_cmd.v[0] : "systemctl reboot", boot.buf, &rebooted) < 0) {
 			/* still up (it never went down): take the one-time entry back */
 			if (ssh_reconnect(c) == 0)
@@ -1126,16 +1159,16 @@ int deploy_boot(struct ssh_conn *c, struct db *db, const struct conf_machine *m,
 			goto done;
 		info("machine '%s': booting %s by kexec", m->name, a->release);
 		t0 = now_ms();
-		if (boot_and_go_down(c, o, kexec_argv, "kexec -e", boot.buf, &rebooted) < 0)
+		if (boot_and_go_down(c, o, m, kexec_argv, "kexec -e", boot.buf, &rebooted) < 0)
 			goto done;
 		break;
 	}
 
-	if (!rebooted && deploy_wait_ssh(c, boot_ms, attempt_ms) < 0) {
+	if (!rebooted && wait_ssh(c, m, boot_ms, attempt_ms) < 0) {
 		if (m->power_cycle.n) {
 			r->power_cycled = 1;
 			if (power_cycle(m, or_default(o->power_cycle_ms, DEF_POWER_MS)) == 0 &&
-			    deploy_wait_ssh(c, boot_ms, attempt_ms) == 0)
+			    wait_ssh(c, m, boot_ms, attempt_ms) == 0)
 				goto up;
 			buf_addf(&why, "did not answer SSH within %.0f s of booting %s, nor after its power_cycle command",
 				 (double)boot_ms / 1000.0, a->release);

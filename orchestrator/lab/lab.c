@@ -355,7 +355,7 @@ static int write_fragment(const struct nlab *l)
 		const struct nlab_machine *m = &l->m[i];
 
 		mc[i] = (struct lab_machine_conf){ m->name, m->mgmt_addr, m->port, m->nic, m->addr, "none", NULL, NULL, NULL,
-						   i % 2 == 0 && l->pool[0] ? l->pool : NULL, NULL };
+						   i % 2 == 0 && l->pool[0] ? l->pool : NULL, NULL, 0 };
 	}
 	ret = lab_write_fragment(&f);
 	free(mc);

@@ -44,6 +44,8 @@ int lab_write_fragment(const struct lab_fragment *f)
 			buf_addf(&b, "\tpower_cycle = %s\n", m->power_cycle);
 		if (m->shared_root)
 			buf_addf(&b, "\tshared_root = %s\n", m->shared_root);
+		if (m->probe_port > 0)
+			buf_addf(&b, "\tboot_probe_port = %d\n", m->probe_port);
 	}
 	ret = write_file_atomic(path, b.buf, b.len, 0644);
 	buf_release(&b);

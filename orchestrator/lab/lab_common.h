@@ -18,6 +18,7 @@ struct lab_machine_conf {
 	const char *power_cycle;	/* the command that restarts it from its default kernel, or NULL */
 	const char *pool;	/* a dut's pool, or NULL (not written) */
 	const char *shared_root;	/* where the host's / is seen on it (qemu: its 9p root), or NULL */
+	int probe_port;		/* boot_probe_port (qemu: a closed port of its kernel), or 0 (not written) */
 };
 
 /* A lab's config fragment: DIR/klab.conf. */

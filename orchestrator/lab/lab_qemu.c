@@ -19,6 +19,7 @@
 #include "lab/lab_qemu.h"
 #include "lock.h"
 #include "log.h"
+#include "netprobe.h"
 #include "quote.h"
 #include "run.h"
 #include "ssh/ssh.h"
@@ -342,6 +343,8 @@ int qlab_state_load(const char *dir, struct qlab_state *st)
 				st->g[g].pid = n;
 			else if (g >= 0 && !strcmp(k, "ssh_port"))
 				st->g[g].ssh_port = n;
+			else if (g >= 0 && !strcmp(k, "probe_port"))
+				st->g[g].probe_port = n;
 			/* unknown keys: written by a newer klab; ignored */
 		}
 	}
@@ -378,9 +381,9 @@ static int qlab_state_save(const struct qlab_state *st)
 	if (st->pool[0])
 		buf_addf(&b, "pool=%s\n", st->pool);
 	for (i = 0; i < nguests(st); i++)
-		buf_addf(&b, "%s.pid=%ld\n%s.ssh_port=%d\n%s.addr=%s\n",
+		buf_addf(&b, "%s.pid=%ld\n%s.ssh_port=%d\n%s.probe_port=%d\n%s.addr=%s\n",
 			 st->g[i].name, (long)st->g[i].pid, st->g[i].name, st->g[i].ssh_port,
-			 st->g[i].name, st->g[i].addr);
+			 st->g[i].name, st->g[i].probe_port, st->g[i].name, st->g[i].addr);
 	ret = write_file_atomic(path, b.buf, b.len, 0644);
 	buf_release(&b);
 	free(path);
@@ -555,7 +558,8 @@ static int write_fragment(const struct qlab_state *st, const char *profile)
 		m[i] = (struct lab_machine_conf){ st->g[i].name, "127.0.0.1", st->g[i].ssh_port, "eth1",
 						  st->g[i].addr, "kexec", profile,
 						  st->icount ? "icount" : NULL, pc[i / 2],
-						  st->pool[0] ? st->pool : NULL, QLAB_SHARED_ROOT };
+						  st->pool[0] ? st->pool : NULL, QLAB_SHARED_ROOT,
+						  st->g[i].probe_port };
 	ret = lab_write_fragment(&f);
 	for (i = 0; i < st->pairs; i++)
 		free(pc[i]);
@@ -650,7 +654,7 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	const struct qlab_guest *peer = &st->g[i | 1];	/* the pair's peer */
 	int prefix = st->pairs > 1 ? 30 : 24;	/* the workload link's (lab_qemu.h) */
 	char mac0[18], mac1[18];
-	struct buf app = BUF_INIT;
+	struct buf app = BUF_INIT, fwd = BUF_INIT;
 
 	mac_of(mac0, 0, st->index, i);
 	mac_of(mac1, 1, st->index, i);
@@ -747,12 +751,24 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 	/* management: user net moved into 198.18/15, isolated (restrict=on), ssh forwarded */
 	strvec_push(av, "-netdev");
 	if (st->peer_netns)
-		strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22,"
-			     "hostfwd=tcp:127.0.0.1:%d-:%d", QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port,
-			     peer->ssh_port, QLAB_PEER_SSH_PORT);
+		buf_addf(&fwd, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22,"
+			 "hostfwd=tcp:127.0.0.1:%d-:%d", QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port,
+			 peer->ssh_port, QLAB_PEER_SSH_PORT);
 	else
-		strvec_pushf(av, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22",
-			     QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port);
+		buf_addf(&fwd, "user,id=n0,net=%s,host=%s,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22",
+			 QLAB_MGMT_NET, QLAB_MGMT_HOST, g->ssh_port);
+	/*
+	 * The kernel's probe (boot_probe_port): a connection that slirp cannot
+	 * hand to a guest that is not up is tried again by slirp for a minute
+	 * after its client gave up. On the SSH port such a late connection
+	 * starts an sshd in the next boot, 30 M instructions in the middle of
+	 * a run (docs/qemu-icount.md, "A run that did other work"); on this
+	 * closed port it costs the guest's kernel one reset.
+	 */
+	if (g->probe_port > 0)
+		buf_addf(&fwd, ",hostfwd=tcp:127.0.0.1:%d-:%d", g->probe_port, QLAB_PROBE_PORT);
+	strvec_push(av, fwd.buf);
+	buf_release(&fwd);
 	strvec_push(av, "-device");
 	strvec_pushf(av, "virtio-net-pci,netdev=n0,mac=%s,romfile=", mac0);
 	strvec_push(av, "-device");
@@ -925,6 +941,9 @@ static int wait_ssh(const struct qlab_state *st, long timeout_s, int64_t t0)
 				      (long)st->g[i].pid, st->dir, st->g[qemu_of(st, i)].name);
 				goto out;
 			}
+			/* ssh only once the kernel answers (deploy.c kernel_up() says why) */
+			if (st->g[i].probe_port > 0 && tcp_port_answers("127.0.0.1", st->g[i].probe_port, 2000) == 0)
+				continue;
 			if (ssh_probe(st, i, &rel) == 0) {
 				up[i] = 1;
 				left--;
@@ -1299,21 +1318,34 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 			goto out;
 		}
 	}
-	/* ssh ports of every guest, then a socket link's port a pair: all different */
-	for (i = 0; i < nguests(st) + st->pairs; i++) {
-		int port, j, taken;
+	/*
+	 * ssh ports of every guest, the probe port of each qemu (a peer in a
+	 * namespace has its dut's), then a socket link's port a pair: all different
+	 */
+	{
+		int n = 2 * nguests(st) + st->pairs, *all = xcalloc((size_t)n, sizeof(*all)), bad = 0;
 
-		do {
-			port = free_port();
-			for (j = taken = 0; port > 0 && j < i; j++)
-				taken |= port == (j < nguests(st) ? st->g[j].ssh_port : sock_port[j - nguests(st)]);
-		} while (taken);
-		if (port < 0)
+		for (i = 0; i < n && !bad; i++) {
+			int j, taken;
+
+			if (i >= nguests(st) && i < 2 * nguests(st) && st->peer_netns && (i - nguests(st)) % 2)
+				continue;	/* the peer's: its dut's */
+			do {
+				all[i] = free_port();
+				for (j = taken = 0; all[i] > 0 && j < i; j++)
+					taken |= all[i] == all[j];
+			} while (taken);
+			bad = all[i] < 0;
+		}
+		for (i = 0; i < nguests(st) && !bad; i++) {
+			st->g[i].ssh_port = all[i];
+			st->g[i].probe_port = all[nguests(st) + (st->peer_netns ? i & ~1 : i)];
+		}
+		for (i = 0; i < st->pairs && !bad; i++)
+			sock_port[i] = all[2 * nguests(st) + i];
+		free(all);
+		if (bad)
 			goto out;
-		if (i < nguests(st))
-			st->g[i].ssh_port = port;
-		else
-			sock_port[i - nguests(st)] = port;
 	}
 	if (make_keys(st) < 0)
 		goto out;

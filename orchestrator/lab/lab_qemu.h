@@ -29,6 +29,7 @@
 #define QLAB_MAX_PAIRS 64		/* /30s in one /24 */
 #define QLAB_PEER_NETNS "klabpeer"	/* the peer's namespace inside the dut */
 #define QLAB_PEER_SSH_PORT 2222		/* the peer's sshd inside the dut */
+#define QLAB_PROBE_PORT 1		/* a closed TCP port of the guest: its kernel answers with a reset */
 #define QLAB_SHARED_ROOT "/run/klab/host"	/* where guest-init binds the host's root (read-only) */
 
 struct ssh_conn;
@@ -50,6 +51,14 @@ struct qlab_guest {
 	char name[16];		/* "dut" or "peer"; dutP, peerP in a lab of several pairs */
 	pid_t pid;		/* qemu's pid, 0 if unknown */
 	int ssh_port;		/* on 127.0.0.1 */
+	/*
+	 * On 127.0.0.1, forwarded to TCP port QLAB_PROBE_PORT of the guest's
+	 * kernel, where nothing listens (0: none, a lab from before it): the
+	 * deploy asks it whether the kernel is up before it opens SSH
+	 * (boot_probe_port, docs/qemu-lab.md). A peer in a namespace of the
+	 * dut's guest has the dut's.
+	 */
+	int probe_port;
 	char addr[32];		/* workload address */
 };
 
