@@ -293,13 +293,20 @@ int session_open(struct ssh_conn *c, long timeout_ms, int full)
 		session_free(c);
 		return -1;
 	}
-	c->ready = 1;
-	if (!full)
+	if (!full) {
+		c->ready = 1;
 		return 0;
+	}
 	if (check_hostkey(c) < 0 || authenticate(c, deadline) < 0) {
 		session_free(c);
 		return -1;
 	}
+	/*
+	 * A keepalive is a global request, a message of the connection
+	 * protocol: after authentication only (sshd logged the one sent during
+	 * a slow login as "dispatch_protocol_error: type 80 ... [preauth]").
+	 */
+	c->ready = 1;
 	return 0;
 }
 

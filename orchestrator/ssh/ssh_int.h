@@ -26,7 +26,7 @@ struct ssh_conn {
 	LIBSSH2_SESSION *s;
 	LIBSSH2_SFTP *sftp;
 	int dropped;
-	int ready;		/* handshake done: keepalives may be sent */
+	int ready;		/* authenticated (or a handshake-only connection): keepalives may be sent */
 	struct buf err;		/* the last failure as logged (ssh_fail(), ssh_error()) */
 };
 
