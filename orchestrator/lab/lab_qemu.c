@@ -723,6 +723,8 @@ static void qemu_argv(struct strvec *av, const struct qlab_state *st, int i, int
 		buf_addf(&app, " maxcpus=1 klab.cpus=%d", st->smp);
 	if (st->cache_model)	/* guest-init mounts the windows' folder at /run/klab/cache-model */
 		buf_addf(&app, " klab.cachemodel=1");
+	if (st->pool[0])	/* one instrument: the pool's calibration (calib_instrument_key()) */
+		buf_addf(&app, " klab.pool=%s", st->pool);
 	/* what a calibration is of besides the guest (docs/statistics.md, "A calibrated instrument") */
 	buf_addf(&app, " klab.qemu=%s klab.accel=%s", qemu_version(), st->kvm ? "kvm" : "tcg");
 	if (!st->icount) {

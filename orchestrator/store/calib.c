@@ -72,12 +72,44 @@ static const char *jstr(struct json_object *o, const char *a, const char *b)
 	return json_object_is_type(x, json_type_null) ? NULL : json_object_get_string(x);
 }
 
+/*
+ * klab.pool=NAME of a command line (the qemu lab's guests of a pool), into a
+ * new string, or NULL.
+ */
+static char *cmdline_pool(const char *cmdline)
+{
+	const char *p = cmdline;
+
+	while (p && *p) {
+		size_t len = strcspn(p, " \t\n");
+
+		if (len > 10 && !strncmp(p, "klab.pool=", 10))
+			return xstrndup(p + 10, len - 10);
+		p += len;
+		p += strspn(p, " \t\n");
+	}
+	return NULL;
+}
+
 char *calib_instrument_key(const char *machine, const char *clock, const char *sysinfo)
 {
 	struct json_object *si = sysinfo ? json_tokener_parse(sysinfo) : NULL;
 	struct buf b = BUF_INIT;
+	int icount = clock && !strcmp(clock, "icount");
+	char *pool = icount && si && json_object_is_type(si, json_type_object) ?
+		     cmdline_pool(jstr(si, "kernel", "cmdline")) : NULL;
 
-	buf_addf(&b, "%s;%s;", machine ? machine : "?", clock ? clock : "real");
+	/*
+	 * The guests of an icount pool are one instrument (the same qemu, the
+	 * same kernel command line but their names; their best runs agree to
+	 * 2-16 ppm, docs/qemu-lab.md): one calibration serves every guest of
+	 * the pool. A real-clock machine is its own instrument, pool or not.
+	 */
+	if (pool)
+		buf_addf(&b, "pool:%s;%s;", pool, clock);
+	else
+		buf_addf(&b, "%s;%s;", machine ? machine : "?", clock ? clock : "real");
+	free(pool);
 	if (si && json_object_is_type(si, json_type_object)) {
 		const char *model = jstr(si, "cpu", "model"), *count = jstr(si, "cpu", "count");
 		const char *smt = jstr(si, "cpu", "smt"), *gov = jstr(si, "cpu", "governor");

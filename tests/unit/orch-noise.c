@@ -116,6 +116,25 @@ static void test_keys(void)
 	ok(strcmp(k, k2) != 0, "4 vCPUs are another instrument (%s)", k);
 	free(k);
 	free(k2);
+	/* the guests of an icount pool share a key; real-clock machines of a pool do not */
+	{
+		static const char *const si0 = "{\"cpu\": {\"model\": \"QEMU TCG CPU\", \"count\": 1}, \"kernel\":"
+			" {\"cmdline\": \"klab.name=dut0 klab.pool=q klab.mgmt=198.19.128.2\"}}";
+		static const char *const si1 = "{\"cpu\": {\"model\": \"QEMU TCG CPU\", \"count\": 1}, \"kernel\":"
+			" {\"cmdline\": \"klab.name=dut1 klab.pool=q klab.mgmt=198.19.129.2\"}}";
+		char *p0 = calib_instrument_key("dut0", "icount", si0), *p1 = calib_instrument_key("dut1", "icount", si1);
+
+		is_str(p0, "pool:q;icount;QEMU TCG CPU x1;klab.mgmt klab.name klab.pool=q",
+		       "an icount pool's guest: the pool names the instrument");
+		is_str(p1, p0, "two guests of one icount pool are one instrument");
+		free(p0);
+		free(p1);
+		p0 = calib_instrument_key("dut0", "real", si0);
+		p1 = calib_instrument_key("dut1", "real", si1);
+		ok(strcmp(p0, p1) != 0 && starts_with(p0, "dut0;real;"), "on the real clock each machine is its own (%s)", p0);
+		free(p0);
+		free(p1);
+	}
 	k = calib_instrument_key("dut1", NULL, "not json");
 	is_str(k, "dut1;real;?;", "no sysinfo: the CPU part is '?'");
 	free(k);
