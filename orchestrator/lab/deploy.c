@@ -156,7 +156,7 @@ static void sleep_until(int64_t deadline, long ms)
 {
 	int64_t left = deadline - now_ms();
 
-	if (left <= 0)
+	if (left <= 0 || ms <= 0)
 		return;
 	if (left < ms)
 		ms = (long)left;
