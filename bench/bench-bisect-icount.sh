@@ -140,12 +140,12 @@ echo "$me: lab up in $(since "$t0") s (setup from the start: $(since "$t_all") s
 if [ "$CALIBRATE" = fresh ] || { [ "$CALIBRATE" = auto ] && [ ! -s "$CALFILE" ]; }; then
 	conf "$W/cal.db" "$W/cal-artifacts" "$L/klab.conf" >"$KLAB_CONFIG"
 	"$KLAB" db init >/dev/null || exit 1
-	echo "$me: calibrating: klab calibrate run bis --ref klab-import --boots $CAL_BOOTS (load $(load))"
+	echo "$me: calibrating: klab calibrate run bis --ref ${good:0:12} (the good end) --boots $CAL_BOOTS (load $(load))"
 	t0=$(now)
 	timeout -k 30 1800 "$KLAB" calibrate run bis --ref "$good" --boots "$CAL_BOOTS" --wait --quiet \
 		>"$W/cal.out" 2>&1 || { tail -20 "$W/cal.out" >&2; echo "$me: the calibration failed" >&2; exit 1; }
 	cal_s=$(since "$t0")
-	grep -v '^    instrument ' "$W/cal.out"
+	grep -v '^    instrument ' "$W/cal.out" | grep -e '^klab:' -e 'tx\.tx_pps'
 	mkdir -p "$(dirname "$CALFILE")" && "$KLAB" calibrate export "$CALFILE" >/dev/null || exit 1
 	echo "$me: calibration learnt in $cal_s s (build of the good end, $((2 * CAL_BOOTS)) boots; load $(load)), kept in $CALFILE"
 fi
@@ -155,7 +155,7 @@ conf "$W/klab.db" "$W/artifacts" "$L/klab.conf" >"$KLAB_CONFIG"
 "$KLAB" config check "$KLAB_CONFIG" >/dev/null || exit 1
 if [ "$CALIBRATE" != no ]; then
 	"$KLAB" calibrate import "$CALFILE" >/dev/null || { echo "$me: cannot import $CALFILE" >&2; exit 1; }
-	"$KLAB" calibrate list | sed "s/^/$me: calibration: /"
+	"$KLAB" calibrate list | grep -v '^    instrument ' | grep "tx\.tx_pps" | sed "s/^/$me: calibration: /"
 fi
 
 load0=$(load)
@@ -182,19 +182,21 @@ echo "$me: bisection $id: $(q "SELECT state || ' ' || COALESCE(result, '') || CO
 echo "  wall time                 $wall s ($(echo "$wall" | awk '{ printf "%d min %02d s", $1 / 60, $1 % 60 }'))"
 echo "  kernel builds (steps)     $(secs "name = 'build'")"
 echo "  kernels built             $(q "SELECT printf('%d, %.0f s of build (kernels.duration_s), %.0f-%.0f s each', count(*),
-	SUM(duration_s), MIN(duration_s), MAX(duration_s)) FROM kernels WHERE state = 'ok' AND tree = 'bisect'")"
+	SUM(duration_s), MIN(duration_s), MAX(duration_s)) FROM kernels WHERE state = 'ok'")"
 echo "  deploys (kexec)           $(secs "name = 'deploy'")"
 echo "  rest of the boots         $(secs "key LIKE 'boot:%' AND name != 'deploy'") (verify, agent, prepare, restore)"
 echo "  runs                      $(secs "name = 'run'")"
 echo "  everything else           $(secs "name NOT IN ('build', 'deploy', 'run') AND key NOT LIKE 'boot:%'")"
 echo "  jobs                      $(q "SELECT count(*) FROM jobs WHERE bisection_id = $id")"
 echo "  steps (after the ends)    $(q "SELECT count(*) FROM bisect_steps WHERE bisection_id = $id AND role = 'step'")"
+echo "  steps decided calibrated  $(q "SELECT count(*) FROM bisect_steps WHERE bisection_id = $id AND role = 'step' AND
+	reason LIKE '%(calibrated:%'") (a calibration whose instrument key no longer matches is not used: CALIBRATE=fresh)"
 echo "  boots                     $(q "SELECT SUM(boots) || ' (ends ' || SUM(CASE WHEN role != 'step' THEN boots ELSE 0 END) ||
 	', steps ' || SUM(CASE WHEN role = 'step' THEN boots ELSE 0 END) || ')' FROM bisect_steps WHERE bisection_id = $id")"
 echo "  ends                      $(q "SELECT printf('%+.2f%% (95%% CI %+.2f%% to %+.2f%%) %s', change_pct, ci_lo, ci_hi, metric)
 	FROM bisections WHERE id = $id")"
-q "SELECT printf('  %-5s %-12s boots %d  %-4s  %s', role, substr(commit_id, 1, 12), boots, COALESCE(verdict, '-'),
-	COALESCE(reason, '')) FROM bisect_steps WHERE bisection_id = $id ORDER BY seq"
+q "SELECT printf('  %-5s %-12s %5.0f s  boots %d  %-4s  %s', role, substr(commit_id, 1, 12), finished - started, boots,
+	COALESCE(verdict, '-'), COALESCE(reason, '')) FROM bisect_steps WHERE bisection_id = $id ORDER BY seq"
 named=$(q "SELECT COALESCE(first_bad, '') FROM bisections WHERE id = $id")
 pos=$(grep -n "^$named " "$W/commits" | cut -d: -f1)
 if [ -n "$named" ] && [ "$named" = "$culprit" ]; then verdict="the culprit"; else verdict="NOT the culprit (commit $CULPRIT, ${culprit:0:12})"; fi
