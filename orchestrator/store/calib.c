@@ -33,26 +33,41 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The next word of a command line at *P (its length into *LEN), moving *P past it; NULL at the end. */
+static const char *cmdline_word(const char **p, size_t *len)
+{
+	const char *w;
+
+	if (!*p)
+		return NULL;
+	*p += strspn(*p, " \t\n");
+	if (!**p)
+		return NULL;
+	w = *p;
+	*len = strcspn(w, " \t\n");
+	*p = w + *len;
+	return w;
+}
+
 /* The lab's words of a kernel command line, sorted, instance values dropped, into B. */
 static void lab_words(struct buf *b, const char *cmdline)
 {
 	struct strvec v = STRVEC_INIT;
-	const char *p = cmdline;
+	const char *p = cmdline, *word;
+	size_t len;
 
-	while (p && *p) {
-		size_t len = strcspn(p, " \t\n"), name = strcspn(p, "=");
+	while ((word = cmdline_word(&p, &len))) {
+		size_t name = strcspn(word, "=");
 
 		if (name > len)
 			name = len;
-		if (len && (starts_with(p, "klab.") || starts_with(p, "maxcpus="))) {
-			char *w = xstrndup(p, is_instance_word(p, name) ? name : len);
+		if (starts_with(word, "klab.") || starts_with(word, "maxcpus=")) {
+			char *w = xstrndup(word, is_instance_word(word, name) ? name : len);
 
 			if (strvec_find(&v, w) < 0)
 				strvec_push(&v, w);
 			free(w);
 		}
-		p += len;
-		p += strspn(p, " \t\n");
 	}
 	if (v.n)
 		qsort(v.v, v.n, sizeof(*v.v), cmp_str);
@@ -78,16 +93,12 @@ static const char *jstr(struct json_object *o, const char *a, const char *b)
  */
 static char *cmdline_pool(const char *cmdline)
 {
-	const char *p = cmdline;
+	const char *p = cmdline, *word;
+	size_t len;
 
-	while (p && *p) {
-		size_t len = strcspn(p, " \t\n");
-
-		if (len > 10 && !strncmp(p, "klab.pool=", 10))
-			return xstrndup(p + 10, len - 10);
-		p += len;
-		p += strspn(p, " \t\n");
-	}
+	while ((word = cmdline_word(&p, &len)))
+		if (len > 10 && !strncmp(word, "klab.pool=", 10))
+			return xstrndup(word + 10, len - 10);
 	return NULL;
 }
 
