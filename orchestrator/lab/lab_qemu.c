@@ -142,6 +142,21 @@ static int free_port(void)
 	return port;
 }
 
+/* A free port on 127.0.0.1 that is none of the *N in TAKEN, appended there: > 0, or -1 (logged). */
+static int new_port(int *taken, int *n)
+{
+	int port, j, dup;
+
+	do {
+		port = free_port();
+		for (j = dup = 0; port > 0 && j < *n; j++)
+			dup |= port == taken[j];
+	} while (dup);
+	if (port > 0)
+		taken[(*n)++] = port;
+	return port;
+}
+
 /* A path that can go into the kernel command line and a qemu option unquoted. */
 static int plain_path(const char *p, const char *what)
 {
@@ -1325,27 +1340,16 @@ int qlab_up(const struct qlab_opts *o, struct qlab_state *st)
 	 * namespace has its dut's), then a socket link's port a pair: all different
 	 */
 	{
-		int n = 2 * nguests(st) + st->pairs, *all = xcalloc((size_t)n, sizeof(*all)), bad = 0;
+		int *taken = xcalloc((size_t)(2 * nguests(st) + st->pairs), sizeof(*taken)), n = 0, bad = 0;
 
-		for (i = 0; i < n && !bad; i++) {
-			int j, taken;
-
-			if (i >= nguests(st) && i < 2 * nguests(st) && st->peer_netns && (i - nguests(st)) % 2)
-				continue;	/* the peer's: its dut's */
-			do {
-				all[i] = free_port();
-				for (j = taken = 0; all[i] > 0 && j < i; j++)
-					taken |= all[i] == all[j];
-			} while (taken);
-			bad = all[i] < 0;
-		}
-		for (i = 0; i < nguests(st) && !bad; i++) {
-			st->g[i].ssh_port = all[i];
-			st->g[i].probe_port = all[nguests(st) + (st->peer_netns ? i & ~1 : i)];
-		}
+		for (i = 0; i < nguests(st) && !bad; i++)
+			bad = (st->g[i].ssh_port = new_port(taken, &n)) < 0;
+		for (i = 0; i < nguests(st) && !bad; i++)
+			bad = (st->g[i].probe_port = st->peer_netns && i % 2 ? st->g[i - 1].probe_port :
+						     new_port(taken, &n)) < 0;
 		for (i = 0; i < st->pairs && !bad; i++)
-			sock_port[i] = all[2 * nguests(st) + i];
-		free(all);
+			bad = (sock_port[i] = new_port(taken, &n)) < 0;
+		free(taken);
 		if (bad)
 			goto out;
 	}
