@@ -15,4 +15,7 @@
  */
 int tcp_port_answers(const char *host, int port, long ms);
 
+/* How long a look waits: a kernel that is up resets a connection to a closed port well within this. */
+#define NETPROBE_MS 2000
+
 #endif

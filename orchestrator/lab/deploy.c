@@ -22,7 +22,6 @@
 #define DEF_DOWN_MS 30000
 #define DEF_BOOT_MS 300000
 #define DEF_ATTEMPT_MS 10000
-#define PROBE_MS 2000		/* a kernel that is up resets a connection to a closed port within this */
 #define DEF_VERIFY_MS 30000
 #define DEF_POWER_MS 60000
 #define DEF_REMOTE_DIR "/var/lib/klab/boot"
@@ -177,7 +176,7 @@ static int kernel_up(const struct conf_machine *m)
 {
 	if (!m || m->boot_probe_port <= 0)
 		return 1;
-	return tcp_port_answers(m->host, m->boot_probe_port, PROBE_MS) != 0;	/* a local error: try SSH */
+	return tcp_port_answers(m->host, m->boot_probe_port, NETPROBE_MS) != 0;	/* a local error: try SSH */
 }
 
 static int wait_ssh(struct ssh_conn *c, const struct conf_machine *m, long total_ms, long attempt_ms)

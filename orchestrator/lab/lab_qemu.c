@@ -959,7 +959,7 @@ static int wait_ssh(const struct qlab_state *st, long timeout_s, int64_t t0)
 				goto out;
 			}
 			/* ssh only once the kernel answers (deploy.c kernel_up() says why) */
-			if (st->g[i].probe_port > 0 && tcp_port_answers("127.0.0.1", st->g[i].probe_port, 2000) == 0)
+			if (st->g[i].probe_port > 0 && tcp_port_answers("127.0.0.1", st->g[i].probe_port, NETPROBE_MS) == 0)
 				continue;
 			if (ssh_probe(st, i, &rel) == 0) {
 				up[i] = 1;
