@@ -700,6 +700,16 @@ static char *first_error_line(const struct buf *b)
 	return *p ? (e ? xstrndup(p, e - p) : xstrdup(p)) : xstrdup("no message on stderr");
 }
 
+/* A pipe whose end CHILD (0 or 1) the generator inherits, named to it as OPTION N: 0, or -1 logged naming WHAT. */
+static int gen_pipe(int p[2], int child, struct strvec *argv, const char *option, const char *what)
+{
+	if (pipe2(p, O_CLOEXEC) || fcntl(p[child], F_SETFD, 0))
+		return error_errno("cannot make the pipe of %s", what);
+	strvec_push(argv, option);
+	strvec_pushf(argv, "%d", p[child]);
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct spec s;
@@ -820,29 +830,17 @@ int cmd_run(int argc, char **argv)
 	/* a server or sink says when it is bound, through a pipe only it inherits */
 	serves = !strcmp(s.role, "server") || !strcmp(s.role, "sink");
 	if (serves) {
-		if (pipe2(ready, O_CLOEXEC) || fcntl(ready[1], F_SETFD, 0)) {
-			error_errno("cannot make the pipe of the generator's ready line");
+		if (gen_pipe(ready, 1, &gargv, "--ready-fd", "the generator's ready line"))
 			goto out;
-		}
-		strvec_push(&gargv, "--ready-fd");
-		strvec_pushf(&gargv, "%d", ready[1]);
 	}
 	/* a run sized by work says when its window starts and ends */
 	if (s.ops) {
-		if (pipe2(win, O_CLOEXEC) || fcntl(win[1], F_SETFD, 0)) {
-			error_errno("cannot make the pipe of the generator's window lines");
+		if (gen_pipe(win, 1, &gargv, "--window-fd", "the generator's window lines"))
 			goto out;
-		}
-		strvec_push(&gargv, "--window-fd");
-		strvec_pushf(&gargv, "%d", win[1]);
 		wr.fd = win[0];
 		/* and waits at its start until the monitors took their snapshots (window_ack()) */
-		if (pipe2(ack, O_CLOEXEC) || fcntl(ack[0], F_SETFD, 0)) {
-			error_errno("cannot make the pipe of the window's acknowledgement");
+		if (gen_pipe(ack, 0, &gargv, "--window-ack-fd", "the window's acknowledgement"))
 			goto out;
-		}
-		strvec_push(&gargv, "--window-ack-fd");
-		strvec_pushf(&gargv, "%d", ack[0]);
 		wr.ack = ack[1];
 	}
 	if (log_get_level() >= LOG_DEBUG) {
