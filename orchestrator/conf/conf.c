@@ -214,7 +214,8 @@ static const struct keydef job_keys[] = {
 	{ "tree", 0 }, { "base", 0 }, { "test", 0 }, { "series", 0 }, { "local_patches", 0 },
 	{ "profile_a", 0 }, { "profile_b", 0 }, { "machines", 0 }, { "pool", 0 },
 	{ "workloads", 1 }, { "boots", 0 }, { "runs", 0 }, { "warmup_runs", 0 }, { "order", 0 },
-	{ "seed", 0 }, { "observe_boots", 0 }, { "warmup", 0 } /* the old name of warmup_runs */, { NULL, 0 },
+	{ "seed", 0 }, { "observe_boots", 0 }, { "warmup", 0 } /* the old name of warmup_runs */, { "pairs", 0 },
+	{ NULL, 0 },
 };
 
 static const struct keydef schedule_keys[] = {
@@ -637,6 +638,14 @@ static void load_job(struct parser *p, struct klab_config *c, const struct raw_s
 	j->seed = num(p, s, "seed", -1, -1, 0x7fffffffL);
 	if (j->machines.n && j->pool)
 		conf_perr(p, s->file, s->line, "%s: give 'machines' or 'pool', not both", sec_label(s));
+	j->pairs = (int)num(p, s, "pairs", 1, 1, 64);
+	if (j->pairs > 1 && !j->pool) {
+		int line;
+
+		get(s, "pairs", &line);
+		conf_perr(p, s->file, line, "%s: 'pairs = %d' runs boots on several pairs of a pool: give 'pool', "
+			  "not 'machines'", sec_label(s), j->pairs);
+	}
 	if (!j->machines.n && !j->pool)
 		conf_perr(p, s->file, s->line, "%s: missing required key 'machines' (dut and peer) or 'pool'",
 		     sec_label(s));

@@ -123,6 +123,7 @@ struct conf_job {
 	char *profile_b;	/* ... and of side B */
 	struct strvec machines;	/* dut then peer */
 	char *pool;		/* lease any free pair of the pool instead */
+	int pairs;		/* with a pool: up to N boots at once, each on a pair of its own (default 1; docs/jobs.md) */
 	struct strvec workloads;
 	int boots;		/* boots per kernel (the maximum of a range) */
 	int boots_min;		/* boots = MIN..MAX: the first look (docs/jobs.md); 0: a plain count */

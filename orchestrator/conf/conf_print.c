@@ -170,6 +170,8 @@ void conf_print(const struct klab_config *c, FILE *out)
 		pv(out, "profile_b", j->profile_b);
 		pl(out, "machines", &j->machines);
 		pv(out, "pool", j->pool);
+		if (j->pairs > 1)
+			pn(out, "pairs", j->pairs);
 		pl(out, "workloads", &j->workloads);
 		if (j->boots_min > 0)
 			fprintf(out, "\tboots = %d..%d\n", j->boots_min, j->boots);

@@ -10,6 +10,7 @@
 #include "store/db.h"
 #include "store/jobs.h"
 #include "store/machines.h"
+#include "store/runs.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "jsonh.h"
@@ -90,7 +91,9 @@ static int keep_lease(struct job_ctx *j, struct buf *err)
 	     j->dut->name, j->peer->name);
 	for (;;) {
 		buf_reset(&why);
-		enum lease_status s = lease_acquire(j->db, j->id, j->dut->name, j->peer->name, j->ttl_s, &why);
+		/* a child of a round takes its pair back as a pair more, the job's own pair stays */
+		enum lease_status s = j->slot ? lease_acquire_extra(j->db, j->id, j->dut->name, j->peer->name, j->ttl_s, &why)
+					      : lease_acquire(j->db, j->id, j->dut->name, j->peer->name, j->ttl_s, &why);
 		if (s == LEASE_OK)
 			break;
 		if (s != LEASE_BUSY || (j->o->stop && *j->o->stop)) {
@@ -145,18 +148,6 @@ static const struct step_def *lookup_step(const char *key)
 			return &step_table[i];
 	}
 	return NULL;
-}
-
-/* The boot a key belongs to: N of boot:N:..., run:N:..., obs:N:..., 2N of look:N (a look follows boot 2N); 0 for others. */
-static int key_boot(const char *key)
-{
-	unsigned long n = 0;
-
-	if (sscanf(key, "boot:%lu:", &n) == 1 || sscanf(key, "run:%lu:", &n) == 1 || sscanf(key, "obs:%lu:", &n) == 1)
-		return (int)n;
-	if (sscanf(key, "look:%lu", &n) == 1)
-		return (int)(2 * n);
-	return 0;
 }
 
 /* A boot's step after a look decided every headline verdict (boots = MIN..MAX). */
@@ -252,14 +243,14 @@ static int do_step(struct job_ctx *j, const char *key, const struct step_def *s)
 	buf_reset(&j->why);
 	j->detail = json_object_new_object();
 	t = now_ms();
-	if (j->o->progress) {
+	if (j->o->progress && !j->slot) {	/* the children of a round print lines, not one clock line each */
 		char label[160];
 
 		snprintf(label, sizeof(label), "%zu/%zu %s", j->pos + 1, j->plan.n, key);
 		progress_clock_start(&clock, label, expect_s, stdout);
 	}
 	rc = s->fn(j, key);
-	if (j->o->progress)
+	if (j->o->progress && !j->slot)
 		progress_clock_stop(&clock);
 	state_after = rc == DONE ? "done" : rc == SKIPPED ? "skipped" : rc == STEP_FAIL ? "failed" : NULL;
 	json_to_buf(&detail, j->detail, 0);
@@ -323,18 +314,56 @@ static int redo_boot(struct job_ctx *j, int *redone)
 	return step_fail(j, "boot %d has no deploy step in the plan", b);
 }
 
+/* A child of a round (job_pairs.c): boot B's steps alone, in plan order. */
+static int run_boot_steps(struct job_ctx *j, int b)
+{
+	int rc = STEP_OK, redone = 0;
+
+	for (j->pos = 0; j->pos < j->plan.n; j->pos++) {
+		const char *key = j->plan.v[j->pos];
+		const struct step_def *s;
+
+		if (key_boot(key) != b || starts_with(key, "look:"))
+			continue;
+		if (!(s = lookup_step(key)))
+			return step_fail(j, "unknown step '%s' in the plan", key);
+		rc = do_step(j, key, s);
+		if (rc == STEP_REBOOT)
+			rc = redo_boot(j, &redone);
+		if (rc != STEP_OK)
+			break;
+	}
+	return rc;
+}
+
 /* After a failure or cancel: put the machine back and let the machines go. */
 static void cleanup(struct job_ctx *j)
 {
 	if (!j->dut && j->leased)
 		resolve_machines(j, NULL);
 	if (j->dut) {
+		const struct conf_machine *own_dut = j->dut, *own_peer = j->peer;
+
 		for (size_t b = 1; b <= strlen(j->order); b++) {
-			char *k = xasprintf("boot:%zu:restore", b), *st = NULL;
+			char *k = xasprintf("boot:%zu:restore", b), *st = NULL, *on = NULL;
+			const struct conf_machine *m = NULL;
+
+			/* a boot of a round ran on another pair of the pool (job_pairs.c): restored there */
+			boots_get(j->db, j->id, (int)b, BOOT_MACHINE, &on);
+			if (on && strcmp(on, j->dut->name) && (m = conf_machine(j->cfg, on)) && m->peer &&
+			    conf_machine(j->cfg, m->peer)) {
+				close_machines(j);
+				use_machines(j, m, conf_machine(j->cfg, m->peer));
+			}
 			step_state(j, k, &st);
 			if (!st || strcmp(st, "done"))
 				if (restore_boot(j, (int)b, NULL) == 0)
 					info("restored machine '%s' after boot %zu", j->dut->name, b);
+			if (j->dut != own_dut) {
+				close_machines(j);
+				use_machines(j, own_dut, own_peer);
+			}
+			free(on);
 			free(st);
 			free(k);
 		}
@@ -437,6 +466,12 @@ int job_run(struct klab_config *cfg, struct db *db, const char *db_path, int64_t
 			if (rc != STEP_OK)
 				break;
 			continue;
+		}
+		if (j.spec.pairs > 1 && starts_with(key, "boot:") && ends_with(key, ":deploy")) {
+			/* boots on several pairs at once; boot B's steps are then done, or the loop runs them here */
+			rc = run_round(&j, key_boot(key), run_boot_steps);
+			if (rc != STEP_OK)
+				break;
 		}
 		if (s->machines && !j.dut) {
 			struct buf why = BUF_INIT;

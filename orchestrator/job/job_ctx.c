@@ -49,8 +49,13 @@ void job_print(struct job_ctx *j, const char *fmt, ...)
 	va_end(ap);
 	if (j->o->progress) {
 		progress_clear();
-		printf("[%7.1fs] %s\n", (now_ms() - j->t0) / 1000.0, msg);
+		if (j->slot)
+			printf("[%7.1fs] %s: %s\n", (now_ms() - j->t0) / 1000.0, j->dut->name, msg);
+		else
+			printf("[%7.1fs] %s\n", (now_ms() - j->t0) / 1000.0, msg);
 		fflush(stdout);
+	} else if (j->slot) {
+		info("%s: %s", j->dut->name, msg);
 	} else {
 		info("%s", msg);
 	}
@@ -102,6 +107,16 @@ void test_kill_point(struct job_ctx *j, const char *key, const char *phase)
 	raise(SIGKILL);
 }
 
+void use_machines(struct job_ctx *j, const struct conf_machine *dut, const struct conf_machine *peer)
+{
+	j->dut = dut;
+	j->peer = peer;
+	free(j->state_dut);
+	free(j->state_peer);
+	j->state_dut = xasprintf("%s/state-%s", j->cfg->lab.agent_dir, dut->name);
+	j->state_peer = xasprintf("%s/state-%s", j->cfg->lab.agent_dir, peer->name);
+}
+
 /* Resolve dut and peer from the config (after the lease, from the job row). */
 int resolve_machines(struct job_ctx *j, struct buf *err)
 {
@@ -116,15 +131,12 @@ int resolve_machines(struct job_ctx *j, struct buf *err)
 		ret = error_to(err, "job %lld has no machines yet", (long long)j->id);
 		goto out;
 	}
-	j->dut = conf_machine(j->cfg, dut);
-	j->peer = conf_machine(j->cfg, peer);
-	if (!j->dut || !j->peer) {
-		ret = error_to(err, "machine '%s' of job %lld is no longer in the config", !j->dut ? dut : peer,
-			       (long long)j->id);
+	if (!conf_machine(j->cfg, dut) || !conf_machine(j->cfg, peer)) {
+		ret = error_to(err, "machine '%s' of job %lld is no longer in the config",
+			       !conf_machine(j->cfg, dut) ? dut : peer, (long long)j->id);
 		goto out;
 	}
-	j->state_dut = xasprintf("%s/state-%s", j->cfg->lab.agent_dir, j->dut->name);
-	j->state_peer = xasprintf("%s/state-%s", j->cfg->lab.agent_dir, j->peer->name);
+	use_machines(j, conf_machine(j->cfg, dut), conf_machine(j->cfg, peer));
 	ret = 0;
 out:
 	free(dut);

@@ -56,6 +56,11 @@ struct job_ctx {
 	struct buf err;			/* why a callee of the step failed, for its step_fail() message */
 	struct json_object *detail;	/* detail of the current step */
 	int last_boot;			/* boots = MIN..MAX: a look decided, boots after this one are skipped (0: none) */
+	/*
+	 * A job with pairs > 1 (job_pairs.c): 0 in the job's own process, P + 1
+	 * in the child process that runs one boot on pair P of its round.
+	 */
+	int slot;
 };
 
 /* How long a server or sink keeps running after the client's end. */
@@ -90,6 +95,8 @@ int monitor_observes(const char *name);
 #define OBSERVE_BARE "bare"
 /* The boot order of a spec, malloc'd ("ABBA..." or "BBB" for a one-sided job). */
 char *spec_order(const struct job_spec *spec, int64_t seed);
+/* The boot a key belongs to: N of boot:N:..., run:N:..., obs:N:..., 2N of look:N (a look follows boot 2N); 0 for others. */
+int key_boot(const char *key);
 /* boots = MIN..MAX of an A/B spec: the looks K of its plan (the keys "look:N"), 0 for a plain count. */
 int spec_looks(const struct job_spec *spec, int *min, int *max);
 
@@ -116,10 +123,25 @@ int64_t side_kernel(struct job_ctx *j, char side);
 void test_kill_point(struct job_ctx *j, const char *key, const char *phase);
 /* Dut and peer of the job from its row and the config (after the lease): 0, or -1 with ERR saying why (NULL: logged). */
 int resolve_machines(struct job_ctx *j, struct buf *err);
+/* The machines the steps use from now on: DUT and PEER, and their agents' state folders. */
+void use_machines(struct job_ctx *j, const struct conf_machine *dut, const struct conf_machine *peer);
 /* 1 when `klab cancel` asked the job to stop. */
 int cancel_requested(struct job_ctx *j);
 /* The state of step KEY into *state (malloc'd, NULL when it never ran): db_get_str's result. */
 int step_state(struct job_ctx *j, const char *key, char **state);
+
+/* ---- job_pairs.c: boots on several pairs of a pool at once (spec pairs > 1; docs/jobs.md) */
+/*
+ * At boot B's deploy step: when more pairs of the pool are free, lease
+ * them and run boot B and the boots after it (up to the spec's pairs, not
+ * past a look) at once, each in a child process on a pair of its own,
+ * where RUN_BOOT (job.c's loop for one boot: its steps in plan order, a
+ * boot whose machine left its state redone) runs it; wait for them.
+ * STEP_OK when they all ended (or nothing was spread: the loop runs boot B
+ * itself), else the first failure, cancel or stop, with j->pos at that
+ * step and j->why saying why.
+ */
+int run_round(struct job_ctx *j, int b, int (*run_boot)(struct job_ctx *j, int b));
 
 /* ---- job_steps.c: one function per entry of the step table (job.c) */
 int step_intake(struct job_ctx *j, const char *key);

@@ -1,4 +1,5 @@
 /* job_plan.c: the plan of a job: its seeded ABBA boot order and the list of its step keys. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,17 @@ static void plan_boot(struct strvec *keys, size_t b, const struct job_spec *spec
 			strvec_pushf(keys, "obs:%zu:%s:" OBSERVE_BARE, b, wl->name);
 	}
 	strvec_pushf(keys, "boot:%zu:restore", b);
+}
+
+int key_boot(const char *key)
+{
+	unsigned long n = 0;
+
+	if (sscanf(key, "boot:%lu:", &n) == 1 || sscanf(key, "run:%lu:", &n) == 1 || sscanf(key, "obs:%lu:", &n) == 1)
+		return (int)n;
+	if (sscanf(key, "look:%lu", &n) == 1)
+		return (int)(2 * n);
+	return 0;
 }
 
 int spec_looks(const struct job_spec *spec, int *min, int *max)

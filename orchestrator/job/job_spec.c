@@ -313,6 +313,8 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		json_object_array_add(machines, json_str(cj->machines.v[i]));
 	json_object_object_add(spec, "machines", machines);
 	json_object_object_add(spec, "pool", json_str(cj->pool));
+	if (cj->pool && cj->pairs > 1)
+		json_object_object_add(spec, "pairs", json_object_new_int(cj->pairs));
 	json_object_object_add(spec, "boots", json_object_new_int(o->boots > 0 ? o->boots : cj->boots));
 	/* boots = MIN..MAX: "boots" is the maximum, "boots_min" the first look (a plain --boots N has none) */
 	if (!(o->boots > 0) && cj->boots_min > 0)

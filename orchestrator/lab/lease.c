@@ -112,9 +112,13 @@ out:
 	return ret;
 }
 
-/* Inside a transaction: lease DUT and PEER to JOB_ID (both usable and free, or ours) or nothing. */
-static enum lease_status acquire_locked(struct db *db, int64_t job_id, const char *dut, const char *peer,
-					int ttl_s, struct buf *why)
+/*
+ * Inside a transaction: lease DUT and PEER to JOB_ID (both usable and free,
+ * or ours) or nothing. MAIN: they become the job's pair (jobs.dut/peer);
+ * else a pair more beside it (lease_acquire_more()).
+ */
+static enum lease_status acquire_pair(struct db *db, int64_t job_id, const char *dut, const char *peer,
+				      int ttl_s, int main, struct buf *why)
 {
 	const char *names[2] = { dut, peer };
 	double now = now_wall();
@@ -128,13 +132,19 @@ static enum lease_status acquire_locked(struct db *db, int64_t job_id, const cha
 	for (int i = 0; i < 2; i++)
 		if (leases_put(db, names[i], job_id, now, now + ttl_s))
 			return LEASE_ERROR;
-	if (jobs_set_machines(db, job_id, dut, peer))
+	if (main && jobs_set_machines(db, job_id, dut, peer))
 		return LEASE_ERROR;
 	return LEASE_OK;
 }
 
-enum lease_status lease_acquire(struct db *db, int64_t job_id, const char *dut, const char *peer,
-				int ttl_s, struct buf *why)
+static enum lease_status acquire_locked(struct db *db, int64_t job_id, const char *dut, const char *peer,
+					int ttl_s, struct buf *why)
+{
+	return acquire_pair(db, job_id, dut, peer, ttl_s, 1, why);
+}
+
+static enum lease_status acquire(struct db *db, int64_t job_id, const char *dut, const char *peer,
+				 int ttl_s, int main, struct buf *why)
 {
 	enum lease_status ret = LEASE_ERROR;
 
@@ -148,7 +158,7 @@ enum lease_status lease_acquire(struct db *db, int64_t job_id, const char *dut, 
 		return LEASE_ERROR;
 	if (reclaim_locked(db) < 0)
 		goto out;
-	ret = acquire_locked(db, job_id, dut, peer, ttl_s, why);
+	ret = acquire_pair(db, job_id, dut, peer, ttl_s, main, why);
 	if (ret == LEASE_OK && db_commit(db) == 0)
 		return LEASE_OK;
 	if (ret == LEASE_OK)
@@ -156,6 +166,73 @@ enum lease_status lease_acquire(struct db *db, int64_t job_id, const char *dut, 
 out:
 	db_rollback(db);
 	return ret;
+}
+
+enum lease_status lease_acquire(struct db *db, int64_t job_id, const char *dut, const char *peer,
+				int ttl_s, struct buf *why)
+{
+	return acquire(db, job_id, dut, peer, ttl_s, 1, why);
+}
+
+enum lease_status lease_acquire_extra(struct db *db, int64_t job_id, const char *dut, const char *peer,
+				      int ttl_s, struct buf *why)
+{
+	return acquire(db, job_id, dut, peer, ttl_s, 0, why);
+}
+
+/* 1 when machine NAME is leased to JOB_ID now, 0 when not, -1 on an error. */
+static int leased_to(struct db *db, const char *name, int64_t job_id)
+{
+	int64_t holder = 0;
+	double expires = 0;
+	int found = leases_get(db, name, &holder, &expires);
+
+	return found < 0 ? -1 : found && holder == job_id;
+}
+
+int lease_acquire_more(struct db *db, const struct klab_config *cfg, int64_t job_id, const char *pool,
+		       const char *main_dut, int want, int ttl_s, const struct conf_machine **duts)
+{
+	int n = 0;
+
+	if (want <= 0)
+		return 0;
+	if (db_begin(db))
+		return -1;
+	if (reclaim_locked(db) < 0)
+		goto fail;
+	/* pass 0: pairs the job holds already (a job run again after a crash); pass 1: free ones */
+	for (int pass = 0; pass < 2 && n < want; pass++) {
+		for (size_t i = 0; i < cfg->n_machines && n < want; i++) {
+			const struct conf_machine *m = &cfg->machines[i];
+			int ours, taken = 0;
+			enum lease_status s;
+
+			if (m->role != ROLE_DUT || !m->pool || strcmp(m->pool, pool) || !m->peer ||
+			    !strcmp(m->name, main_dut))
+				continue;
+			for (int k = 0; k < n; k++)
+				taken |= duts[k] == m;
+			if (taken)
+				continue;
+			ours = leased_to(db, m->name, job_id);
+			if (ours < 0)
+				goto fail;
+			if (ours != (pass == 0))
+				continue;
+			s = acquire_pair(db, job_id, m->name, m->peer, ttl_s, 0, NULL);
+			if (s == LEASE_ERROR)
+				goto fail;
+			if (s == LEASE_OK)
+				duts[n++] = m;
+		}
+	}
+	if (db_commit(db))
+		goto fail;
+	return n;
+fail:
+	db_rollback(db);
+	return -1;
 }
 
 /*

@@ -44,6 +44,24 @@ enum lease_status lease_acquire_pool(struct db *db, const struct klab_config *cf
 				     const char *pool, int ttl_s, const char **dut, const char **peer,
 				     struct buf *why);
 
+/*
+ * Lease DUT and PEER to JOB_ID as lease_acquire() does, as a pair more
+ * beside the job's own (jobs.dut/peer stay): a job whose boots run on
+ * several pairs at once (docs/jobs.md, "Boots on several pairs").
+ */
+enum lease_status lease_acquire_extra(struct db *db, int64_t job_id, const char *dut, const char *peer,
+				      int ttl_s, struct buf *why);
+
+/*
+ * Up to WANT more pairs of POOL for JOB_ID, which holds MAIN_DUT's pair:
+ * without waiting, in one BEGIN IMMEDIATE transaction, the pairs it holds
+ * already first (a job run again after a crash), then free ones in config
+ * order. Their duts go into DUTS[0..] (borrowed from the config; each
+ * dut's peer is m->peer). Returns how many (0..WANT), or -1 (logged).
+ */
+int lease_acquire_more(struct db *db, const struct klab_config *cfg, int64_t job_id, const char *pool,
+		       const char *main_dut, int want, int ttl_s, const struct conf_machine **duts);
+
 /* Extend every lease of JOB_ID to now + TTL_S: 0, or -1 (also when the job holds no lease any more). */
 int lease_renew(struct db *db, int64_t job_id, int ttl_s);
 

@@ -228,6 +228,7 @@ int db_open_raw(const char *path, struct db **out)
 
 	*out = NULL;
 	buf_init(&db->err, 0);
+	db->path = xstrdup(path);
 	db->ops = db_is_url(path) ? &db_pg_ops : &db_sqlite_ops;
 	if (db->ops->open(db, path)) {
 		db_close(db);
@@ -250,12 +251,18 @@ int db_open(const char *path, struct db **out)
 	return 0;
 }
 
+int db_reopen(struct db *db, struct db **out)
+{
+	return db_open_raw(db->path, out);
+}
+
 void db_close(struct db *db)
 {
 	if (!db)
 		return;
 	db->ops->close(db);
 	buf_release(&db->err);
+	free(db->path);
 	free(db);
 }
 

@@ -55,6 +55,12 @@ int db_open(const char *path, struct db **out);
 int db_open_raw(const char *path, struct db **out);
 /* Apply migrations up to `target` (0: all). 0 or -1. */
 int db_migrate(struct db *db, int target);
+/*
+ * A connection of its own to DB's database (not migrated again), for a
+ * child process after fork(), which must not use its parent's: 0 or -1
+ * (logged).
+ */
+int db_reopen(struct db *db, struct db **out);
 void db_close(struct db *db);
 /* The newest migration compiled in. */
 int db_latest_version(void);

@@ -13,6 +13,7 @@ struct db {
 	const struct db_ops *ops;
 	void *be;		/* the backend's connection */
 	struct buf err;		/* the last failure as logged (db_fail(), db_error()) */
+	char *path;		/* as db_open() was given it, for db_reopen() */
 };
 
 struct db_stmt {

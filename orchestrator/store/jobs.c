@@ -138,6 +138,7 @@ int job_spec_parse(const char *text, struct job_spec *spec)
 	spec->kind = "";
 	spec->order = "abba";
 	spec->boots = 1;
+	spec->pairs = 1;
 	spec->runs = 1;
 	spec->warmup_runs = 1;
 	spec->observe_boots = 1;
@@ -169,6 +170,9 @@ int job_spec_parse(const char *text, struct job_spec *spec)
 			strvec_push(&spec->machines, json_object_get_string(json_object_array_get_idx(a, i)));
 	spec->boots = (int)int_or(o, "boots", spec->boots);
 	spec->boots_min = (int)int_or(o, "boots_min", 0);
+	spec->pairs = (int)int_or(o, "pairs", 1);
+	if (spec->pairs < 1 || spec->pairs > 64 || !spec->pool)
+		spec->pairs = 1;
 	spec->runs = (int)int_or(o, "runs", spec->runs);
 	if ((v = get(o, "warmup_runs")) && json_object_is_type(v, json_type_int))
 		spec->warmup_runs = json_object_get_int(v);

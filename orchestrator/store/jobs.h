@@ -74,6 +74,7 @@ struct job_spec {
 	struct strvec local_patches, machines;	/* machines: dut and peer, or none (a pool) */
 	int boots;			/* boots per job, the maximum of a range (default 1) */
 	int boots_min;			/* boots = MIN..MAX: the first look (0: a plain count) */
+	int pairs;			/* boots at once, each on a pair of the pool (default 1; docs/jobs.md) */
 	int runs;			/* measured runs of each workload per boot (default 1) */
 	/*
 	 * Runs of each workload per boot before the measured ones, discarded

@@ -252,6 +252,7 @@ int boots_set(struct db *db, int64_t job_id, int seq, enum boot_field field, con
 		[BOOT_BUILD_ID] = "UPDATE boots SET build_id = ? WHERE job_id = ? AND seq = ?",
 		[BOOT_RELEASE] = "UPDATE boots SET release = ? WHERE job_id = ? AND seq = ?",
 		[BOOT_SYSINFO] = "UPDATE boots SET sysinfo = ? WHERE job_id = ? AND seq = ?",
+		[BOOT_MACHINE] = "UPDATE boots SET machine = ? WHERE job_id = ? AND seq = ?",
 	};
 
 	return db_run(db, sql[field], "sii", value, job_id, (int64_t)seq);
@@ -264,6 +265,7 @@ int boots_get(struct db *db, int64_t job_id, int seq, enum boot_field field, cha
 		[BOOT_BUILD_ID] = "SELECT build_id FROM boots WHERE job_id = ? AND seq = ?",
 		[BOOT_RELEASE] = "SELECT release FROM boots WHERE job_id = ? AND seq = ?",
 		[BOOT_SYSINFO] = "SELECT sysinfo FROM boots WHERE job_id = ? AND seq = ?",
+		[BOOT_MACHINE] = "SELECT machine FROM boots WHERE job_id = ? AND seq = ?",
 	};
 
 	return db_get_str(db, out, sql[field], "ii", job_id, (int64_t)seq);

@@ -100,6 +100,7 @@ enum boot_field {
 	BOOT_BUILD_ID,		/* the running kernel's build id */
 	BOOT_RELEASE,		/* the running kernel's release */
 	BOOT_SYSINFO,		/* klab-agent sysinfo's document */
+	BOOT_MACHINE,		/* the dut it ran on (boots_start() sets it) */
 };
 
 /* Set FIELD of boot SEQ of job JOB_ID to VALUE. 0, or -1 (logged). */

@@ -144,6 +144,52 @@ int main(void)
 	is_int(both, 0, "never two winners in %d races", rounds);
 	is_int(none, 0, "always one winner in %d races", rounds);
 
+	/* More pairs for one job (a job whose boots run on several pairs at once). */
+	{
+		struct conf_machine m3[6];
+		struct klab_config cfg3;
+		const struct conf_machine *more[4] = { NULL };
+		char *jd = NULL;
+		int64_t a = new_job(db, "running"), b = new_job(db, "running");
+
+		m3[0] = mach("dut1", ROLE_DUT, "peer1", "p");
+		m3[1] = mach("peer1", ROLE_PEER, NULL, "p");
+		m3[2] = mach("dut2", ROLE_DUT, "peer2", "p");
+		m3[3] = mach("peer2", ROLE_PEER, NULL, "p");
+		m3[4] = mach("dut3", ROLE_DUT, "peer3", "p");
+		m3[5] = mach("peer3", ROLE_PEER, NULL, "p");
+		memset(&cfg3, 0, sizeof(cfg3));
+		cfg3.machines = m3;
+		cfg3.n_machines = 6;
+		ok(!lease_sync_machines(db, &cfg3), "3 pairs synced");
+		is_int(lease_acquire(db, a, "dut1", "peer1", 60, NULL), LEASE_OK, "job a leases dut1");
+		is_int(lease_acquire_more(db, &cfg3, a, "p", "dut1", 0, 60, more), 0, "wanting none takes none");
+		is_int(lease_acquire_more(db, &cfg3, a, "p", "dut1", 3, 60, more), 2, "job a takes the 2 other pairs");
+		ok(more[0] == &m3[2] && more[1] == &m3[4], "... dut2 and dut3, in config order");
+		db_get_str(db, &jd, "SELECT dut FROM jobs WHERE id = ?", "i", a);
+		is_str(jd, "dut1", "the job's own pair stays dut1");
+		free(jd);
+		{
+			int64_t n = -1;
+			db_get_int(db, &n, "SELECT count(*) FROM leases WHERE job_id = ?", "i", a);
+			is_int(n, 6, "job a holds 6 machines");
+		}
+		is_int(lease_acquire_pool(db, &cfg3, b, "p", 60, &dut, &peer, NULL), LEASE_BUSY, "job b waits: pool full");
+		lease_release(db, a);
+		is_int(lease_acquire(db, a, "dut1", "peer1", 60, NULL), LEASE_OK, "job a leases dut1 again");
+		is_int(lease_acquire(db, b, "dut2", "peer2", 60, NULL), LEASE_OK, "job b leases dut2");
+		is_int(lease_acquire_more(db, &cfg3, a, "p", "dut1", 2, 60, more), 1, "job a takes the one free pair");
+		ok(more[0] == &m3[4], "... dut3, not dut2 of job b");
+		lease_release(db, b);
+		is_int(lease_acquire_more(db, &cfg3, a, "p", "dut1", 1, 60, more), 1, "one more again");
+		ok(more[0] == &m3[4], "... dut3, which job a holds, before the free dut2 ahead of it");
+		is_int(lease_acquire_extra(db, a, "dut2", "peer2", 60, NULL), LEASE_OK, "a pair more by name");
+		db_get_str(db, &jd, "SELECT dut FROM jobs WHERE id = ?", "i", a);
+		is_str(jd, "dut1", "the job's own pair is still dut1");
+		free(jd);
+		lease_release(db, a);
+	}
+
 	db_close(db);
 	free(path);
 	buf_release(&why);
