@@ -90,6 +90,7 @@ test_expect_success 'the qemu demo config loads; seed 004 job: sender on CPU 0, 
 		addr = 198.18.142.1
 		boot = kexec
 		profile = txcompl
+		pool = demo
 	[machine "peer"]
 		host = 127.0.0.1
 		port = 10023

@@ -68,6 +68,18 @@ EOF
 	runs = 3
 	warmup_runs = 1
 	order = fixed
+# one A/A job over both guests at once (pairs = 2): boots 1-2, then 3-4
+[job "wide"]
+	tree = linux-source-6.1
+	profile_a = same
+	profile_b = same
+	pool = qp
+	pairs = 2
+	workloads = tx
+	boots = 2
+	runs = 1
+	warmup_runs = 1
+	order = fixed
 EOF
 }
 write_conf
@@ -198,6 +210,30 @@ test_expect_success ROOT,QEMU,KBUILD,BASE_KERNEL 'insn_per_op and tx_pps agree a
 	test $rc = 0
 '
 test -s agree && sed "s/^/# /" agree
+
+test_expect_success ROOT,QEMU,KBUILD,BASE_KERNEL 'one job with pairs = 2 boots both guests at once, each both sides' '
+	start=$(date +%s) && load0=$(cut -d" " -f1-3 /proc/loadavg) &&
+	"$KLAB" --json submit --job wide >wide.json &&
+	id=$(python3 -c "import json; print(json.load(open(\"wide.json\"))[\"id\"])") &&
+	"$KLAB" run --wait "$id" >wide.out 2>&1; rc=$?
+	echo "one job of 4 kexec boots on 2 guests: $(( $(date +%s) - start )) s; load $load0 at the start, $(cut -d" " -f1-3 /proc/loadavg) at the end" >fig2
+	grep -v "^\[ *[0-9.]*s\] dut[01]: [0-9]*/" wide.out
+	test $rc = 0 &&
+	test_grep "boots 1 (A) on .dut0., 2 (B) on .dut1. at once" wide.out &&
+	test_grep "boots 3 (A) on .dut1., 4 (B) on .dut0. at once" wide.out &&
+	q "SELECT seq, side, machine FROM boots WHERE job_id = $id ORDER BY seq" >wboots &&
+	test "$(cat wboots)" = "$(printf "1|A|dut0\n2|B|dut1\n3|A|dut1\n4|B|dut0")" &&
+	# the two boots of a round were on their guests at the same time
+	q "SELECT MIN(f) - MAX(s) FROM (SELECT b.seq, MIN(st.started) s, MAX(st.finished) f FROM boots b
+	   JOIN steps st ON st.job_id = b.job_id AND (st.key LIKE '\''boot:'\'' || b.seq || '\'':%'\'' OR st.key LIKE '\''run:'\'' || b.seq || '\'':%'\'')
+	   WHERE b.job_id = $id AND b.seq IN (1, 2) GROUP BY b.seq)" >together &&
+	echo "boots 1 and 2 ran at the same time for $(cut -d. -f1 together) s" >>fig2 &&
+	python3 -c "import sys; sys.exit(0 if float(open(\"together\").read()) > 0 else 1)" &&
+	test "$(q "SELECT count(*) FROM runs WHERE job_id = $id AND status = '\''ok'\''")" = 8 &&
+	test "$(q "SELECT count(*) FROM runs r JOIN boots b ON b.id = r.boot_id WHERE r.job_id = $id AND r.machine != b.machine")" = 0 &&
+	test "$(q "SELECT count(*) FROM leases")" = 0
+'
+test -s fig2 && sed "s/^/# /" fig2
 
 # Each dut's power_cycle restarts its own pair; two at once (two jobs of the
 # pool whose guests hang after a kexec) must each keep the other's new pid in
