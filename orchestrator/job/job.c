@@ -182,6 +182,10 @@ static void step_expect(struct job_ctx *j, const char *key, double *expect_s, ch
 			free(name);
 		}
 		*expect_s = e[j->pos];
+		/* pairs = N: N boots go at once (job_pairs.c), so a boot's steps take 1/N of the job's time */
+		for (size_t i = 0; j->spec.pairs > 1 && i < j->plan.n; i++)
+			if (e[i] > 0 && key_boot(j->plan.v[i]) && !starts_with(j->plan.v[i], "look:"))
+				e[i] /= j->spec.pairs;
 		left = progress_eta_items(e, j->plan.n, j->pos, 0);
 		if (left >= 0) {
 			char d[32];
