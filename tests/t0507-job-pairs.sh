@@ -16,6 +16,11 @@ cat >>"$KLAB_CONFIG" <<EOF
 	runs = 1
 	warmup_runs = 0
 	seed = 5
+[job "fixed"]
+	profile_a = noxps
+	profile_b = xps
+	machines = dut0 peer0
+	workloads = rr
 EOF
 
 # boot_span JOB BOOT: when the boot's first step began and its last step ended
@@ -50,6 +55,15 @@ test_expect_success 'config: pairs needs a pool, and is 1..64' '
 	sed "s/machines = dut0 peer0/pool = p/; s/pairs = 2/pairs = 65/" bad.conf >bad2.conf &&
 	test_expect_code 1 "$KLAB" -c bad2.conf config check >out 2>&1 &&
 	test_grep "bad2.conf:7: .*pairs" out
+'
+
+test_expect_success 'klab submit --pairs N sets the pairs of a pool job; a job of fixed machines refuses it' '
+	"$KLAB" --db "$SCRATCH/sub.db" --json submit --job short --pairs 2 >s1.json &&
+	"$KLAB" --db "$SCRATCH/sub.db" --json submit --job wide --pairs 1 >s2.json &&
+	"$KLAB" --db "$SCRATCH/sub.db" --json submit --job wide >s3.json &&
+	test "$(sqlite3 "$SCRATCH/sub.db" "SELECT group_concat(coalesce(json_extract(spec, \"$.pairs\"), 1)) FROM jobs ORDER BY id")" = "2,1,2" &&
+	test_expect_code 1 "$KLAB" --db "$SCRATCH/sub.db" submit --job fixed --pairs 2 2>err &&
+	test_grep "job .fixed.: --pairs 2 runs boots on several pairs of a pool, and the job names machines, not a pool" err
 '
 
 test_expect_success 'pairs = 2: boots two at a time, one on each pair, each pair both sides' '

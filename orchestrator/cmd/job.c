@@ -93,7 +93,7 @@ static void job_progress(struct db *db, int64_t id, const char *spec_text, int64
 /* ---- submit ------------------------------------------------------------ */
 
 static const char *s_job, *s_series, *s_mbox, *s_base, *s_test;
-static long s_seed = -1, s_boots, s_runs;
+static long s_seed = -1, s_boots, s_runs, s_pairs;
 
 static const struct opt submit_opts[] = {
 	OPT_STRING(0, "job", &s_job, "NAME", "the [job \"NAME\"] of the config (or give NAME as the argument)"),
@@ -103,12 +103,13 @@ static const struct opt submit_opts[] = {
 	OPT_STRING(0, "test", &s_test, "REF", "compare the baseline with this ref instead of a series"),
 	OPT_INT(0, "seed", &s_seed, "N", 0, 0x7fffffffL, "the seed of the boot order (default: the job's, else random)"),
 	OPT_INT(0, "boots", &s_boots, "N", 1, 1000, "boots per side instead of the job's"),
+	OPT_INT(0, "pairs", &s_pairs, "N", 1, 64, "boots at once on pairs of the job's pool instead of the job's pairs"),
 	OPT_INT(0, "runs", &s_runs, "N", 1, 1000, "measured runs per boot instead of the job's"),
 	OPT_JSON(),
 	OPT_END(),
 };
 static const char *const submit_usage[] = {
-	"--job NAME [--series SOURCE | --mbox FILE] [--base REF --test REF] [--seed N] [--boots N] [--runs N]",
+	"--job NAME [--series SOURCE | --mbox FILE] [--base REF --test REF] [--seed N] [--boots N] [--pairs N] [--runs N]",
 	NULL,
 };
 static const struct opt_spec submit_spec = {
@@ -146,6 +147,7 @@ static int submit(int argc, char **argv, struct klab_ctx *ctx)
 	o.test = s_test;
 	o.seed = s_seed;
 	o.boots = (int)s_boots;
+	o.pairs = (int)s_pairs;
 	o.runs = (int)s_runs;
 	if (!(cfg = ctx_config(ctx)) || !(db = ctx_db(ctx)) || (id = job_submit(db, cfg, &o, NULL)) < 0) {
 		free(mbox);

@@ -31,7 +31,7 @@ struct job_submit_opts {
 	const char *test;	/* a second ref to compare instead of a series */
 	const char *schedule;	/* name of the schedule that fired it (NULL: by hand) */
 	long seed;		/* order seed; -1: the job's, else random */
-	int boots, runs;	/* overrides when > 0 */
+	int boots, runs, pairs;	/* overrides when > 0 */
 	/* a bisection's job (docs/bisect.md): only this workload, and ... */
 	const char *workload;
 	const char *commit;	/* ... one side: this commit of the job's tree (kind 'bisect') */
@@ -41,7 +41,7 @@ struct job_submit_opts {
 	int64_t kernel_a, kernel_b, confirms;
 };
 
-#define JOB_SUBMIT_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, -1, 0, 0, NULL, NULL, 0, 0, 0, 0, 0 }
+#define JOB_SUBMIT_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, -1, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0 }
 
 /*
  * Build the spec of a job from the config and the options, check it

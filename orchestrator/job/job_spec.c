@@ -158,13 +158,14 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	const struct conf_machine *dut = NULL, *peer = NULL;
 	int64_t id = -1, seed, prev_job = 0, prev_kernel = 0;
 	struct job_new nj;
-	int boot_none = 0;
+	int boot_none = 0, pairs;
 	struct buf text = BUF_INIT;
 	struct job_spec js = { 0 };
 	char prefix[64];
 
 	if (!cj)
 		return error_to(err, "no job '%s' in the config (jobs are [job \"NAME\"] sections)", o->job);
+	pairs = o->pairs > 0 ? o->pairs : cj->pairs;
 	series = o->series ? o->series : cj->series;
 	base = o->base ? o->base : cj->base;
 	test = o->test ? o->test : cj->test;
@@ -173,6 +174,9 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 	if (o->commit && (o->series || o->test))
 		return error_to(err, "job '%s': a bisection step measures one commit, without a series or a test ref",
 				o->job);
+	if (pairs > 1 && !cj->pool)
+		return error_to(err, "job '%s': --pairs %d runs boots on several pairs of a pool, and the job names "
+				"machines, not a pool", o->job, pairs);
 	if (cj->machines.n) {
 		if (cj->machines.n != 2)
 			return error_to(err, "job '%s': machines must name a dut and a peer, not %zu machine(s)",
@@ -313,8 +317,8 @@ int64_t job_submit(struct db *db, const struct klab_config *cfg, const struct jo
 		json_object_array_add(machines, json_str(cj->machines.v[i]));
 	json_object_object_add(spec, "machines", machines);
 	json_object_object_add(spec, "pool", json_str(cj->pool));
-	if (cj->pool && cj->pairs > 1)
-		json_object_object_add(spec, "pairs", json_object_new_int(cj->pairs));
+	if (cj->pool && pairs > 1)
+		json_object_object_add(spec, "pairs", json_object_new_int(pairs));
 	json_object_object_add(spec, "boots", json_object_new_int(o->boots > 0 ? o->boots : cj->boots));
 	/* boots = MIN..MAX: "boots" is the maximum, "boots_min" the first look (a plain --boots N has none) */
 	if (!(o->boots > 0) && cj->boots_min > 0)
