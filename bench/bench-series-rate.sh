@@ -24,8 +24,9 @@
 #    (the intake step reads the mail in the sandbox, docs/intake.md), the job: tree
 #    linux-source-6.1, pool srate, udp_tx to the dummy target sized by work (the bisect
 #    bench's workload), boots = 1..3, 1 warm-up and 2 measured runs a boot; one klabd -j 2
-#    runs them, a job a pair. It ends when no job is queued or running (at most
-#    RATE_TIMEOUT, 3600 s).
+#    runs them, a job a pair (KLABD_JOBS=3: -j 3, a third job builds its kernels while both
+#    pairs are busy and then waits for a lease). It ends when no job is queued or running (at
+#    most RATE_TIMEOUT, 3600 s).
 #
 # Prints the wall time from the first submit to the last verdict (the end of the last job's
 # compare step), series decided per hour, per series its build (cache hit, or the kernel's
@@ -53,10 +54,12 @@ BISECT_CALFILE=$CACHE/calibrations/bench-bisect-icount.json
 CALIBRATE=${CALIBRATE:-auto}
 CAL_BOOTS=${CAL_BOOTS:-3}
 RATE_TIMEOUT=${RATE_TIMEOUT:-3600}
+KLABD_JOBS=${KLABD_JOBS:-2}
 me=bench-series-rate
 [ "$(id -u)" = 0 ] || { echo "$me: needs root (qemu lab)" >&2; exit 1; }
 [ -x "$KLAB" ] && [ -x "$KLABD" ] || { echo "$me: build first (make)" >&2; exit 1; }
 case $S in [1-9] | [1-9][0-9]) ;; *) echo "$me: S '$S' is not a number of series 1..99" >&2; exit 1 ;; esac
+case $KLABD_JOBS in [1-9]) ;; *) echo "$me: KLABD_JOBS '$KLABD_JOBS' is not 1..9" >&2; exit 1 ;; esac
 case $CALIBRATE in auto | fresh) ;; *) echo "$me: CALIBRATE '$CALIBRATE' is not auto or fresh" >&2; exit 1 ;; esac
 
 # a qemu lab index of its own, as tests/lib.sh's test_qemu_lab_index picks one
@@ -138,7 +141,7 @@ PY
 
 stamp=$(date -u +%Y%m%d-%H%M%S)-$$
 echo "$me: $S series (regressions of $SPINS loop iterations in turn, neutral ones between), pool '$POOL'" \
-	"of 2 icount pairs at lab index $K, klabd -j 2, boots = 1..3; $(nproc) host CPUs; stamp $stamp"
+	"of 2 icount pairs at lab index $K, klabd -j $KLABD_JOBS, boots = 1..3; $(nproc) host CPUs; stamp $stamp"
 echo "$me: uptime at start: $(uptime)"
 t_all=$(now)
 bash "$SRCDIR/tests/data/series-rate/make-series.sh" "$CACHE/src/linux-source-6.1" "$W/series" "$stamp" "$S" "$SPINS" \
@@ -184,7 +187,7 @@ conf "$W/klab.db" "$L/klab.conf" >"$KLAB_CONFIG"
 "$KLAB" config check "$KLAB_CONFIG" >/dev/null || exit 1
 "$KLAB" calibrate import "$cal" >/dev/null || { echo "$me: cannot import $cal" >&2; exit 1; }
 "$KLAB" calibrate list | grep -v '^    instrument ' | grep "tx\.tx_pps" | sed "s|^|$me: calibration ($cal): |"
-"$KLABD" -d -g 30 -j 2 -c "$KLAB_CONFIG" >"$W/klabd.log" 2>&1 &
+"$KLABD" -d -g 30 -j "$KLABD_JOBS" -c "$KLAB_CONFIG" >"$W/klabd.log" 2>&1 &
 klabd_pid=$!
 for i in $(seq 50); do grep -q "klabd .* started" "$W/klabd.log" && break; sleep 0.2; done
 grep -q "klabd .* started" "$W/klabd.log" || { cat "$W/klabd.log" >&2; echo "$me: klabd did not start" >&2; exit 1; }
@@ -318,6 +321,16 @@ built = c.execute("SELECT COUNT(*), COALESCE(SUM(k.duration_s), 0), COALESCE(MIN
 print("  kernels built            %d, %.0f s of make (kernels.duration_s), %.0f-%.0f s each" % built)
 both = union([(a, b) for a, b in c.execute("SELECT MIN(started), MAX(finished) FROM steps WHERE job_id IN (%s) GROUP BY job_id" % idl)])
 print("  some job running         %.0f s of the wall time" % both)
+# each pair: held by a job from its lease step to its release step; idle otherwise
+held = {}
+for jid, dut in c.execute("SELECT id, dut FROM jobs WHERE id IN (%s) AND dut IS NOT NULL" % idl):
+    a = c.execute("SELECT started FROM steps WHERE job_id = ? AND key = 'lease'", (jid,)).fetchone()
+    b = c.execute("SELECT finished FROM steps WHERE job_id = ? AND key = 'release'", (jid,)).fetchone()
+    if a and b and a[0] and b[0]:
+        held.setdefault(dut, []).append((a[0], b[0]))
+for dut in sorted(held):
+    h = union(held[dut])
+    print("  pair %-19s held by a job %.0f s, idle %.0f s (%.0f%%) of the wall time" % (dut, h, wall - h, 100 * (wall - h) / wall))
 sys.exit(1 if wrong or failed else 0)
 PY
 rc=$?
