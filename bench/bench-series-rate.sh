@@ -2,7 +2,7 @@
 # bench-series-rate.sh: how many patch series an hour this lab decides, builds included (issue
 # 35's target "series decided per hour on this machine"), measured in one run of this script.
 #
-#   bash bench/bench-series-rate.sh [S]     (root; KLAB_BUILD=build/rel by default)
+#   bash bench/bench-series-rate.sh [S [PAIRS]]     (root; KLAB_BUILD=build/rel by default)
 #
 # 1. S (default 6) one-patch series to net/ipv4/udp.c as git format-patch mails against the
 #    demo tree (linux-source-6.1's import, kernels/lab/demo-tree.conf), made by
@@ -25,26 +25,30 @@
 #    linux-source-6.1, pool srate, udp_tx to the dummy target sized by work (the bisect
 #    bench's workload), boots = 1..3, 1 warm-up and 2 measured runs a boot; one klabd -j 2
 #    runs them, a job a pair (KLABD_JOBS=3: -j 3, a third job builds its kernels while both
-#    pairs are busy and then waits for a lease). It ends when no job is queued or running (at
-#    most RATE_TIMEOUT, 3600 s).
+#    pairs are busy and then waits for a lease). PAIRS (default 1) is the job's `pairs`
+#    (docs/jobs.md, "Boots on several pairs"): 2 lets a job run its A and B boot at once when
+#    the other pair is free. It ends when no job is queued or running (at most RATE_TIMEOUT,
+#    3600 s).
 #
 # Prints the wall time from the first submit to the last verdict (the end of the last job's
 # compare step), series decided per hour, per series its build (cache hit, or the kernel's
-# build time and the build step's wall time with its wait for the tree's lock), boots, the
+# make time, and the build steps' wall time with their wait for the tree's lock), boots, the
 # tx_pps verdict with its change and CI, insn_per_op's change, whether the comparison used the
 # calibration, and whether the verdict is right (CHANGED worse for a regression, not CHANGED
 # for a neutral one); then the host seconds of the jobs' steps by kind (builds, deploys, rest
 # of the boots, runs, the rest) as a sum and as the part of the wall time during which at
-# least one such step ran; the load (uptime) before and after. Exit 1 on a wrong verdict or a
-# job not done. The icount lab makes no network namespace on the host (the peer is a
-# namespace inside each guest); `lab down` on every exit stops the guests. KEEP=1 keeps the
-# scratch folder. The patched kernels stay in the artifact store (a few MB each).
+# least one such step ran; each pair's time held by no job (lease_history); the load (uptime)
+# before and after. Exit 1 on a wrong verdict or a job not done. The icount lab makes no
+# network namespace on the host (the peer is a namespace inside each guest); `lab down` on
+# every exit stops the guests. KEEP=1 keeps the scratch folder. The patched kernels stay in
+# the artifact store (a few MB each).
 set -u
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
 KLAB_BUILD=${KLAB_BUILD:-$SRCDIR/build/rel}
 KLAB=$KLAB_BUILD/bin/klab
 KLABD=$KLAB_BUILD/bin/klabd
 S=${1:-6}
+PAIRS=${2:-1}
 SPINS=${SPINS:-5 20 80}
 POOL=srate
 CACHE=${KLAB_KERNEL_CACHE:-/var/cache/klab}
@@ -59,6 +63,7 @@ me=bench-series-rate
 [ "$(id -u)" = 0 ] || { echo "$me: needs root (qemu lab)" >&2; exit 1; }
 [ -x "$KLAB" ] && [ -x "$KLABD" ] || { echo "$me: build first (make)" >&2; exit 1; }
 case $S in [1-9] | [1-9][0-9]) ;; *) echo "$me: S '$S' is not a number of series 1..99" >&2; exit 1 ;; esac
+case $PAIRS in 1 | 2) ;; *) echo "$me: PAIRS '$PAIRS' is not 1 or 2 (the pool has 2 pairs)" >&2; exit 1 ;; esac
 case $KLABD_JOBS in [1-9]) ;; *) echo "$me: KLABD_JOBS '$KLABD_JOBS' is not 1..9" >&2; exit 1 ;; esac
 case $CALIBRATE in auto | fresh) ;; *) echo "$me: CALIBRATE '$CALIBRATE' is not auto or fresh" >&2; exit 1 ;; esac
 
@@ -125,6 +130,7 @@ CONF
 	boots = 1..3
 	runs = 2
 	warmup_runs = 1
+	pairs = $PAIRS
 CONF
 }
 
@@ -141,7 +147,7 @@ PY
 
 stamp=$(date -u +%Y%m%d-%H%M%S)-$$
 echo "$me: $S series (regressions of $SPINS loop iterations in turn, neutral ones between), pool '$POOL'" \
-	"of 2 icount pairs at lab index $K, klabd -j $KLABD_JOBS, boots = 1..3; $(nproc) host CPUs; stamp $stamp"
+	"of 2 icount pairs at lab index $K, klabd -j $KLABD_JOBS, boots = 1..3, pairs = $PAIRS; $(nproc) host CPUs; stamp $stamp"
 echo "$me: uptime at start: $(uptime)"
 t_all=$(now)
 bash "$SRCDIR/tests/data/series-rate/make-series.sh" "$CACHE/src/linux-source-6.1" "$W/series" "$stamp" "$S" "$SPINS" \
@@ -233,7 +239,8 @@ wrong = failed = 0
 rows = []
 for nn, kind, size, jid, subject in jobs:
     jid = int(jid)
-    state, err, dut = c.execute("SELECT state, COALESCE(error, ''), COALESCE(dut, '-') FROM jobs WHERE id = ?", (jid,)).fetchone()
+    state, err = c.execute("SELECT state, COALESCE(error, '') FROM jobs WHERE id = ?", (jid,)).fetchone()
+    dut = "+".join(m for (m,) in c.execute("SELECT DISTINCT machine FROM boots WHERE job_id = ? ORDER BY machine", (jid,))) or "-"
     b = c.execute("SELECT started, finished, detail FROM steps WHERE job_id = ? AND key = 'build:B'", (jid,)).fetchone()
     build = "-"
     if b and b[1]:
@@ -282,10 +289,10 @@ print("  series decided per hour                   %.1f" % (3600 * decided / wal
 print("  judged with the calibration               %d of %d%s" % (calibrated, S, "" if calibrated == S else
       " (a calibration whose instrument or workload key no longer matches is not used: CALIBRATE=fresh)"))
 print()
-print("%-3s %-4s %-9s %-5s %-19s %7s %5s %8s %-11s %-24s %-24s %-10s %s" % ("nn", "job", "patch", "pair", "patched kernel",
+print("%-3s %-4s %-9s %-9s %-19s %7s %5s %8s %-11s %-24s %-24s %-10s %s" % ("nn", "job", "patch", "pair", "patched kernel",
       "build s", "boots", "verdict", "tx_pps", "tx_pps change [95% CI]", "insn_per_op change", "noise", "verdict is"))
 for r in rows:
-    print("%-3s %-4d %-9s %-5s %-19s %7.0f %5d %8s %-11s %-24s %-24s %-10s %s" % r)
+    print("%-3s %-4d %-9s %-9s %-19s %7.0f %5d %8s %-11s %-24s %-24s %-10s %s" % r)
 print("  (build s: the job's build:A and build:B steps, the wait for the tree's lock included; verdict: when its compare step ended)")
 
 # the host seconds of the steps by kind, summed and as the part of the wall time during
@@ -321,13 +328,11 @@ built = c.execute("SELECT COUNT(*), COALESCE(SUM(k.duration_s), 0), COALESCE(MIN
 print("  kernels built            %d, %.0f s of make (kernels.duration_s), %.0f-%.0f s each" % built)
 both = union([(a, b) for a, b in c.execute("SELECT MIN(started), MAX(finished) FROM steps WHERE job_id IN (%s) GROUP BY job_id" % idl)])
 print("  some job running         %.0f s of the wall time" % both)
-# each pair: held by a job from its lease step to its release step; idle otherwise
+# each pair: held by a job while it had the pair's dut leased (lease_history); idle otherwise
 held = {}
-for jid, dut in c.execute("SELECT id, dut FROM jobs WHERE id IN (%s) AND dut IS NOT NULL" % idl):
-    a = c.execute("SELECT started FROM steps WHERE job_id = ? AND key = 'lease'", (jid,)).fetchone()
-    b = c.execute("SELECT finished FROM steps WHERE job_id = ? AND key = 'release'", (jid,)).fetchone()
-    if a and b and a[0] and b[0]:
-        held.setdefault(dut, []).append((a[0], b[0]))
+for dut, a, b in c.execute("SELECT machine, acquired, COALESCE(released, ?) FROM lease_history WHERE job_id IN (%s) "
+                           "AND machine IN (SELECT DISTINCT machine FROM boots)" % idl, (end,)):
+    held.setdefault(dut, []).append((a, b))
 for dut in sorted(held):
     h = union(held[dut])
     print("  pair %-19s held by a job %.0f s, idle %.0f s (%.0f%%) of the wall time" % (dut, h, wall - h, 100 * (wall - h) / wall))
