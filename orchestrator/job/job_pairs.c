@@ -133,7 +133,8 @@ static void KLAB_NORETURN run_child(struct job_ctx *j, const struct round_boot *
 	rc = run_boot(j, r->b);
 	code = rc == STEP_OK ? CHILD_OK : rc == STEP_STOP ? CHILD_STOP : rc == STEP_CANCEL ? CHILD_CANCEL : CHILD_FAIL;
 	if (code != CHILD_OK)
-		dprintf(fd, "%s\t%s", j->pos < j->plan.n ? j->plan.v[j->pos] : "", j->why.buf);
+		/* short of a pipe buffer, so the child never waits on a parent that reads after it ended */
+		dprintf(fd, "%s\t%.4000s", j->pos < j->plan.n ? j->plan.v[j->pos] : "", j->why.buf);
 	close_machines(j);
 	db_close(db);
 	fflush(NULL);
