@@ -49,10 +49,8 @@ void job_print(struct job_ctx *j, const char *fmt, ...)
 	va_end(ap);
 	if (j->o->progress) {
 		progress_clear();
-		if (j->slot)
-			printf("[%7.1fs] %s: %s\n", (now_ms() - j->t0) / 1000.0, j->dut->name, msg);
-		else
-			printf("[%7.1fs] %s\n", (now_ms() - j->t0) / 1000.0, msg);
+		printf("[%7.1fs] %s%s%s\n", (now_ms() - j->t0) / 1000.0, j->slot ? j->dut->name : "",
+		       j->slot ? ": " : "", msg);
 		fflush(stdout);
 	} else if (j->slot) {
 		info("%s: %s", j->dut->name, msg);

@@ -137,12 +137,6 @@ static enum lease_status acquire_pair(struct db *db, int64_t job_id, const char 
 	return LEASE_OK;
 }
 
-static enum lease_status acquire_locked(struct db *db, int64_t job_id, const char *dut, const char *peer,
-					int ttl_s, struct buf *why)
-{
-	return acquire_pair(db, job_id, dut, peer, ttl_s, 1, why);
-}
-
 static enum lease_status acquire(struct db *db, int64_t job_id, const char *dut, const char *peer,
 				 int ttl_s, int main, struct buf *why)
 {
@@ -267,7 +261,7 @@ enum lease_status lease_acquire_pool(struct db *db, const struct klab_config *cf
 			if (pass == 0 && strcmp(m->name, ours) && strcmp(m->peer, ours))
 				continue;
 			pairs += pass;
-			s = acquire_locked(db, job_id, m->name, m->peer, ttl_s, &w);
+			s = acquire_pair(db, job_id, m->name, m->peer, ttl_s, 1, &w);
 			if (s == LEASE_OK) {
 				buf_release(&w);
 				if (db_commit(db))
