@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='icount guests side by side (issue 35 item 4): lab up --qemu --clock icount --pairs 2 --pool qp boots two guests, dut0/peer0 and dut1/peer1; two A/A jobs of the pool run at once under klabd, one on each guest, and their insn_per_op and tx_pps agree across the guests to within a boot-to-boot difference'
+test_description='icount guests side by side (issue 35 item 4): lab up --qemu --clock icount --pairs 2 --pool qp boots two guests, dut0/peer0 and dut1/peer1; two A/A jobs of the pool run at once under klabd, one on each guest, and their insn_per_op and tx_pps agree across the guests to within a boot-to-boot difference; one job of pairs = 2 boots both guests at once, each both sides'
 . "$(dirname "$0")/lib.sh"
 
 # The demo's baseline kernel (6.1, no patch) from the kernel cache's artifact
