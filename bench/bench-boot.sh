@@ -18,6 +18,7 @@
 # (klab -v run); a job of mode shared with fewer, or of mode upload with any, stops the bench.
 set -u
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRCDIR/bench/lib.sh"
 KLAB_BUILD=${KLAB_BUILD:-$SRCDIR/build/rel}
 KLAB=$KLAB_BUILD/bin/klab
 ROUNDS=${1:-2}
@@ -28,15 +29,8 @@ SEED=$(ls "$SRCDIR"/../shared/seeds/003_*.txt /work/shared/seeds/003_*.txt 2>/de
 [ -x "$KLAB" ] || { echo "bench-boot: build first (make)" >&2; exit 1; }
 [ -n "$SEED" ] || { echo "bench-boot: seed 003 not found beside the project (../shared/seeds)" >&2; exit 1; }
 
-# a qemu lab index of its own, as tests/lib.sh's test_qemu_lab_index picks one
-K=
-for ((k = 48; k >= 30; k--)); do
-	exec {fd}>>"/run/lock/klab-qemu-lab-$k.test" || continue
-	flock -n "$fd" || { exec {fd}>&-; continue; }
-	if ! pgrep -f -- "-name klab-$k-(dut|peer)( |\$)" >/dev/null; then K=$k; break; fi
-	exec {fd}>&-
-done
-[ -n "$K" ] || { echo "bench-boot: no free qemu lab index" >&2; exit 1; }
+# a qemu lab index of its own (bench/lib.sh)
+bench_qemu_lab_index "bench-boot"
 
 W=$(mktemp -d /var/tmp/klab-bench-boot.XXXXXX)
 L=$W/lab

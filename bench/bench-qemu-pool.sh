@@ -19,6 +19,7 @@
 # load moves the wall times: say the load with the figures.
 set -u
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRCDIR/bench/lib.sh"
 KLAB_BUILD=${KLAB_BUILD:-$SRCDIR/build/rel}
 KLAB=$KLAB_BUILD/bin/klab
 KLABD=$KLAB_BUILD/bin/klabd
@@ -28,15 +29,8 @@ ARTIFACTS=${KLAB_ARTIFACTS:-/var/cache/klab/artifacts}
 [ "$(id -u)" = 0 ] || { echo "bench-qemu-pool: needs root (qemu lab)" >&2; exit 1; }
 [ -x "$KLAB" ] && [ -x "$KLABD" ] || { echo "bench-qemu-pool: build first (make)" >&2; exit 1; }
 
-# a qemu lab index of its own, as tests/lib.sh's test_qemu_lab_index picks one
-K=
-for ((k = 48; k >= 30; k--)); do
-	exec {fd}>>"/run/lock/klab-qemu-lab-$k.test" || continue
-	flock -n "$fd" || { exec {fd}>&-; continue; }
-	if ! pgrep -f -- "-name klab-$k-(dut|peer)[0-9]*( |\$)" >/dev/null; then K=$k; break; fi
-	exec {fd}>&-
-done
-[ -n "$K" ] || { echo "bench-qemu-pool: no free qemu lab index" >&2; exit 1; }
+# a qemu lab index of its own (bench/lib.sh)
+bench_qemu_lab_index "bench-qemu-pool"
 
 W=$(mktemp -d /var/tmp/klab-bench-qemu-pool.XXXXXX)
 L=$W/lab

@@ -44,6 +44,7 @@
 # the artifact store (6.6 MB each: about 40 MB a run of 6).
 set -u
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRCDIR/bench/lib.sh"
 KLAB_BUILD=${KLAB_BUILD:-$SRCDIR/build/rel}
 KLAB=$KLAB_BUILD/bin/klab
 KLABD=$KLAB_BUILD/bin/klabd
@@ -67,15 +68,8 @@ case $PAIRS in 1 | 2) ;; *) echo "$me: PAIRS '$PAIRS' is not 1 or 2 (the pool ha
 case $KLABD_JOBS in [1-9]) ;; *) echo "$me: KLABD_JOBS '$KLABD_JOBS' is not 1..9" >&2; exit 1 ;; esac
 case $CALIBRATE in auto | fresh) ;; *) echo "$me: CALIBRATE '$CALIBRATE' is not auto or fresh" >&2; exit 1 ;; esac
 
-# a qemu lab index of its own, as tests/lib.sh's test_qemu_lab_index picks one
-K=
-for ((k = 48; k >= 30; k--)); do
-	exec {fd}>>"/run/lock/klab-qemu-lab-$k.test" || continue
-	flock -n "$fd" || { exec {fd}>&-; continue; }
-	if ! pgrep -f -- "-name klab-$k-(dut|peer)[0-9]*( |\$)" >/dev/null; then K=$k; break; fi
-	exec {fd}>&-
-done
-[ -n "$K" ] || { echo "$me: no free qemu lab index" >&2; exit 1; }
+# a qemu lab index of its own (bench/lib.sh)
+bench_qemu_lab_index "$me"
 
 W=$(mktemp -d /var/tmp/klab-bench-series-rate.XXXXXX)
 chmod 0755 "$W"	# the sandboxed intake and build (user klab) read here
