@@ -184,7 +184,7 @@ static void step_expect(struct job_ctx *j, const char *key, double *expect_s, ch
 		*expect_s = e[j->pos];
 		/* pairs = N: N boots go at once (job_pairs.c), so a boot's steps take 1/N of the job's time */
 		for (size_t i = 0; j->spec.pairs > 1 && i < j->plan.n; i++)
-			if (e[i] > 0 && key_boot(j->plan.v[i]) && !starts_with(j->plan.v[i], "look:"))
+			if (e[i] > 0 && step_boot(j->plan.v[i]))
 				e[i] /= j->spec.pairs;
 		left = progress_eta_items(e, j->plan.n, j->pos, 0);
 		if (left >= 0) {
@@ -327,7 +327,7 @@ static int run_boot_steps(struct job_ctx *j, int b)
 		const char *key = j->plan.v[j->pos];
 		const struct step_def *s;
 
-		if (key_boot(key) != b || starts_with(key, "look:"))
+		if (step_boot(key) != b)
 			continue;
 		if (!(s = lookup_step(key)))
 			return step_fail(j, "unknown step '%s' in the plan", key);

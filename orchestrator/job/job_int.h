@@ -97,6 +97,8 @@ int monitor_observes(const char *name);
 char *spec_order(const struct job_spec *spec, int64_t seed);
 /* The boot a key belongs to: N of boot:N:..., run:N:..., obs:N:..., 2N of look:N (a look follows boot 2N); 0 for others. */
 int key_boot(const char *key);
+/* The boot whose step KEY is (boot:N:..., run:N:..., obs:N:...): N; 0 for a look and the job's own steps. */
+int step_boot(const char *key);
 /* boots = MIN..MAX of an A/B spec: the looks K of its plan (the keys "look:N"), 0 for a plain count. */
 int spec_looks(const struct job_spec *spec, int *min, int *max);
 

@@ -36,7 +36,7 @@ static int boot_done(struct job_ctx *j, int b)
 		char *st = NULL;
 		int done;
 
-		if (key_boot(k) != b || starts_with(k, "look:"))
+		if (step_boot(k) != b)
 			continue;
 		step_state(j, k, &st);
 		done = st && (!strcmp(st, "done") || !strcmp(st, "skipped"));
@@ -149,7 +149,7 @@ static const char *running_key(struct job_ctx *j, int b)
 	for (size_t i = 0; i < j->plan.n; i++) {
 		char *st = NULL;
 
-		if (key_boot(j->plan.v[i]) != b || starts_with(j->plan.v[i], "look:"))
+		if (step_boot(j->plan.v[i]) != b)
 			continue;
 		if (!key)
 			key = j->plan.v[i];

@@ -31,6 +31,20 @@ static struct conf_machine mach(const char *name, enum machine_role role, const 
 	return m;
 }
 
+/* A config of PAIRS pairs dutK/peerK (K from 1) in pool p, in MS (2 * PAIRS entries). */
+static void pool_config(struct klab_config *cfg, struct conf_machine *ms, int pairs)
+{
+	static const char *const duts[] = { "dut1", "dut2", "dut3" }, *const peers[] = { "peer1", "peer2", "peer3" };
+
+	for (int i = 0; i < pairs; i++) {
+		ms[2 * i] = mach(duts[i], ROLE_DUT, peers[i], "p");
+		ms[2 * i + 1] = mach(peers[i], ROLE_PEER, NULL, "p");
+	}
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->machines = ms;
+	cfg->n_machines = 2 * (size_t)pairs;
+}
+
 int main(void)
 {
 	char *path = NULL;
@@ -46,13 +60,7 @@ int main(void)
 	if (!ok(!db_open(path, &db), "open database"))
 		return done_testing();
 
-	ms[0] = mach("dut1", ROLE_DUT, "peer1", "p");
-	ms[1] = mach("peer1", ROLE_PEER, NULL, "p");
-	ms[2] = mach("dut2", ROLE_DUT, "peer2", "p");
-	ms[3] = mach("peer2", ROLE_PEER, NULL, "p");
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.machines = ms;
-	cfg.n_machines = 4;
+	pool_config(&cfg, ms, 2);
 	ok(!lease_sync_machines(db, &cfg), "machines synced");
 	ok(!lease_sync_machines(db, &cfg), "machines synced twice");
 	is_int(lease_free_pairs(db, &cfg), 2, "two free pairs");
@@ -152,15 +160,7 @@ int main(void)
 		char *jd = NULL;
 		int64_t a = new_job(db, "running"), b = new_job(db, "running");
 
-		m3[0] = mach("dut1", ROLE_DUT, "peer1", "p");
-		m3[1] = mach("peer1", ROLE_PEER, NULL, "p");
-		m3[2] = mach("dut2", ROLE_DUT, "peer2", "p");
-		m3[3] = mach("peer2", ROLE_PEER, NULL, "p");
-		m3[4] = mach("dut3", ROLE_DUT, "peer3", "p");
-		m3[5] = mach("peer3", ROLE_PEER, NULL, "p");
-		memset(&cfg3, 0, sizeof(cfg3));
-		cfg3.machines = m3;
-		cfg3.n_machines = 6;
+		pool_config(&cfg3, m3, 3);
 		ok(!lease_sync_machines(db, &cfg3), "3 pairs synced");
 		is_int(lease_acquire(db, a, "dut1", "peer1", 60, NULL), LEASE_OK, "job a leases dut1");
 		is_int(lease_acquire_more(db, &cfg3, a, "p", "dut1", 0, 60, more), 0, "wanting none takes none");
